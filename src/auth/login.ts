@@ -1,0 +1,112 @@
+import * as v from 'valibot';
+import type { Core } from '../core.js';
+import { okResponse } from '../http/envelope.js';
+import { ApiError } from '../http/errors.js';
+import { readJsonObject, type ApiRequest } from '../http/request.js';
+import type { Route } from '../http/router.js';
+import { parseInput } from '../http/validate.js';
+import type { StoredObject } from '../storage/types.js';
+import type { Session, SessionKind } from './sessions.js';
+
+const MAX_CREDENTIAL = 1024;
+const credential = (name: string) =>
+  v.pipe(v.string(`${name} must be a string`), v.maxLength(MAX_CREDENTIAL, `${name} must be at most ${MAX_CREDENTIAL} characters`));
+
+/** The login body of PROTOCOL.md 2.1; unknown members are ignored. */
+export const LoginBodySchema = v.object({
+  user: credential('user'),
+  pass: credential('pass'),
+  appNames: v.union(
+    [v.pipe(v.string(), v.transform((name) => [name])), v.array(v.string())],
+    'appNames must be an array of strings or a string',
+  ),
+});
+export type LoginBody = v.InferOutput<typeof LoginBodySchema>;
+
+export function parseLoginBody(value: unknown): LoginBody {
+  return parseInput(LoginBodySchema, value);
+}
+
+/** Which kind of principal a login checks. */
+export type PrincipalKind = 'db' | 'df';
+
+/**
+ * The credential check every login shares: failed-login limits, a constant-cost password check
+ * (also for unknown users), then the licences for the requested applications.
+ */
+export async function authenticate(core: Core, body: LoginBody, address: string | undefined, kind: PrincipalKind = 'db'): Promise<StoredObject> {
+  await core.limiter.check(body.user, address);
+  const principal = kind === 'db' ? await core.checkDatabaseUser(body.user, body.pass) : await core.checkCustomUser(body.user, body.pass);
+  if (!principal) {
+    await core.limiter.recordFailure(body.user, address);
+    throw new ApiError('302', 'wrong user name or password');
+  }
+  await core.limiter.recordSuccess(body.user);
+  const licences = principal.fields._licences;
+  const held = new Set(Array.isArray(licences) ? licences : []);
+  const missing = body.appNames.find((name) => !held.has(name));
+  if (missing !== undefined) throw new ApiError('306', `user holds no licence for application ${JSON.stringify(missing)}`);
+  return principal;
+}
+
+/** Creates the session for an authenticated principal and the `data` every login answers with. */
+export async function startSession(
+  core: Core,
+  kind: SessionKind,
+  principal: StoredObject,
+  body: LoginBody,
+  principalKind: PrincipalKind = 'db',
+  extra?: Record<string, unknown>,
+): Promise<{ session: Session; data: Record<string, unknown> }> {
+  const session = await core.sessions.create({
+    kind,
+    principalId: principal.id,
+    user: body.user,
+    principal: principalKind,
+    appNames: body.appNames,
+    ...(extra ? { extra } : {}),
+  });
+  const data: Record<string, unknown> = {
+    sessionId: session.id,
+    user: await core.serializer.object(principal),
+    databaseName: core.databaseName,
+    expiresAt: new Date(session.expiresAt).toISOString(),
+  };
+  return { session, data };
+}
+
+async function plainLogin(core: Core, request: ApiRequest, principalKind: PrincipalKind): Promise<Response> {
+  const body = parseLoginBody(readJsonObject(request));
+  const principal = await authenticate(core, body, request.clientAddress, principalKind);
+  const { data } = await startSession(core, 'session', principal, body, principalKind);
+  return okResponse(data);
+}
+
+export function loginRoutes(core: Core): Route[] {
+  return [
+    { method: 'POST', path: '/v1/login', auth: 'none', handler: (request) => plainLogin(core, request, 'db') },
+    { method: 'POST', path: '/v1/auth/df', auth: 'none', handler: (request) => plainLogin(core, request, 'df') },
+    {
+      method: 'POST',
+      path: '/v2/login',
+      auth: 'none',
+      handler: async (request) => {
+        const body = parseLoginBody(readJsonObject(request));
+        const principal = await authenticate(core, body, request.clientAddress);
+        const { session, data } = await startSession(core, 'token', principal, body);
+        const { sessionId: _hidden, ...rest } = data;
+        const token = await core.tokens.sign(body.user, session.id, session.expiresAt, core.now());
+        return okResponse({ token, ...rest });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/logout',
+      auth: 'session',
+      handler: async (request) => {
+        await core.sessions.delete(request.session!.id);
+        return okResponse({}, 'logged out');
+      },
+    },
+  ];
+}

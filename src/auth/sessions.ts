@@ -1,0 +1,90 @@
+import { ApiError } from '../http/errors.js';
+import { randomToken } from '../storage/ids.js';
+import type { KeyValueStore } from '../storage/types.js';
+
+/** How a session was made; it accepts only that kind of credential (PROTOCOL.md 2.3). */
+export type SessionKind = 'session' | 'token' | 'secure';
+
+export interface Session {
+  id: string;
+  kind: SessionKind;
+  /** Object id of the logged-in principal (a database user, or a `/v1/auth/df` principal). */
+  principalId: string;
+  /** User name as logged in. */
+  user: string;
+  /** `db` for database users, `df` for custom-login principals. */
+  principal: 'db' | 'df';
+  appNames: string[];
+  createdAt: number;
+  /** Absolute end of the session (epoch ms); the idle timeout is the store entry's TTL. */
+  expiresAt: number;
+  /** Extra per-kind state (the secure transport keeps its key and replay window here). */
+  extra?: Record<string, unknown>;
+}
+
+export type NewSession = Omit<Session, 'id' | 'createdAt' | 'expiresAt'>;
+
+export interface SessionTimes {
+  idleMs: number;
+  absoluteMs: number;
+}
+
+const key = (id: string) => `sess:{${id}}`;
+
+/** Sessions in the KeyValueStore, one JSON entry each, keyed so that a session's keys share a slot. */
+export class SessionStore {
+  constructor(
+    private readonly kv: KeyValueStore,
+    private readonly times: SessionTimes,
+    private readonly now: () => number,
+  ) {}
+
+  async create(fields: NewSession): Promise<Session> {
+    const createdAt = this.now();
+    const session: Session = { ...fields, id: randomToken(16), createdAt, expiresAt: createdAt + this.times.absoluteMs };
+    await this.kv.set(key(session.id), JSON.stringify(session), this.#ttl(session));
+    return session;
+  }
+
+  /** The live session with this id, its idle timeout renewed; `undefined` if unknown or expired. */
+  async touch(id: string): Promise<Session | undefined> {
+    const found = await this.read(id);
+    if (found) await this.kv.expire(key(id), this.#ttl(found.session));
+    return found?.session;
+  }
+
+  /** The session and its raw stored form (for `update`), without renewing it. */
+  async read(id: string): Promise<{ session: Session; raw: string } | undefined> {
+    if (id.length === 0 || id.length > 256) return undefined;
+    const raw = await this.kv.get(key(id));
+    if (raw === undefined) return undefined;
+    const session = JSON.parse(raw) as Session;
+    if (session.expiresAt <= this.now()) {
+      await this.kv.delete(key(id));
+      return undefined;
+    }
+    return { session, raw };
+  }
+
+  /**
+   * Atomic read-modify-write: `change` gets the current session and returns the new one, or throws to
+   * abort. Retries when another request changed the session in between.
+   */
+  async update(id: string, change: (session: Session) => Session): Promise<Session> {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const found = await this.read(id);
+      if (!found) throw new ApiError('201', 'session expired or logged out');
+      const next = change(found.session);
+      if (await this.kv.compareAndSet(key(id), found.raw, JSON.stringify(next), this.#ttl(next))) return next;
+    }
+    throw new ApiError('503', 'session is too busy, retry later');
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.kv.delete(key(id));
+  }
+
+  #ttl(session: Session): number {
+    return Math.max(1, Math.min(this.times.idleMs, session.expiresAt - this.now()));
+  }
+}

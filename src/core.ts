@@ -1,0 +1,211 @@
+import { sessionFromHeaders } from './auth/credentials.js';
+import { TokenSigner } from './auth/jwt.js';
+import { loginRoutes } from './auth/login.js';
+import { LoginLimiter } from './auth/login-limit.js';
+import { dummyPasswordHash, verifyPassword } from './auth/passwords.js';
+import { SessionStore, type Session } from './auth/sessions.js';
+import { readBodyText } from './http/body.js';
+import { errorResponse, toApiError } from './http/envelope.js';
+import { ApiError } from './http/errors.js';
+import type { ApiRequest, RequestContext } from './http/request.js';
+import { RouteTable, type Route } from './http/router.js';
+import { macroRoutes } from './macros/routes.js';
+import { MacroRegistry, type MacroContext } from './macros/registry.js';
+import { objectRoutes } from './objects/routes.js';
+import { Serializer } from './objects/serialize.js';
+import type { ServiceOptions } from './options.js';
+import { MemoryKeyValueStore } from './storage/memory-kv.js';
+import { MemoryObjectStore } from './storage/memory-object-store.js';
+import { importObjects } from './storage/seed.js';
+import type { KeyValueStore, ObjectStore, StoredObject } from './storage/types.js';
+
+/**
+ * Handles requests that carry a credential other than `sessionId`/`Authorization` (the secure
+ * transport): it reads, checks and decrypts the request, lets `next` answer it, and wraps the answer.
+ */
+export interface Transport {
+  /** Whether this transport handles the request (e.g. it carries a `Secure-Token` header). */
+  claims(headers: Headers): boolean;
+  handle(request: ApiRequest, next: (request: ApiRequest) => Promise<Response>): Promise<Response>;
+}
+
+/** The service internals shared by all route modules. Hosts use `createService`, not this. */
+export class Core {
+  readonly store: ObjectStore;
+  readonly kv: KeyValueStore;
+  readonly sessions: SessionStore;
+  readonly limiter: LoginLimiter;
+  readonly tokens: TokenSigner;
+  readonly macros: MacroRegistry;
+  readonly serializer: Serializer;
+  readonly databaseName: string;
+  readonly now: () => number;
+  readonly ready: Promise<void>;
+  readonly transports: Transport[] = [];
+
+  readonly #options: ServiceOptions;
+  readonly #routes = new RouteTable();
+  readonly #basePath: string;
+  readonly #appKeys: Set<string> | undefined;
+  readonly #maxBodyBytes: number;
+  readonly #onError: (error: unknown) => void;
+  #dummyHash: Promise<string> | undefined;
+
+  constructor(options: ServiceOptions = {}) {
+    this.#options = options;
+    this.now = options.now ?? Date.now;
+    this.store = options.store ?? new MemoryObjectStore({ now: this.now });
+    this.kv = options.kv ?? new MemoryKeyValueStore({ now: this.now });
+    this.sessions = new SessionStore(
+      this.kv,
+      { idleMs: options.idleTimeoutMs ?? 30 * 60_000, absoluteMs: options.absoluteTimeoutMs ?? 12 * 3_600_000 },
+      this.now,
+    );
+    this.limiter = new LoginLimiter(this.kv, options.loginLimit);
+    this.tokens = new TokenSigner(options.jwtSecret);
+    this.macros = new MacroRegistry(options.macros);
+    this.databaseName = options.databaseName ?? 'odbrest';
+    this.serializer = new Serializer(this.store, options.serializationDepth ?? 2, () => this.#serializationHook());
+    this.#basePath = normalizeBase(options.basePath ?? '');
+    if (options.alias !== undefined && (!/^[A-Za-z0-9_.-]+$/.test(options.alias) || ['v1', 'v2'].includes(options.alias))) {
+      throw new Error(`alias ${JSON.stringify(options.alias)} is not allowed (one path segment, not v1 or v2)`);
+    }
+    this.#appKeys = options.appKeys ? new Set(options.appKeys) : undefined;
+    this.#maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+    this.#onError = options.onError ?? ((error) => console.error('odbrest: unexpected error', error));
+    this.addRoutes([...loginRoutes(this), ...objectRoutes(this), ...macroRoutes(this)]);
+    this.ready = options.data ? importObjects(this.store, options.data, options.passwordIterations).then(() => undefined) : Promise.resolve();
+    this.ready.catch(() => undefined); // reported to each request instead
+  }
+
+  addRoutes(routes: Route[]): void {
+    this.#routes.add(routes);
+  }
+
+  /** Answers a web request; never throws. */
+  async fetch(request: Request, context: RequestContext = {}): Promise<Response> {
+    try {
+      await this.ready;
+      const apiRequest = this.#toApiRequest(request, context);
+      const transport = this.transports.find((candidate) => candidate.claims(request.headers));
+      if (transport) return await transport.handle(apiRequest, (inner) => this.dispatch(inner));
+      apiRequest.bodyText = await readBodyText(request, this.#maxBodyBytes);
+      return await this.dispatch(apiRequest);
+    } catch (error) {
+      return errorResponse(toApiError(error, this.#onError));
+    }
+  }
+
+  /** Routes a request whose body has been read; errors become envelopes (so transports can wrap them). */
+  async dispatch(request: ApiRequest): Promise<Response> {
+    try {
+      const { route, params } = await this.#routes.match(request).catch((error: unknown) => {
+        this.checkAppKey(request.headers); // an unknown route without app key is answered 100, not 404
+        throw error;
+      });
+      request.params = params;
+      if (route.appKey !== false) this.checkAppKey(request.headers);
+      if (route.auth !== 'none') {
+        request.session ??= await sessionFromHeaders(request, this.sessions, this.tokens, this.now());
+        if (route.auth === 'objects' && request.session.appNames.length === 0) {
+          throw new ApiError('307', 'this session logged in without appNames and may only execute macros');
+        }
+      }
+      return await route.handler(request);
+    } catch (error) {
+      return errorResponse(toApiError(error, this.#onError));
+    }
+  }
+
+  /** Largest accepted request body, in bytes. */
+  get maxBodyBytes(): number {
+    return this.#maxBodyBytes;
+  }
+
+  checkAppKey(headers: Headers): void {
+    const appKey = headers.get('appkey');
+    if (!appKey) throw new ApiError('100', 'appkey header missing');
+    if (this.#appKeys && !this.#appKeys.has(appKey)) throw new ApiError('100', 'appkey not accepted');
+  }
+
+  /** The database user with this name if `pass` matches; costs the same when the user is unknown. */
+  async checkDatabaseUser(user: string, pass: string): Promise<StoredObject | undefined> {
+    const { objects } = await this.store.find({ className: this.#options.userClass ?? 'User', where: { Name: user }, limit: 1 });
+    return this.#checkPassword(objects[0], pass);
+  }
+
+  /** The `/v1/auth/df` principal: the host's check, or an object of `customLoginClass`. */
+  async checkCustomUser(user: string, pass: string): Promise<StoredObject | undefined> {
+    if (this.#options.authenticateCustom) return this.#options.authenticateCustom(user, pass);
+    const className = this.#options.customLoginClass ?? 'ContactPerson';
+    const { objects } = await this.store.find({ className, where: { Name: user }, limit: 1 });
+    return this.#checkPassword(objects[0], pass);
+  }
+
+  async #checkPassword(candidate: StoredObject | undefined, pass: string): Promise<StoredObject | undefined> {
+    const stored = candidate?.fields._passwordHash;
+    if (typeof stored === 'string') return (await verifyPassword(pass, stored)) ? candidate : undefined;
+    this.#dummyHash ??= dummyPasswordHash(this.#options.passwordIterations);
+    await verifyPassword(pass, await this.#dummyHash);
+    return undefined;
+  }
+
+  macroContext(request: ApiRequest | undefined, session: Session | undefined = request?.session): MacroContext {
+    return {
+      session,
+      user: async () => (session ? this.store.get(session.principalId) : undefined),
+      store: this.store,
+      kv: this.kv,
+      request: request?.raw ?? new Request('http://odbrest/'),
+    };
+  }
+
+  #serializationHook() {
+    const hook = this.macros.get('xApi_BuildSerialization');
+    if (!hook) return undefined;
+    return async (obj: StoredObject, objectJson: Record<string, unknown>) => {
+      const result = await hook(this.macroContext(undefined), { obj, objectJson });
+      return typeof result === 'object' && result !== null ? (result as Record<string, unknown>) : objectJson;
+    };
+  }
+
+  #toApiRequest(request: Request, context: RequestContext): ApiRequest {
+    const url = new URL(request.url);
+    let path = url.pathname;
+    if (this.#basePath) {
+      if (path !== this.#basePath && !path.startsWith(`${this.#basePath}/`)) throw new ApiError('404', `no route ${path}`);
+      path = path.slice(this.#basePath.length) || '/';
+    }
+    if (this.#options.alias !== undefined) {
+      const prefix = `/${this.#options.alias}`;
+      if (path !== prefix && !path.startsWith(`${prefix}/`)) throw new ApiError('404', `no route ${path}`);
+      path = path.slice(prefix.length) || '/';
+    }
+    return {
+      method: request.method.toUpperCase(),
+      path,
+      target: path + url.search,
+      searchParams: url.searchParams,
+      headers: request.headers,
+      raw: request,
+      clientAddress: this.#clientAddress(request.headers, context),
+      bodyText: '',
+      secure: false,
+      params: {},
+    };
+  }
+
+  #clientAddress(headers: Headers, context: RequestContext): string | undefined {
+    if (this.#options.trustProxy) {
+      const forwarded = headers.get('x-forwarded-for')?.split(',')[0]?.trim();
+      if (forwarded) return forwarded;
+    }
+    return context.clientAddress;
+  }
+}
+
+function normalizeBase(base: string): string {
+  const trimmed = base.replace(/\/+$/, '');
+  if (trimmed === '') return '';
+  return trimmed.startsWith('/') ? trimmed : `/${trimmed}`;
+}

@@ -1,0 +1,61 @@
+import { ApiError } from './errors.js';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Reads a request body as text, never holding more than `limit` bytes: a declared or actual size over
+ * the limit is `413`, bytes that are not UTF-8 are `400`. Returns '' for no body.
+ */
+export async function readBodyText(request: Request, limit: number): Promise<string> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  const bytes = chunks.length === 1 ? chunks[0]! : concat(chunks, size);
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new ApiError('400', 'request body is not valid UTF-8');
+  }
+}
+
+function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
+
+function tooLarge(limit: number): ApiError {
+  return new ApiError('413', `request body is larger than ${limit} bytes`);
+}
+
+/** `application/json`, with or without parameters such as `charset`. */
+export function isJsonContentType(value: string | null): boolean {
+  return value !== null && /^application\/json\s*(;|$)/i.test(value.trim());
+}
+
+/** Parses a JSON body; '' parses to `undefined`. */
+export function parseJson(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError('400', 'request body is not valid JSON');
+  }
+}

@@ -1,0 +1,53 @@
+import type { Session } from '../auth/sessions.js';
+import { isJsonContentType, parseJson } from './body.js';
+import { ApiError } from './errors.js';
+
+/** What an adapter knows about the connection. */
+export interface RequestContext {
+  /** The peer address of the TCP connection (not a forwarded header). */
+  clientAddress?: string;
+}
+
+/**
+ * A request as the routes see it: the path relative to the service root (base path and alias
+ * removed), the body already read within the size limit, and (for secure transport) already decrypted.
+ */
+export interface ApiRequest {
+  method: string;
+  /** Path relative to the service root, e.g. `/v1/object/A1B2C3D4`. */
+  path: string;
+  /** Path and query exactly as sent, relative to the service root (signed by the secure transport). */
+  target: string;
+  searchParams: URLSearchParams;
+  headers: Headers;
+  /** The original web request (its body is already consumed). */
+  raw: Request;
+  /** Client address: the connection's, or the first `X-Forwarded-For` entry when `trustProxy` is set. */
+  clientAddress: string | undefined;
+  /** Body text ('' for none). */
+  bodyText: string;
+  /** Set when the body arrived through the secure transport (content type already checked there). */
+  secure: boolean;
+  /** The authenticated session, once the route's credential check has run. */
+  session?: Session;
+  /** Route parameters, URL-decoded. */
+  params: Record<string, string>;
+}
+
+/** The JSON body: `undefined` when empty; `415` for a body that is not declared as JSON. */
+export function readJson(request: ApiRequest): unknown {
+  if (request.bodyText.trim() === '') return undefined;
+  if (!request.secure && !isJsonContentType(request.headers.get('content-type'))) {
+    throw new ApiError('415', 'Content-Type must be application/json');
+  }
+  return parseJson(request.bodyText);
+}
+
+/** The JSON body, which must be an object. */
+export function readJsonObject(request: ApiRequest, what = 'request body'): Record<string, unknown> {
+  const value = readJson(request);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ApiError('400', `${what} must be a JSON object`);
+  }
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,18 @@
+import * as v from 'valibot';
+import { ApiError } from './errors.js';
+
+/**
+ * Parses `value` with a valibot schema; a failure is `400` whose message names the member
+ * ("user is required", "appNames must be an array of strings or a string").
+ */
+export function parseInput<S extends v.GenericSchema>(schema: S, value: unknown, what = 'request body'): v.InferOutput<S> {
+  const result = v.safeParse(schema, value, { abortEarly: true });
+  if (result.success) return result.output;
+  const issue = result.issues[0];
+  const path = issue.path?.map((item) => String(item.key)).join('.');
+  let message: string;
+  if (!path) message = `${what} must be a JSON object`;
+  else if (issue.received === 'undefined' && issue.type === 'object') message = `${path} is required`;
+  else message = issue.message.startsWith('Invalid') ? `${path} is invalid` : issue.message;
+  throw new ApiError('400', message);
+}

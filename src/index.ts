@@ -1,0 +1,64 @@
+import { Core } from './core.js';
+import type { RequestContext } from './http/request.js';
+import type { MacroRegistry } from './macros/registry.js';
+import type { ServiceOptions } from './options.js';
+import type { KeyValueStore, ObjectStore } from './storage/types.js';
+
+/** A running odbrest service: answer web `Request`s with `fetch`, from any runtime or adapter. */
+export interface Service {
+  /** Answers one request; never throws. `context` carries what the adapter knows (client address). */
+  fetch(request: Request, context?: RequestContext): Promise<Response>;
+  /** Register or remove macros at run time. */
+  readonly macros: MacroRegistry;
+  readonly store: ObjectStore;
+  readonly kv: KeyValueStore;
+  /** Settles when seed data has been loaded. */
+  readonly ready: Promise<void>;
+  /** Closes the stores (for hosts that shut down cleanly). */
+  close(): Promise<void>;
+}
+
+/** Creates the service. Every option has a default; see `ServiceOptions`. */
+export function createService(options: ServiceOptions = {}): Service {
+  const core = new Core(options);
+  return {
+    fetch: (request, context) => core.fetch(request, context),
+    macros: core.macros,
+    store: core.store,
+    kv: core.kv,
+    ready: core.ready,
+    close: async () => {
+      await core.store.close?.();
+      await core.kv.close?.();
+    },
+  };
+}
+
+export type { ServiceOptions, CustomAuthenticator } from './options.js';
+export type { RequestContext, ApiRequest } from './http/request.js';
+export { ApiError, StorageUnavailableError, STATUS_CODES, type StatusCode, type ApiErrorOptions } from './http/errors.js';
+export type { Envelope } from './http/envelope.js';
+export type {
+  ObjectStore,
+  KeyValueStore,
+  StoredObject,
+  ObjectInput,
+  FindQuery,
+  FindResult,
+  Where,
+  Fields,
+  FieldValue,
+  RefValue,
+  SetValue,
+} from './storage/types.js';
+export { isRef, isSet } from './storage/types.js';
+export { MemoryObjectStore, type MemoryObjectStoreOptions } from './storage/memory-object-store.js';
+export { MemoryKeyValueStore, type MemoryKeyValueStoreOptions } from './storage/memory-kv.js';
+export { importObjects, type SeedData, type SeedObject } from './storage/seed.js';
+export { newObjectId } from './storage/ids.js';
+export { MacroRegistry, HOOK_NAMES, type Macro, type MacroContext, type HookName } from './macros/registry.js';
+export type { ObjectSet } from './objects/routes.js';
+export type { Session, SessionKind } from './auth/sessions.js';
+export type { LoginLimitOptions } from './auth/login-limit.js';
+export { hashPassword, verifyPassword, clientPassValue } from './auth/passwords.js';
+export { formatStoreTime } from './objects/serialize.js';

@@ -1,0 +1,26 @@
+import type { Core } from '../core.js';
+import { okResponse } from '../http/envelope.js';
+import { ApiError } from '../http/errors.js';
+import { readJson } from '../http/request.js';
+import type { Route } from '../http/router.js';
+
+export function macroRoutes(core: Core): Route[] {
+  return [
+    {
+      method: 'POST',
+      path: '/v1/execute/:macroName',
+      auth: 'session',
+      handler: async (request) => {
+        const name = request.params.macroName!;
+        const macro = core.macros.callable(name);
+        if (!macro) throw new ApiError('404', `no macro ${name}`);
+        const params = readJson(request) ?? {};
+        if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+          throw new ApiError('400', 'macro parameters must be a JSON object');
+        }
+        const result = await macro(core.macroContext(request), params as Record<string, unknown>);
+        return okResponse(result === undefined ? {} : result);
+      },
+    },
+  ];
+}

@@ -1,0 +1,115 @@
+import type { Core } from '../core.js';
+import { okResponse } from '../http/envelope.js';
+import { ApiError } from '../http/errors.js';
+import type { ApiRequest } from '../http/request.js';
+import type { Route } from '../http/router.js';
+import type { StoredObject, Where } from '../storage/types.js';
+
+export const DEFAULT_PER_PAGE = 50;
+export const MAX_PER_PAGE = 1000;
+
+/** A listing request, also what the `xApi_FindObjects` hook receives and fills in (`elements`). */
+export interface ObjectSet {
+  className: string;
+  where: Where;
+  page: number;
+  perPage: number;
+  reverseOrder: boolean;
+  /** Filled by the hook: the objects of the requested page. */
+  elements: StoredObject[];
+  /** Filled by the hook: matches before paging (defaults to `elements.length`). */
+  unfilteredCount?: number;
+}
+
+function integerParam(request: ApiRequest, name: string, fallback: number, max: number): number {
+  const raw = request.searchParams.get(name);
+  if (raw === null || raw === '') return fallback;
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) > max) throw new ApiError('400', `${name} must be an integer from 0 to ${max}`);
+  return Number(raw);
+}
+
+function whereParam(request: ApiRequest): Where {
+  const raw = request.searchParams.get('query');
+  if (raw === null || raw === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ApiError('400', 'query must be a JSON object of field values, e.g. {"Name":"Alice"}');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ApiError('400', 'query must be a JSON object of field values, e.g. {"Name":"Alice"}');
+  }
+  for (const [field, value] of Object.entries(parsed)) {
+    if (field.startsWith('_')) throw new ApiError('400', `query may not filter on internal field ${field}`);
+    if (value !== null && !['string', 'number', 'boolean'].includes(typeof value)) {
+      throw new ApiError('400', `query value of ${field} must be a string, number, boolean or null`);
+    }
+  }
+  return parsed as Where;
+}
+
+function booleanParam(request: ApiRequest, name: string): boolean {
+  const raw = request.searchParams.get(name);
+  if (raw === null || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw new ApiError('400', `${name} must be true or false`);
+}
+
+async function listing(core: Core, request: ApiRequest, className: string): Promise<Response> {
+  const set: ObjectSet = {
+    className,
+    where: whereParam(request),
+    page: integerParam(request, 'page', 0, 1_000_000_000),
+    perPage: integerParam(request, 'perPage', DEFAULT_PER_PAGE, MAX_PER_PAGE),
+    reverseOrder: booleanParam(request, 'reverseOrder'),
+    elements: [],
+  };
+  const hook = core.macros.get('xApi_FindObjects');
+  let unfiltered: number;
+  if (hook) {
+    const ok = await hook(core.macroContext(request), { objectSet: set });
+    if (ok === false) throw new ApiError('500', `xApi_FindObjects could not list ${className}`);
+    unfiltered = set.unfilteredCount ?? set.elements.length;
+  } else {
+    const found = await core.store.find({
+      className,
+      where: set.where,
+      offset: set.page * set.perPage,
+      limit: set.perPage,
+      reverse: set.reverseOrder,
+    });
+    if (found.total === 0 && (await core.store.count(className)) === 0) throw new ApiError('404', `no class ${className}`);
+    set.elements = found.objects;
+    unfiltered = found.total;
+  }
+  return okResponse(await core.serializer.set(set.elements, unfiltered));
+}
+
+function validName(value: string, what: string): string {
+  if (value.length > 128) throw new ApiError('400', `${what} is longer than 128 characters`);
+  return value;
+}
+
+export function objectRoutes(core: Core): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/v1/object/:id',
+      auth: 'objects',
+      handler: async (request) => {
+        const id = validName(request.params.id!, 'object id');
+        const object = await core.store.get(id);
+        if (object) return okResponse(await core.serializer.object(object));
+        if ((await core.store.count(id)) > 0) return listing(core, request, id);
+        throw new ApiError('404', `no object or class ${id}`);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/objects/:className',
+      auth: 'objects',
+      handler: (request) => listing(core, request, validName(request.params.className!, 'class name')),
+    },
+  ];
+}

@@ -1,0 +1,90 @@
+import { isRef, isSet, type FieldValue, type ObjectStore, type StoredObject } from '../storage/types.js';
+
+export type JsonObject = Record<string, unknown>;
+
+/** A set as serialized (PROTOCOL.md 6.1). */
+export interface SerializedSet {
+  '~Count': number;
+  '~UnfilteredCount': number;
+  '~Elements': JsonObject[];
+}
+
+/** Hook that may replace an object's serialization (the `xApi_BuildSerialization` macro). */
+export type SerializationHook = (object: StoredObject, json: JsonObject) => Promise<JsonObject>;
+
+/** `YYYYMMDDThhmmss+hh:mm` in UTC. */
+export function formatStoreTime(epochMs: number): string {
+  const iso = new Date(epochMs).toISOString(); // 2026-11-21T05:46:09.123Z
+  return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}T${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}+00:00`;
+}
+
+export function metadata(object: StoredObject): JsonObject {
+  return { '~ClassName': object.className, '~ObjectID': object.id, '~StoreTime': formatStoreTime(object.storeTime) };
+}
+
+/**
+ * Turns stored objects into JSON. References are loaded level by level with one `getMany` per level
+ * for all objects being serialized, nested in full down to `depth`, below that as metadata only.
+ * Fields starting with `_` are internal and never serialized.
+ */
+export class Serializer {
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly depth: number,
+    private readonly hook?: () => SerializationHook | undefined,
+  ) {}
+
+  async object(object: StoredObject): Promise<JsonObject> {
+    return (await this.#level([object], 0))[0]!;
+  }
+
+  async set(objects: StoredObject[], unfilteredCount: number): Promise<SerializedSet> {
+    const elements = await this.#level(objects, 0);
+    return { '~Count': elements.length, '~UnfilteredCount': unfilteredCount, '~Elements': elements };
+  }
+
+  async #level(objects: StoredObject[], level: number): Promise<JsonObject[]> {
+    const hook = this.hook?.();
+    const finish = (object: StoredObject, json: JsonObject) => (hook ? hook(object, json) : json);
+    if (level > this.depth) return Promise.all(objects.map((object) => finish(object, metadata(object))));
+
+    const ids = new Set<string>();
+    for (const object of objects) for (const value of visibleValues(object)) collectRefs(value, ids);
+    const nested = new Map<string, JsonObject>();
+    if (ids.size > 0) {
+      const loaded = await this.store.getMany([...ids]);
+      const json = await this.#level(loaded, level + 1);
+      loaded.forEach((object, i) => nested.set(object.id, json[i]!));
+    }
+    return Promise.all(
+      objects.map((object) => {
+        const json = metadata(object);
+        for (const [name, value] of Object.entries(object.fields)) {
+          if (!name.startsWith('_')) json[name] = resolve(value, nested);
+        }
+        return finish(object, json);
+      }),
+    );
+  }
+}
+
+function visibleValues(object: StoredObject): FieldValue[] {
+  return Object.entries(object.fields)
+    .filter(([name]) => !name.startsWith('_'))
+    .map(([, value]) => value);
+}
+
+function collectRefs(value: FieldValue, into: Set<string>): void {
+  if (isRef(value)) into.add(value.$ref);
+  else if (isSet(value)) for (const id of value.$set) into.add(id);
+}
+
+/** A reference to a missing object serializes as `null`; a set leaves such members out. */
+function resolve(value: FieldValue, nested: Map<string, JsonObject>): unknown {
+  if (isRef(value)) return nested.get(value.$ref) ?? null;
+  if (isSet(value)) {
+    const elements = value.$set.map((id) => nested.get(id)).filter((item): item is JsonObject => item !== undefined);
+    return { '~Count': elements.length, '~UnfilteredCount': elements.length, '~Elements': elements };
+  }
+  return value;
+}

@@ -1,0 +1,52 @@
+import type { LoginLimitOptions } from './auth/login-limit.js';
+import type { Macro } from './macros/registry.js';
+import type { SeedData } from './storage/seed.js';
+import type { KeyValueStore, ObjectStore, StoredObject } from './storage/types.js';
+
+/** Checks a `/v1/auth/df` login; returns the principal's object, or `undefined` for wrong credentials. */
+export type CustomAuthenticator = (user: string, pass: string) => Promise<StoredObject | undefined>;
+
+export interface ServiceOptions {
+  /** The database. Default: an in-process `MemoryObjectStore`. */
+  store?: ObjectStore;
+  /** Sessions, counters and other short-lived state. Default: an in-process `MemoryKeyValueStore`. */
+  kv?: KeyValueStore;
+  /** Objects loaded into the store at start-up (see `SeedData`). */
+  data?: SeedData;
+  /** `databaseName` in login answers. Default `odbrest`. */
+  databaseName?: string;
+  /** Path the service is mounted at, e.g. `/api`. Default: the root. */
+  basePath?: string;
+  /** Optional database alias: one more path segment after the base (`/api/{alias}/v1/...`). */
+  alias?: string;
+  /** Accepted `appkey` values. Default: any non-empty value. */
+  appKeys?: readonly string[];
+  /** HS256 key for `/v2/login` tokens (at least 32 bytes). Default: random per process. */
+  jwtSecret?: string | Uint8Array;
+  /** Idle timeout of a session, renewed by each authenticated request. Default 30 minutes. */
+  idleTimeoutMs?: number;
+  /** Absolute lifetime of a session. Default 12 hours. */
+  absoluteTimeoutMs?: number;
+  /** Failed-login limits (PROTOCOL.md 2.4). */
+  loginLimit?: LoginLimitOptions;
+  /** Largest accepted request body. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Nesting depth of referenced objects in serializations. Default 2. */
+  serializationDepth?: number;
+  /** Macros by name, including the `xApi_*` hooks. */
+  macros?: Record<string, Macro<any, any>>;
+  /** Take the client address from the first `X-Forwarded-For` entry. Only behind a proxy you run. */
+  trustProxy?: boolean;
+  /** Class of database users. Default `User`. */
+  userClass?: string;
+  /** Class checked by the default `/v1/auth/df` login. Default `ContactPerson`. */
+  customLoginClass?: string;
+  /** Replaces the default `/v1/auth/df` check. */
+  authenticateCustom?: CustomAuthenticator;
+  /** PBKDF2 iterations for hashes made by this service (seed passwords). Default 210,000. */
+  passwordIterations?: number;
+  /** Clock in epoch ms, for tests. */
+  now?: () => number;
+  /** Called with unexpected errors (answered as a bare `500`). Default: `console.error`. */
+  onError?: (error: unknown) => void;
+}
