@@ -1,11 +1,21 @@
 // The demo: odbrest on Node's http server with the demo database (examples/demo-data.json).
 // Options come from api-config.yml or ODBREST_* variables (see the README); `npm start` runs this.
-import { createService, clientPassValue } from 'odbrest';
+import { ApiError, createService, clientPassValue } from 'odbrest';
 import { loadConfig, serve } from 'odbrest/node';
 
 const demoData = new URL('../demo-data.json', import.meta.url).pathname;
 const config = loadConfig({ ODBREST_DATA: demoData, ODBREST_DATABASE_NAME: 'demo', ...process.env });
-const service = createService(config.options);
+const service = createService({
+  ...config.options,
+  macros: {
+    // POST /v1/execute/countCustomers {"city":"Berlin"} -> {"city":"Berlin","count":50}
+    countCustomers: async (ctx, { city }) => {
+      if (city !== undefined && typeof city !== 'string') throw new ApiError('400', 'city must be a string');
+      const count = await ctx.store.count('Customer', city === undefined ? undefined : { City: city });
+      return { city: city ?? null, count };
+    },
+  },
+});
 await service.ready;
 const server = await serve(service, { port: config.port, hostname: config.hostname });
 const port = server.address().port;

@@ -1,0 +1,76 @@
+/**
+ * The README's promises: `npm start`'s server (examples/node/server.mjs) serves the demo, and every
+ * `curl` example in its "Endpoints" section, run as printed, answers what the README shows (except
+ * session ids, tokens and times, which differ on every run).
+ */
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+
+const run = promisify(execFile);
+const root = new URL('..', import.meta.url).pathname;
+const VOLATILE = new Set(['sessionId', 'token', 'expiresAt', '~StoreTime']);
+
+function examples(): Array<{ command: string; answer: unknown }> {
+  const readme = readFileSync(`${root}README.md`, 'utf8');
+  const section = readme.slice(readme.indexOf('## Endpoints'), readme.indexOf('\n## ', readme.indexOf('## Endpoints') + 5));
+  const pairs = [...section.matchAll(/```sh\n([\s\S]*?)```\n```json\n([\s\S]*?)```/g)];
+  return pairs.map(([, command, answer]) => ({ command: command!.trim(), answer: JSON.parse(answer!) }));
+}
+
+function normalize(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalize);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, VOLATILE.has(k) ? typeof v : normalize(v)]));
+  }
+  return value;
+}
+
+let server: ChildProcess;
+let port = 0;
+let banner = '';
+
+beforeAll(async () => {
+  server = spawn(process.execPath, ['examples/node/server.mjs'], { cwd: root, env: { ...process.env, PORT: '0' } });
+  port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    server.stdout!.on('data', (chunk) => {
+      out += chunk;
+      banner = out;
+      const match = /listening on http:\/\/localhost:(\d+)/.exec(out);
+      if (match && /^curl .*$/m.test(out)) resolve(Number(match[1]));
+    });
+    server.once('exit', (code) => reject(new Error(`demo exited with ${code}: ${out}`)));
+  });
+});
+
+afterAll(() => {
+  server?.kill();
+});
+
+test('the README has a checked example for every core endpoint', () => {
+  const commands = examples().map((example) => example.command).join('\n');
+  for (const path of ['/v1/login', '/v2/login', '/v1/auth/df', '/v1/object/', '/v1/objects/', '/v1/execute/', '/v1/logout']) {
+    expect(commands).toContain(path);
+  }
+});
+
+test('every curl example answers as printed', async () => {
+  const env: Record<string, string> = {};
+  for (const { command, answer } of examples()) {
+    const { stdout } = await run('bash', ['-c', command.replaceAll('http://localhost:8080', `http://localhost:${port}`)], {
+      env: { ...process.env, ...env },
+    });
+    const got = JSON.parse(stdout);
+    expect(normalize(got), command).toEqual(normalize(answer));
+    if (typeof got.data?.sessionId === 'string' && command.includes('/v1/login')) env.SID = got.data.sessionId;
+    if (typeof got.data?.token === 'string') env.TOKEN = got.data.token;
+  }
+});
+
+test('the start-up banner prints a curl line that logs in', async () => {
+  const line = /^curl .*$/m.exec(banner)![0];
+  const { stdout } = await run('bash', ['-c', line]);
+  expect(JSON.parse(stdout)).toMatchObject({ status: { internalStatus: '0', statusMessage: 'ok' }, data: { user: { Name: 'alice' }, databaseName: 'demo' } });
+});
