@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Service } from '../src/index.js';
@@ -59,5 +60,8 @@ export function serve(service: Service, options: { port?: number; hostname?: str
     server.listen(options.port ?? 8080, options.hostname, () => resolve(server));
   });
 }
+
+/** The `readFile` service option on Node (reads Apple's `.p8` key named by a provider entry). */
+export const readTextFile = (path: string): Promise<string> => readFile(path, 'utf8');
 
 export { loadConfig, readSeedFile, type HostConfig } from '../src/cli/config.js';

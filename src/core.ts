@@ -11,6 +11,8 @@ import type { ApiRequest, RequestContext } from './http/request.js';
 import { RouteTable, type Route } from './http/router.js';
 import { macroRoutes } from './macros/routes.js';
 import { MacroRegistry, type MacroContext } from './macros/registry.js';
+import { ExternalLogin } from './oauth/flow.js';
+import { externalLoginRoutes } from './oauth/routes.js';
 import { objectRoutes } from './objects/routes.js';
 import { Serializer } from './objects/serialize.js';
 import type { ServiceOptions } from './options.js';
@@ -74,8 +76,18 @@ export class Core {
     this.#maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
     this.#onError = options.onError ?? ((error) => console.error('odbrest: unexpected error', error));
     this.addRoutes([...loginRoutes(this), ...objectRoutes(this), ...macroRoutes(this)]);
-    this.ready = options.data ? importObjects(this.store, options.data, options.passwordIterations).then(() => undefined) : Promise.resolve();
-    this.ready.catch(() => undefined); // reported to each request instead
+    const externalLogin = new ExternalLogin(this, {
+      providers: options.oAuthProviders ?? [],
+      publicUrl: options.publicUrl,
+      alias: options.alias,
+      userClass: options.userClass ?? 'User',
+      readFile: options.readFile,
+    });
+    this.addRoutes(externalLoginRoutes(this, externalLogin));
+    const seeded = options.data ? importObjects(this.store, options.data, options.passwordIterations).then(() => undefined) : Promise.resolve();
+    // Provider entries live in the store, so they are checked once the seed data is in.
+    this.ready = seeded.then(() => externalLogin.load());
+    this.ready.catch((error: unknown) => this.#onError(error)); // logged once; requests get a 500 envelope
   }
 
   addRoutes(routes: Route[]): void {
@@ -85,7 +97,9 @@ export class Core {
   /** Answers a web request; never throws. */
   async fetch(request: Request, context: RequestContext = {}): Promise<Response> {
     try {
-      await this.ready;
+      await this.ready.catch(() => {
+        throw new ApiError('500', 'the service failed to start (configuration or seed data); see the server log');
+      });
       const apiRequest = this.#toApiRequest(request, context);
       const transport = this.transports.find((candidate) => candidate.claims(request.headers));
       if (transport) return await transport.handle(apiRequest, (inner) => this.dispatch(inner));

@@ -62,3 +62,6 @@ export type { Session, SessionKind } from './auth/sessions.js';
 export type { LoginLimitOptions } from './auth/login-limit.js';
 export { hashPassword, verifyPassword, clientPassValue } from './auth/passwords.js';
 export { formatStoreTime } from './objects/serialize.js';
+export { PROVIDER_CLASS, type OAuthProviderOption } from './oauth/providers.js';
+export { IDENTITY_CLASS } from './oauth/links.js';
+export { PROVIDER_TYPES, type ProviderType, type Endpoints as OAuthEndpoints, type Identity as ExternalIdentity } from './oauth/types.js';

@@ -1,5 +1,6 @@
 import type { LoginLimitOptions } from './auth/login-limit.js';
 import type { Macro } from './macros/registry.js';
+import type { OAuthProviderOption } from './oauth/providers.js';
 import type { SeedData } from './storage/seed.js';
 import type { KeyValueStore, ObjectStore, StoredObject } from './storage/types.js';
 
@@ -45,6 +46,21 @@ export interface ServiceOptions {
   authenticateCustom?: CustomAuthenticator;
   /** PBKDF2 iterations for hashes made by this service (seed passwords). Default 210,000. */
   passwordIterations?: number;
+  /**
+   * External login providers (PROTOCOL.md 5): each `name` selects the `OAuthProvider` object of that
+   * name in the store; `endpoints` optionally points the provider elsewhere (a local identity server).
+   */
+  oAuthProviders?: readonly OAuthProviderOption[];
+  /**
+   * The external https address of the service root (base path included, alias not), e.g.
+   * `https://api.example.com/api`. OAuth callbacks are `{publicUrl}/{alias}/v1/{name}/callback`.
+   */
+  publicUrl?: string;
+  /**
+   * Reads a file, for Apple's `.p8` key named by `additionalData.keyPath` (the core reads no files
+   * itself). `odbrest serve` supplies it; Node hosts pass `readTextFile` from `odbrest/node`.
+   */
+  readFile?: (path: string) => Promise<string | Uint8Array>;
   /** Clock in epoch ms, for tests. */
   now?: () => number;
   /** Called with unexpected errors (answered as a bare `500`). Default: `console.error`. */

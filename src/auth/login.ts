@@ -42,11 +42,16 @@ export async function authenticate(core: Core, body: LoginBody, address: string 
     throw new ApiError('302', 'wrong user name or password');
   }
   await core.limiter.recordSuccess(body.user);
+  checkLicences(principal, body.appNames);
+  return principal;
+}
+
+/** Throws `306` unless the principal holds a licence for every requested application. */
+export function checkLicences(principal: StoredObject, appNames: readonly string[]): void {
   const licences = principal.fields._licences;
   const held = new Set(Array.isArray(licences) ? licences : []);
-  const missing = body.appNames.find((name) => !held.has(name));
+  const missing = appNames.find((name) => !held.has(name));
   if (missing !== undefined) throw new ApiError('306', `user holds no licence for application ${JSON.stringify(missing)}`);
-  return principal;
 }
 
 /** Creates the session for an authenticated principal and the `data` every login answers with. */

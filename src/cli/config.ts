@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
 import { parse as parseYaml } from 'yaml';
@@ -32,7 +33,15 @@ const ConfigSchema = v.strictObject({
       windowMinutes: v.optional(v.number('loginLimit.windowMinutes must be a number')),
     }),
   ),
-  oAuthProviders: v.optional(v.array(v.looseObject({ name: v.string('oAuthProviders[].name must be a string') }))),
+  oAuthProviders: v.optional(
+    v.array(
+      v.strictObject({
+        name: v.string('oAuthProviders[].name must be a string'),
+        endpoints: v.optional(v.record(v.string(), v.string(), 'oAuthProviders[].endpoints must map endpoint names to URLs')),
+      }),
+      'oAuthProviders must be a list of {name: ...}',
+    ),
+  ),
   serverKey: v.optional(v.string('serverKey must be a PEM string')),
   serverKeyFile: v.optional(v.string('serverKeyFile must be a path')),
 });
@@ -103,6 +112,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxBodyBytes: file.maxBodyBytes,
     serializationDepth: file.serializationDepth,
     trustProxy: file.trustProxy,
+    publicUrl: file.publicUrl,
+    oAuthProviders: file.oAuthProviders,
+    // Apple's key file (keyPath in the provider entry), relative paths from the config file's folder.
+    readFile: (path) => readFile(resolve(baseDir, path), 'utf8'),
     loginLimit: file.loginLimit && {
       perUser: file.loginLimit.perUser,
       perAddress: file.loginLimit.perAddress,

@@ -1,0 +1,85 @@
+import type { IDToken, TokenEndpointResponse } from 'oauth4webapi';
+
+/** The four provider types of PROTOCOL.md 5.1. */
+export const PROVIDER_TYPES = ['google', 'facebook', 'microsoft', 'apple'] as const;
+export type ProviderType = (typeof PROVIDER_TYPES)[number];
+
+/**
+ * Where a provider lives. Every member can be overridden (provider entry `additionalData.endpoints`
+ * or the `oAuthProviders[].endpoints` option), so tests and hosts can use a compatible local server.
+ */
+export interface Endpoints {
+  authorization: string;
+  token: string;
+  /** JWKS of the ID-token signing keys (OpenID providers). */
+  jwks?: string;
+  /** Expected `iss` of ID tokens; Microsoft's may contain `{tenantid}`. */
+  issuer?: string;
+  /** The user endpoint read after the code exchange (Facebook's graph `me`). */
+  userinfo?: string;
+}
+export const ENDPOINT_NAMES = ['authorization', 'token', 'jwks', 'issuer', 'userinfo'] as const;
+
+/** Who the provider says the user is. Only `subject` identifies; the rest is informational. */
+export interface Identity {
+  subject: string;
+  name?: string;
+  surname?: string;
+  email?: string;
+}
+
+/** A provider entry's `additionalData`, checked and made usable. */
+export interface Credentials {
+  /** The first is sent as `client_id`; every one is accepted as ID-token audience (Apple's list). */
+  clientIds: string[];
+  /** google, facebook, microsoft. */
+  clientSecret?: string;
+  /** apple: signs the per-request client secret. */
+  apple?: { teamId: string; keyIdentifier: string; privateKey: CryptoKey };
+  /** apple: base of the callback address instead of `publicUrl`. */
+  serverAddress?: string;
+  /** Endpoint overrides from the provider entry. */
+  endpoints?: Partial<Endpoints>;
+}
+
+/** What `identity` gets once the code has been exchanged (and, for OpenID providers, the ID token checked). */
+export interface TokenResult {
+  tokens: TokenEndpointResponse;
+  /** The validated ID-token claims (OpenID providers). */
+  claims: IDToken | undefined;
+  /** The callback parameters (Apple's first-login `user` field is one). */
+  callback: URLSearchParams;
+  credentials: Credentials;
+  endpoints: Endpoints;
+  /** Fetches through the same guarded transport as the code exchange. */
+  fetch: ProviderFetch;
+}
+
+export type ProviderFetch = (url: string, init?: RequestInit) => Promise<Response>;
+
+/** Inputs the provider files need from the service to read their `additionalData`. */
+export interface CredentialContext {
+  readFile: ((path: string) => Promise<string | Uint8Array>) | undefined;
+}
+
+/**
+ * One provider type: data plus two small functions, "code -> token" (`clientSecret`: how the
+ * client authenticates the exchange) and "token -> identity" (`identity`). The flow is in flow.ts.
+ */
+export interface ProviderKind {
+  type: ProviderType;
+  /** The provider's public endpoints. */
+  endpoints: Endpoints;
+  scope: string;
+  /** OpenID Connect: a nonce is sent and an ID token is required and validated. */
+  openid: boolean;
+  /** Extra authorization-request parameters (Apple: `response_mode=form_post`). */
+  authorizationParams?: Record<string, string>;
+  /** Reads and checks `additionalData`; throws an Error naming the member that is wrong. */
+  credentials(data: unknown, context: CredentialContext): Promise<Credentials>;
+  /** The `client_secret` sent with the code (Apple: a fresh ES256 JWT). */
+  clientSecret(credentials: Credentials, endpoints: Endpoints, nowMs: number): Promise<string>;
+  /** The `iss` an ID token must carry, given its unverified claims (Microsoft: from `tid`). */
+  issuer?(claims: Record<string, unknown>, endpoints: Endpoints): string | undefined;
+  identity(result: TokenResult): Promise<Identity>;
+}

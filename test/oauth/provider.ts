@@ -1,0 +1,242 @@
+/** Test tooling for external login: the local provider process, a "browser" that follows the flow, odbrest over HTTP. */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
+import { readTextFile, serve } from '../../adapters/node.js';
+import type { OAuthEndpoints, SeedObject, Service, ServiceOptions } from '../../src/index.js';
+import { APP_KEY, demoData, demoService } from '../helpers.js';
+
+export type Kind = 'google' | 'facebook' | 'microsoft' | 'apple';
+
+export interface ProviderUser {
+  sub: string;
+  email?: string;
+  given_name?: string;
+  family_name?: string;
+}
+
+/** One provider served by the provider process. */
+export interface LocalProvider {
+  id: string;
+  kind: Kind;
+  clientId: string;
+  endpoints: OAuthEndpoints;
+  issuer: string;
+  /** Apple only: the key files the service reads. */
+  apple?: { teamId: string; keyId: string; keyPath: string; clientIds: string[] };
+}
+
+/** The provider process: started with `fork`, controlled over IPC, killed by its own handle. */
+export class ProviderProcess {
+  readonly #child: ChildProcess;
+  readonly #waiting = new Map<number, { resolve: (value: any) => void; reject: (error: Error) => void }>();
+  #next = 0;
+
+  private constructor(child: ChildProcess) {
+    this.#child = child;
+    child.on('message', (message: { id?: number; result?: unknown; error?: string }) => {
+      const waiter = message.id === undefined ? undefined : this.#waiting.get(message.id);
+      if (!waiter) return;
+      this.#waiting.delete(message.id!);
+      if (message.error !== undefined) waiter.reject(new Error(message.error));
+      else waiter.resolve(message.result);
+    });
+  }
+
+  static async spawn(): Promise<ProviderProcess> {
+    const child = fork(new URL('./provider-process.mjs', import.meta.url), [], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    await new Promise<void>((resolve, reject) => {
+      child.once('message', () => resolve());
+      child.once('exit', (code) => reject(new Error(`provider process exited with ${code}`)));
+    });
+    return new ProviderProcess(child);
+  }
+
+  call<T = unknown>(cmd: string, args: Record<string, unknown> = {}): Promise<T> {
+    const id = this.#next++;
+    return new Promise<T>((resolve, reject) => {
+      this.#waiting.set(id, { resolve, reject });
+      this.#child.send({ id, cmd, args });
+    });
+  }
+
+  /** Starts a provider of this kind; Apple gets a fresh ES256 key whose .p8 file the service reads. */
+  async start(kind: Kind, options: { tenant?: string } = {}): Promise<LocalProvider> {
+    const clientId = `${kind}-client-${this.#next}`;
+    if (kind === 'apple') {
+      const key = await generateKeyPair('ES256', { extractable: true });
+      const dir = mkdtempSync(join(tmpdir(), 'odbrest-apple-'));
+      const keyId = 'KEY123ABCD';
+      const keyPath = join(dir, `AuthKey_${keyId}.p8`);
+      writeFileSync(keyPath, await exportPKCS8(key.privateKey));
+      const apple = { teamId: 'TEAM123456', keyId, publicJwk: await exportJWK(key.publicKey) };
+      const started = await this.call<{ id: string; endpoints: OAuthEndpoints; issuer: string }>('start', { kind, clientId, apple });
+      return { ...started, kind, clientId, apple: { teamId: apple.teamId, keyId, keyPath, clientIds: [clientId, 'com.example.app'] } };
+    }
+    const started = await this.call<{ id: string; endpoints: OAuthEndpoints; issuer: string }>('start', {
+      kind,
+      clientId,
+      clientSecret: `${clientId}-secret`,
+      tenant: kind === 'microsoft' ? (options.tenant ?? 'tenant-a') : undefined,
+    });
+    return { ...started, kind, clientId };
+  }
+
+  user(provider: LocalProvider, user: ProviderUser): Promise<unknown> {
+    return this.call('user', { id: provider.id, user });
+  }
+
+  next(
+    provider: LocalProvider,
+    shape: { idToken?: Record<string, unknown>; rogueKey?: boolean; tokenStatus?: number; userinfoStatus?: number },
+  ): Promise<unknown> {
+    return this.call('next', { id: provider.id, ...shape });
+  }
+
+  stats(provider: LocalProvider): Promise<{ tokenRequests: number; verifiedSecrets: number; authorizations: Array<Record<string, string>> }> {
+    return this.call('stats', { id: provider.id });
+  }
+
+  stop(provider: LocalProvider): Promise<unknown> {
+    return this.call('stop', { id: provider.id });
+  }
+
+  close(): void {
+    this.#child.kill();
+  }
+}
+
+/** The `OAuthProvider` database entry for a local provider. */
+export function providerEntry(provider: LocalProvider, name: string, extra: { defaultUser?: string; serverAddress?: string } = {}): SeedObject {
+  const additionalData = provider.apple
+    ? {
+        clientId: provider.apple.clientIds,
+        serverAddress: extra.serverAddress,
+        teamId: provider.apple.teamId,
+        keyIdentifier: provider.apple.keyId,
+        keyPath: provider.apple.keyPath,
+        endpoints: provider.endpoints,
+      }
+    : { clientId: provider.clientId, clientSecret: `${provider.clientId}-secret`, endpoints: provider.endpoints };
+  return {
+    '~ClassName': 'OAuthProvider',
+    name,
+    type: provider.kind,
+    additionalData: JSON.stringify(additionalData),
+    ...(extra.defaultUser ? { defaultUser: extra.defaultUser } : {}),
+  };
+}
+
+export interface RunningService {
+  base: string;
+  service: Service;
+  close(): Promise<void>;
+}
+
+/**
+ * odbrest on the demo database over real HTTP (port 0). The service is created once the port is
+ * known, because its `publicUrl` (and Apple's `serverAddress`) must name it.
+ */
+export async function startService(
+  providers: Array<{ provider: LocalProvider; name: string; defaultUser?: string }>,
+  options: ServiceOptions = {},
+): Promise<RunningService> {
+  let service: Service | undefined;
+  const server = await serve({ fetch: (request, context) => service!.fetch(request, context) } as Service, { port: 0, hostname: '127.0.0.1' });
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const entries = providers.map(({ provider, name, defaultUser }) => providerEntry(provider, name, { defaultUser, serverAddress: base }));
+  service = await demoService({
+    data: { objects: [...demoData().objects, ...entries] },
+    publicUrl: base,
+    oAuthProviders: providers.map(({ name }) => ({ name })),
+    readFile: readTextFile,
+    ...options,
+  });
+  return { base, service, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** The request the provider's redirect makes the browser send to the callback. */
+export interface CallbackStep {
+  method: 'GET' | 'POST';
+  url: string;
+  form?: URLSearchParams;
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+async function result(response: Response): Promise<HttpResult> {
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  return { status: response.status, headers: response.headers, body };
+}
+
+const unescapeHtml = (value: string) => value.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+
+/**
+ * What a browser does: GET /v1/auth/{name} (302), then the provider's page, which redirects back
+ * (302 with the code in the query) or, for Apple, answers an auto-submitting form (form_post).
+ */
+export async function authorize(base: string, name: string, query = `appkey=${APP_KEY}`): Promise<CallbackStep> {
+  const start = await fetch(`${base}/v1/auth/${name}?${query}`, { redirect: 'manual' });
+  if (start.status !== 302) throw new Error(`expected a redirect, got ${start.status}: ${await start.text()}`);
+  const page = await fetch(start.headers.get('location')!, { redirect: 'manual' });
+  if (page.status === 302) return { method: 'GET', url: page.headers.get('location')! };
+  const html = await page.text();
+  const action = /<form[^>]*action="([^"]*)"/.exec(html)?.[1];
+  if (page.status !== 200 || action === undefined) throw new Error(`unexpected provider page ${page.status}: ${html.slice(0, 300)}`);
+  const form = new URLSearchParams();
+  for (const match of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) form.set(match[1]!, unescapeHtml(match[2]!));
+  return { method: 'POST', url: unescapeHtml(action), form };
+}
+
+/** Sends the callback as the browser would. */
+export async function finish(step: CallbackStep): Promise<HttpResult> {
+  if (step.method === 'GET') return result(await fetch(step.url, { redirect: 'manual' }));
+  return result(
+    await fetch(step.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: step.form!.toString(),
+      redirect: 'manual',
+    }),
+  );
+}
+
+/** A callback step's parameters, for tests that tamper with them. */
+export function params(step: CallbackStep): URLSearchParams {
+  return step.method === 'GET' ? new URL(step.url).searchParams : step.form!;
+}
+
+/** The same step with changed parameters (or sent to another provider's callback). */
+export function tampered(step: CallbackStep, change: (params: URLSearchParams) => void, path?: string): CallbackStep {
+  const url = new URL(step.url);
+  if (path !== undefined) url.pathname = path;
+  if (step.method === 'GET') {
+    change(url.searchParams);
+    return { method: 'GET', url: url.href };
+  }
+  const form = new URLSearchParams(step.form);
+  change(form);
+  return { method: 'POST', url: url.href, form };
+}
+
+/** POST JSON to the service with the app key. */
+export async function postJson(base: string, path: string, json: unknown): Promise<HttpResult> {
+  return result(await fetch(`${base}${path}`, { method: 'POST', headers: { appkey: APP_KEY, 'content-type': 'application/json' }, body: JSON.stringify(json) }));
+}
+
+export async function getJson(base: string, path: string, headers: Record<string, string> = {}): Promise<HttpResult> {
+  return result(await fetch(`${base}${path}`, { headers: { appkey: APP_KEY, ...headers }, redirect: 'manual' }));
+}
