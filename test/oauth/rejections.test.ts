@@ -1,0 +1,348 @@
+/** External login: every way a login must fail, each its own case, over HTTP against the local provider process. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { exportPKCS8, generateKeyPair } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APP_KEY, USERS, loginBody, testClock } from '../helpers.js';
+import {
+  ProviderProcess,
+  authorize,
+  finish,
+  getJson,
+  postJson,
+  startService,
+  tampered,
+  type HttpResult,
+  type Kind,
+  type LocalProvider,
+  type RunningService,
+} from './provider.js';
+
+let process: ProviderProcess;
+let running: RunningService;
+const providers = {} as Record<Kind, LocalProvider>;
+const DF_GONE = 'unknown, expired or already used dfUuid; start the external login again';
+const NAMES: Record<Kind, string> = { google: 'Google', facebook: 'Facebook', microsoft: 'Microsoft', apple: 'Apple' };
+
+beforeAll(async () => {
+  process = await ProviderProcess.spawn();
+  for (const kind of Object.keys(NAMES) as Kind[]) providers[kind] = await process.start(kind);
+  running = await startService((Object.keys(NAMES) as Kind[]).map((kind) => ({ provider: providers[kind], name: NAMES[kind] })));
+});
+
+afterAll(async () => {
+  await running?.close();
+  process?.close();
+});
+
+/** Asserts a whole error envelope. */
+function expectRejected(answer: HttpResult, code: string, status: number, message: string | RegExp): void {
+  expect(answer.status).toBe(status);
+  const statusMessage = typeof message === 'string' ? message : expect.stringMatching(message);
+  expect(answer.body).toEqual({ status: { internalStatus: code, statusMessage }, data: {} });
+}
+
+async function linksOf(subject: string) {
+  return (await running.service.store.find({ className: 'ExternalIdentity', where: { subject } })).objects;
+}
+
+/** A first login of a fresh identity; returns its dfUuid. */
+async function dfUuidFor(kind: Kind, sub: string, email?: string): Promise<string> {
+  await process.user(providers[kind], { sub, email });
+  const answer = await finish(await authorize(running.base, NAMES[kind].toLowerCase()));
+  expect(answer.body.data).toEqual({ dfUuid: expect.any(String) });
+  return answer.body.data.dfUuid;
+}
+
+describe('providers', () => {
+  it('an unknown provider is 321', async () => {
+    expectRejected(await getJson(running.base, '/v1/auth/yahoo'), '321', 404, 'unknown or unconfigured external provider "yahoo"');
+  });
+
+  it('a provider entry that is not configured is 321, at the start and at the callback', async () => {
+    await running.service.store.put({ className: 'OAuthProvider', fields: { name: 'Spare', type: 'google', additionalData: '{}' } });
+    expectRejected(await getJson(running.base, '/v1/auth/spare'), '321', 404, /"spare"/);
+    expectRejected(await getJson(running.base, '/v1/spare/callback?state=x&code=y'), '321', 404, /"spare"/);
+  });
+
+  it('the name must be in lower case', async () => {
+    expectRejected(await getJson(running.base, '/v1/auth/Google'), '321', 404, /"Google"/);
+  });
+
+  it('the start needs an app key: neither header nor query is 100', async () => {
+    const answer = await fetch(`${running.base}/v1/auth/google`, { redirect: 'manual' });
+    expectRejected({ status: answer.status, headers: answer.headers, body: await answer.json() }, '100', 401, 'appkey header missing');
+  });
+
+  it('the start accepts the app key as a header too', async () => {
+    const answer = await getJson(running.base, '/v1/auth/google');
+    expect(answer.status).toBe(302);
+    expect(new URL(answer.headers.get('location')!).origin).toBe(new URL(providers.google.endpoints.authorization).origin);
+  });
+});
+
+describe('state', () => {
+  it('a callback without state is 322', async () => {
+    const step = await authorize(running.base, 'google');
+    expectRejected(await finish(tampered(step, (p) => p.delete('state'))), '322', 400, 'the callback carries no state');
+  });
+
+  it('a reused state is 322', async () => {
+    await process.user(providers.google, { sub: 'state-reuse' });
+    const step = await authorize(running.base, 'google');
+    expect((await finish(step)).body.status.internalStatus).toBe('0');
+    expectRejected(await finish(step), '322', 400, 'unknown, expired or already used state');
+  });
+
+  it('an invented state is 322', async () => {
+    const step = await authorize(running.base, 'google');
+    expectRejected(await finish(tampered(step, (p) => p.set('state', 'invented-state'))), '322', 400, 'unknown, expired or already used state');
+  });
+
+  it('a state issued for another provider is 322', async () => {
+    const step = await authorize(running.base, 'google');
+    expectRejected(await finish(tampered(step, () => undefined, '/v1/microsoft/callback')), '322', 400, 'this state was issued for another provider, not Microsoft');
+  });
+
+  it('an error reported by the provider to the callback is 322', async () => {
+    const step = await authorize(running.base, 'google');
+    const answer = await finish(tampered(step, (p) => (p.delete('code'), p.set('error', 'access_denied'))));
+    expectRejected(answer, '322', 400, 'Google reported an error to the callback: access_denied');
+  });
+
+  it('a POSTed callback must be a form', async () => {
+    const answer = await fetch(`${running.base}/v1/apple/callback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"state":"x"}' });
+    expectRejected({ status: answer.status, headers: answer.headers, body: await answer.json() }, '415', 415, 'the callback POST must be application/x-www-form-urlencoded');
+  });
+});
+
+describe('ID token', () => {
+  const seconds = () => Math.floor(Date.now() / 1000);
+
+  it('a wrong nonce is 322', async () => {
+    const step = await authorize(running.base, 'google');
+    await process.next(providers.google, { idToken: { nonce: 'another-nonce' } });
+    expectRejected(await finish(step), '322', 400, /nonce/);
+  });
+
+  it('a missing nonce is 322', async () => {
+    const step = await authorize(running.base, 'apple');
+    await process.next(providers.apple, { idToken: { nonce: null } });
+    expectRejected(await finish(step), '322', 400, /nonce/);
+  });
+
+  it('a token for another audience is 322', async () => {
+    const step = await authorize(running.base, 'google');
+    await process.next(providers.google, { idToken: { aud: 'someone-else' } });
+    expectRejected(await finish(step), '322', 400, /audience/);
+  });
+
+  it('an Apple token for a client id not in the list is 322', async () => {
+    const step = await authorize(running.base, 'apple');
+    await process.next(providers.apple, { idToken: { aud: 'com.other.app' } });
+    expectRejected(await finish(step), '322', 400, /audience/);
+  });
+
+  it('a token signed by another key is 322', async () => {
+    await process.user(providers.google, { sub: 'rogue-signed' });
+    const step = await authorize(running.base, 'google');
+    await process.next(providers.google, { rogueKey: true });
+    expectRejected(await finish(step), '322', 400, /signature/);
+    expect(await linksOf('rogue-signed')).toEqual([]);
+  });
+
+  it('an Apple token signed by another key is 322', async () => {
+    const step = await authorize(running.base, 'apple');
+    await process.next(providers.apple, { rogueKey: true });
+    expectRejected(await finish(step), '322', 400, /signature/);
+  });
+
+  it('an expired token is 322', async () => {
+    const step = await authorize(running.base, 'google');
+    await process.next(providers.google, { idToken: { iat: seconds() - 7200, nbf: seconds() - 7200, exp: seconds() - 3600 } });
+    expectRejected(await finish(step), '322', 400, /expiration/);
+  });
+
+  it('a token from another issuer is 322', async () => {
+    const step = await authorize(running.base, 'google');
+    await process.next(providers.google, { idToken: { iss: 'https://accounts.example.com' } });
+    expectRejected(await finish(step), '322', 400, /issuer/);
+  });
+
+  it('Microsoft: an issuer that does not match the token tenant is 322', async () => {
+    const step = await authorize(running.base, 'microsoft');
+    await process.next(providers.microsoft, { idToken: { tid: 'tenant-b' } }); // iss still names tenant-a
+    expectRejected(await finish(step), '322', 400, /issuer/);
+  });
+
+  it('Microsoft: a token without tid is 322', async () => {
+    const step = await authorize(running.base, 'microsoft');
+    await process.next(providers.microsoft, { idToken: { tid: null } });
+    expectRejected(await finish(step), '322', 400, /issuer/);
+  });
+
+  it('Microsoft: any tenant is accepted with its own issuer (multi-tenant)', async () => {
+    await process.user(providers.microsoft, { sub: 'tenant-b-user' });
+    const step = await authorize(running.base, 'microsoft');
+    const issuer = providers.microsoft.endpoints.issuer!.replace('{tenantid}', 'tenant-b');
+    await process.next(providers.microsoft, { idToken: { tid: 'tenant-b', iss: issuer } });
+    const answer = await finish(step);
+    expect(answer.body.data).toEqual({ dfUuid: expect.any(String) });
+  });
+});
+
+describe('provider errors', () => {
+  it('a token endpoint answering 500 is 323', async () => {
+    const step = await authorize(running.base, 'google');
+    await process.next(providers.google, { tokenStatus: 500 });
+    expectRejected(await finish(step), '323', 502, 'Google answered with an error (HTTP 500)');
+  });
+
+  it('Apple answering 500 is 323', async () => {
+    const step = await authorize(running.base, 'apple');
+    await process.next(providers.apple, { tokenStatus: 500 });
+    expectRejected(await finish(step), '323', 502, 'Apple answered with an error (HTTP 500)');
+  });
+
+  it('Facebook graph answering 500 is 323', async () => {
+    await process.user(providers.facebook, { sub: 'graph-broken' });
+    const step = await authorize(running.base, 'facebook');
+    await process.next(providers.facebook, { userinfoStatus: 500 });
+    expectRejected(await finish(step), '323', 502, 'facebook graph endpoint answered HTTP 500');
+    expect(await linksOf('graph-broken')).toEqual([]);
+  });
+});
+
+describe('dfUuid', () => {
+  it('a used dfUuid is 320', async () => {
+    const dfUuid = await dfUuidFor('google', 'df-reuse');
+    expect((await postJson(running.base, '/v1/extLogin', { ...loginBody('alice', USERS.alice), dfUuid })).body.status.internalStatus).toBe('0');
+    expectRejected(await postJson(running.base, '/v1/extLogin', { ...loginBody('bob', USERS.bob), dfUuid }), '320', 400, DF_GONE);
+    expect((await linksOf('df-reuse')).map((link) => link.fields.user)).toEqual([{ $ref: 'USR00001' }]);
+  });
+
+  it('an unknown dfUuid is 320', async () => {
+    const answer = await postJson(running.base, '/v1/extLogin', { ...loginBody('alice', USERS.alice), dfUuid: crypto.randomUUID() });
+    expectRejected(answer, '320', 400, DF_GONE);
+  });
+
+  it('a dfUuid that is not a UUID is 320', async () => {
+    expectRejected(await postJson(running.base, '/v1/extLogin', { ...loginBody('alice', USERS.alice), dfUuid: 'abc' }), '320', 400, /dfUuid/);
+  });
+
+  it('a missing dfUuid is 400', async () => {
+    expectRejected(await postJson(running.base, '/v1/extLogin', loginBody('alice', USERS.alice)), '400', 400, 'dfUuid is required');
+  });
+
+  it('a dfUuid of the wrong type is 400', async () => {
+    expectRejected(await postJson(running.base, '/v1/extLogin', { ...loginBody('alice', USERS.alice), dfUuid: 7 }), '400', 400, 'dfUuid must be a string');
+  });
+
+  it('wrong database credentials link nothing and leave the dfUuid usable', async () => {
+    const dfUuid = await dfUuidFor('facebook', 'df-wrong-pass');
+    const wrong = await postJson(running.base, '/v1/extLogin', { ...loginBody('alice', 'not-her-password'), dfUuid });
+    expectRejected(wrong, '302', 401, 'wrong user name or password');
+    expect(await linksOf('df-wrong-pass')).toEqual([]);
+    const right = await postJson(running.base, '/v1/extLogin', { ...loginBody('alice', USERS.alice), dfUuid });
+    expect(right.body.status.internalStatus).toBe('0');
+    expect((await linksOf('df-wrong-pass')).length).toBe(1);
+  });
+
+  it('a missing licence links nothing', async () => {
+    const dfUuid = await dfUuidFor('facebook', 'df-no-licence');
+    expectRejected(await postJson(running.base, '/v1/extLogin', { ...loginBody('bob', USERS.bob, ['shop']), dfUuid }), '306', 403, /shop/);
+    expect(await linksOf('df-no-licence')).toEqual([]);
+  });
+});
+
+describe('linking', () => {
+  it('never links by e-mail: another identity with the same address gets its own dfUuid', async () => {
+    const dfUuid = await dfUuidFor('google', 'mail-owner', 'shared@example.com');
+    await postJson(running.base, '/v1/extLogin', { ...loginBody('alice', USERS.alice), dfUuid });
+    await process.user(providers.google, { sub: 'mail-other', email: 'shared@example.com' });
+    const other = await finish(await authorize(running.base, 'google', `appkey=${APP_KEY}&appNames=crm`));
+    expect(other.body.data).toEqual({ dfUuid: expect.any(String) });
+    expect(await linksOf('mail-other')).toEqual([]);
+  });
+
+  it('the same subject at another provider is another identity', async () => {
+    const dfUuid = await dfUuidFor('google', 'same-subject');
+    await postJson(running.base, '/v1/extLogin', { ...loginBody('alice', USERS.alice), dfUuid });
+    await process.user(providers.microsoft, { sub: 'same-subject' });
+    const other = await finish(await authorize(running.base, 'microsoft'));
+    expect(other.body.data).toEqual({ dfUuid: expect.any(String) });
+  });
+});
+
+describe('with a clock', () => {
+  let clocked: RunningService;
+  let clock: ReturnType<typeof testClock>;
+
+  beforeAll(async () => {
+    clock = testClock(Date.now());
+    clocked = await startService([{ provider: providers.google, name: 'Google' }], { now: () => clock.now() });
+  });
+  afterAll(() => clocked?.close());
+
+  it('a dfUuid older than 15 minutes is 320 and links nothing', async () => {
+    await process.user(providers.google, { sub: 'df-expired' });
+    const first = await finish(await authorize(clocked.base, 'google'));
+    clock.advance(15 * 60_000 + 1000);
+    const answer = await postJson(clocked.base, '/v1/extLogin', { ...loginBody('alice', USERS.alice), dfUuid: first.body.data.dfUuid });
+    expectRejected(answer, '320', 400, DF_GONE);
+    expect((await clocked.service.store.find({ className: 'ExternalIdentity', where: { subject: 'df-expired' } })).total).toBe(0);
+  });
+
+  it('a state older than 10 minutes is 322', async () => {
+    const step = await authorize(clocked.base, 'google');
+    clock.advance(10 * 60_000 + 1000);
+    expectRejected(await finish(step), '322', 400, 'unknown, expired or already used state');
+  });
+
+  it('the ID token expiry is judged by the service clock', async () => {
+    const step = await authorize(clocked.base, 'google');
+    await process.next(providers.google, { idToken: { exp: Math.floor(Date.now() / 1000) + 300 } });
+    clock.advance(7 * 60_000); // past the token's five minutes and the 30 s tolerance, within the state's ten
+    expectRejected(await finish(step), '322', 400, /expiration/);
+  });
+});
+
+describe('a provider that is down', () => {
+  let downProcess: ProviderProcess;
+  let down: RunningService;
+  let provider: LocalProvider;
+
+  beforeAll(async () => {
+    downProcess = await ProviderProcess.spawn();
+    provider = await downProcess.start('google');
+    down = await startService([{ provider, name: 'Google' }]);
+  });
+  afterAll(async () => {
+    await down?.close();
+    downProcess?.close();
+  });
+
+  it('is 323 when the code cannot be exchanged', async () => {
+    const step = await authorize(down.base, 'google');
+    await downProcess.stop(provider);
+    expectRejected(await finish(step), '323', 502, 'Google could not be reached');
+  });
+});
+
+describe('an Apple key the provider does not know', () => {
+  let other: RunningService;
+
+  beforeAll(async () => {
+    const key = await generateKeyPair('ES256', { extractable: true });
+    const keyPath = join(mkdtempSync(join(tmpdir(), 'odbrest-apple-')), 'AuthKey_OTHER.p8');
+    writeFileSync(keyPath, await exportPKCS8(key.privateKey));
+    other = await startService([{ provider: { ...providers.apple, apple: { ...providers.apple.apple!, keyPath } }, name: 'Apple' }]);
+  });
+  afterAll(() => other?.close());
+
+  it('makes Apple refuse the client secret: 323', async () => {
+    const step = await authorize(other.base, 'apple');
+    expectRejected(await finish(step), '323', 502, 'Apple refused the code exchange: invalid_client');
+  });
+});
