@@ -84,7 +84,7 @@ export class ExternalLogin {
     if (pending.provider !== provider.key) throw new ApiError('322', `this state was issued for another provider, not ${provider.name}`);
     const identity = await identify(provider, pending, state, params, this.core.now());
     const link = await findLink(this.core.store, provider.key, identity.subject);
-    if (link) return this.#session(await this.#linkedUser(link), pending.appNames);
+    if (link) return this.#session(await this.#linkedUser(link, 'the database user linked to this identity no longer exists'), pending.appNames);
     if (provider.defaultUser !== undefined) return this.#session(await this.#linkDefault(request, provider, identity), pending.appNames);
     const dfUuid = crypto.randomUUID();
     const waiting: PendingLink = { provider: provider.key, type: provider.kind.type, identity };
@@ -115,10 +115,10 @@ export class ExternalLogin {
     return noStore(okResponse(data));
   }
 
-  async #linkedUser(link: Pick<StoredObject, 'fields'>): Promise<StoredObject> {
+  async #linkedUser(link: Pick<StoredObject, 'fields'>, missing: string): Promise<StoredObject> {
     const ref = link.fields.user;
     const user = typeof ref === 'object' && ref !== null && '$ref' in ref ? await this.core.store.get(String(ref.$ref)) : undefined;
-    if (!user || user.className !== this.setup.userClass) throw new ApiError('500', 'the database user linked to this identity no longer exists');
+    if (!user || user.className !== this.setup.userClass) throw new ApiError('500', missing);
     return user;
   }
 
@@ -143,7 +143,7 @@ export class ExternalLogin {
       });
       if (result !== undefined && result !== 0) throw new ApiError('403', `${CREATE_HOOK} refused the login (returned ${safeResult(result)})`);
     }
-    const user = await this.#linkedUser(userObject);
+    const user = await this.#linkedUser(userObject, `${CREATE_HOOK} assigned no existing database user`);
     await saveLink(this.core.store, { ...userObject.fields, user: { $ref: user.id } });
     return user;
   }

@@ -1,0 +1,169 @@
+/** External-login configuration: start-up errors that say what is wrong, and api-config.yml wiring. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { exportPKCS8, generateKeyPair } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { readTextFile } from '../../adapters/node.js';
+import { loadConfig } from '../../src/cli/config.js';
+import { createService, type SeedObject, type ServiceOptions } from '../../src/index.js';
+import { call, demoData } from '../helpers.js';
+
+const ENDPOINTS = { authorization: 'https://id.example.com/auth', token: 'https://id.example.com/token', jwks: 'https://id.example.com/jwks', issuer: 'https://id.example.com' };
+const google = (name = 'Google', data: unknown = { clientId: 'g-id', clientSecret: 'g-secret' }): SeedObject => ({
+  '~ClassName': 'OAuthProvider',
+  name,
+  type: 'google',
+  additionalData: typeof data === 'string' ? data : JSON.stringify(data),
+});
+const apple = (data: Record<string, unknown>): SeedObject => ({
+  '~ClassName': 'OAuthProvider',
+  name: 'Apple',
+  type: 'apple',
+  additionalData: { clientId: 'com.example.web', serverAddress: 'https://odbrest.example', teamId: 'TEAM', keyIdentifier: 'KEY', ...data },
+});
+
+function service(entries: SeedObject[], names: string[], options: ServiceOptions = {}) {
+  return createService({
+    passwordIterations: 1000,
+    data: { objects: [...demoData().objects, ...entries] },
+    oAuthProviders: names.map((name) => ({ name })),
+    publicUrl: 'https://odbrest.example',
+    onError: () => undefined,
+    ...options,
+  });
+}
+
+async function keyFile(content?: string): Promise<string> {
+  const path = join(mkdtempSync(join(tmpdir(), 'odbrest-key-')), 'AuthKey_KEY.p8');
+  writeFileSync(path, content ?? (await exportPKCS8((await generateKeyPair('ES256', { extractable: true })).privateKey)));
+  return path;
+}
+
+describe('start-up errors', () => {
+  it('two configured names of one type', async () => {
+    const started = service([google('Google'), google('Google2')], ['Google', 'Google2']);
+    await expect(started.ready).rejects.toThrow('oAuthProviders: "Google" and "Google2" are both of type google; one configuration per type is allowed');
+  });
+
+  it('an unknown type', async () => {
+    const started = service([{ ...google('Yahoo'), type: 'yahoo' }], ['Yahoo']);
+    await expect(started.ready).rejects.toThrow('OAuth provider "Yahoo": type "yahoo" is not one of google, facebook, microsoft, apple');
+  });
+
+  it('missing credentials', async () => {
+    const started = service([google('Google', { clientId: 'g-id' })], ['Google']);
+    await expect(started.ready).rejects.toThrow('OAuth provider "Google": additionalData: clientSecret is required');
+  });
+
+  it('additionalData that is not JSON', async () => {
+    const started = service([google('Google', '{clientId:')], ['Google']);
+    await expect(started.ready).rejects.toThrow('OAuth provider "Google": additionalData is not valid JSON');
+  });
+
+  it('a configured name without a provider entry', async () => {
+    const started = service([], ['Google']);
+    await expect(started.ready).rejects.toThrow('OAuth provider "Google": no OAuthProvider object with this name in the database');
+  });
+
+  it('an Apple key file that cannot be read', async () => {
+    const started = service([apple({ keyPath: '/nonexistent/AuthKey_KEY.p8' })], ['Apple'], { readFile: readTextFile });
+    await expect(started.ready).rejects.toThrow('OAuth provider "Apple": additionalData.keyPath "/nonexistent/AuthKey_KEY.p8" cannot be read (ENOENT)');
+  });
+
+  it('an Apple key file that holds no ES256 key', async () => {
+    const started = service([apple({ keyPath: await keyFile('not a key') })], ['Apple'], { readFile: readTextFile });
+    await expect(started.ready).rejects.toThrow('OAuth provider "Apple": the Apple key is not an ES256 private key in PKCS#8 PEM form (an AuthKey_*.p8 file)');
+  });
+
+  it('an Apple keyPath without a readFile option', async () => {
+    const started = service([apple({ keyPath: await keyFile() })], ['Apple']);
+    await expect(started.ready).rejects.toThrow('OAuth provider "Apple": additionalData.keyPath cannot be read: the service was created without a readFile option');
+  });
+
+  it('an Apple serverAddress that is not https', async () => {
+    const started = service([apple({ keyPath: await keyFile(), serverAddress: 'http://odbrest.example' })], ['Apple'], { readFile: readTextFile });
+    await expect(started.ready).rejects.toThrow('OAuth provider "Apple": additionalData: serverAddress must be an https URL (plain http only on localhost)');
+  });
+
+  it('missing publicUrl', async () => {
+    const started = service([google()], ['Google'], { publicUrl: undefined });
+    await expect(started.ready).rejects.toThrow('publicUrl (the external https address of the service) is required when oAuthProviders are configured');
+  });
+
+  it('a publicUrl that is not https', async () => {
+    const started = service([google()], ['Google'], { publicUrl: 'http://odbrest.example' });
+    await expect(started.ready).rejects.toThrow('publicUrl must be an https URL (plain http only on localhost)');
+  });
+
+  it('an endpoint override that is not https', async () => {
+    const started = service([google('Google', { clientId: 'g', clientSecret: 's', endpoints: { token: 'http://id.example.com/token' } })], ['Google']);
+    await expect(started.ready).rejects.toThrow('OAuth provider "Google": additionalData: endpoints.token must be an https URL (plain http only on localhost)');
+  });
+
+  it('a defaultUser that is not a database user', async () => {
+    const started = service([{ ...google(), defaultUser: 'nobody' }], ['Google']);
+    await expect(started.ready).rejects.toThrow('OAuth provider "Google": defaultUser "nobody" is not a database user');
+  });
+
+  it('a name that would shadow a route', async () => {
+    const started = service([google('df')], ['df']);
+    await expect(started.ready).rejects.toThrow('OAuth provider "df": the name is reserved');
+  });
+
+  it('a misconfigured service answers requests with a 500 envelope and logs the reason once', async () => {
+    const logged: unknown[] = [];
+    const started = service([google('Google', { clientId: 'g-id' })], ['Google'], { onError: (error) => logged.push(error) });
+    await started.ready.catch(() => undefined);
+    const answer = await call(started, 'GET', '/v1/auth/google');
+    expect(answer.status).toBe(500);
+    expect(answer.body).toEqual({
+      status: { internalStatus: '500', statusMessage: 'the service failed to start (configuration or seed data); see the server log' },
+      data: {},
+    });
+    expect(logged.map((error) => (error as Error).message)).toEqual(['OAuth provider "Google": additionalData: clientSecret is required']);
+  });
+});
+
+describe('valid configurations', () => {
+  it('an Apple key given inline as privateKey, endpoint overrides in the options', async () => {
+    const privateKey = await exportPKCS8((await generateKeyPair('ES256', { extractable: true })).privateKey);
+    const started = service([apple({ privateKey, clientId: ['com.example.web', 'com.example.app'] })], ['Apple'], {
+      oAuthProviders: [{ name: 'Apple', endpoints: ENDPOINTS }],
+    });
+    await started.ready;
+    const answer = await call(started, 'GET', '/v1/auth/apple');
+    expect(answer.status).toBe(302);
+    const location = new URL(answer.headers.get('location')!);
+    expect(location.origin + location.pathname).toBe(ENDPOINTS.authorization);
+    expect(location.searchParams.get('client_id')).toBe('com.example.web');
+    expect(location.searchParams.get('redirect_uri')).toBe('https://odbrest.example/v1/apple/callback');
+  });
+
+  it('the callback address includes base path (in publicUrl) and alias', async () => {
+    const started = service([google()], ['Google'], { publicUrl: 'https://odbrest.example/api/', alias: 'db1', basePath: '/api' });
+    await started.ready;
+    const answer = await call(started, 'GET', 'http://odbrest.test/api/db1/v1/auth/google');
+    expect(new URL(answer.headers.get('location')!).searchParams.get('redirect_uri')).toBe('https://odbrest.example/api/db1/v1/google/callback');
+  });
+
+  it('no providers configured: every provider is 321', async () => {
+    const started = service([google()], [], { publicUrl: undefined });
+    await started.ready;
+    const answer = await call(started, 'GET', '/v1/auth/google');
+    expect(answer.body).toEqual({ status: { internalStatus: '321', statusMessage: 'unknown or unconfigured external provider "google"' }, data: {} });
+  });
+
+  it('api-config.yml: oAuthProviders and publicUrl reach the options, key paths resolve from the config folder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'odbrest-config-'));
+    writeFileSync(join(dir, 'AuthKey_KEY.p8'), 'key text');
+    writeFileSync(
+      join(dir, 'api-config.yml'),
+      'publicUrl: https://api.example.com\noAuthProviders:\n  - name: Google\n  - name: Apple\n    endpoints:\n      token: https://id.example.com/token\n',
+    );
+    const { options } = loadConfig({ ODBREST_CONFIG: join(dir, 'api-config.yml') }, dir);
+    expect(options.publicUrl).toBe('https://api.example.com');
+    expect(options.oAuthProviders).toEqual([{ name: 'Google' }, { name: 'Apple', endpoints: { token: 'https://id.example.com/token' } }]);
+    expect(await options.readFile!('AuthKey_KEY.p8')).toBe('key text');
+  });
+});
