@@ -1,7 +1,7 @@
 /** A provider entry with a defaultUser, and the xApi_DBCreateInit_xApiUserProvider hook (PROTOCOL.md 5.2 step 4). */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/index.js';
-import { ProviderProcess, authorize, finish, postJson, startService, type LocalProvider, type RunningService } from './provider.js';
+import { ProviderProcess, authorize, loginData, finish, postJson, startService, type LocalProvider, type RunningService } from './provider.js';
 import { USERS, loginBody } from '../helpers.js';
 
 const HOOK = 'xApi_DBCreateInit_xApiUserProvider';
@@ -24,10 +24,7 @@ async function linkOf(subject: string) {
   return (await running.service.store.find({ className: 'ExternalIdentity', where: { subject } })).objects.map((object) => object.fields);
 }
 
-async function plainLoginData(user: keyof typeof USERS, appNames: string[]) {
-  const answer = await postJson(running.base, '/v1/login', loginBody(user, USERS[user], appNames));
-  return { ...answer.body.data, sessionId: expect.any(String), expiresAt: expect.any(String) };
-}
+const plainLoginData = (user: 'alice' | 'bob' | 'extern', appNames: string[]) => loginData(running.base, user, appNames);
 
 describe('defaultUser', () => {
   it('links a new identity to the default user and answers with a session', async () => {

@@ -1,7 +1,7 @@
 /** External login end to end: odbrest over HTTP, a real local provider process, a browser that follows the redirects. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USERS, loginBody } from '../helpers.js';
-import { ProviderProcess, authorize, finish, getJson, params, postJson, startService, type Kind, type LocalProvider, type RunningService } from './provider.js';
+import { ProviderProcess, authorize, loginData, finish, getJson, params, postJson, startService, type Kind, type LocalProvider, type RunningService } from './provider.js';
 
 const NAMES: Record<Kind, string> = { google: 'Google', facebook: 'Facebook', microsoft: 'Microsoft', apple: 'Apple' };
 const KINDS = Object.keys(NAMES) as Kind[];
@@ -22,12 +22,7 @@ afterAll(async () => {
   process?.close();
 });
 
-/** The login answer `/v1/login` gives this user, to compare other logins with. */
-async function plainLoginData(user: keyof typeof USERS, appNames: string[]) {
-  const answer = await postJson(running.base, '/v1/login', loginBody(user, USERS[user], appNames));
-  expect(answer.body.status).toEqual({ internalStatus: '0', statusMessage: 'ok' });
-  return { ...answer.body.data, sessionId: expect.stringMatching(/^[\w-]{22,}$/), expiresAt: expect.any(String) };
-}
+const plainLoginData = (user: 'alice' | 'bob' | 'extern', appNames: string[]) => loginData(running.base, user, appNames);
 
 async function links(provider: string, subject: string) {
   const { objects } = await running.service.store.find({ className: 'ExternalIdentity', where: { provider, subject } });

@@ -7,7 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 import { readTextFile, serve } from '../../adapters/node.js';
 import type { OAuthEndpoints, SeedObject, Service, ServiceOptions } from '../../src/index.js';
-import { APP_KEY, demoData, demoService } from '../helpers.js';
+import { expect } from 'vitest';
+import { APP_KEY, USERS, demoData, demoService, loginBody } from '../helpers.js';
 
 export type Kind = 'google' | 'facebook' | 'microsoft' | 'apple';
 
@@ -230,6 +231,13 @@ export function tampered(step: CallbackStep, change: (params: URLSearchParams) =
   const form = new URLSearchParams(step.form);
   change(form);
   return { method: 'POST', url: url.href, form };
+}
+
+/** The `data` `/v1/login` answers for this user, sessionId and expiresAt left open: to compare other logins with. */
+export async function loginData(base: string, user: keyof typeof USERS, appNames: string[]) {
+  const answer = await postJson(base, '/v1/login', loginBody(user, USERS[user], appNames));
+  if (answer.body?.status?.internalStatus !== '0') throw new Error(`login failed: ${JSON.stringify(answer.body)}`);
+  return { ...answer.body.data, sessionId: expect.stringMatching(/^[\w-]{22,}$/), expiresAt: expect.any(String) };
 }
 
 /** POST JSON to the service with the app key. */
