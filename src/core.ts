@@ -12,6 +12,8 @@ import { RouteTable, type Route } from './http/router.js';
 import { macroRoutes } from './macros/routes.js';
 import { MacroRegistry, type MacroContext } from './macros/registry.js';
 import { ExternalLogin } from './oauth/flow.js';
+import { IDENTITY_CLASS } from './oauth/links.js';
+import { PROVIDER_CLASS } from './oauth/providers.js';
 import { externalLoginRoutes } from './oauth/routes.js';
 import { objectRoutes } from './objects/routes.js';
 import { Serializer } from './objects/serialize.js';
@@ -44,6 +46,8 @@ export class Core {
   readonly now: () => number;
   readonly ready: Promise<void>;
   readonly transports: Transport[] = [];
+  /** Classes the object endpoints never serve (see `ServiceOptions.internalClasses`). */
+  readonly internalClasses: ReadonlySet<string>;
 
   readonly #options: ServiceOptions;
   readonly #routes = new RouteTable();
@@ -67,7 +71,8 @@ export class Core {
     this.tokens = new TokenSigner(options.jwtSecret);
     this.macros = new MacroRegistry(options.macros);
     this.databaseName = options.databaseName ?? 'odbrest';
-    this.serializer = new Serializer(this.store, options.serializationDepth ?? 2, () => this.#serializationHook());
+    this.internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, ...(options.internalClasses ?? [])]);
+    this.serializer = new Serializer(this.store, options.serializationDepth ?? 2, () => this.#serializationHook(), this.internalClasses);
     this.#basePath = normalizeBase(options.basePath ?? '');
     if (options.alias !== undefined && (!/^[A-Za-z0-9_.-]+$/.test(options.alias) || ['v1', 'v2'].includes(options.alias))) {
       throw new Error(`alias ${JSON.stringify(options.alias)} is not allowed (one path segment, not v1 or v2)`);

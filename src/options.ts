@@ -61,6 +61,11 @@ export interface ServiceOptions {
    * itself). `odbrest serve` supplies it; Node hosts pass `readTextFile` from `odbrest/node`.
    */
   readFile?: (path: string) => Promise<string | Uint8Array>;
+  /**
+   * Classes the object endpoints never serve (`404`; as a reference, only the metadata). Always
+   * includes the service's own `OAuthProvider` (client secrets) and `ExternalIdentity` (links).
+   */
+  internalClasses?: readonly string[];
   /** Clock in epoch ms, for tests. */
   now?: () => number;
   /** Called with unexpected errors (answered as a bare `500`). Default: `console.error`. */

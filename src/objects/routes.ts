@@ -57,6 +57,7 @@ function booleanParam(request: ApiRequest, name: string): boolean {
 }
 
 async function listing(core: Core, request: ApiRequest, className: string): Promise<Response> {
+  if (core.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
   const set: ObjectSet = {
     className,
     where: whereParam(request),
@@ -91,6 +92,11 @@ function validName(value: string, what: string): string {
   return value;
 }
 
+/** Objects of internal classes are answered exactly like missing ones. */
+function served(core: Core, object: StoredObject | undefined): StoredObject | undefined {
+  return object && !core.internalClasses.has(object.className) ? object : undefined;
+}
+
 export function objectRoutes(core: Core): Route[] {
   return [
     {
@@ -99,9 +105,9 @@ export function objectRoutes(core: Core): Route[] {
       auth: 'objects',
       handler: async (request) => {
         const id = validName(request.params.id!, 'object id');
-        const object = await core.store.get(id);
+        const object = served(core, await core.store.get(id));
         if (object) return okResponse(await core.serializer.object(object));
-        if ((await core.store.count(id)) > 0) return listing(core, request, id);
+        if (!core.internalClasses.has(id) && (await core.store.count(id)) > 0) return listing(core, request, id);
         throw new ApiError('404', `no object or class ${id}`);
       },
     },

@@ -32,6 +32,8 @@ export class Serializer {
     private readonly store: ObjectStore,
     private readonly depth: number,
     private readonly hook?: () => SerializationHook | undefined,
+    /** Classes whose objects appear only as metadata (their fields may hold secrets). */
+    private readonly internalClasses: ReadonlySet<string> = new Set(),
   ) {}
 
   async object(object: StoredObject): Promise<JsonObject> {
@@ -47,9 +49,10 @@ export class Serializer {
     const hook = this.hook?.();
     const finish = (object: StoredObject, json: JsonObject) => (hook ? hook(object, json) : json);
     if (level > this.depth) return Promise.all(objects.map((object) => finish(object, metadata(object))));
+    const visible = objects.filter((object) => !this.internalClasses.has(object.className));
 
     const ids = new Set<string>();
-    for (const object of objects) for (const value of visibleValues(object)) collectRefs(value, ids);
+    for (const object of visible) for (const value of visibleValues(object)) collectRefs(value, ids);
     const nested = new Map<string, JsonObject>();
     if (ids.size > 0) {
       const loaded = await this.store.getMany([...ids]);
@@ -59,6 +62,7 @@ export class Serializer {
     return Promise.all(
       objects.map((object) => {
         const json = metadata(object);
+        if (this.internalClasses.has(object.className)) return json;
         for (const [name, value] of Object.entries(object.fields)) {
           if (!name.startsWith('_')) json[name] = resolve(value, nested);
         }

@@ -244,3 +244,32 @@ describe('POST /v1/execute/{macroName}', () => {
     expectError(await exec('late'), '404', 404);
   });
 });
+
+describe('internal classes', () => {
+  async function withProviderEntry(options: Parameters<typeof demoService>[0] = {}) {
+    const { service, get } = await session(options);
+    await service.store.put({ id: 'PRV00001', className: 'OAuthProvider', fields: { name: 'Google', type: 'google', additionalData: '{"clientSecret":"s3cr3t"}' } });
+    await service.store.put({ id: 'LNK00001', className: 'ExternalIdentity', fields: { provider: 'google', subject: '42', user: { $ref: 'USR00001' } } });
+    await service.store.put({ id: 'REF00001', className: 'Note', fields: { About: { $ref: 'PRV00001' }, Private: { $ref: 'SEC00001' } } });
+    await service.store.put({ id: 'SEC00001', className: 'Secret', fields: { Value: 'hidden' } });
+    return { service, get };
+  }
+
+  test.each(['/v1/object/PRV00001', '/v1/object/LNK00001', '/v1/objects/OAuthProvider', '/v1/objects/ExternalIdentity', '/v1/object/OAuthProvider'])(
+    '%s is 404: provider entries and identity links are never served',
+    async (path) => {
+      const { get } = await withProviderEntry();
+      const result = await get(path);
+      expectError(result, '404', 404);
+      expect(result.text).not.toContain('s3cr3t');
+    },
+  );
+
+  test('a reference to an internal object shows only its metadata; hosts can add their own classes', async () => {
+    const { get } = await withProviderEntry({ internalClasses: ['Secret'] });
+    const data = (await get('/v1/object/REF00001')).body.data;
+    expect(data.About).toEqual({ '~ClassName': 'OAuthProvider', '~ObjectID': 'PRV00001', '~StoreTime': expect.any(String) });
+    expect(data.Private).toEqual({ '~ClassName': 'Secret', '~ObjectID': 'SEC00001', '~StoreTime': expect.any(String) });
+    expectError(await get('/v1/objects/Secret'), '404', 404);
+  });
+});
