@@ -4,6 +4,12 @@ import { defineConfig } from 'tsup';
 export const entries = {
   index: 'src/index.ts',
   node: 'adapters/node.ts',
+  express: 'adapters/express.ts',
+  koa: 'adapters/koa.ts',
+  bun: 'adapters/bun.ts',
+  deno: 'adapters/deno.ts',
+  next: 'adapters/next.ts',
+  'next-instrumentation': 'adapters/next-instrumentation.ts',
   cli: 'src/cli/main.ts',
 };
 
@@ -16,6 +22,7 @@ export default defineConfig({
   target: 'es2022',
   platform: 'neutral',
   external: [/^node:/],
+  removeNodeProtocol: false, // keep `node:` specifiers: Deno resolves built-ins only with the prefix
   splitting: true,
   treeshake: true,
 });

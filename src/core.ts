@@ -188,9 +188,24 @@ export class Core {
     };
   }
 
-  #toApiRequest(request: Request, context: RequestContext): ApiRequest {
-    const url = new URL(request.url);
-    let path = url.pathname;
+  /**
+   * Whether a route answers this method and URL (base path and alias included; a wrong method is
+   * still ours: `405`). Framework adapters leave every other request to the host app, before touching
+   * its body or answering `100` for a missing app key.
+   */
+  async serves(method: string, url: string | URL): Promise<boolean> {
+    try {
+      const path = this.#innerPath(new URL(url).pathname);
+      await this.#routes.match({ method: method.toUpperCase(), path } as ApiRequest);
+      return true;
+    } catch (error) {
+      return error instanceof ApiError && error.code !== '404'; // 405 and 400 (bad path encoding) are ours
+    }
+  }
+
+  /** The path relative to the service root; `404` outside the base path or alias. */
+  #innerPath(pathname: string): string {
+    let path = pathname;
     if (this.#basePath) {
       if (path !== this.#basePath && !path.startsWith(`${this.#basePath}/`)) throw new ApiError('404', `no route ${path}`);
       path = path.slice(this.#basePath.length) || '/';
@@ -200,6 +215,12 @@ export class Core {
       if (path !== prefix && !path.startsWith(`${prefix}/`)) throw new ApiError('404', `no route ${path}`);
       path = path.slice(prefix.length) || '/';
     }
+    return path;
+  }
+
+  #toApiRequest(request: Request, context: RequestContext): ApiRequest {
+    const url = new URL(request.url);
+    const path = this.#innerPath(url.pathname);
     return {
       method: request.method.toUpperCase(),
       path,

@@ -8,6 +8,11 @@ import type { KeyValueStore, ObjectStore } from './storage/types.js';
 export interface Service {
   /** Answers one request; never throws. `context` carries what the adapter knows (client address). */
   fetch(request: Request, context?: RequestContext): Promise<Response>;
+  /**
+   * Whether the service has a route for this method and URL (a `404` from route matching means no).
+   * Middleware adapters use it to leave other requests, body untouched, to the host app.
+   */
+  serves(method: string, url: string | URL): Promise<boolean>;
   /** Register or remove macros at run time. */
   readonly macros: MacroRegistry;
   readonly store: ObjectStore;
@@ -23,6 +28,7 @@ export function createService(options: ServiceOptions = {}): Service {
   const core = new Core(options);
   return {
     fetch: (request, context) => core.fetch(request, context),
+    serves: (method, url) => core.serves(method, url),
     macros: core.macros,
     store: core.store,
     kv: core.kv,

@@ -1,0 +1,14 @@
+import type { Service } from '../src/index.js';
+
+/** The part of Bun's `Server` this adapter uses. */
+export interface BunServer {
+  requestIP(request: Request): { address: string } | null;
+}
+
+/**
+ * A `fetch` handler for `Bun.serve` (or one of its `routes`): passes the connection's address from
+ * `server.requestIP`. Web APIs only, so this module loads in any runtime.
+ */
+export function createBunHandler(service: Service): (request: Request, server: BunServer) => Promise<Response> {
+  return (request, server) => service.fetch(request, { clientAddress: server.requestIP(request)?.address });
+}

@@ -1,0 +1,46 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Service } from '../src/index.js';
+import { bodyAfterParsers, toWebRequest, writeWebResponse } from './node-http.js';
+
+/** The parts of Express's request this adapter reads (Express itself is not imported). */
+interface ExpressRequest extends IncomingMessage {
+  /** Set by `express.json()` and friends. */
+  body?: unknown;
+  /** Kept by a parser's `verify` hook, e.g. `express.json({ verify: (req, _res, buf) => { req.rawBody = buf } })`. */
+  rawBody?: unknown;
+}
+type Next = (error?: unknown) => void;
+type Middleware = (req: ExpressRequest, res: ServerResponse, next: Next) => void;
+type ErrorMiddleware = (error: unknown, req: ExpressRequest, res: ServerResponse, next: Next) => void;
+
+/**
+ * Express 5 middleware: `app.use('/api', odbrest(service))`, or `app.use(odbrest(service))` with the
+ * service's `basePath`. The service sees the path below the mount point (`req.url`, which Express
+ * rewrites for mounted middleware; never `req.params`). Requests the service has no route for are left
+ * to the app (`next()`), untouched. It works before or after `express.json()`: see `bodyAfterParsers`.
+ *
+ * The second function in the pair catches the JSON parse errors of a body parser mounted before it, so
+ * that a malformed body sent to the service is answered by the service (code `400` in an envelope)
+ * instead of by Express's HTML error page.
+ */
+export function odbrest(service: Service): [Middleware, ErrorMiddleware] {
+  const answer = async (req: ExpressRequest, res: ServerResponse, body: BodyInit | null | undefined) => {
+    const response = await service.fetch(toWebRequest(req, body), { clientAddress: req.socket.remoteAddress });
+    await writeWebResponse(res, response);
+  };
+  const served = (req: ExpressRequest) => service.serves(req.method ?? 'GET', `http://localhost${req.url ?? '/'}`);
+
+  const middleware: Middleware = (req, res, next) => {
+    served(req)
+      .then((yes) => (yes ? answer(req, res, bodyAfterParsers(req, req.rawBody, req.body)) : next()))
+      .catch(next);
+  };
+  const afterParseError: ErrorMiddleware = (error, req, res, next) => {
+    const failed = error as { type?: unknown; body?: unknown };
+    if (failed?.type !== 'entity.parse.failed' || typeof failed.body !== 'string') return next(error);
+    served(req)
+      .then((yes) => (yes ? answer(req, res, failed.body as string) : next(error)))
+      .catch(next);
+  };
+  return [middleware, afterParseError];
+}

@@ -1,0 +1,41 @@
+import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
+import type { Service } from '../src/index.js';
+import { bodyAfterParsers, toWebRequest } from './node-http.js';
+
+/** The parts of Koa's context this adapter uses (Koa itself is not imported). */
+interface KoaContext {
+  req: IncomingMessage;
+  method: string;
+  url: string;
+  request: { body?: unknown; rawBody?: unknown };
+  status: number;
+  body: unknown;
+  set(name: string, value: string): void;
+}
+type Next = () => Promise<unknown>;
+
+/**
+ * Koa 3 middleware: `app.use(odbrest(service))` with the service's `basePath` (e.g. `/api`), or under
+ * koa-mount, which rewrites `ctx.url` to the path below the mount point. Requests the service has no
+ * route for go on to the next middleware, untouched. Before or after `@koa/bodyparser`, the body the
+ * service reads is the one the client sent: `ctx.request.rawBody` when the parser kept it.
+ */
+export function odbrest(service: Service): (ctx: KoaContext, next: Next) => Promise<unknown> {
+  return async (ctx, next) => {
+    if (!(await service.serves(ctx.method, `http://localhost${ctx.url}`))) return next();
+    const body = bodyAfterParsers(ctx.req, ctx.request.rawBody, ctx.request.body);
+    const response = await service.fetch(toWebRequest(ctx.req, body), { clientAddress: ctx.req.socket.remoteAddress });
+    if (response.body) {
+      ctx.status = response.status;
+      response.headers.forEach((value, name) => ctx.set(name, value));
+      ctx.body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
+    } else {
+      // Koa turns a null body into 204 unless the status is set afterwards (e.g. a 302 redirect).
+      ctx.body = null;
+      ctx.status = response.status;
+      response.headers.forEach((value, name) => ctx.set(name, value));
+    }
+    return undefined;
+  };
+}

@@ -1,0 +1,35 @@
+// The service every framework example mounts: the demo database (demo-data.json), one registered
+// macro, and a few options read from the environment, so the end-to-end tests can set them:
+//   ODBREST_TRUST_PROXY=true        take the client address from X-Forwarded-For (behind your proxy)
+//   ODBREST_LOGIN_PER_USER=5        failed logins per user name within the window
+//   ODBREST_LOGIN_PER_ADDRESS=20    failed logins per client address within the window
+//   ODBREST_PASSWORD_ITERATIONS=n   PBKDF2 iterations for the demo passwords (lower starts faster)
+import { createService } from 'odbrest';
+import demoData from './demo-data.json' with { type: 'json' };
+
+/**
+ * @param {Record<string, string | undefined>} env  process.env, or Deno.env.toObject()
+ * @param {{ basePath?: string }} mount  `/api` unless the framework strips the mount path itself
+ */
+export function createDemoService(env, { basePath = '/api' } = {}) {
+  const number = (name) => (env[name] ? Number(env[name]) : undefined);
+  return createService({
+    data: demoData,
+    databaseName: 'demo',
+    basePath,
+    trustProxy: env.ODBREST_TRUST_PROXY === 'true',
+    loginLimit: { perUser: number('ODBREST_LOGIN_PER_USER'), perAddress: number('ODBREST_LOGIN_PER_ADDRESS') },
+    passwordIterations: number('ODBREST_PASSWORD_ITERATIONS'),
+    macros: {
+      // POST /api/v1/execute/greet {"name": "..."}: greets the name, or the logged-in user.
+      greet: async (context, params) => {
+        const user = await context.user();
+        const name = typeof params.name === 'string' ? params.name : String(user?.fields.Name ?? 'stranger');
+        return { greeting: `Hello, ${name}!`, user: user?.fields.Name ?? null };
+      },
+    },
+  });
+}
+
+/** The line each example prints once it listens; the end-to-end tests read the address from it. */
+export const listeningLine = (kind, url) => `odbrest ${kind} example listening on ${url} (API under ${url}/api)`;

@@ -1,0 +1,3 @@
+import { describeServerKind } from './e2e.js';
+
+describeServerKind('bun');

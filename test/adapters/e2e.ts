@@ -1,0 +1,321 @@
+/**
+ * The end-to-end suite every server kind runs (one `<kind>.e2e.test.ts` file each): the example app
+ * as a real process, answering as the in-process service does. Each case sends the same request to
+ * the server and to a reference service built by the same `createDemoService`, and compares the whole
+ * envelopes (session ids, tokens and store times are checked for form, then masked).
+ *
+ * Secure login (PROTOCOL.md 3-4) is not here yet: it is built on branch `secure`; once merged, add a
+ * case logging in with `odbrest/client`'s `loginSecure` and reading an object through the transport.
+ */
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createDemoService } from '../../examples/demo-service.mjs';
+import { clientPassValue, type Service } from '../../src/index.js';
+import { buildNextExample, startServer, type RunningServer, type ServerKind } from './servers.js';
+
+const APP_KEY = 'e2e';
+const REFERENCE_ADDRESS = '127.0.0.1';
+
+interface Sent {
+  /** Local address to connect from (any 127.x.y.z works on Linux), instead of 127.0.0.1. */
+  from?: string;
+  json?: unknown;
+  body?: string;
+  headers?: Record<string, string>;
+  noAppKey?: boolean;
+}
+interface Answer {
+  status: number;
+  contentType: string | null;
+  retryAfter: string | null;
+  text: string;
+  body: any;
+}
+type Side = 'server' | 'reference';
+/** The reference service (built from dist/ by the examples' own module). */
+type Reference = Pick<Service, 'fetch' | 'ready'>;
+
+/** Sends each request to the server under test and to the reference service. */
+class Pair {
+  constructor(
+    readonly origin: string,
+    private readonly reference: Reference,
+  ) {}
+
+  async send(side: Side, method: string, path: string, sent: Sent = {}): Promise<Answer> {
+    const headers = new Headers(sent.headers);
+    if (!sent.noAppKey) headers.set('appkey', APP_KEY);
+    let body = sent.body;
+    if (sent.json !== undefined) {
+      body = JSON.stringify(sent.json);
+      headers.set('content-type', 'application/json');
+    }
+    const init = { method, headers, body };
+    const response =
+      side === 'reference'
+        ? await this.reference.fetch(new Request(`http://reference${path}`, init), { clientAddress: REFERENCE_ADDRESS })
+        : sent.from
+          ? await requestFrom(sent.from, `${this.origin}${path}`, init)
+          : await fetch(`${this.origin}${path}`, init);
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return {
+      status: response.status,
+      contentType: response.headers.get('content-type'),
+      retryAfter: response.headers.get('retry-after'),
+      text,
+      body: parsed,
+    };
+  }
+
+  /** Sends to both sides (each with its own credential) and expects the same answer; returns both. */
+  async both(method: string, path: string, sent: (side: Side) => Sent = () => ({})): Promise<Record<Side, Answer>> {
+    const server = await this.send('server', method, path, sent('server'));
+    const reference = await this.send('reference', method, path, sent('reference'));
+    expect(normalize(server.body), `${method} ${path}: ${server.text.slice(0, 300)}`).toEqual(normalize(reference.body));
+    expect({ status: server.status, contentType: server.contentType }).toEqual({ status: reference.status, contentType: reference.contentType });
+    return { server, reference };
+  }
+
+  /** Plain (`/v1/login`) or token (`/v2/login`) login on both sides; returns each side's credential header. */
+  async login(kind: 'session' | 'token', user = 'alice', password = 'alice-secret'): Promise<(side: Side) => Record<string, string>> {
+    const path = kind === 'session' ? '/api/v1/login' : '/api/v2/login';
+    const answers = await this.both('POST', path, () => ({ json: { user, pass: clientPassValue(password), appNames: ['crm'] } }));
+    expect(answers.server.body.status).toEqual({ internalStatus: '0', statusMessage: 'ok' });
+    return (side): Record<string, string> =>
+      kind === 'session' ? { sessionId: answers[side].body.data.sessionId } : { authorization: `Bearer ${answers[side].body.data.token}` };
+  }
+}
+
+/** `fetch` has no way to choose the local address; node:http does. */
+function requestFrom(localAddress: string, url: string, init: { method: string; headers: Headers; body?: string }): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: init.method, headers: Object.fromEntries(init.headers), localAddress }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) if (typeof value === 'string') headers.set(name, value);
+        resolve(new Response(Buffer.concat(chunks), { status: res.statusCode, headers }));
+      });
+    });
+    request.on('error', reject);
+    request.end(init.body);
+  });
+}
+
+/** Masks the values that differ between two services after checking their form. */
+function normalize(value: unknown, key = ''): unknown {
+  if (Array.isArray(value)) return value.map((item) => normalize(item));
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([name, item]) => [name, normalize(item, name)]));
+  }
+  const forms: Record<string, RegExp> = {
+    sessionId: /^[A-Za-z0-9_-]{22,}$/,
+    token: /^[\w-]+\.[\w-]+\.[\w-]+$/,
+    '~StoreTime': /^\d{8}T\d{6}[+-]\d{2}:\d{2}$/,
+    expiresAt: /^\d{4}-\d{2}-\d{2}T/,
+  };
+  const form = forms[key];
+  if (!form) return value;
+  expect(value, key).toMatch(form);
+  return `<${key}>`;
+}
+
+const loginJson = (user: string, password: string) => ({ user, pass: clientPassValue(password), appNames: ['crm'] });
+
+export interface E2eCase {
+  name: string;
+  /** Only for these kinds (the middleware kinds have app routes under /api). */
+  only?: readonly ServerKind[];
+  run(pair: Pair, kind: ServerKind): Promise<void>;
+}
+const MIDDLEWARE: readonly ServerKind[] = ['express', 'koa'];
+
+export const E2E_CASES: E2eCase[] = [
+  {
+    name: 'plain login, then an object with the session',
+    async run(pair) {
+      const credential = await pair.login('session');
+      const { server } = await pair.both('GET', '/api/v1/object/USR00001', (side) => ({ headers: credential(side) }));
+      expect(server.body.data).toMatchObject({ '~ClassName': 'User', Name: 'alice' });
+    },
+  },
+  {
+    name: 'token login, then an object with the token',
+    async run(pair) {
+      const credential = await pair.login('token');
+      const { server } = await pair.both('GET', '/api/v1/object/EMP00001', (side) => ({ headers: credential(side) }));
+      expect(server.body.data).toMatchObject({ '~ClassName': 'Employee', Name1: 'Alice' });
+    },
+  },
+  {
+    name: 'an object with its references',
+    async run(pair) {
+      const credential = await pair.login('session', 'bob', 'bob-secret');
+      const { server } = await pair.both('GET', '/api/v1/object/CUS00001', (side) => ({ headers: credential(side) }));
+      expect(server.body.data['~ObjectID']).toBe('CUS00001');
+      expect(server.body.data.AccountManager['~ObjectID']).toBe('EMP00001');
+    },
+  },
+  {
+    name: 'a listing with query and paging',
+    async run(pair) {
+      const credential = await pair.login('session');
+      const query = encodeURIComponent(JSON.stringify({ City: 'Berlin' }));
+      const { server } = await pair.both('GET', `/api/v1/objects/Customer?page=1&perPage=3&query=${query}`, (side) => ({ headers: credential(side) }));
+      expect(server.body.data['~Count']).toBe(3);
+      expect(server.body.data['~Elements'].map((customer: { City: string }) => customer.City)).toEqual(['Berlin', 'Berlin', 'Berlin']);
+    },
+  },
+  {
+    name: 'a macro, with and without parameters',
+    async run(pair) {
+      const credential = await pair.login('session');
+      const named = await pair.both('POST', '/api/v1/execute/greet', (side) => ({ headers: credential(side), json: { name: 'Ada' } }));
+      expect(named.server.body).toEqual({ status: { internalStatus: '0', statusMessage: 'ok' }, data: { greeting: 'Hello, Ada!', user: 'alice' } });
+      const plain = await pair.both('POST', '/api/v1/execute/greet', (side) => ({ headers: credential(side) }));
+      expect(plain.server.body.data).toEqual({ greeting: 'Hello, alice!', user: 'alice' });
+    },
+  },
+  {
+    name: 'logout ends the session',
+    async run(pair) {
+      const credential = await pair.login('session');
+      const out = await pair.both('POST', '/api/v1/logout', (side) => ({ headers: credential(side) }));
+      expect(out.server.body.status.internalStatus).toBe('0');
+      const after = await pair.both('GET', '/api/v1/object/USR00001', (side) => ({ headers: credential(side) }));
+      expect([after.server.status, after.server.body.status.internalStatus]).toEqual([401, '201']);
+    },
+  },
+  {
+    name: 'a bad request: a login member of the wrong type',
+    async run(pair) {
+      const { server } = await pair.both('POST', '/api/v1/login', () => ({ json: { user: 5, pass: 'x', appNames: ['crm'] } }));
+      expect([server.status, server.body.status.internalStatus]).toEqual([400, '400']);
+      expect(server.body.status.statusMessage).toMatch(/user/);
+    },
+  },
+  {
+    name: 'a request without app key',
+    async run(pair) {
+      const { server } = await pair.both('GET', '/api/v1/object/USR00001', () => ({ noAppKey: true }));
+      expect([server.status, server.body.status.internalStatus]).toEqual([401, '100']);
+    },
+  },
+  {
+    name: "the app's own route still answers",
+    async run(pair, kind) {
+      const answer = await pair.send('server', 'GET', '/hello', { noAppKey: true });
+      expect([answer.status, answer.body]).toEqual([200, { app: kind, message: 'hello from the app' }]);
+    },
+  },
+  {
+    name: 'an unknown path under /api is answered by the service',
+    only: ['node', 'bun', 'deno', 'next'],
+    async run(pair) {
+      const { server } = await pair.both('GET', '/api/v1/nothing');
+      expect([server.status, server.body.status.internalStatus]).toEqual([404, '404']);
+    },
+  },
+  {
+    name: 'a path under /api the service has no route for is left to the app',
+    only: MIDDLEWARE,
+    async run(pair, kind) {
+      const answer = await pair.send('server', 'GET', '/api/status', { noAppKey: true });
+      expect([answer.status, answer.body]).toEqual([200, { app: kind, status: 'up' }]);
+    },
+  },
+  {
+    name: "the app's body parser still serves the app's routes",
+    only: MIDDLEWARE,
+    async run(pair, kind) {
+      const answer = await pair.send('server', 'POST', '/notes', { json: { note: 'kept' } });
+      expect([answer.status, answer.body]).toEqual([200, { app: kind, received: { note: 'kept' } }]);
+    },
+  },
+];
+
+/** `count` failed logins with distinct user names, each with its own `X-Forwarded-For` unless `forwardedFor` is given. */
+async function failLogins(pair: Pair, count: number, prefix: string, forwardedFor?: string): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const answer = await pair.send('server', 'POST', '/api/v1/login', {
+      json: loginJson(`${prefix}-${i}`, 'wrong'),
+      headers: { 'x-forwarded-for': forwardedFor ?? `10.${i}.0.1` },
+    });
+    expect([answer.status, answer.body?.status?.internalStatus]).toEqual([401, '302']);
+  }
+}
+
+async function aliceLogin(pair: Pair, headers: Record<string, string> = {}): Promise<Answer> {
+  return pair.send('server', 'POST', '/api/v1/login', { json: loginJson('alice', 'alice-secret'), headers });
+}
+
+function expectLimited(answer: Answer): void {
+  expect([answer.status, answer.body?.status?.internalStatus, answer.body?.data]).toEqual([429, '303', {}]);
+  expect(Number(answer.retryAfter)).toBeGreaterThan(0);
+}
+
+/** Defines the whole suite for one server kind. */
+export function describeServerKind(kind: ServerKind): void {
+  const servers: RunningServer[] = [];
+  let reference: Reference;
+
+  beforeAll(async () => {
+    if (kind === 'next') {
+      const ms = await buildNextExample();
+      console.log(`next build of examples/next: ${(ms / 1000).toFixed(1)} s`);
+    }
+    reference = createDemoService({ ODBREST_PASSWORD_ITERATIONS: '1000' });
+    await reference.ready;
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.stop()));
+  });
+  const start = async (env: Record<string, string> = {}) => {
+    const server = await startServer(kind, env);
+    servers.push(server);
+    return new Pair(server.origin, reference);
+  };
+
+  describe(`${kind}: the example app as a real process`, () => {
+    let pair: Pair;
+    beforeAll(async () => {
+      pair = await start();
+    });
+    for (const item of E2E_CASES.filter((candidate) => !candidate.only || candidate.only.includes(kind))) {
+      test(item.name, () => item.run(pair, kind));
+    }
+    // Last: it uses up this server's failed-login budget for 127.0.0.1.
+    test('the failed-login limit counts the connection address and ignores X-Forwarded-For', async () => {
+      await failLogins(pair, 20, 'nobody');
+      expectLimited(await aliceLogin(pair, { 'x-forwarded-for': '10.99.0.1' }));
+      // Another connection address still has its budget: the address is the connection's, per request.
+      const other = await pair.send('server', 'POST', '/api/v1/login', { json: loginJson('alice', 'alice-secret'), from: '127.0.0.2' });
+      expect([other.status, other.body.status.internalStatus]).toEqual([200, '0']);
+    });
+  });
+
+  describe(`${kind}: with trustProxy`, () => {
+    let pair: Pair;
+    beforeAll(async () => {
+      pair = await start({ ODBREST_TRUST_PROXY: 'true' });
+    });
+    test('each X-Forwarded-For address has its own failed-login budget', async () => {
+      await failLogins(pair, 20, 'spread');
+      const answer = await aliceLogin(pair, { 'x-forwarded-for': '10.200.0.1' });
+      expect([answer.status, answer.body.status.internalStatus]).toEqual([200, '0']);
+    });
+    test('the X-Forwarded-For address is the one limited', async () => {
+      await failLogins(pair, 20, 'same', '10.201.0.1');
+      expectLimited(await aliceLogin(pair, { 'x-forwarded-for': '10.201.0.1' }));
+      const other = await aliceLogin(pair, { 'x-forwarded-for': '10.201.0.2' });
+      expect([other.status, other.body.status.internalStatus]).toEqual([200, '0']);
+    });
+  });
+}

@@ -1,0 +1,121 @@
+/** Starts the examples as real server processes for the end-to-end suite. */
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const bin = (name: string) => `${ROOT}node_modules/.bin/${name}`;
+
+export type ServerKind = 'express' | 'koa' | 'node' | 'bun' | 'deno' | 'next';
+
+const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
+
+/** How each kind is started (from the repository root), and the stdout line that says it listens. */
+const COMMANDS: Record<ServerKind, (port: number) => { command: string; args: string[]; ready: RegExp }> = {
+  express: () => ({ command: process.execPath, args: ['examples/express/server.mjs'], ready: LISTENING }),
+  koa: () => ({ command: process.execPath, args: ['examples/koa/server.mjs'], ready: LISTENING }),
+  node: () => ({ command: process.execPath, args: ['examples/node/app.mjs'], ready: LISTENING }),
+  bun: () => ({ command: bin('bun'), args: ['examples/bun/server.mjs'], ready: LISTENING }),
+  deno: () => ({
+    command: bin('deno'),
+    args: ['run', '--allow-net', '--allow-read', '--allow-env', 'examples/deno/server.mjs'],
+    ready: LISTENING,
+  }),
+  // `next start` does not accept port 0: the port is chosen free just before.
+  next: (port) => ({ command: bin('next'), args: ['start', 'examples/next', '-p', String(port), '-H', '127.0.0.1'], ready: /Ready in/ }),
+};
+
+export interface RunningServer {
+  /** e.g. `http://127.0.0.1:40123`; the API is under `${origin}/api`. */
+  origin: string;
+  stop(): Promise<void>;
+}
+
+/** Starts one example as a child process with these extra environment variables. */
+export async function startServer(kind: ServerKind, env: Record<string, string> = {}): Promise<RunningServer> {
+  if (!existsSync(`${ROOT}dist/index.js`)) throw new Error('dist/ is missing: run `npm run build` before the adapter suite');
+  const port = kind === 'next' ? await freePort() : 0;
+  const { command, args, ready } = COMMANDS[kind](port);
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    // Own process group, so stop() ends the server and anything it started (Next's workers).
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', ODBREST_PASSWORD_ITERATIONS: '1000', HOST: '127.0.0.1', PORT: String(port), ...env },
+  });
+  const stop = () => stopProcess(child);
+  try {
+    const line = await waitForLine(child, ready, 60_000);
+    const origin = kind === 'next' ? `http://127.0.0.1:${port}` : line[1]!;
+    return { origin, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => fail(`no "${pattern.source}" within ${timeoutMs} ms`), timeoutMs);
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      reject(new Error(`${why}; output:\n${output.slice(-4000)}`));
+    };
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = output.match(pattern);
+      if (match) {
+        clearTimeout(timer);
+        child.stdout!.off('data', onData);
+        resolve(match);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => void (output += chunk.toString()));
+    child.once('exit', (code, signal) => fail(`exited early (${code ?? signal})`));
+  });
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    return; // already gone
+  }
+  const timer = setTimeout(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }, 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** `next build` of examples/next; resolves with the time it took in ms. */
+export async function buildNextExample(): Promise<number> {
+  const started = performance.now();
+  await promisify(execFile)(bin('next'), ['build', 'examples/next'], {
+    cwd: ROOT,
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return performance.now() - started;
+}
