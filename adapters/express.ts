@@ -2,13 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Service } from '../src/index.js';
 import { bodyAfterParsers, toWebRequest, writeWebResponse } from './node-http.js';
 
-/** The parts of Express's request this adapter reads (Express itself is not imported). */
-interface ExpressRequest extends IncomingMessage {
-  /** Set by `express.json()` and friends. */
-  body?: unknown;
-  /** Kept by a parser's `verify` hook, e.g. `express.json({ verify: (req, _res, buf) => { req.rawBody = buf } })`. */
-  rawBody?: unknown;
-}
+/**
+ * Express's request as this adapter reads it: `body` set by `express.json()` and friends, and
+ * `rawBody` if a parser's `verify` hook kept the bytes:
+ * `express.json({ verify: (req, _res, buf) => { req.rawBody = buf } })`. Express itself is not imported.
+ */
+type ExpressRequest = IncomingMessage & { body?: unknown };
+const rawBodyOf = (req: IncomingMessage): unknown => (req as { rawBody?: unknown }).rawBody;
 type Next = (error?: unknown) => void;
 type Middleware = (req: ExpressRequest, res: ServerResponse, next: Next) => void;
 type ErrorMiddleware = (error: unknown, req: ExpressRequest, res: ServerResponse, next: Next) => void;
@@ -32,7 +32,7 @@ export function odbrest(service: Service): [Middleware, ErrorMiddleware] {
 
   const middleware: Middleware = (req, res, next) => {
     served(req)
-      .then((yes) => (yes ? answer(req, res, bodyAfterParsers(req, req.rawBody, req.body)) : next()))
+      .then((yes) => (yes ? answer(req, res, bodyAfterParsers(req, rawBodyOf(req), req.body)) : next()))
       .catch(next);
   };
   const afterParseError: ErrorMiddleware = (error, req, res, next) => {

@@ -58,13 +58,16 @@ export async function call(service: Service, method: string, path: string, optio
   const url = path.startsWith('http') ? path : `http://odbrest.test${path}`;
   const response = await service.fetch(new Request(url, { method, headers, body }), { clientAddress: options.clientAddress ?? '127.0.0.1' });
   const text = await response.text();
-  let parsed: unknown;
+  return { status: response.status, headers: response.headers, text, body: parseOrUndefined(text) };
+}
+
+/** The parsed JSON text, or undefined when it is not JSON (an HTML error page, say). */
+export function parseOrUndefined(text: string): any {
   try {
-    parsed = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
-    parsed = undefined;
+    return undefined;
   }
-  return { status: response.status, headers: response.headers, text, body: parsed };
 }
 
 export function loginBody(user: string, password: string, appNames: string[] | string = ['crm']) {

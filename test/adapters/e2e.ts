@@ -11,6 +11,7 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createDemoService } from '../../examples/demo-service.mjs';
 import { clientPassValue, type Service } from '../../src/index.js';
+import { parseOrUndefined } from '../helpers.js';
 import { buildNextExample, startServer, type RunningServer, type ServerKind } from './servers.js';
 
 const APP_KEY = 'e2e';
@@ -58,18 +59,12 @@ class Pair {
           ? await requestFrom(sent.from, `${this.origin}${path}`, init)
           : await fetch(`${this.origin}${path}`, init);
     const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
     return {
       status: response.status,
       contentType: response.headers.get('content-type'),
       retryAfter: response.headers.get('retry-after'),
       text,
-      body: parsed,
+      body: parseOrUndefined(text),
     };
   }
 

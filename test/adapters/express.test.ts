@@ -1,0 +1,128 @@
+/** The Express middleware in real Express apps: mount points, body parsers before and after, fall-through. */
+import express from 'express';
+import { describe, expect, test } from 'vitest';
+import { odbrest } from '../../adapters/express.js';
+import { appRunner, echoService, loginAndEcho, okEnvelope, PARAMS, send } from './listen.js';
+
+const run = appRunner();
+
+
+describe('mounted with app.use(path, ...)', () => {
+  test('under /api, after express.json() that keeps the raw body', async () => {
+    const app = express();
+    app.use(express.json({ verify: (req, _res, buf) => void ((req as unknown as { rawBody?: Buffer }).rawBody = buf) }));
+    app.use('/api', odbrest(await echoService('')));
+    const origin = await run(app);
+    const answer = await loginAndEcho(`${origin}/api`, PARAMS);
+    expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+  });
+
+  test('under /api, after express.json() without the raw body: the parsed value is sent again', async () => {
+    const app = express();
+    app.use(express.json());
+    app.use('/api', odbrest(await echoService('')));
+    const origin = await run(app);
+    const answer = await loginAndEcho(`${origin}/api`, PARAMS);
+    expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+  });
+
+  test('before express.json(): the service streams the body itself and the app still parses its own', async () => {
+    const app = express();
+    app.use('/api', odbrest(await echoService('')));
+    app.use(express.json());
+    app.post('/notes', (req, res) => void res.json({ received: req.body }));
+    const origin = await run(app);
+    const answer = await loginAndEcho(`${origin}/api`, PARAMS);
+    expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+    const notes = await send(`${origin}/notes`, { json: { a: 1 } });
+    expect([notes.status, notes.body]).toEqual([200, { received: { a: 1 } }]);
+  });
+
+  test('two levels deep, in a router mounted in the app', async () => {
+    const router = express.Router();
+    router.use('/odb', odbrest(await echoService('')));
+    const app = express();
+    app.use('/tenant', router);
+    const origin = await run(app);
+    const answer = await loginAndEcho(`${origin}/tenant/odb`, PARAMS);
+    expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+  });
+
+  test('paths the service has no route for reach the app, even without app key', async () => {
+    const app = express();
+    app.use('/api', odbrest(await echoService('')));
+    app.get('/api/status', (_req, res) => void res.json({ status: 'up' }));
+    const origin = await run(app);
+    const status = await send(`${origin}/api/status`, { appKey: false });
+    expect([status.status, status.body]).toEqual([200, { status: 'up' }]);
+    const unknown = await send(`${origin}/api/v1/unknown`);
+    expect([unknown.status, unknown.body]).toEqual([404, undefined]); // Express's own 404 page
+    expect(unknown.text).toContain('Cannot GET /api/v1/unknown');
+  });
+
+  test('a known path with the wrong method is the service’s 405', async () => {
+    const app = express();
+    app.use('/api', odbrest(await echoService('')));
+    const origin = await run(app);
+    const answer = await send(`${origin}/api/v1/login`);
+    expect([answer.status, answer.body.status.internalStatus, answer.body.data]).toEqual([405, '405', {}]);
+  });
+});
+
+describe('without a mount path, using the service basePath', () => {
+  test('serves /api and leaves the rest to the app', async () => {
+    const app = express();
+    app.use(odbrest(await echoService('/api')));
+    app.get('/hello', (_req, res) => void res.json({ hello: 'app' }));
+    const origin = await run(app);
+    const answer = await loginAndEcho(`${origin}/api`, PARAMS);
+    expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+    const hello = await send(`${origin}/hello`, { appKey: false });
+    expect([hello.status, hello.body]).toEqual([200, { hello: 'app' }]);
+  });
+});
+
+describe('malformed JSON is answered by the service', () => {
+  const malformed = '{"user": "alice",';
+  const expected = { status: { internalStatus: '400', statusMessage: 'request body is not valid JSON' }, data: {} };
+
+  test('when express.json() before it failed to parse the body', async () => {
+    const app = express();
+    app.use(express.json());
+    app.use('/api', odbrest(await echoService('')));
+    const origin = await run(app);
+    const answer = await send(`${origin}/api/v1/login`, { body: malformed });
+    expect([answer.status, answer.body]).toEqual([400, expected]);
+  });
+
+  test('when no parser ran', async () => {
+    const app = express();
+    app.use('/api', odbrest(await echoService('')));
+    const origin = await run(app);
+    const answer = await send(`${origin}/api/v1/login`, { body: malformed });
+    expect([answer.status, answer.body]).toEqual([400, expected]);
+  });
+
+  test('but not for the app’s own routes: their parse errors stay the app’s', async () => {
+    const app = express();
+    app.use(express.json());
+    app.use('/api', odbrest(await echoService('')));
+    app.post('/notes', (_req, res) => void res.json({}));
+    const origin = await run(app);
+    const answer = await send(`${origin}/notes`, { body: malformed });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toBeUndefined(); // Express's HTML error page, not an envelope
+  });
+});
+
+test('a body another middleware consumed without keeping it does not hang: it arrives empty', async () => {
+  const app = express();
+  app.use((req, _res, next) => {
+    req.resume(); // drains the stream, keeps nothing
+    req.on('end', () => next());
+  });
+  app.use('/api', odbrest(await echoService('')));
+  const origin = await run(app);
+  const answer = await send(`${origin}/api/v1/login`, { json: { user: 'alice' } });
+  expect([answer.status, answer.body]).toEqual([400, { status: { internalStatus: '400', statusMessage: 'request body must be a JSON object' }, data: {} }]);
+});

@@ -1,0 +1,91 @@
+/** The Koa middleware in real Koa apps: body parser before and after, mounting, fall-through. */
+import { bodyParser } from '@koa/bodyparser';
+import Koa from 'koa';
+import { describe, expect, test } from 'vitest';
+import { odbrest } from '../../adapters/koa.js';
+import { aliceLogin, appRunner, echoService, loginAndEcho, okEnvelope, PARAMS, send } from './listen.js';
+
+const run = appRunner();
+
+/** The app's own routes, after the service. */
+function appRoutes(app: Koa): void {
+  app.use(async (ctx, next) => {
+    if (ctx.path === '/api/status') ctx.body = { status: 'up' };
+    else if (ctx.path === '/notes') ctx.body = { received: (ctx.request as { body?: unknown }).body };
+    else await next();
+  });
+}
+
+describe('with the service basePath', () => {
+  test('after @koa/bodyparser, which keeps the raw body', async () => {
+    const app = new Koa();
+    app.use(bodyParser());
+    app.use(odbrest(await echoService('/api')));
+    const origin = await run(app);
+    const answer = await loginAndEcho(`${origin}/api`, PARAMS);
+    expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+  });
+
+  test('before @koa/bodyparser: the service streams the body and the app still parses its own', async () => {
+    const app = new Koa();
+    app.use(odbrest(await echoService('/api')));
+    app.use(bodyParser());
+    appRoutes(app);
+    const origin = await run(app);
+    const answer = await loginAndEcho(`${origin}/api`, PARAMS);
+    expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+    const notes = await send(`${origin}/notes`, { json: { a: 1 } });
+    expect([notes.status, notes.body]).toEqual([200, { received: { a: 1 } }]);
+  });
+
+  test('a body type the parser skips (it sets body {} without reading) is streamed, not replaced', async () => {
+    const app = new Koa();
+    app.use(bodyParser());
+    app.use(odbrest(await echoService('/api')));
+    const origin = await run(app);
+    const answer = await send(`${origin}/api/v1/login`, { body: JSON.stringify(aliceLogin), contentType: 'text/plain' });
+    expect([answer.status, answer.body]).toEqual([415, { status: { internalStatus: '415', statusMessage: 'Content-Type must be application/json' }, data: {} }]);
+  });
+
+  test('paths the service has no route for reach the app, even without app key', async () => {
+    const app = new Koa();
+    app.use(bodyParser());
+    app.use(odbrest(await echoService('/api')));
+    appRoutes(app);
+    const origin = await run(app);
+    const status = await send(`${origin}/api/status`, { appKey: false });
+    expect([status.status, status.body]).toEqual([200, { status: 'up' }]);
+    const unknown = await send(`${origin}/api/v1/unknown`);
+    expect([unknown.status, unknown.text]).toEqual([404, 'Not Found']); // Koa's own 404
+    const outside = await send(`${origin}/elsewhere`, { appKey: false });
+    expect([outside.status, outside.text]).toEqual([404, 'Not Found']);
+  });
+
+  test('error envelopes keep their status and headers', async () => {
+    const app = new Koa();
+    app.use(odbrest(await echoService('/api')));
+    const origin = await run(app);
+    const response = await fetch(`${origin}/api/v1/login`, { headers: { appkey: 'adapter-test' } });
+    expect([response.status, response.headers.get('allow'), response.headers.get('content-type')]).toEqual([405, 'POST', 'application/json; charset=utf-8']);
+    expect((await response.json()).status.internalStatus).toBe('405');
+  });
+});
+
+test('under a mount point that rewrites ctx.path (as koa-mount does), with no basePath', async () => {
+  const middleware = odbrest(await echoService(''));
+  const app = new Koa();
+  app.use(bodyParser());
+  app.use(async (ctx, next) => {
+    if (!ctx.path.startsWith('/tenant/odb/')) return next();
+    const original = ctx.path;
+    ctx.path = original.slice('/tenant/odb'.length);
+    try {
+      await middleware(ctx, next);
+    } finally {
+      ctx.path = original;
+    }
+  });
+  const origin = await run(app);
+  const answer = await loginAndEcho(`${origin}/tenant/odb`, PARAMS);
+  expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+});

@@ -1,0 +1,41 @@
+/**
+ * The Bun, Deno and Next.js adapters (and the core they are used with) load in any runtime: their
+ * built modules, followed through every relative import, name no Node built-in.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { expect, test } from 'vitest';
+import { ROOT } from './servers.js';
+
+const BUILTINS = new Set(builtinModules);
+
+/** Every import specifier of a built module and of the chunks it imports, by file. */
+function importGraph(entry: string): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  const visit = (file: string) => {
+    if (graph.has(file)) return;
+    const source = readFileSync(`${ROOT}dist/${file}`, 'utf8');
+    const specifiers = [...source.matchAll(/(?:^|[;\s])(?:import|export)\s*(?:[^'"]*?from\s*)?['"]([^'"]+)['"]/gm), ...source.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)].map(
+      (match) => match[1]!,
+    );
+    graph.set(file, specifiers);
+    for (const specifier of specifiers) if (specifier.startsWith('./')) visit(specifier.slice(2));
+  };
+  visit(entry);
+  return graph;
+}
+
+for (const entry of ['index.js', 'bun.js', 'deno.js', 'next.js']) {
+  test(`dist/${entry} imports no Node built-in`, () => {
+    expect(existsSync(`${ROOT}dist/${entry}`), 'run `npm run build` first').toBe(true);
+    const nodeImports = [...importGraph(entry)].flatMap(([file, specifiers]) =>
+      specifiers.filter((specifier) => specifier.startsWith('node:') || BUILTINS.has(specifier)).map((specifier) => `${file}: ${specifier}`),
+    );
+    expect(nodeImports).toEqual([]);
+  });
+}
+
+test('the check sees Node built-ins where they are (the Express adapter)', () => {
+  const specifiers = [...importGraph('express.js').values()].flat();
+  expect(specifiers).toContain('node:stream');
+});
