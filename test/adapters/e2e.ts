@@ -10,8 +10,8 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createDemoService } from '../../examples/demo-service.mjs';
-import { clientPassValue, type Service } from '../../src/index.js';
-import { parseOrUndefined } from '../helpers.js';
+import type { Service } from '../../src/index.js';
+import { loginBody, parseOrUndefined } from '../helpers.js';
 import { buildNextExample, startServer, type RunningServer, type ServerKind } from './servers.js';
 
 const APP_KEY = 'e2e';
@@ -80,7 +80,7 @@ class Pair {
   /** Plain (`/v1/login`) or token (`/v2/login`) login on both sides; returns each side's credential header. */
   async login(kind: 'session' | 'token', user = 'alice', password = 'alice-secret'): Promise<(side: Side) => Record<string, string>> {
     const path = kind === 'session' ? '/api/v1/login' : '/api/v2/login';
-    const answers = await this.both('POST', path, () => ({ json: { user, pass: clientPassValue(password), appNames: ['crm'] } }));
+    const answers = await this.both('POST', path, () => ({ json: loginBody(user, password) }));
     expect(answers.server.body.status).toEqual({ internalStatus: '0', statusMessage: 'ok' });
     return (side): Record<string, string> =>
       kind === 'session' ? { sessionId: answers[side].body.data.sessionId } : { authorization: `Bearer ${answers[side].body.data.token}` };
@@ -121,8 +121,6 @@ function normalize(value: unknown, key = ''): unknown {
   expect(value, key).toMatch(form);
   return `<${key}>`;
 }
-
-const loginJson = (user: string, password: string) => ({ user, pass: clientPassValue(password), appNames: ['crm'] });
 
 export interface E2eCase {
   name: string;
@@ -240,7 +238,7 @@ export const E2E_CASES: E2eCase[] = [
 async function failLogins(pair: Pair, count: number, prefix: string, forwardedFor?: string): Promise<void> {
   for (let i = 0; i < count; i++) {
     const answer = await pair.send('server', 'POST', '/api/v1/login', {
-      json: loginJson(`${prefix}-${i}`, 'wrong'),
+      json: loginBody(`${prefix}-${i}`, 'wrong'),
       headers: { 'x-forwarded-for': forwardedFor ?? `10.${i}.0.1` },
     });
     expect([answer.status, answer.body?.status?.internalStatus]).toEqual([401, '302']);
@@ -248,7 +246,7 @@ async function failLogins(pair: Pair, count: number, prefix: string, forwardedFo
 }
 
 async function aliceLogin(pair: Pair, headers: Record<string, string> = {}): Promise<Answer> {
-  return pair.send('server', 'POST', '/api/v1/login', { json: loginJson('alice', 'alice-secret'), headers });
+  return pair.send('server', 'POST', '/api/v1/login', { json: loginBody('alice', 'alice-secret'), headers });
 }
 
 function expectLimited(answer: Answer): void {
@@ -291,7 +289,7 @@ export function describeServerKind(kind: ServerKind): void {
       await failLogins(pair, 20, 'nobody');
       expectLimited(await aliceLogin(pair, { 'x-forwarded-for': '10.99.0.1' }));
       // Another connection address still has its budget: the address is the connection's, per request.
-      const other = await pair.send('server', 'POST', '/api/v1/login', { json: loginJson('alice', 'alice-secret'), from: '127.0.0.2' });
+      const other = await pair.send('server', 'POST', '/api/v1/login', { json: loginBody('alice', 'alice-secret'), from: '127.0.0.2' });
       expect([other.status, other.body.status.internalStatus]).toEqual([200, '0']);
     });
   });

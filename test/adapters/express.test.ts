@@ -2,7 +2,7 @@
 import express from 'express';
 import { describe, expect, test } from 'vitest';
 import { odbrest } from '../../adapters/express.js';
-import { appRunner, echoService, loginAndEcho, okEnvelope, PARAMS, send } from './listen.js';
+import { appRunner, bogusCallback, echoService, loginAndEcho, oauthService, okEnvelope, PARAMS, send, startExternalLogin, unknownStateEnvelope } from './listen.js';
 
 const run = appRunner();
 
@@ -125,4 +125,22 @@ test('a body another middleware consumed without keeping it does not hang: it ar
   const origin = await run(app);
   const answer = await send(`${origin}/api/v1/login`, { json: { user: 'alice' } });
   expect([answer.status, answer.body]).toEqual([400, { status: { internalStatus: '400', statusMessage: 'request body must be a JSON object' }, data: {} }]);
+});
+
+describe('external login through the middleware', () => {
+  test('the redirect names the callback from publicUrl, not from the mount or Host', async () => {
+    const app = express();
+    app.use('/api', odbrest(await oauthService('')));
+    const origin = await run(app);
+    expect(await startExternalLogin(`${origin}/api`)).toEqual({ status: 302, redirectUri: 'https://odbrest.example/api/v1/google/callback', body: '' });
+  });
+
+  test('a form POST callback parsed by express.urlencoded() first still reaches the service', async () => {
+    const app = express();
+    app.use(express.urlencoded({ extended: false }));
+    app.use('/api', odbrest(await oauthService('')));
+    const origin = await run(app);
+    const answer = await bogusCallback(`${origin}/api`);
+    expect([answer.status, answer.body]).toEqual([400, unknownStateEnvelope]);
+  });
 });

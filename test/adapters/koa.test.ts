@@ -3,7 +3,7 @@ import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import { describe, expect, test } from 'vitest';
 import { odbrest } from '../../adapters/koa.js';
-import { aliceLogin, appRunner, echoService, loginAndEcho, okEnvelope, PARAMS, send } from './listen.js';
+import { aliceLogin, appRunner, bogusCallback, echoService, loginAndEcho, oauthService, okEnvelope, PARAMS, send, startExternalLogin, unknownStateEnvelope } from './listen.js';
 
 const run = appRunner();
 
@@ -88,4 +88,22 @@ test('under a mount point that rewrites ctx.path (as koa-mount does), with no ba
   const origin = await run(app);
   const answer = await loginAndEcho(`${origin}/tenant/odb`, PARAMS);
   expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+});
+
+describe('external login through the middleware', () => {
+  test('the redirect (a response without body) keeps its status and Location', async () => {
+    const app = new Koa();
+    app.use(odbrest(await oauthService('/api')));
+    const origin = await run(app);
+    expect(await startExternalLogin(`${origin}/api`)).toEqual({ status: 302, redirectUri: 'https://odbrest.example/api/v1/google/callback', body: '' });
+  });
+
+  test('a form POST callback parsed by bodyParser() first still reaches the service', async () => {
+    const app = new Koa();
+    app.use(bodyParser());
+    app.use(odbrest(await oauthService('/api')));
+    const origin = await run(app);
+    const answer = await bogusCallback(`${origin}/api`);
+    expect([answer.status, answer.body]).toEqual([400, unknownStateEnvelope]);
+  });
 });

@@ -1,13 +1,13 @@
 /** In-process apps on 127.0.0.1 port 0 for the Express and Koa adapter tests, and what they share. */
 import type { Server } from 'node:http';
 import { afterEach } from 'vitest';
-import { clientPassValue, type Service } from '../../src/index.js';
-import { demoService, parseOrUndefined } from '../helpers.js';
+import type { Service } from '../../src/index.js';
+import { demoData, demoService, loginBody, parseOrUndefined, USERS } from '../helpers.js';
 
 /** Macro parameters with non-ASCII text, numbers, null and nesting: they must arrive unchanged. */
 export const PARAMS = { text: 'grüße', list: [1, 2.5, null], nested: { ok: true } };
 export const okEnvelope = (data: unknown) => ({ status: { internalStatus: '0', statusMessage: 'ok' }, data });
-export const aliceLogin = { user: 'alice', pass: clientPassValue('alice-secret'), appNames: ['crm'] };
+export const aliceLogin = loginBody('alice', USERS.alice);
 
 /** The demo service with an `echo` macro that answers its parameters. */
 export async function echoService(basePath: string): Promise<Service> {
@@ -61,3 +61,32 @@ export async function loginAndEcho(api: string, params: unknown): Promise<Reply>
   if (login.body?.status?.internalStatus !== '0') throw new Error(`login failed: ${login.status} ${login.text}`);
   return send(`${api}/v1/execute/echo`, { json: params, headers: { sessionId: login.body.data.sessionId } });
 }
+
+/** The demo service with a Google provider configured: a redirect (null body) and a form callback to test. */
+export async function oauthService(basePath: string): Promise<Service> {
+  const provider = {
+    '~ClassName': 'OAuthProvider',
+    name: 'Google',
+    type: 'google',
+    additionalData: JSON.stringify({ clientId: 'g-id', clientSecret: 'g-secret' }),
+  };
+  const service = await demoService({
+    basePath,
+    data: { objects: [...demoData().objects, provider] },
+    oAuthProviders: [{ name: 'Google' }],
+    publicUrl: 'https://odbrest.example/api',
+  });
+  return service;
+}
+
+/** Starts external login: the service's redirect, as the adapter delivers it (not followed). */
+export async function startExternalLogin(api: string): Promise<{ status: number; redirectUri: string | null; body: string }> {
+  const response = await fetch(`${api}/v1/auth/google`, { headers: { appkey: 'adapter-test' }, redirect: 'manual' });
+  const location = response.headers.get('location');
+  return { status: response.status, redirectUri: location && new URL(location).searchParams.get('redirect_uri'), body: await response.text() };
+}
+
+/** An Apple-style form POST to the callback with a state nobody issued. */
+export const bogusCallback = (api: string) =>
+  send(`${api}/v1/google/callback`, { body: 'state=never-issued&code=abc', contentType: 'application/x-www-form-urlencoded', appKey: false });
+export const unknownStateEnvelope = { status: { internalStatus: '322', statusMessage: 'unknown, expired or already used state' }, data: {} };
