@@ -261,8 +261,8 @@ export function describeServerKind(kind: ServerKind): void {
 
   beforeAll(async () => {
     if (kind === 'next') {
-      const ms = await buildNextExample();
-      console.log(`next build of examples/next: ${(ms / 1000).toFixed(1)} s`);
+      const { ms, bundler } = await buildNextExample();
+      console.log(`next build of examples/next (${bundler}): ${(ms / 1000).toFixed(1)} s`);
     }
     reference = createDemoService({ ODBREST_PASSWORD_ITERATIONS: '1000' });
     await reference.ready;
