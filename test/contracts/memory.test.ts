@@ -1,0 +1,12 @@
+import { MemoryKeyValueStore } from '../../src/storage/memory-kv.js';
+import { MemoryObjectStore } from '../../src/storage/memory-object-store.js';
+import { testClock } from '../helpers.js';
+import { keyValueStoreContract } from './key-value-store.js';
+import { objectStoreContract } from './object-store.js';
+
+objectStoreContract('MemoryObjectStore', { create: async () => new MemoryObjectStore() });
+
+const clock = testClock();
+keyValueStoreContract('MemoryKeyValueStore', async () => new MemoryKeyValueStore({ now: clock.now }), {
+  advance: async (ms) => clock.advance(ms),
+});
