@@ -46,27 +46,47 @@ export class MemoryObjectStore implements ObjectStore {
   }
 
   async put(input: ObjectInput): Promise<StoredObject> {
-    const existing = input.id === undefined ? undefined : this.#byId.get(input.id);
-    let id = input.id;
-    if (id === undefined) {
-      do id = newObjectId();
-      while (this.#byId.has(id));
-    }
-    if (existing && existing.className !== input.className) this.#byClass.get(existing.className)?.delete(id);
-    const stored: StoredObject = {
-      id,
-      className: input.className,
-      storeTime: this.#now(),
-      fields: structuredClone(input.fields),
-    };
-    this.#byId.set(id, stored);
-    let members = this.#byClass.get(input.className);
-    if (!members) this.#byClass.set(input.className, (members = new Map()));
-    members.set(id, stored); // a replaced object keeps its place in creation order
-    return copy(stored);
+    const id = input.id ?? this.freeId();
+    return copy(this.load({ id, className: input.className, storeTime: this.#now(), fields: structuredClone(input.fields) }));
+  }
+
+  /** A new id that no stored object has. */
+  freeId(): string {
+    let id: string;
+    do id = newObjectId();
+    while (this.#byId.has(id));
+    return id;
+  }
+
+  /**
+   * Creates or replaces an object exactly as given (id and store time included), taking ownership of
+   * `stored` (no copy). For stores built on this one, such as the file store replaying its journal.
+   */
+  load(stored: StoredObject): StoredObject {
+    const existing = this.#byId.get(stored.id);
+    if (existing && existing.className !== stored.className) this.#byClass.get(existing.className)?.delete(stored.id);
+    this.#byId.set(stored.id, stored);
+    let members = this.#byClass.get(stored.className);
+    if (!members) this.#byClass.set(stored.className, (members = new Map()));
+    members.set(stored.id, stored); // a replaced object keeps its place in creation order
+    return stored;
+  }
+
+  /** Every object, class by class, each class in creation order; not copies (read, do not change). */
+  *objects(): IterableIterator<StoredObject> {
+    for (const members of this.#byClass.values()) yield* members.values();
+  }
+
+  has(id: string): boolean {
+    return this.#byId.has(id);
   }
 
   async delete(id: string): Promise<boolean> {
+    return this.remove(id);
+  }
+
+  /** `delete` without the promise, for stores built on this one. */
+  remove(id: string): boolean {
     const found = this.#byId.get(id);
     if (!found) return false;
     this.#byId.delete(id);
