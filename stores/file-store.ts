@@ -1,0 +1,188 @@
+import { MemoryObjectStore } from '../src/storage/memory-object-store.js';
+import type { FindQuery, FindResult, ObjectInput, ObjectStore, StoredObject, Where } from '../src/storage/types.js';
+import { Journal } from './journal.js';
+
+export interface FileObjectStoreOptions {
+  /** The journal file; created (with its directory entry synced) when missing. One process per file. */
+  path: string;
+  /**
+   * Compact once the file is at least this large and more than half of it is replaced or deleted
+   * records. Default 16 MiB.
+   */
+  compactMinBytes?: number;
+  /** Clock for `storeTime`, for tests. */
+  now?: () => number;
+}
+
+/** A journal record: a stored object, or the deletion of one. */
+type JournalRecord = ['p', string, string, number, StoredObject['fields']] | ['d', string];
+
+/** Bytes a record takes in the file besides its payload (length and checksum). */
+const FRAME = 8;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * The in-process object store made durable: every object lives in memory (reads never touch the
+ * disk), and every write is appended to a checksummed journal and fsynced before it is acknowledged
+ * and becomes visible. Concurrent writes share one fsync (group commit). When replaced and deleted
+ * records make up more than half of the file, it is rewritten with only the live objects and renamed
+ * over the old one, so a crash at any point leaves either the old or the new file, both complete.
+ *
+ * On open, the journal is replayed; a torn last record from a crash is dropped (`droppedBytes`).
+ */
+export class FileObjectStore implements ObjectStore {
+  readonly #memory: MemoryObjectStore;
+  readonly #now: () => number;
+  readonly #compactMinBytes: number;
+  readonly #opening: Promise<Journal>;
+  /** Ids chosen for creates whose record is not yet durable, so two creates never pick the same. */
+  readonly #pendingIds = new Set<string>();
+  /** Size in the file of each live object's latest record, to know how much of the file is garbage. */
+  readonly #recordBytes = new Map<string, number>();
+  #liveBytes = 0;
+  #compaction: Promise<void> | undefined;
+  #nextCompactionAt: number;
+  #droppedBytes = 0;
+
+  constructor(options: FileObjectStoreOptions) {
+    this.#now = options.now ?? Date.now;
+    this.#memory = new MemoryObjectStore({ now: this.#now });
+    this.#compactMinBytes = options.compactMinBytes ?? 16 * 1024 * 1024;
+    this.#nextCompactionAt = this.#compactMinBytes;
+    this.#opening = this.#open(options.path);
+    this.#opening.catch(() => undefined); // reported by every operation instead
+  }
+
+  /** Opens the store and waits until its journal has been read. */
+  static async open(options: FileObjectStoreOptions): Promise<FileObjectStore> {
+    const store = new FileObjectStore(options);
+    await store.#opening;
+    return store;
+  }
+
+  /** Settles once the journal has been read (rejects if it cannot be). */
+  get ready(): Promise<void> {
+    return this.#opening.then(() => undefined);
+  }
+
+  /** Bytes of a torn last record that were dropped on open (0 after a clean shutdown). */
+  get droppedBytes(): number {
+    return this.#droppedBytes;
+  }
+
+  async #open(path: string): Promise<Journal> {
+    const { journal, read } = await Journal.open(path);
+    try {
+      for (const payload of read.payloads) this.#apply(JSON.parse(decoder.decode(payload)) as JournalRecord, payload.length);
+    } catch (error) {
+      await journal.close();
+      throw error;
+    }
+    this.#droppedBytes = read.droppedBytes;
+    return journal;
+  }
+
+  async get(id: string): Promise<StoredObject | undefined> {
+    await this.#opening;
+    return this.#memory.get(id);
+  }
+
+  async getMany(ids: readonly string[]): Promise<StoredObject[]> {
+    await this.#opening;
+    return this.#memory.getMany(ids);
+  }
+
+  async find(query: FindQuery): Promise<FindResult> {
+    await this.#opening;
+    return this.#memory.find(query);
+  }
+
+  async count(className: string, where?: Where): Promise<number> {
+    await this.#opening;
+    return this.#memory.count(className, where);
+  }
+
+  async put(input: ObjectInput): Promise<StoredObject> {
+    const journal = await this.#opening;
+    let id = input.id;
+    if (id === undefined) {
+      do id = this.#memory.freeId();
+      while (this.#pendingIds.has(id));
+      this.#pendingIds.add(id);
+    }
+    // Serialized once: the same JSON goes to disk and (parsed back) into memory, so the object read
+    // after a restart is exactly the one read before it.
+    const fieldsJson = JSON.stringify(input.fields);
+    const storeTime = this.#now();
+    const payload = encoder.encode(`["p",${JSON.stringify(id)},${JSON.stringify(input.className)},${storeTime},${fieldsJson}]`);
+    const record: JournalRecord = ['p', id, input.className, storeTime, JSON.parse(fieldsJson)];
+    let stored: StoredObject;
+    try {
+      stored = await journal.append(payload, () => {
+        this.#apply(record, payload.length);
+        return { id, className: input.className, storeTime, fields: JSON.parse(fieldsJson) };
+      });
+    } finally {
+      if (input.id === undefined) this.#pendingIds.delete(id);
+    }
+    this.#compactIfWorthIt(journal);
+    return stored;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const journal = await this.#opening;
+    if (!this.#memory.has(id)) return false;
+    const payload = encoder.encode(JSON.stringify(['d', id]));
+    const existed = await journal.append(payload, () => this.#apply(['d', id], payload.length));
+    this.#compactIfWorthIt(journal);
+    return existed;
+  }
+
+  /** Rewrites the file now with only the live objects. Normally automatic; useful before a backup. */
+  async compact(): Promise<void> {
+    const journal = await this.#opening;
+    await (this.#compaction ?? this.#startCompaction(journal));
+  }
+
+  async close(): Promise<void> {
+    const journal = await this.#opening;
+    await this.#compaction?.catch(() => undefined);
+    await journal.close();
+  }
+
+  /** Applies a durable record to memory; answers whether a deleted object existed. */
+  #apply(record: JournalRecord, payloadBytes: number): boolean {
+    const id = record[1];
+    this.#liveBytes -= this.#recordBytes.get(id) ?? 0;
+    if (record[0] === 'd') {
+      this.#recordBytes.delete(id);
+      return this.#memory.remove(id);
+    }
+    const [, , className, storeTime, fields] = record;
+    this.#memory.load({ id, className, storeTime, fields });
+    this.#recordBytes.set(id, payloadBytes + FRAME);
+    this.#liveBytes += payloadBytes + FRAME;
+    return true;
+  }
+
+  #compactIfWorthIt(journal: Journal): void {
+    if (this.#compaction || journal.size < this.#nextCompactionAt || journal.size < 2 * this.#liveBytes) return;
+    this.#startCompaction(journal).catch(() => {
+      // the journal is intact; try again after another compactMinBytes were written
+      this.#nextCompactionAt = journal.size + this.#compactMinBytes;
+    });
+  }
+
+  #startCompaction(journal: Journal): Promise<void> {
+    const memory = this.#memory;
+    const compaction = journal.compact(function* () {
+      for (const object of memory.objects()) {
+        yield encoder.encode(JSON.stringify(['p', object.id, object.className, object.storeTime, object.fields]));
+      }
+    });
+    this.#compaction = compaction.finally(() => (this.#compaction = undefined));
+    return this.#compaction;
+  }
+}

@@ -1,0 +1,75 @@
+/** Child processes for tests that need real, separate processes (crash tests, several instances). */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+
+/**
+ * Bundles a TypeScript entry into one ES module that plain `node` runs (the children must be real
+ * Node processes, not vitest workers). Database clients stay external and load from node_modules.
+ */
+export async function bundleForNode(entry: string): Promise<string> {
+  const outfile = join(mkdtempSync(join(tmpdir(), 'odbrest-child-')), 'child.mjs');
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: ['ioredis', 'pg'],
+    nodePaths: [join(process.cwd(), 'node_modules')],
+    logLevel: 'error',
+  });
+  return outfile;
+}
+
+/** A running child whose stdout is split into lines as they arrive. */
+export interface LineProcess {
+  child: ChildProcess;
+  /** Every complete line printed so far. */
+  lines: string[];
+  /** Resolves with the first line `test` accepts (rejects if the child exits first). */
+  waitFor(test: (line: string) => boolean, timeoutMs?: number): Promise<string>;
+  /** Resolves when the child has exited. */
+  exited: Promise<number | null>;
+}
+
+export function spawnLines(command: string, args: string[], env: Record<string, string | undefined> = {}): LineProcess {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  const waiters = new Set<{ test: (line: string) => boolean; resolve: (line: string) => void }>();
+  let partial = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop()!; // a line cut by a kill is not counted
+    for (const line of parts) {
+      lines.push(line);
+      for (const waiter of waiters) if (waiter.test(line)) waiter.resolve(line);
+    }
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => void (stderr = (stderr + chunk).slice(-4000)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    lines,
+    exited,
+    waitFor(test, timeoutMs = 20_000) {
+      const found = lines.find(test);
+      if (found !== undefined) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const waiter = { test, resolve: (line: string) => (waiters.delete(waiter), clearTimeout(timer), resolve(line)) };
+        const timer = setTimeout(() => (waiters.delete(waiter), reject(new Error(`timed out; stderr: ${stderr}`))), timeoutMs);
+        waiters.add(waiter);
+        void exited.then((code) => {
+          if (!waiters.has(waiter)) return;
+          waiters.delete(waiter);
+          clearTimeout(timer);
+          reject(new Error(`child exited (${code}) before the expected line; stderr: ${stderr}`));
+        });
+      });
+    },
+  };
+}
