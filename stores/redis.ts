@@ -1,0 +1,186 @@
+import { Redis, ReplyError, type Cluster } from 'ioredis';
+import { StorageUnavailableError } from '../src/http/errors.js';
+import type { KeyValueStore } from '../src/storage/types.js';
+
+export interface RedisKeyValueStoreOptions {
+  /** `redis://` or `rediss://` URL. Default `redis://127.0.0.1:6379`. Ignored when `client` is given. */
+  url?: string;
+  /**
+   * A client of your own (a `Redis` or a `Cluster`); it is not closed by `close()`. Create it with
+   * `enableOfflineQueue: false` and a `commandTimeout`, or an outage makes requests wait instead of
+   * failing with `503`.
+   */
+  client?: Redis | Cluster;
+  /** Put before every key, e.g. `myapp:`. May not contain `{` or `}` (they choose the cluster slot). */
+  prefix?: string;
+  /** Longest wait for a connection when a request arrives before the first one is made. Default 2000 ms. */
+  connectTimeoutMs?: number;
+  /** Longest wait for a command's answer. Default 2000 ms. */
+  commandTimeoutMs?: number;
+  /** Called with connection errors (the store keeps reconnecting by itself). Default: ignored. */
+  onConnectionError?: (error: Error) => void;
+}
+
+/** Server replies that mean "not now" rather than "wrong command". */
+const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|READONLY|NOREPLICAS)\b/;
+
+/** Compare-and-set: writes ARGV[2] with TTL ARGV[3] only if the value is ARGV[1]. */
+const CAS = `if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end return 0`;
+/** Increment whose TTL is set once, when the counter is created, and not renewed by later increments. */
+const INCREMENT = `local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end return n`;
+
+type Client = (Redis | Cluster) & ScriptCommands;
+
+interface ScriptCommands {
+  odbrestCas(key: string, expected: string, value: string, ttlMs: number): Promise<number>;
+  odbrestIncrement(key: string, ttlMs: number): Promise<number>;
+}
+
+/**
+ * KeyValueStore on Redis (6.2 or later, or Redis Cluster). Every operation touches one key, so every
+ * operation is atomic and stays within one cluster slot: compare-and-set and counters are Lua
+ * scripts, one-time values use GETDEL, and lifetimes are Redis's own TTLs (PX), so expiry needs no
+ * clean-up. Session keys (`sess:{id}`) carry their id as a hash tag, so any later keys of a session
+ * land in the same slot.
+ *
+ * Outages: commands are never queued while disconnected and in-flight commands are not resent, so an
+ * unreachable server fails a request at once with `StorageUnavailableError` (answered `503`). The
+ * client keeps reconnecting in the background; requests succeed again as soon as it is back.
+ */
+export class RedisKeyValueStore implements KeyValueStore {
+  readonly #client: Client;
+  readonly #ownsClient: boolean;
+  readonly #prefix: string;
+  readonly #connectTimeoutMs: number;
+  #connecting: Promise<void> | undefined;
+
+  constructor(options: RedisKeyValueStoreOptions = {}) {
+    const prefix = options.prefix ?? '';
+    if (/[{}]/.test(prefix)) throw new Error('RedisKeyValueStore: prefix may not contain { or } (they choose the cluster slot)');
+    this.#prefix = prefix;
+    this.#connectTimeoutMs = options.connectTimeoutMs ?? 2000;
+    const client =
+      options.client ??
+      new Redis(options.url ?? 'redis://127.0.0.1:6379', {
+        enableOfflineQueue: false,
+        autoResendUnfulfilledCommands: false,
+        maxRetriesPerRequest: 0,
+        connectTimeout: this.#connectTimeoutMs,
+        commandTimeout: options.commandTimeoutMs ?? 2000,
+        retryStrategy: (attempt) => Math.min(50 * attempt, 1000),
+      });
+    this.#ownsClient = options.client === undefined;
+    // Without a listener, ioredis reports each failed reconnect on the console.
+    client.on('error', (error: Error) => options.onConnectionError?.(error));
+    client.defineCommand('odbrestCas', { numberOfKeys: 1, lua: CAS });
+    client.defineCommand('odbrestIncrement', { numberOfKeys: 1, lua: INCREMENT });
+    this.#client = client as Client;
+  }
+
+  get(key: string): Promise<string | undefined> {
+    return this.#run(async (client) => (await client.get(this.#key(key))) ?? undefined);
+  }
+
+  set(key: string, value: string, ttlMs: number): Promise<void> {
+    return this.#run(async (client) => void (await client.set(this.#key(key), value, 'PX', toTtl(ttlMs))));
+  }
+
+  compareAndSet(key: string, expected: string | undefined, value: string, ttlMs: number): Promise<boolean> {
+    return this.#run(async (client) => {
+      if (expected === undefined) return (await client.set(this.#key(key), value, 'PX', toTtl(ttlMs), 'NX')) === 'OK';
+      return (await client.odbrestCas(this.#key(key), expected, value, toTtl(ttlMs))) === 1;
+    });
+  }
+
+  take(key: string): Promise<string | undefined> {
+    return this.#run(async (client) => (await client.getdel(this.#key(key))) ?? undefined);
+  }
+
+  delete(key: string): Promise<boolean> {
+    return this.#run(async (client) => (await client.del(this.#key(key))) === 1);
+  }
+
+  increment(key: string, ttlMs: number): Promise<number> {
+    return this.#run((client) => client.odbrestIncrement(this.#key(key), toTtl(ttlMs)));
+  }
+
+  ttl(key: string): Promise<number> {
+    return this.#run(async (client) => {
+      const left = await client.pttl(this.#key(key));
+      if (left === -1) return Number.MAX_SAFE_INTEGER; // no lifetime: set by someone else than this store
+      return Math.max(0, left);
+    });
+  }
+
+  expire(key: string, ttlMs: number): Promise<boolean> {
+    return this.#run(async (client) => (await client.pexpire(this.#key(key), toTtl(ttlMs))) === 1);
+  }
+
+  async close(): Promise<void> {
+    if (!this.#ownsClient) return;
+    if (this.#client.status === 'ready') await this.#client.quit().catch(() => undefined);
+    this.#client.disconnect();
+  }
+
+  #key(key: string): string {
+    return this.#prefix + key;
+  }
+
+  /** Runs one command; connection trouble becomes `StorageUnavailableError`. */
+  async #run<T>(command: (client: Client) => Promise<T>): Promise<T> {
+    try {
+      await this.#connected();
+      return await command(this.#client);
+    } catch (error) {
+      if (error instanceof StorageUnavailableError) throw error;
+      if (error instanceof ReplyError && !TRANSIENT_REPLY.test((error as Error).message)) throw error;
+      throw new StorageUnavailableError('Redis is unavailable', { cause: error });
+    }
+  }
+
+  /**
+   * Ready at once in the normal case. While the first connection is being made, waits for it (at most
+   * `connectTimeoutMs`, one shared wait for all requests); while reconnecting after a loss, fails at
+   * once instead of piling up requests.
+   */
+  #connected(): Promise<void> | void {
+    const client = this.#client;
+    switch (client.status) {
+      case 'ready':
+        return;
+      case 'wait':
+        client.connect().catch(() => undefined);
+        break;
+      case 'connecting':
+      case 'connect':
+        break;
+      default:
+        throw new StorageUnavailableError(`Redis is unavailable (${client.status})`);
+    }
+    this.#connecting ??= new Promise<void>((resolve, reject) => {
+      const done = (error?: Error) => {
+        clearTimeout(timer);
+        client.off('ready', onReady);
+        client.off('error', done);
+        client.off('close', onClose);
+        this.#connecting = undefined;
+        if (error) reject(new StorageUnavailableError('Redis is unavailable', { cause: error }));
+        else resolve();
+      };
+      const onReady = () => done();
+      const onClose = () => done(new Error('connection closed'));
+      const timer = setTimeout(() => done(new Error(`no connection within ${this.#connectTimeoutMs} ms`)), this.#connectTimeoutMs);
+      client.once('ready', onReady);
+      client.once('error', done);
+      client.once('close', onClose);
+    });
+    return this.#connecting;
+  }
+}
+
+/** Redis wants a whole number of milliseconds, at least 1. */
+function toTtl(ttlMs: number): number {
+  return Math.max(1, Math.ceil(ttlMs));
+}
