@@ -199,14 +199,19 @@ export class PostgresObjectStore implements ObjectStore {
     try {
       if (setup) await this.#ensureSchema();
       const client = await this.#pool.connect();
-      let broken: unknown;
+      // A checked-out connection that breaks between statements emits 'error'; unheard, that would
+      // crash the process. The statement in progress fails on its own; this only marks the connection.
+      let broken: Error | undefined;
+      const onError = (error: Error) => void (broken = error);
+      client.on('error', onError);
       try {
         return await work(client);
       } catch (error) {
-        broken = isUnavailable(error) ? error : undefined;
+        if (isUnavailable(error)) broken ??= error as Error;
         throw error;
       } finally {
-        client.release(broken instanceof Error ? broken : undefined); // a broken connection is not reused
+        client.off('error', onError);
+        client.release(broken); // a broken connection is not reused
       }
     } catch (error) {
       if (error instanceof StorageUnavailableError || !isUnavailable(error)) throw error;
