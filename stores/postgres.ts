@@ -177,7 +177,11 @@ export class PostgresObjectStore implements ObjectStore {
           store_time bigint NOT NULL,
           data json NOT NULL)`);
         await client.query(`CREATE INDEX IF NOT EXISTS "${this.#name}_class_seq" ON ${this.#table} (class_name, seq)`);
-        await client.query(`CREATE INDEX IF NOT EXISTS "${this.#name}_fields" ON ${this.#table} USING gin ((data::jsonb) jsonb_path_ops)`);
+        // fastupdate off: with GIN's pending list, recent rows are costed as a scan of that list and the
+        // planner falls back to reading the whole class (measured: 15 ms instead of 0.05 ms on 6,000 rows).
+        await client.query(
+          `CREATE INDEX IF NOT EXISTS "${this.#name}_fields" ON ${this.#table} USING gin ((data::jsonb) jsonb_path_ops) WITH (fastupdate = off)`,
+        );
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
