@@ -3,11 +3,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 /**
  * Bundles a TypeScript entry into one ES module that plain `node` runs (the children must be real
- * Node processes, not vitest workers). Database clients stay external and load from node_modules.
+ * Node processes, not vitest workers).
  */
 export async function bundleForNode(entry: string): Promise<string> {
   const outfile = join(mkdtempSync(join(tmpdir(), 'odbrest-child-')), 'child.mjs');
@@ -18,9 +19,22 @@ export async function bundleForNode(entry: string): Promise<string> {
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    external: ['ioredis', 'pg'],
-    nodePaths: [join(process.cwd(), 'node_modules')],
     logLevel: 'error',
+    plugins: [
+      {
+        // Only the project's own sources are bundled; packages are imported from node_modules by
+        // absolute path (the bundle lives outside the project, and CommonJS packages stay CommonJS).
+        name: 'packages-external',
+        setup(on) {
+          on.onResolve({ filter: /^[^./]/ }, async (args) => {
+            if (args.pluginData?.inner) return undefined;
+            const resolved = await on.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: { inner: true } });
+            if (resolved.errors.length > 0) return { errors: resolved.errors };
+            return { path: resolved.external ? args.path : pathToFileURL(resolved.path).href, external: true };
+          });
+        },
+      },
+    ],
   });
   return outfile;
 }
@@ -70,6 +84,20 @@ export function spawnLines(command: string, args: string[], env: Record<string, 
           reject(new Error(`child exited (${code}) before the expected line; stderr: ${stderr}`));
         });
       });
+    },
+  };
+}
+
+/**
+ * A `Service`-shaped view of a server listening at `base`, so the fetch-based test helpers (`call`,
+ * `login`, ...) talk to it over real HTTP.
+ */
+export function remoteService(base: string): { fetch(request: Request): Promise<Response> } {
+  return {
+    async fetch(request) {
+      const url = new URL(request.url);
+      const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
+      return fetch(`${base}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, body });
     },
   };
 }
