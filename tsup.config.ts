@@ -11,6 +11,9 @@ export const entries = {
   next: 'adapters/next.ts',
   'next-instrumentation': 'adapters/next-instrumentation.ts',
   cli: 'src/cli/main.ts',
+  'file-store': 'stores/file-store.ts',
+  redis: 'stores/redis.ts',
+  postgres: 'stores/postgres.ts',
 };
 
 export default defineConfig({
@@ -21,7 +24,7 @@ export default defineConfig({
   clean: true,
   target: 'es2022',
   platform: 'neutral',
-  external: [/^node:/],
+  external: [/^node:/, 'ioredis', 'pg'],
   removeNodeProtocol: false, // keep `node:` specifiers: Deno resolves built-ins only with the prefix
   splitting: true,
   treeshake: true,
