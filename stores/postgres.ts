@@ -53,6 +53,7 @@ export class PostgresObjectStore implements ObjectStore {
   readonly #table: string;
   readonly #schema: string;
   readonly #name: string;
+  readonly #tableHash: string;
   readonly #now: () => number;
   #setup: Promise<void> | undefined;
 
@@ -65,6 +66,7 @@ export class PostgresObjectStore implements ObjectStore {
     this.#schema = schema;
     this.#name = table;
     this.#table = `"${schema}"."${table}"`;
+    this.#tableHash = hash(this.#table);
     this.#now = options.now ?? Date.now;
     this.#ownsPool = options.pool === undefined;
     this.#pool =
@@ -83,13 +85,13 @@ export class PostgresObjectStore implements ObjectStore {
   }
 
   async get(id: string): Promise<StoredObject | undefined> {
-    const rows = await this.#query<Row>(`SELECT id, class_name, store_time, data FROM ${this.#table} WHERE id = $1`, [id]);
+    const rows = await this.#query<Row>(`SELECT id, class_name, store_time, data FROM ${this.#table} WHERE id = $1`, [id], 'get');
     return rows[0] && toObject(rows[0]);
   }
 
   async getMany(ids: readonly string[]): Promise<StoredObject[]> {
     if (ids.length === 0) return [];
-    const rows = await this.#query<Row>(`SELECT id, class_name, store_time, data FROM ${this.#table} WHERE id = ANY($1::text[])`, [ids]);
+    const rows = await this.#query<Row>(`SELECT id, class_name, store_time, data FROM ${this.#table} WHERE id = ANY($1::text[])`, [ids], 'get_many');
     const byId = new Map(rows.map((row) => [row.id, row]));
     return ids.flatMap((id) => {
       const row = byId.get(id);
@@ -122,6 +124,7 @@ export class PostgresObjectStore implements ObjectStore {
         `INSERT INTO ${this.#table} (id, class_name, store_time, data) VALUES ($1, $2, $3, $4::json)
          ON CONFLICT (id) DO UPDATE SET class_name = EXCLUDED.class_name, store_time = EXCLUDED.store_time, data = EXCLUDED.data`,
         [input.id, input.className, storeTime, json],
+        'put',
       );
       return stored(input.id);
     }
@@ -130,13 +133,14 @@ export class PostgresObjectStore implements ObjectStore {
       const rows = await this.#query(
         `INSERT INTO ${this.#table} (id, class_name, store_time, data) VALUES ($1, $2, $3, $4::json) ON CONFLICT (id) DO NOTHING RETURNING id`,
         [id, input.className, storeTime, json],
+        'create',
       );
       if (rows.length === 1) return stored(id); // otherwise the random id was taken: draw again
     }
   }
 
   async delete(id: string): Promise<boolean> {
-    const result = await this.#run((client) => client.query(`DELETE FROM ${this.#table} WHERE id = $1`, [id]));
+    const result = await this.#run((client) => client.query({ name: this.#statement('delete'), text: `DELETE FROM ${this.#table} WHERE id = $1`, values: [id] }));
     return result.rowCount === 1;
   }
 
@@ -194,8 +198,19 @@ export class PostgresObjectStore implements ObjectStore {
     return this.#setup;
   }
 
-  async #query<T extends object>(sql: string, params: unknown[]): Promise<T[]> {
-    return (await this.#run((client) => client.query<T>(sql, params))).rows;
+  /**
+   * Runs one statement. `prepared` names the statements that look up by id: prepared once per
+   * connection, they save PostgreSQL parsing and planning on the hot path. Listings stay unprepared,
+   * so each is planned for its actual filter (a generic plan cannot judge a filter's selectivity).
+   */
+  async #query<T extends object>(text: string, values: unknown[], prepared?: string): Promise<T[]> {
+    const name = prepared && this.#statement(prepared);
+    return (await this.#run((client) => client.query<T>({ name, text, values }))).rows;
+  }
+
+  /** A statement name unique to this table (names are per connection, and a pool may serve several stores). */
+  #statement(purpose: string): string {
+    return `odbrest_${this.#tableHash}_${purpose}`;
   }
 
   /** Runs `work` on a pooled connection; connection trouble becomes `StorageUnavailableError`. */
@@ -240,4 +255,11 @@ function isUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as NodeJS.ErrnoException).code ?? '';
   return CONNECTION_FAILURE.test(`${code} ${error.message}`);
+}
+
+/** FNV-1a of a string, in base 36: short, stable statement names. */
+function hash(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(36);
 }

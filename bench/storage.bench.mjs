@@ -1,0 +1,121 @@
+// Storage benches, against the built package (dist/):
+// - authenticated GET /v1/object/{id} through service.fetch with Redis sessions and the PostgreSQL
+//   store, as a ratio against the in-process defaults measured in the same run;
+// - p50 of a listing page of 50 from 100,000 objects of one class in PostgreSQL, with and without a filter;
+// - file store writes per second (each one fsynced), one writer and 32 concurrent, against memory.
+// REDIS_URL and DATABASE_URL choose the servers; rows that need an unreachable server say so.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { createService, MemoryObjectStore } from '../dist/index.js';
+import { FileObjectStore } from '../dist/file-store.js';
+import { PostgresObjectStore } from '../dist/postgres.js';
+import { RedisKeyValueStore } from '../dist/redis.js';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const RUN = `${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+const demo = () => JSON.parse(readFileSync(new URL('../examples/demo-data.json', import.meta.url), 'utf8'));
+const md5 = (text) => createHash('md5').update(text, 'utf8').digest('hex');
+
+async function loggedInGet(service) {
+  const login = await service.fetch(
+    new Request('http://bench/v1/login', {
+      method: 'POST',
+      headers: { appkey: 'bench', 'content-type': 'application/json' },
+      body: JSON.stringify({ user: 'alice', pass: md5('alice-secret'), appNames: ['crm'] }),
+    }),
+  );
+  const { data } = await login.json();
+  const headers = { appkey: 'bench', sessionId: data.sessionId };
+  return async () => {
+    const response = await service.fetch(new Request('http://bench/v1/object/CUS00001', { headers }));
+    if (response.status !== 200) throw new Error(`GET answered ${response.status}`);
+    await response.text();
+  };
+}
+
+async function reachable(check) {
+  try {
+    await check();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export default async function bench({ opsPerSecond, medianMs }) {
+  const rows = [];
+  const admin = new pg.Client({ connectionString: DATABASE_URL });
+  const pgUp = await reachable(() => admin.connect());
+  const kv = new RedisKeyValueStore({ url: REDIS_URL, prefix: `odbrest-bench:${RUN}:` });
+  const redisUp = await reachable(() => kv.get('probe'));
+  const schema = `odbrest_bench_${RUN}`;
+
+  try {
+    if (redisUp && pgUp) {
+      const local = createService({ data: demo(), passwordIterations: 1000 });
+      await local.ready;
+      const store = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'demo', maxConnections: 16 });
+      const shared = createService({ data: demo(), passwordIterations: 1000, kv, store });
+      await shared.ready;
+      const concurrency = 32;
+      const reference = await opsPerSecond(await loggedInGet(local), { concurrency });
+      const value = await opsPerSecond(await loggedInGet(shared), { concurrency });
+      rows.push({ name: `GET /v1/object/{id}, Redis sessions + PostgreSQL store, ${concurrency} concurrent`, value, unit: 'req/s', reference, ratio: value / reference });
+      await store.close();
+    } else {
+      rows.push({ name: 'GET with Redis + PostgreSQL: skipped', value: `${redisUp ? '' : 'Redis '}${pgUp ? '' : 'PostgreSQL '}unreachable`, unit: '' });
+    }
+
+    if (pgUp) {
+      const store = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'objects' });
+      await store.count('Customer'); // creates the table
+      // 100,000 customers (the class measured) among 200,000 objects, loaded in bulk SQL.
+      await admin.query(`INSERT INTO "${schema}".objects (id, class_name, store_time, data)
+        SELECT c || lpad(i::text, 6, '0'), c, 0,
+          json_build_object('Name', 'customer ' || i, 'City', 'city ' || (i % 100), 'Active', i % 2 = 0, 'Number', i)
+        FROM generate_series(1, 100000) i, unnest(array['Customer', 'Order']) c ORDER BY i, c`);
+      await admin.query(`ANALYZE "${schema}".objects`);
+      const cases = [
+        ['first page, no filter', { className: 'Customer', limit: 50 }],
+        ['page 1000 (offset 50,000), no filter', { className: 'Customer', offset: 50_000, limit: 50 }],
+        ['first page, filter matching 1%', { className: 'Customer', where: { City: 'city 7' }, limit: 50 }],
+        ['page 10, filter matching 1%', { className: 'Customer', where: { City: 'city 7' }, offset: 500, limit: 50 }],
+        ['filter matching 1 object', { className: 'Customer', where: { Name: 'customer 77777' }, limit: 50 }],
+      ];
+      for (const [label, query] of cases) {
+        const found = await store.find(query);
+        if (found.objects.length === 0) throw new Error(`${label}: nothing found`);
+        rows.push({ name: `PostgreSQL listing of 100,000 objects, ${label} (p50, total included)`, value: await medianMs(() => store.find(query), 50), unit: 'ms' });
+      }
+      await store.close();
+    } else {
+      rows.push({ name: 'PostgreSQL listings: skipped', value: 'PostgreSQL unreachable', unit: '' });
+    }
+  } finally {
+    await kv.close();
+    if (pgUp) {
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end();
+    }
+  }
+
+  const dir = mkdtempSync(join(tmpdir(), 'odbrest-bench-'));
+  try {
+    const file = await FileObjectStore.open({ path: join(dir, 'bench.journal') });
+    const memory = new MemoryObjectStore();
+    const put = (store) => () => store.put({ className: 'Bench', fields: { Name: 'x', Number: 1, Text: 'y'.repeat(200) } });
+    for (const concurrency of [1, 32]) {
+      const reference = await opsPerSecond(put(memory), { concurrency, ms: 1000 });
+      const value = await opsPerSecond(put(file), { concurrency, ms: 1000 });
+      rows.push({ name: `file store put, fsynced, ${concurrency} concurrent (reference: memory store)`, value, unit: 'puts/s', reference, ratio: value / reference });
+    }
+    await file.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return rows;
+}
