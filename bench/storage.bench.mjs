@@ -61,12 +61,19 @@ export default async function bench({ opsPerSecond, medianMs }) {
       const local = createService({ data: demo(), passwordIterations: 1000 });
       await local.ready;
       const store = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'demo', maxConnections: 16 });
-      const shared = createService({ data: demo(), passwordIterations: 1000, kv, store });
-      await shared.ready;
       const concurrency = 32;
       const reference = await opsPerSecond(await loggedInGet(local), { concurrency });
-      const value = await opsPerSecond(await loggedInGet(shared), { concurrency });
-      rows.push({ name: `GET /v1/object/{id}, Redis sessions + PostgreSQL store, ${concurrency} concurrent`, value, unit: 'req/s', reference, ratio: value / reference });
+      // Both shared stores, then each alone, to show where the time goes.
+      for (const [label, stores] of [
+        ['Redis sessions + PostgreSQL store', { kv, store }],
+        ['Redis sessions only', { kv }],
+        ['PostgreSQL store only', { store }],
+      ]) {
+        const service = createService({ data: demo(), passwordIterations: 1000, ...stores });
+        await service.ready;
+        const value = await opsPerSecond(await loggedInGet(service), { concurrency });
+        rows.push({ name: `GET /v1/object/{id}, ${label}, ${concurrency} concurrent`, value, unit: 'req/s', reference, ratio: value / reference });
+      }
       await store.close();
     } else {
       rows.push({ name: 'GET with Redis + PostgreSQL: skipped', value: `${redisUp ? '' : 'Redis '}${pgUp ? '' : 'PostgreSQL '}unreachable`, unit: '' });
