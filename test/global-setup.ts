@@ -20,7 +20,7 @@ function newest(dir: string): number {
 
 export default function setup(): void {
   const built = join(root, 'dist/index.js');
-  const sources = Math.max(newest('src'), newest('adapters'), statSync(join(root, 'tsup.config.ts')).mtimeMs, statSync(join(root, 'package.json')).mtimeMs);
+  const sources = Math.max(newest('src'), newest('adapters'), newest('stores'), statSync(join(root, 'tsup.config.ts')).mtimeMs, statSync(join(root, 'package.json')).mtimeMs);
   if (existsSync(built) && statSync(built).mtimeMs >= sources) return;
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
 }

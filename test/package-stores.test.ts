@@ -1,0 +1,38 @@
+/**
+ * The store subpaths load by name from the built package, as ESM and as CommonJS, and an outage in
+ * one of them is answered 503 by the core: the error class is shared between the bundles, not copied.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { expect, test } from 'vitest';
+import { freePort } from './support/outage.js';
+
+const run = promisify(execFile);
+const root = new URL('..', import.meta.url).pathname;
+
+const request = `new Request('http://x/v1/login', { method: 'POST', headers: { appkey: 'k', 'content-type': 'application/json' },
+  body: JSON.stringify({ user: 'alice', pass: 'x', appNames: ['crm'] }) })`;
+const body = (port: number) => `
+  const service = createService({ kv: new RedisKeyValueStore({ url: 'redis://127.0.0.1:${port}' }) });
+  service.fetch(${request}).then((r) => r.json()).then(async (answer) => {
+    console.log(JSON.stringify({ answer, stores: [typeof FileObjectStore, typeof PostgresObjectStore] }));
+    await service.close();
+  });`;
+const expected = {
+  answer: { status: { internalStatus: '503', statusMessage: 'storage unavailable, retry later' }, data: {} },
+  stores: ['function', 'function'],
+};
+
+test('ESM: odbrest/redis, odbrest/postgres and odbrest/file-store import by name; outages answer 503', async () => {
+  const imports = `import { createService } from 'odbrest'; import { RedisKeyValueStore } from 'odbrest/redis';
+    import { PostgresObjectStore } from 'odbrest/postgres'; import { FileObjectStore } from 'odbrest/file-store';`;
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', imports + body(await freePort())], { cwd: root });
+  expect(JSON.parse(stdout)).toEqual(expected);
+});
+
+test('CommonJS: the same through require', async () => {
+  const requires = `const { createService } = require('odbrest'); const { RedisKeyValueStore } = require('odbrest/redis');
+    const { PostgresObjectStore } = require('odbrest/postgres'); const { FileObjectStore } = require('odbrest/file-store');`;
+  const { stdout } = await run(process.execPath, ['-e', requires + body(await freePort())], { cwd: root });
+  expect(JSON.parse(stdout)).toEqual(expected);
+});
