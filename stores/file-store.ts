@@ -45,6 +45,7 @@ export class FileObjectStore implements ObjectStore {
   #compaction: Promise<void> | undefined;
   #nextCompactionAt: number;
   #droppedBytes = 0;
+  #compactions = 0;
 
   constructor(options: FileObjectStoreOptions) {
     this.#now = options.now ?? Date.now;
@@ -70,6 +71,11 @@ export class FileObjectStore implements ObjectStore {
   /** Bytes of a torn last record that were dropped on open (0 after a clean shutdown). */
   get droppedBytes(): number {
     return this.#droppedBytes;
+  }
+
+  /** Compactions finished since the store was opened (for monitoring). */
+  get compactions(): number {
+    return this.#compactions;
   }
 
   async #open(path: string): Promise<Journal> {
@@ -182,7 +188,7 @@ export class FileObjectStore implements ObjectStore {
         yield encoder.encode(JSON.stringify(['p', object.id, object.className, object.storeTime, object.fields]));
       }
     });
-    this.#compaction = compaction.finally(() => (this.#compaction = undefined));
+    this.#compaction = compaction.then(() => void this.#compactions++).finally(() => (this.#compaction = undefined));
     return this.#compaction;
   }
 }
