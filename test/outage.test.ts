@@ -10,7 +10,7 @@ import { PostgresObjectStore } from '../stores/postgres.js';
 import { RedisKeyValueStore } from '../stores/redis.js';
 import { call, demoService, expectError, loginBody, USERS } from './helpers.js';
 import { eventually, freePort, PrivateRedis, sleep, startLoad, TcpProxy } from './support/outage.js';
-import { DATABASE_URL, RUN_ID, serverAvailable } from './support/servers.js';
+import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from './support/servers.js';
 
 /** A client that holds a session and logs in again when it is gone, as the real client does on 201. */
 function sessionClient(service: Service) {
@@ -85,12 +85,7 @@ const postgres = await serverAvailable('PostgreSQL', 'the PostgreSQL outage test
 describe.runIf(postgres)('PostgreSQL outage', () => {
   const schema = `odbrest_outage_${RUN_ID}`;
   const appName = `odbrest_outage_${RUN_ID}`; // only this test's connections are terminated
-  afterAll(async () => {
-    const client = new pg.Client({ connectionString: DATABASE_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await client.end();
-  });
+  afterAll(() => dropSchema(schema));
 
   async function terminateOurConnections(): Promise<number> {
     const admin = new pg.Client({ connectionString: DATABASE_URL });

@@ -2,7 +2,7 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresObjectStore } from '../stores/postgres.js';
-import { DATABASE_URL, RUN_ID, serverAvailable } from './support/servers.js';
+import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from './support/servers.js';
 
 const available = await serverAvailable('PostgreSQL', 'the PostgreSQL index test');
 const schema = `odbrest_plans_${RUN_ID}`;
@@ -23,8 +23,8 @@ describe.runIf(available)('PostgresObjectStore indexes', () => {
   const store = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'objects' });
   afterAll(async () => {
     await store.close();
-    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await admin.end();
+    await dropSchema(schema);
   });
 
   it('uses the class index for pages and the GIN index for filters, never a sequential scan', { timeout: 60_000 }, async () => {

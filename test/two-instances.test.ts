@@ -3,8 +3,6 @@
  * and PostgreSQL and a JWT secret. Whatever one instance does with a session, the other sees.
  */
 import { join } from 'node:path';
-import pg from 'pg';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { importObjects, type Service } from '../src/index.js';
 import { PostgresObjectStore } from '../stores/postgres.js';
@@ -12,7 +10,7 @@ import { call, demoData, expectError, login, loginBody, loginToken, USERS } from
 import { authorize, finish, postJson, ProviderProcess, providerEntry, type LocalProvider } from './oauth/provider.js';
 import { freePort, TcpProxy } from './support/outage.js';
 import { bundleForNode, remoteService, spawnLines, type LineProcess } from './support/processes.js';
-import { DATABASE_URL, REDIS_URL, RUN_ID, serverAvailable } from './support/servers.js';
+import { DATABASE_URL, deleteKeys, dropSchema, REDIS_URL, RUN_ID, serverAvailable } from './support/servers.js';
 
 const available =
   (await serverAvailable('Redis', 'the two-instance test')) && (await serverAvailable('PostgreSQL', 'the two-instance test'));
@@ -66,14 +64,8 @@ describe.runIf(available)('two instances sharing Redis and PostgreSQL', () => {
       child.child.kill('SIGTERM'); // our own children, by pid
       await child.exited;
     }
-    const admin = new pg.Client({ connectionString: DATABASE_URL });
-    await admin.connect();
-    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await admin.end();
-    const redis = new Redis(REDIS_URL);
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-    await redis.quit();
+    await dropSchema(schema);
+    await deleteKeys(prefix);
   });
 
   describe('plain sessions (sessionId)', () => {

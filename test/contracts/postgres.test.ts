@@ -1,7 +1,6 @@
-import pg from 'pg';
 import { afterAll, describe } from 'vitest';
 import { PostgresObjectStore } from '../../stores/postgres.js';
-import { DATABASE_URL, RUN_ID, serverAvailable } from '../support/servers.js';
+import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from '../support/servers.js';
 import { objectStoreContract } from './object-store.js';
 
 const available = await serverAvailable('PostgreSQL', 'the ObjectStore contract on PostgresObjectStore');
@@ -16,12 +15,7 @@ function open(table: string) {
 }
 
 describe.runIf(available)('PostgresObjectStore', () => {
-  afterAll(async () => {
-    const client = new pg.Client({ connectionString: DATABASE_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await client.end();
-  });
+  afterAll(() => dropSchema(schema));
   objectStoreContract('PostgresObjectStore', {
     create: async () => open(`objects_${tables++}`),
     reopen: async (store) => {

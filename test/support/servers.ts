@@ -39,3 +39,21 @@ export async function serverAvailable(kind: 'Redis' | 'PostgreSQL', suites: stri
   console.warn(`SKIPPED ${suites}: ${kind} at ${where} is unreachable (${reason}); set ${where.split('=')[0]} to run them`);
   return false;
 }
+
+/** Drops a schema this test run created (and everything in it). */
+export async function dropSchema(schema: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await client.end();
+}
+
+/** Deletes the Redis keys this test run wrote under `prefix`. */
+export async function deleteKeys(prefix: string): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(REDIS_URL);
+  const keys = await redis.keys(`${prefix}*`);
+  if (keys.length > 0) await redis.del(...keys);
+  await redis.quit();
+}
