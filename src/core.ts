@@ -16,6 +16,9 @@ import { IDENTITY_CLASS } from './oauth/links.js';
 import { PROVIDER_CLASS } from './oauth/providers.js';
 import { externalLoginRoutes } from './oauth/routes.js';
 import { objectRoutes } from './objects/routes.js';
+import { SecureTransport } from './secure/handler.js';
+import { secureLoginRoutes } from './secure/routes.js';
+import { ServerKeySource } from './secure/server-key.js';
 import { Serializer } from './objects/serialize.js';
 import type { ServiceOptions } from './options.js';
 import { MemoryKeyValueStore } from './storage/memory-kv.js';
@@ -48,6 +51,9 @@ export class Core {
   readonly transports: Transport[] = [];
   /** Classes the object endpoints never serve (see `ServiceOptions.internalClasses`). */
   readonly internalClasses: ReadonlySet<string>;
+  /** The RSA key of the secure login (configured, or generated on first use). */
+  readonly serverKey: ServerKeySource;
+  readonly #secure: SecureTransport;
 
   readonly #options: ServiceOptions;
   readonly #routes = new RouteTable();
@@ -80,7 +86,10 @@ export class Core {
     this.#appKeys = options.appKeys ? new Set(options.appKeys) : undefined;
     this.#maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
     this.#onError = options.onError ?? ((error) => console.error('odbrest: unexpected error', error));
-    this.addRoutes([...loginRoutes(this), ...objectRoutes(this), ...macroRoutes(this)]);
+    this.serverKey = new ServerKeySource(options.serverKey);
+    this.#secure = new SecureTransport(this);
+    this.transports.push(this.#secure);
+    this.addRoutes([...loginRoutes(this), ...objectRoutes(this), ...macroRoutes(this), ...secureLoginRoutes(this)]);
     const externalLogin = new ExternalLogin(this, {
       providers: options.oAuthProviders ?? [],
       publicUrl: options.publicUrl,
@@ -91,7 +100,7 @@ export class Core {
     this.addRoutes(externalLoginRoutes(this, externalLogin));
     const seeded = options.data ? importObjects(this.store, options.data, options.passwordIterations).then(() => undefined) : Promise.resolve();
     // Provider entries live in the store, so they are checked once the seed data is in.
-    this.ready = seeded.then(() => externalLogin.load());
+    this.ready = Promise.all([seeded.then(() => externalLogin.load()), this.serverKey.ready]).then(() => undefined);
     this.ready.catch((error: unknown) => this.#onError(error)); // logged once; requests get a 500 envelope
   }
 
@@ -125,7 +134,7 @@ export class Core {
       request.params = params;
       if (route.appKey !== false) this.checkAppKey(request.headers);
       if (route.auth !== 'none') {
-        request.session ??= await sessionFromHeaders(request, this.sessions, this.tokens, this.now());
+        request.session ??= await sessionFromHeaders(request, this.sessions, this.tokens, this.now(), (token) => this.#secure.sessionOf(token));
         if (route.auth === 'objects' && request.session.appNames.length === 0) {
           throw new ApiError('307', 'this session logged in without appNames and may only execute macros');
         }

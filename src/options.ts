@@ -66,6 +66,12 @@ export interface ServiceOptions {
    * includes the service's own `OAuthProvider` (client secrets) and `ExternalIdentity` (links).
    */
   internalClasses?: readonly string[];
+  /**
+   * RSA private key of the secure login, as PEM (PKCS#8 `PRIVATE KEY` or PKCS#1 `RSA PRIVATE KEY`),
+   * at least 2048 bits. Default: a 2048-bit key generated on first use; several instances behind one
+   * address must share a configured key (it also seals their Secure-Tokens).
+   */
+  serverKey?: string;
   /** Clock in epoch ms, for tests. */
   now?: () => number;
   /** Called with unexpected errors (answered as a bare `500`). Default: `console.error`. */

@@ -1,0 +1,31 @@
+/**
+ * The 64-wide sliding replay window of PROTOCOL.md 4: a message number is accepted once, and only if
+ * it is greater than the highest accepted number minus 64, so concurrent requests may arrive out of
+ * order. Kept in the session as JSON, so the 64-bit mask is a hex string.
+ */
+export const WINDOW_SIZE = 64;
+
+export interface ReplayWindow {
+  /** Highest accepted message number (0 before the first). */
+  high: number;
+  /** Bit i set: `high - i` was accepted. */
+  seen: string;
+}
+
+export const emptyWindow = (): ReplayWindow => ({ high: 0, seen: '0' });
+
+const MASK = (1n << BigInt(WINDOW_SIZE)) - 1n;
+
+/** The window after accepting `n`, or why `n` is refused. */
+export function acceptCounter(window: ReplayWindow, n: number): { window: ReplayWindow } | { refused: 'replayed' | 'out of window' } {
+  const seen = BigInt(`0x${window.seen}`);
+  if (n > window.high) {
+    const shift = BigInt(Math.min(n - window.high, WINDOW_SIZE));
+    return { window: { high: n, seen: (((seen << shift) | 1n) & MASK).toString(16) } };
+  }
+  const offset = window.high - n;
+  if (offset >= WINDOW_SIZE) return { refused: 'out of window' };
+  const bit = 1n << BigInt(offset);
+  if (seen & bit) return { refused: 'replayed' };
+  return { window: { high: window.high, seen: (seen | bit).toString(16) } };
+}

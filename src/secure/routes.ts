@@ -1,0 +1,81 @@
+import { base64 } from '@scure/base';
+import * as v from 'valibot';
+import { authenticate, parseLoginBody, startSession } from '../auth/login.js';
+import type { Core } from '../core.js';
+import { envelope, okResponse } from '../http/envelope.js';
+import { ApiError } from '../http/errors.js';
+import { readJsonObject, type ApiRequest } from '../http/request.js';
+import type { Route } from '../http/router.js';
+import { parseInput } from '../http/validate.js';
+import { newSecureState } from './handler.js';
+import { importClientPublicKey } from './keys.js';
+import { BlockDecryptError, blockDecrypt, blockEncrypt } from './rsa.js';
+import { sealToken } from './token.js';
+
+/**
+ * Secure login (PROTOCOL.md 3). Every failure is a plain JSON envelope: `310` for anything about the
+ * encryption or the keys, then the codes every login shares (`400`, `302`, `303`, `306`).
+ */
+
+/** A login body is a few hundred bytes; the cap bounds the RSA work an anonymous request can cause. */
+export const MAX_CREDENTIAL_BLOCKS = 32;
+
+const SecureLoginSchema = v.object({
+  credentials: v.string('credentials must be a string'),
+  publicKey: v.optional(v.string('publicKey must be a string')),
+  publickey: v.optional(v.string('publickey must be a string')),
+});
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const encoder = new TextEncoder();
+
+/** The login body sealed in `credentials`. */
+async function decryptCredentials(core: Core, credentials: string): Promise<unknown> {
+  let ciphertext: Uint8Array;
+  try {
+    ciphertext = base64.decode(credentials.replace(/\s+/g, ''));
+  } catch {
+    throw new ApiError('310', 'credentials must be standard base64 with padding');
+  }
+  let plaintext: Uint8Array;
+  try {
+    plaintext = await blockDecrypt((await core.serverKey.get()).privateKey, ciphertext, MAX_CREDENTIAL_BLOCKS);
+  } catch (error) {
+    if (error instanceof BlockDecryptError) throw new ApiError('310', `credentials ${error.message}`);
+    throw error;
+  }
+  try {
+    return JSON.parse(utf8.decode(plaintext));
+  } catch {
+    throw new ApiError('400', 'decrypted credentials are not a UTF-8 JSON login body');
+  }
+}
+
+async function secureLogin(core: Core, request: ApiRequest): Promise<Response> {
+  const input = parseInput(SecureLoginSchema, readJsonObject(request));
+  const publicKeyText = input.publicKey ?? input.publickey;
+  if (publicKeyText === undefined) throw new ApiError('400', 'publicKey is required');
+  const clientKey = await importClientPublicKey(publicKeyText);
+  const body = parseLoginBody(await decryptCredentials(core, input.credentials));
+  const principal = await authenticate(core, body, request.clientAddress);
+
+  const symmetricKey = crypto.getRandomValues(new Uint8Array(32));
+  const { session, data } = await startSession(core, 'secure', principal, body, 'db', newSecureState(symmetricKey));
+  const { sessionId: _internal, user, ...rest } = data;
+  const token = sealToken((await core.serverKey.get()).tokenKey, session.id);
+  const answer = envelope({ sessionId: token, user, symmetricKey: base64.encode(symmetricKey), ...rest });
+  const sealed = await blockEncrypt(clientKey, encoder.encode(JSON.stringify(answer)));
+  return new Response(base64.encode(sealed), { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+}
+
+export function secureLoginRoutes(core: Core): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/v2/login/secure/key',
+      auth: 'none',
+      handler: async () => okResponse({ key: (await core.serverKey.get()).publicKeyPem }),
+    },
+    { method: 'POST', path: '/v2/login/secure', auth: 'none', handler: (request) => secureLogin(core, request) },
+  ];
+}

@@ -1,0 +1,68 @@
+import { base64urlnopad } from '@scure/base';
+import { exportKeyPairPem, generateRsaKeyPair, OAEP, privateKeyDer, toPem, modulusBits } from './keys.js';
+import { deriveTokenKey } from './token.js';
+
+/** The service's RSA key for the secure login, with what is derived from it. */
+export interface ServerKey {
+  /** Non-extractable RSA-OAEP (SHA-1) private key. */
+  privateKey: CryptoKey;
+  /** The SPKI PEM `GET /v2/login/secure/key` answers with. */
+  publicKeyPem: string;
+  /** Seals and opens Secure-Tokens. */
+  tokenKey: Uint8Array;
+}
+
+export const DEFAULT_SERVER_KEY_BITS = 2048;
+
+/** Loads a PEM private key (PKCS#8 or PKCS#1). Throws a start-up error naming what is wrong. */
+export async function loadServerKey(pem: string): Promise<ServerKey> {
+  let extractable: CryptoKey;
+  try {
+    extractable = await crypto.subtle.importKey('pkcs8', privateKeyDer(pem), OAEP, true, ['decrypt']);
+  } catch (error) {
+    if (error instanceof Error && error.message.startsWith('serverKey:')) throw error;
+    throw new Error('serverKey: not a readable RSA private key');
+  }
+  if (modulusBits(extractable) < 2048) throw new Error(`serverKey: must have at least 2048 bits, not ${modulusBits(extractable)}`);
+  // WebCrypto cannot derive a public key from a private one directly; its JWK holds n and e.
+  const jwk = await crypto.subtle.exportKey('jwk', extractable);
+  const publicKey = await crypto.subtle.importKey('jwk', { kty: 'RSA', n: jwk.n, e: jwk.e, ext: true }, OAEP, true, ['encrypt']);
+  const [spki, privateKey] = await Promise.all([
+    crypto.subtle.exportKey('spki', publicKey),
+    crypto.subtle.importKey('jwk', jwk, OAEP, false, ['decrypt']),
+  ]);
+  return { privateKey, publicKeyPem: toPem('PUBLIC KEY', new Uint8Array(spki)), tokenKey: deriveTokenKey(base64urlnopad.decode(jwk.d!)) };
+}
+
+/**
+ * The configured key, loaded at start-up (so a bad key fails `ready`), or a 2048-bit key generated
+ * on first use, so that services that never see a secure login do not pay for key generation.
+ */
+export class ServerKeySource {
+  readonly ready: Promise<void>;
+  #key: Promise<ServerKey> | undefined;
+  #current: ServerKey | undefined;
+
+  constructor(pem: string | undefined) {
+    if (pem !== undefined) this.#key = this.#track(loadServerKey(pem));
+    this.ready = this.#key ? this.#key.then(() => undefined) : Promise.resolve();
+  }
+
+  get(): Promise<ServerKey> {
+    this.#key ??= this.#track(
+      generateRsaKeyPair(DEFAULT_SERVER_KEY_BITS)
+        .then(exportKeyPairPem)
+        .then((pair) => loadServerKey(pair.privateKey)),
+    );
+    return this.#key;
+  }
+
+  /** The key once loaded; `undefined` before (then no Secure-Token can have been issued). */
+  get current(): ServerKey | undefined {
+    return this.#current;
+  }
+
+  #track(key: Promise<ServerKey>): Promise<ServerKey> {
+    return key.then((loaded) => (this.#current = loaded));
+  }
+}
