@@ -14,6 +14,7 @@ export const entries = {
   'file-store': 'stores/file-store.ts',
   redis: 'stores/redis.ts',
   postgres: 'stores/postgres.ts',
+  client: 'src/client/index.ts',
 };
 
 export default defineConfig({

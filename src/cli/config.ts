@@ -74,6 +74,7 @@ const ENV: Record<string, (value: string) => [keyof FileConfig, unknown]> = {
   ODBREST_TRUST_PROXY: (x) => ['trustProxy', x === 'true' || x === '1'],
   ODBREST_PUBLIC_URL: (x) => ['publicUrl', x],
   ODBREST_SERVER_KEY_FILE: (x) => ['serverKeyFile', x],
+  ODBREST_SERVER_KEY: (x) => ['serverKey', x],
 };
 
 export function loadConfig(env: Record<string, string | undefined> = process.env, cwd = process.cwd()): HostConfig {
@@ -92,6 +93,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (value !== undefined && value !== '') {
       const [key, converted] = toEntry(value);
       raw[key] = converted;
+      // A key from the environment replaces the file's key in either form.
+      if (key === 'serverKey' || key === 'serverKeyFile') delete raw[key === 'serverKey' ? 'serverKeyFile' : 'serverKey'];
     }
   }
   const result = v.safeParse(ConfigSchema, raw);
@@ -123,7 +126,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
   };
   if (file.dataFile) options.data = readSeedFile(resolve(baseDir, file.dataFile));
+  options.serverKey = readServerKey(file, baseDir);
   return { options, port: file.port ?? 8080, hostname: file.hostname, file, baseDir };
+}
+
+/** The secure-login key as a PEM value: given inline (`serverKey`) or read from `serverKeyFile`. */
+function readServerKey(file: FileConfig, baseDir: string): string | undefined {
+  if (file.serverKey !== undefined && file.serverKeyFile !== undefined) {
+    throw new Error('invalid configuration: give serverKey or serverKeyFile, not both');
+  }
+  if (file.serverKeyFile === undefined) return file.serverKey;
+  const path = resolve(baseDir, file.serverKeyFile);
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new Error(`cannot read server key file ${path}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+  }
 }
 
 export function readSeedFile(path: string): SeedData {

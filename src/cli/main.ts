@@ -2,8 +2,11 @@
 import { createService } from '../index.js';
 import { serve } from '../../adapters/node.js';
 import { loadConfig } from './config.js';
+import { keygen, parseKeygenArgs } from './keygen.js';
 
 const USAGE = `usage: odbrest serve        start the service (api-config.yml and ODBREST_* variables)
+       odbrest keygen [--bits 2048] [--out dir]
+                            write a secure-login key pair (server-key.pem, server-key.pub.pem)
        odbrest help         this text`;
 
 /** Starts the service from the host configuration; returns the listening address. */
@@ -26,6 +29,11 @@ async function main(args: string[]): Promise<number> {
     const { url } = await runServer();
     console.log(`odbrest listening on ${url}`);
     return -1; // keep running
+  }
+  if (command === 'keygen') {
+    const { privateKeyPath, publicKeyPath } = await keygen(parseKeygenArgs(args.slice(1)));
+    console.log(`wrote ${privateKeyPath} (private, give it as serverKeyFile) and ${publicKeyPath}`);
+    return 0;
   }
   console.log(USAGE);
   return command === undefined || command === 'help' ? 0 : 2;

@@ -98,7 +98,7 @@ function clientKeyDer(text: string): Bytes {
   if (text.length > MAX_CLIENT_KEY_CHARS) throw badKey('is too long');
   if (text.includes('-----BEGIN')) {
     const pem = pemBody(text, ['PUBLIC KEY']);
-    if (!pem) throw badKey('must be an SPKI PEM ("-----BEGIN PUBLIC KEY-----")');
+    if (!pem) throw badKey('is not a well-formed SPKI PEM ("-----BEGIN PUBLIC KEY-----", base64 lines, footer)');
     return pem.der;
   }
   let decoded: Bytes;

@@ -44,11 +44,14 @@ async function decryptCredentials(core: Core, credentials: string): Promise<unkn
     if (error instanceof BlockDecryptError) throw new ApiError('310', `credentials ${error.message}`);
     throw error;
   }
+  let body: unknown;
   try {
-    return JSON.parse(utf8.decode(plaintext));
+    body = JSON.parse(utf8.decode(plaintext));
   } catch {
     throw new ApiError('400', 'decrypted credentials are not a UTF-8 JSON login body');
   }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiError('400', 'decrypted credentials must be a JSON object');
+  return body;
 }
 
 async function secureLogin(core: Core, request: ApiRequest): Promise<Response> {

@@ -1,0 +1,173 @@
+import { base64 } from '@scure/base';
+import { clientPassValue } from '../auth/passwords.js';
+import { generateRsaKeyPair, OAEP, pemBody, toPem } from '../secure/keys.js';
+import { blockDecrypt, blockEncrypt } from '../secure/rsa.js';
+import { OdbRestError, OdbRestProtocolError } from './errors.js';
+import { SecureChannel, type FetchFunction } from './secure-channel.js';
+import type { ListOptions, LoginCredentials, SecureLogin, SerializedObject, SerializedSet, SessionKind, SessionLogin, TokenLogin } from './types.js';
+
+/**
+ * A typed odbrest client for any runtime (web APIs only): every login variant, objects, macros, and
+ * the secure transport, which it speaks itself once `loginSecure` succeeded.
+ */
+export interface ClientOptions {
+  /** Where the service is mounted, e.g. `https://example.com/api`. */
+  baseUrl: string;
+  appKey: string;
+  /** Database alias: one more path segment after `baseUrl`. */
+  alias?: string;
+  /** Default: the global `fetch`. */
+  fetch?: FetchFunction;
+}
+
+export interface SecureLoginOptions {
+  /** The client's RSA-OAEP (SHA-1) key pair; default a new 2048-bit pair per login. */
+  keyPair?: CryptoKeyPair;
+}
+
+export interface OdbRestClient {
+  /** Plain login; later requests send `sessionId`. */
+  login(credentials: LoginCredentials): Promise<SessionLogin>;
+  /** Token login; later requests send `Authorization: Bearer <jwt>`. */
+  loginToken(credentials: LoginCredentials): Promise<TokenLogin>;
+  /** Secure login; later requests go through the encrypted, signed transport. */
+  loginSecure(credentials: LoginCredentials, options?: SecureLoginOptions): Promise<SecureLogin>;
+  getObject<T extends SerializedObject = SerializedObject>(objectId: string): Promise<T>;
+  listObjects<T extends SerializedObject = SerializedObject>(className: string, options?: ListOptions): Promise<SerializedSet<T>>;
+  execute<T = unknown>(macroName: string, params?: Record<string, unknown>): Promise<T>;
+  /** Ends the current session (any variant) and forgets its credential. */
+  logout(): Promise<void>;
+  /** The kind of the current login, if any. */
+  readonly sessionKind: SessionKind | undefined;
+}
+
+type Credential = { kind: 'session'; sessionId: string } | { kind: 'token'; token: string } | { kind: 'secure'; channel: SecureChannel };
+
+interface Envelope<T> {
+  status: { internalStatus: string; statusMessage: string };
+  data: T;
+}
+
+const SEND_DEFAULT = Symbol('no body');
+
+export function createClient(options: ClientOptions): OdbRestClient {
+  const fetchFn: FetchFunction = options.fetch ?? ((input, init) => fetch(input, init));
+  const root = options.baseUrl.replace(/\/+$/, '') + (options.alias ? `/${encodeURIComponent(options.alias)}` : '');
+  const rootPath = new URL(root).pathname.replace(/\/+$/, '');
+  let credential: Credential | undefined;
+
+  /** One request; returns `data` of a success envelope, throws `OdbRestError` for a failure envelope. */
+  async function request<T>(method: string, path: string, body: unknown = SEND_DEFAULT, auth = true): Promise<T> {
+    const url = new URL(root + path);
+    const headers = new Headers({ appkey: options.appKey });
+    const json = body === SEND_DEFAULT ? undefined : JSON.stringify(body);
+    if (auth && credential?.kind === 'secure') {
+      // The signed target is the path and query as the URL parser normalized them, as the server sees them.
+      const target = url.pathname.slice(rootPath.length) + url.search;
+      const answer = await credential.channel.exchange(fetchFn, method, url.href, target, headers, json);
+      if (!answer.encrypted && answer.status < 400) {
+        throw new OdbRestProtocolError('secure response refused: a successful answer was not encrypted', answer.status);
+      }
+      return unwrap<T>(answer.status, answer.headers, answer.text);
+    }
+    if (auth && credential?.kind === 'session') headers.set('sessionId', credential.sessionId);
+    if (auth && credential?.kind === 'token') headers.set('authorization', `Bearer ${credential.token}`);
+    if (json !== undefined) headers.set('content-type', 'application/json');
+    const response = await fetchFn(url.href, { method, headers, body: json });
+    return unwrap<T>(response.status, response.headers, await response.text());
+  }
+
+  function loginBody(credentials: LoginCredentials) {
+    const pass = credentials.pass ?? (credentials.password === undefined ? undefined : clientPassValue(credentials.password));
+    if (pass === undefined) throw new TypeError('login needs password or pass');
+    return { user: credentials.user, pass, appNames: credentials.appNames };
+  }
+
+  async function loginSecure(credentials: LoginCredentials, secureOptions: SecureLoginOptions = {}): Promise<SecureLogin> {
+    const { key } = await request<{ key: string }>('GET', '/v2/login/secure/key', SEND_DEFAULT, false);
+    const serverDer = pemBody(key, ['PUBLIC KEY']);
+    if (!serverDer) throw new OdbRestProtocolError('the server key is not an SPKI PEM', 200);
+    const serverKey = await crypto.subtle.importKey('spki', serverDer.der, OAEP, false, ['encrypt']);
+    const keyPair = secureOptions.keyPair ?? (await generateRsaKeyPair(2048));
+    const publicKey = toPem('PUBLIC KEY', new Uint8Array(await crypto.subtle.exportKey('spki', keyPair.publicKey)));
+    const sealed = await blockEncrypt(serverKey, new TextEncoder().encode(JSON.stringify(loginBody(credentials))));
+
+    const response = await fetchFn(`${root}/v2/login/secure`, {
+      method: 'POST',
+      headers: { appkey: options.appKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ credentials: base64.encode(sealed), publicKey }),
+    });
+    const text = await response.text();
+    // Failures come back as plain JSON envelopes; success is base64 of the envelope sealed to our key.
+    if (!response.ok || /json/i.test(response.headers.get('content-type') ?? '')) {
+      unwrap(response.status, response.headers, text);
+      throw new OdbRestProtocolError('secure login answered a plain envelope', response.status);
+    }
+    let opened: string;
+    try {
+      opened = new TextDecoder().decode(await blockDecrypt(keyPair.privateKey, base64.decode(text.trim()), Number.POSITIVE_INFINITY));
+    } catch {
+      throw new OdbRestProtocolError('secure login answer does not decrypt with the client key', response.status);
+    }
+    const data = unwrap<SecureLogin & { sessionId: string; symmetricKey: string }>(response.status, response.headers, opened);
+    const { sessionId, symmetricKey, ...answer } = data;
+    credential = { kind: 'secure', channel: new SecureChannel(sessionId, base64.decode(symmetricKey)) };
+    return answer;
+  }
+
+  return {
+    async login(credentials) {
+      const data = await request<SessionLogin>('POST', '/v1/login', loginBody(credentials), false);
+      credential = { kind: 'session', sessionId: data.sessionId };
+      return data;
+    },
+    async loginToken(credentials) {
+      const data = await request<TokenLogin>('POST', '/v2/login', loginBody(credentials), false);
+      credential = { kind: 'token', token: data.token };
+      return data;
+    },
+    loginSecure,
+    getObject: (objectId) => request('GET', `/v1/object/${encodeURIComponent(objectId)}`),
+    listObjects(className, list = {}) {
+      const query = new URLSearchParams();
+      if (list.page !== undefined) query.set('page', String(list.page));
+      if (list.perPage !== undefined) query.set('perPage', String(list.perPage));
+      if (list.query !== undefined) query.set('query', JSON.stringify(list.query));
+      if (list.reverseOrder !== undefined) query.set('reverseOrder', String(list.reverseOrder));
+      const search = query.size > 0 ? `?${query}` : '';
+      return request('GET', `/v1/objects/${encodeURIComponent(className)}${search}`);
+    },
+    execute: (macroName, params) => request('POST', `/v1/execute/${encodeURIComponent(macroName)}`, params ?? SEND_DEFAULT),
+    async logout() {
+      try {
+        await request('POST', '/v1/logout');
+      } finally {
+        credential = undefined;
+      }
+    },
+    get sessionKind() {
+      return credential?.kind;
+    },
+  };
+}
+
+/** `data` of a success envelope; a failure envelope is thrown as `OdbRestError`. */
+function unwrap<T>(httpStatus: number, headers: Headers, text: string): T {
+  let parsed: Envelope<T>;
+  try {
+    parsed = JSON.parse(text) as Envelope<T>;
+  } catch {
+    throw new OdbRestProtocolError(`answer is not a JSON envelope (HTTP ${httpStatus})`, httpStatus);
+  }
+  const status = parsed?.status;
+  if (typeof status?.internalStatus !== 'string') throw new OdbRestProtocolError(`answer is not an envelope (HTTP ${httpStatus})`, httpStatus);
+  if (status.internalStatus !== '0') {
+    const retryAfter = Number(headers.get('retry-after') ?? Number.NaN);
+    throw new OdbRestError(status.internalStatus, httpStatus, status.statusMessage, Number.isFinite(retryAfter) ? retryAfter : undefined);
+  }
+  return parsed.data;
+}
+
+export { OdbRestError, OdbRestProtocolError } from './errors.js';
+export type { FetchFunction } from './secure-channel.js';
+export type * from './types.js';

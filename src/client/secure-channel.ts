@@ -1,0 +1,83 @@
+import { base64 } from '@scure/base';
+import { WINDOW_SIZE } from '../secure/replay.js';
+import { decryptBody, encryptBody, macKey, requestSignature, responseSignature, signatureMatches } from '../secure/transport.js';
+import { OdbRestProtocolError } from './errors.js';
+
+export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
+
+export interface ChannelAnswer {
+  status: number;
+  /** The decrypted body, or the raw body of an unencrypted answer. */
+  text: string;
+  /** False for answers the server sent in the clear (only its refusals of the message itself). */
+  encrypted: boolean;
+  headers: Headers;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The client side of the secure transport (PROTOCOL.md 4) for one secure session: numbers, encrypts
+ * and signs requests, and checks and decrypts their answers.
+ *
+ * Concurrency: the server accepts a number only above (highest accepted - 64). A new number is
+ * therefore handed out only while it is less than 64 above every number still in flight; beyond
+ * that a request waits, so no request can arrive outside the window however they are reordered.
+ */
+export class SecureChannel {
+  readonly token: string;
+  readonly #key: Uint8Array;
+  readonly #mac: Uint8Array;
+  #next = 1;
+  readonly #inFlight = new Set<number>();
+  #waiting: Array<() => void> = [];
+
+  constructor(token: string, key: Uint8Array) {
+    this.token = token;
+    this.#key = key;
+    this.#mac = macKey(key);
+  }
+
+  async exchange(fetchFn: FetchFunction, method: string, url: string, target: string, headers: Headers, json: string | undefined): Promise<ChannelAnswer> {
+    const n = await this.#acquire();
+    try {
+      const body = json === undefined ? '' : encryptBody(this.#key, n, 0, json);
+      headers.set('secure-token', this.token);
+      headers.set('secure-counter', String(n));
+      headers.set('secure-signature', base64.encode(requestSignature(this.#mac, n, method, target, encoder.encode(body))));
+      if (body !== '') headers.set('content-type', 'application/text');
+      const response = await fetchFn(url, { method, headers, body: body === '' ? undefined : body });
+      const text = await response.text();
+      if (response.headers.get('encrypted') !== 'true') return { status: response.status, text, encrypted: false, headers: response.headers };
+      return { status: response.status, text: this.#open(n, response, text), encrypted: true, headers: response.headers };
+    } finally {
+      this.#release(n);
+    }
+  }
+
+  #open(n: number, response: Response, text: string): string {
+    const refuse = (why: string) => new OdbRestProtocolError(`secure response refused: ${why}`, response.status);
+    if (response.headers.get('secure-counter') !== String(n)) throw refuse(`Secure-Counter is not ${n}`);
+    const expected = responseSignature(this.#mac, n, response.status, encoder.encode(text));
+    if (!signatureMatches(response.headers.get('secure-signature'), expected)) throw refuse('Secure-Signature does not match');
+    const plaintext = decryptBody(this.#key, n, 1, text);
+    if (plaintext === undefined) throw refuse('body does not decrypt');
+    return plaintext;
+  }
+
+  async #acquire(): Promise<number> {
+    while (this.#inFlight.size > 0 && this.#next - Math.min(...this.#inFlight) >= WINDOW_SIZE) {
+      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    }
+    const n = this.#next++;
+    this.#inFlight.add(n);
+    return n;
+  }
+
+  #release(n: number): void {
+    this.#inFlight.delete(n);
+    const waiting = this.#waiting;
+    this.#waiting = [];
+    for (const wake of waiting) wake();
+  }
+}

@@ -1,0 +1,61 @@
+/** A serialized object (PROTOCOL.md 6.1): metadata members, then its fields by name. */
+export interface SerializedObject {
+  '~ClassName': string;
+  '~ObjectID': string;
+  '~StoreTime': string;
+  [field: string]: unknown;
+}
+
+/** A serialized set: the elements of one page and the count before paging. */
+export interface SerializedSet<T = SerializedObject> {
+  '~Count': number;
+  '~UnfilteredCount': number;
+  '~Elements': T[];
+}
+
+/** The user in a login answer: `Name`, `Description`, `Groups`, `Employee` and any other fields. */
+export interface SerializedUser extends SerializedObject {
+  Name: string;
+  Groups?: SerializedSet;
+}
+
+export interface LoginCredentials {
+  user: string;
+  /** The plain password; the client sends its hex MD5 as `pass`, as the real client does. */
+  password?: string;
+  /** The `pass` value as sent, for callers that already hold it. */
+  pass?: string;
+  /** Licensed applications to log in for; an empty list gives a macro-only session. */
+  appNames: string[] | string;
+}
+
+interface LoginAnswer {
+  user: SerializedUser;
+  databaseName: string;
+  /** ISO 8601 end of the session's absolute lifetime. */
+  expiresAt?: string;
+}
+
+export interface SessionLogin extends LoginAnswer {
+  sessionId: string;
+}
+
+export interface TokenLogin extends LoginAnswer {
+  token: string;
+}
+
+/** The secure login's answer; its Secure-Token and key stay inside the client. */
+export type SecureLogin = LoginAnswer;
+
+export interface ListOptions {
+  /** 0-based page. */
+  page?: number;
+  /** Default 50, at most 1000. */
+  perPage?: number;
+  /** Field equalities, e.g. `{ Name: 'Alice' }`. */
+  query?: Record<string, string | number | boolean | null>;
+  reverseOrder?: boolean;
+}
+
+/** Which login the client's requests currently use. */
+export type SessionKind = 'session' | 'token' | 'secure';

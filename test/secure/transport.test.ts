@@ -1,0 +1,297 @@
+/**
+ * The secure transport (PROTOCOL.md 4) against an independent node:crypto client (test/secure-node.ts).
+ */
+import { beforeAll, describe, expect, test } from 'vitest';
+import type { Service } from '../../src/index.js';
+import { call, demoService, expectError, login, testClock, type CallResult } from '../helpers.js';
+import {
+  nodeCtr,
+  nodeKeyPair,
+  nodeSecureLogin,
+  nodeSign,
+  openSecureResponse,
+  secureCall,
+  secureRequest,
+  sendSecure,
+  type NodeKeyPair,
+  type NodeLogin,
+} from '../secure-node.js';
+
+const macros = { echo: (_context: unknown, params: Record<string, unknown>) => params };
+let service: Service;
+let keys: NodeKeyPair;
+
+beforeAll(async () => {
+  service = await demoService({ macros });
+  keys = nodeKeyPair();
+});
+
+const OK = { internalStatus: '0', statusMessage: 'ok' };
+
+/** Refusals of the message itself are plain JSON envelopes without the secure headers. */
+function expectPlainError(result: CallResult, code: string, status: number, message?: string | RegExp): void {
+  expectError(result, code, status);
+  expect(result.headers.get('content-type')).toMatch(/^application\/json/);
+  for (const header of ['encrypted', 'secure-counter', 'secure-signature']) expect(result.headers.get(header)).toBeNull();
+  if (message !== undefined) expect(result.body.status.statusMessage).toMatch(message);
+}
+
+/** An encrypted error envelope of exactly this shape. */
+function expectSealedError(answer: { status: number; envelope: any }, code: string, status: number): void {
+  expect(answer.status).toBe(status);
+  expect(answer.envelope).toEqual({ status: { internalStatus: code, statusMessage: expect.any(String) }, data: {} });
+}
+
+describe('messages the server accepts', () => {
+  let session: NodeLogin;
+  beforeAll(async () => {
+    session = await nodeSecureLogin(service, keys);
+  });
+
+  test('GET /v1/object/{id}: the same envelope as a plain session gets, encrypted and signed', async () => {
+    const plain = await call(service, 'GET', '/v1/object/USR00002', { headers: { sessionId: await login(service) } });
+    const result = await sendSecure(service, 'GET', '/v1/object/USR00002', secureRequest(session, 1, 'GET', '/v1/object/USR00002'));
+    expect(result.status).toBe(200);
+    expect(result.headers.get('encrypted')).toBe('true');
+    expect(result.headers.get('secure-counter')).toBe('1');
+    expect(result.headers.get('content-type')).toBe('application/text');
+    expect(result.text).toMatch(/^[A-Za-z0-9+/]+=*$/);
+    expect(openSecureResponse(session, 1, result.status, result.headers, result.text)).toEqual(plain.body);
+  });
+
+  test('POST with an encrypted JSON body reaches the macro decrypted', async () => {
+    const params = { text: 'Grüße', list: [1, 2, 3], nested: { ok: true } };
+    expect(await secureCall(service, session, 2, 'POST', '/v1/execute/echo', params)).toEqual({ status: 200, envelope: { status: OK, data: params } });
+  });
+
+  test('the signed target includes the query string', async () => {
+    const target = `/v1/objects/User?perPage=1&query=${encodeURIComponent('{"Name":"bob"}')}`;
+    const { status, envelope } = await secureCall(service, session, 3, 'GET', target);
+    expect(status).toBe(200);
+    expect(envelope.data['~Count']).toBe(1);
+    expect(envelope.data['~Elements'][0].Name).toBe('bob');
+  });
+
+  test('numbers may arrive out of order within the window', async () => {
+    const own = await nodeSecureLogin(service, keys);
+    for (const n of [5, 3, 4, 1, 2, 60, 6]) {
+      expect((await secureCall(service, own, n, 'GET', '/v1/object/GRP00001')).envelope.status).toEqual(OK);
+    }
+  });
+
+  test('the body may be sent as text/plain', async () => {
+    const message = secureRequest(session, 4, 'POST', '/v1/execute/echo', { a: 1 });
+    message.headers['content-type'] = 'text/plain; charset=utf-8';
+    const result = await sendSecure(service, 'POST', '/v1/execute/echo', message);
+    expect(openSecureResponse(session, 4, result.status, result.headers, result.text)).toEqual({ status: OK, data: { a: 1 } });
+  });
+});
+
+describe('errors after a message is accepted are encrypted too', () => {
+  let session: NodeLogin;
+  let n = 0;
+  beforeAll(async () => {
+    session = await nodeSecureLogin(service, keys);
+  });
+
+  test('404 for an unknown object', async () => {
+    expectSealedError(await secureCall(service, session, ++n, 'GET', '/v1/object/NOPE0000'), '404', 404);
+  });
+
+  test('405 for a wrong method, with its Allow header', async () => {
+    const message = secureRequest(session, ++n, 'POST', '/v1/object/USR00001');
+    const result = await sendSecure(service, 'POST', '/v1/object/USR00001', message);
+    expect(result.headers.get('allow')).toBe('GET');
+    expectSealedError({ status: result.status, envelope: openSecureResponse(session, n, result.status, result.headers, result.text) }, '405', 405);
+  });
+
+  test('100 for a missing appkey', async () => {
+    const message = secureRequest(session, ++n, 'GET', '/v1/object/USR00001');
+    delete message.headers.appkey;
+    const result = await call(service, 'GET', '/v1/object/USR00001', { headers: message.headers, noAppKey: true });
+    expectSealedError({ status: result.status, envelope: openSecureResponse(session, n, result.status, result.headers, result.text) }, '100', 401);
+  });
+
+  test('400 for an encrypted body that is not JSON', async () => {
+    const body = nodeCtr(session.key, ++n, 0, Buffer.from('{not json')).toString('base64');
+    const headers = { ...secureRequest(session, n, 'POST', '/v1/execute/echo').headers, 'content-type': 'application/text' };
+    headers['secure-signature'] = nodeSign(session.mac, `REQ ${n} POST /v1/execute/echo\n`, body);
+    const result = await call(service, 'POST', '/v1/execute/echo', { headers, body });
+    expectSealedError({ status: result.status, envelope: openSecureResponse(session, n, result.status, result.headers, result.text) }, '400', 400);
+  });
+
+  test('415 for an encrypted body declared as application/json', async () => {
+    const message = secureRequest(session, ++n, 'POST', '/v1/execute/echo', { a: 1 });
+    message.headers['content-type'] = 'application/json';
+    const result = await sendSecure(service, 'POST', '/v1/execute/echo', message);
+    expectSealedError({ status: result.status, envelope: openSecureResponse(session, n, result.status, result.headers, result.text) }, '415', 415);
+  });
+
+  test('307 for a macro-only session reading objects', async () => {
+    const dave = await nodeSecureLogin(service, keys, { user: 'dave', appNames: [] });
+    expectSealedError(await secureCall(service, dave, 1, 'GET', '/v1/object/USR00001'), '307', 403);
+    expect((await secureCall(service, dave, 2, 'POST', '/v1/execute/echo', { x: 1 })).envelope).toEqual({ status: OK, data: { x: 1 } });
+  });
+});
+
+describe('messages the server refuses, unencrypted', () => {
+  let session: NodeLogin;
+  let n = 0;
+  beforeAll(async () => {
+    session = await nodeSecureLogin(service, keys);
+  });
+  const get = (message = secureRequest(session, ++n, 'GET', '/v1/object/USR00001')) => sendSecure(service, 'GET', '/v1/object/USR00001', message);
+
+  test('a replayed counter: 205', async () => {
+    const message = secureRequest(session, ++n, 'GET', '/v1/object/USR00001');
+    expect((await get(message)).status).toBe(200);
+    expectPlainError(await get(message), '205', 401, /already used/);
+  });
+
+  test('a counter below the window: 205', async () => {
+    n += 100;
+    expect((await get()).status).toBe(200);
+    expectPlainError(await get(secureRequest(session, n - 64, 'GET', '/v1/object/USR00001')), '205', 401, /below the replay window/);
+    expect((await get(secureRequest(session, n - 63, 'GET', '/v1/object/USR00001'))).status).toBe(200);
+  });
+
+  test('a flipped bit in the body: 205', async () => {
+    const message = secureRequest(session, ++n, 'POST', '/v1/execute/echo', { amount: 100 });
+    const bytes = Buffer.from(message.body!, 'base64');
+    bytes[3]! ^= 0x04;
+    expectPlainError(await sendSecure(service, 'POST', '/v1/execute/echo', { ...message, body: bytes.toString('base64') }), '205', 401, /Secure-Signature/);
+  });
+
+  test('a flipped bit in the signature: 205', async () => {
+    const message = secureRequest(session, ++n, 'GET', '/v1/object/USR00001');
+    const signature = Buffer.from(message.headers['secure-signature']!, 'base64');
+    signature[0]! ^= 0x80;
+    message.headers['secure-signature'] = signature.toString('base64');
+    expectPlainError(await get(message), '205', 401, /Secure-Signature/);
+  });
+
+  test('a request signed for another path: 205', async () => {
+    const message = secureRequest(session, ++n, 'GET', '/v1/object/USR00002');
+    expectPlainError(await get(message), '205', 401, /Secure-Signature/);
+  });
+
+  test('a request signed for another query: 205', async () => {
+    const message = secureRequest(session, ++n, 'GET', '/v1/objects/User?perPage=1');
+    expectPlainError(await sendSecure(service, 'GET', '/v1/objects/User?perPage=1000', message), '205', 401, /Secure-Signature/);
+  });
+
+  test('a request signed for another method: 205', async () => {
+    const message = secureRequest(session, ++n, 'POST', '/v1/object/USR00001');
+    expectPlainError(await get(message), '205', 401, /Secure-Signature/);
+  });
+
+  test('a request signed for another counter: 205', async () => {
+    const message = secureRequest(session, ++n, 'GET', '/v1/object/USR00001');
+    message.headers['secure-counter'] = String(++n);
+    expectPlainError(await get(message), '205', 401, /Secure-Signature/);
+  });
+
+  test('a request without signature: 205', async () => {
+    const message = secureRequest(session, ++n, 'GET', '/v1/object/USR00001');
+    delete message.headers['secure-signature'];
+    expectPlainError(await get(message), '205', 401, /Secure-Signature/);
+  });
+
+  test('a request without counter: 205', async () => {
+    const message = secureRequest(session, ++n, 'GET', '/v1/object/USR00001');
+    delete message.headers['secure-counter'];
+    expectPlainError(await get(message), '205', 401, /Secure-Counter/);
+  });
+
+  test.each(['0', '-3', '1e3', 'abc', '99999999999999999999'])('a counter of %j: 205', async (counter) => {
+    const message = secureRequest(session, ++n, 'GET', '/v1/object/USR00001');
+    message.headers['secure-counter'] = counter;
+    expectPlainError(await get(message), '205', 401, /Secure-Counter/);
+  });
+
+  test('a signed body that is not base64: 205', async () => {
+    const body = '%%% not base64 %%%';
+    const headers = { ...secureRequest(session, ++n, 'POST', '/v1/execute/echo').headers, 'content-type': 'application/text' };
+    headers['secure-signature'] = nodeSign(session.mac, `REQ ${n} POST /v1/execute/echo\n`, body);
+    expectPlainError(await call(service, 'POST', '/v1/execute/echo', { headers, body }), '205', 401, /decrypt/);
+  });
+
+  test('a signed body that decrypts to bytes that are not UTF-8: 205', async () => {
+    const body = nodeCtr(session.key, ++n, 0, Buffer.from([0xff, 0xfe, 0xfd])).toString('base64');
+    const headers = { ...secureRequest(session, n, 'POST', '/v1/execute/echo').headers, 'content-type': 'application/text' };
+    headers['secure-signature'] = nodeSign(session.mac, `REQ ${n} POST /v1/execute/echo\n`, body);
+    expectPlainError(await call(service, 'POST', '/v1/execute/echo', { headers, body }), '205', 401, /decrypt/);
+  });
+
+  test('a body over the size limit: 413', async () => {
+    const small = await demoService({ maxBodyBytes: 1000 });
+    const own = await nodeSecureLogin(small, keys);
+    const message = secureRequest(own, 1, 'POST', '/v1/execute/echo', { big: 'x'.repeat(2000) });
+    expectPlainError(await call(small, 'POST', '/v1/execute/echo', { headers: message.headers, body: message.body }), '413', 413);
+  });
+
+  test('an unknown token: 201', async () => {
+    const message = secureRequest({ ...session, token: session.token.replace(/^./, (c) => (c === 'A' ? 'B' : 'A')) }, ++n, 'GET', '/v1/object/USR00001');
+    expectPlainError(await get(message), '201', 401);
+  });
+
+  test('a plain session id as Secure-Token: 201', async () => {
+    const message = secureRequest({ ...session, token: await login(service) }, ++n, 'GET', '/v1/object/USR00001');
+    expectPlainError(await get(message), '201', 401);
+  });
+
+  test('an empty Secure-Token: 204', async () => {
+    const message = secureRequest({ ...session, token: '' }, ++n, 'GET', '/v1/object/USR00001');
+    expectPlainError(await get(message), '204', 401);
+  });
+
+  test('the Secure-Token sent as sessionId: 205', async () => {
+    expectPlainError(await call(service, 'GET', '/v1/object/USR00001', { headers: { sessionId: session.token } }), '205', 401);
+  });
+
+  test('the Secure-Token sent as a bearer token: 201', async () => {
+    expectPlainError(await call(service, 'GET', '/v1/object/USR00001', { headers: { authorization: `Bearer ${session.token}` } }), '201', 401);
+  });
+});
+
+describe('sessions', () => {
+  test('two sessions of one user do not accept each other’s messages', async () => {
+    const first = await nodeSecureLogin(service, keys);
+    const second = await nodeSecureLogin(service, keys);
+    const crossed = { ...first, token: second.token };
+    expectPlainError(await sendSecure(service, 'GET', '/v1/object/USR00001', secureRequest(crossed, 1, 'GET', '/v1/object/USR00001')), '205', 401);
+    // each still works with its own messages, and counters are per session
+    expect((await secureCall(service, first, 1, 'GET', '/v1/object/USR00001')).status).toBe(200);
+    expect((await secureCall(service, second, 1, 'GET', '/v1/object/USR00001')).status).toBe(200);
+  });
+
+  test('/v1/logout through the transport; afterwards the token gets 201', async () => {
+    const session = await nodeSecureLogin(service, keys);
+    expect(await secureCall(service, session, 1, 'POST', '/v1/logout')).toEqual({ status: 200, envelope: { status: { internalStatus: '0', statusMessage: 'logged out' }, data: {} } });
+    const after = await sendSecure(service, 'GET', '/v1/object/USR00001', secureRequest(session, 2, 'GET', '/v1/object/USR00001'));
+    expectPlainError(after, '201', 401);
+  });
+
+  test('each accepted request renews the idle timeout', async () => {
+    const clock = testClock();
+    const timed = await demoService({ now: clock.now, idleTimeoutMs: 30 * 60_000 });
+    const session = await nodeSecureLogin(timed, keys);
+    for (let n = 1; n <= 3; n++) {
+      clock.advance(20 * 60_000);
+      expect((await secureCall(timed, session, n, 'GET', '/v1/object/USR00001')).status).toBe(200);
+    }
+    clock.advance(31 * 60_000);
+    expectPlainError(await sendSecure(timed, 'GET', '/v1/object/USR00001', secureRequest(session, 4, 'GET', '/v1/object/USR00001')), '201', 401);
+  });
+
+  test('100 concurrent requests on one session all succeed; replaying any of them fails', async () => {
+    const session = await nodeSecureLogin(service, keys);
+    const messages = Array.from({ length: 100 }, (_, i) => secureRequest(session, i + 1, 'POST', '/v1/execute/echo', { i }));
+    const results = await Promise.all(messages.map((message) => sendSecure(service, 'POST', '/v1/execute/echo', message)));
+    results.forEach((result, i) => {
+      expect(openSecureResponse(session, i + 1, result.status, result.headers, result.text)).toEqual({ status: OK, data: { i } });
+    });
+    const replays = await Promise.all(messages.map((message) => sendSecure(service, 'POST', '/v1/execute/echo', message)));
+    for (const replay of replays) expectPlainError(replay, '205', 401);
+  });
+});

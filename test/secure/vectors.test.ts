@@ -1,0 +1,120 @@
+/**
+ * Fixed vectors for the secure transport's message layer (PROTOCOL.md 4). They were computed once
+ * with node:crypto (createCipheriv('aes-256-ctr'), createHmac('sha256')), independently of the library,
+ * for K = bytes 0..31, and are checked in as constants.
+ */
+import { describe, expect, test } from 'vitest';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { base64 } from '@scure/base';
+import { acceptCounter, emptyWindow, type ReplayWindow } from '../../src/secure/replay.js';
+import {
+  counterBlock,
+  decryptBody,
+  encryptBody,
+  macKey,
+  parseCounter,
+  requestSignature,
+  responseSignature,
+} from '../../src/secure/transport.js';
+
+const K = Uint8Array.from({ length: 32 }, (_, i) => i);
+const M_HEX = 'ae184d3a69adcb577d8e738fee8b5640c9a4ef38ba9a434e74b421fb0b57f92d';
+const REQUEST_PLAIN = '{"Name":"Alice","note":"Grüße, 40+ bytes so the counter runs over three blocks"}';
+const REQUEST_BODY = 'THa1YNCcB+itzPomrQwSYSboLRto0uWKp+VSF3iJS4zCQf1O2CD+Ilp9y9Bsrfet0EDsgAgpCBlN+Euors/iIR1t60ORo1I6GeSZfflLte3sgw==';
+const REQUEST_SIGNATURE = 'MxOXj77uJlaUNlBgR9aIbni8l5kZic+r9iQEV4vSfpY='; // REQ 7 POST /v1/execute/echo?x=1
+const GET_SIGNATURE = 'X4wC+7xsKwDr/jF73ej7PFhftnyM9S+ViRYQpSu3plE='; // REQ 8 GET /v1/object/USR00001, no body
+const RESPONSE_PLAIN = '{"status":{"internalStatus":"0","statusMessage":"ok"},"data":{}}';
+const RESPONSE_BODY = '9oa2laagVpjPMkE1nGr69cvl4saZBChL4Y0mCZxqpT0rB+UipY597AHyoavyLaIokSWfOmGtzyyTaCc37QSObw==';
+const RESPONSE_SIGNATURE = 'rWdzQ2mH6R1Tk784MnPMpsiKeOs4sEFCBxPI0FS8tps='; // RES 7 200
+
+const encoder = new TextEncoder();
+
+describe('counter blocks', () => {
+  test.each([
+    [1, '00000000000000010000000000000000', '80000000000000010000000000000000'],
+    [2, '00000000000000020000000000000000', '80000000000000020000000000000000'],
+    [4294967297, '00000001000000010000000000000000', '80000001000000010000000000000000'],
+    [2 ** 53 - 1, '001fffffffffffff0000000000000000', '801fffffffffffff0000000000000000'],
+  ])('n = %d', (n, request, response) => {
+    expect(bytesToHex(counterBlock(n, 0))).toBe(request);
+    expect(bytesToHex(counterBlock(n, 1))).toBe(response);
+  });
+
+  test('0, fractions and numbers past 2^53 are refused', () => {
+    for (const n of [0, -1, 1.5, 2 ** 53]) expect(() => counterBlock(n, 0)).toThrow(RangeError);
+  });
+});
+
+describe('keys, bodies and signatures', () => {
+  const mac = macKey(K);
+
+  test('M = HMAC-SHA-256(K, "odbrest secure transport mac")', () => {
+    expect(bytesToHex(mac)).toBe(M_HEX);
+  });
+
+  test('request body: AES-256-CTR from counter block (7, 0), base64', () => {
+    expect(encryptBody(K, 7, 0, REQUEST_PLAIN)).toBe(REQUEST_BODY);
+    expect(decryptBody(K, 7, 0, REQUEST_BODY)).toBe(REQUEST_PLAIN);
+  });
+
+  test('response body: AES-256-CTR from counter block (7, 1), base64', () => {
+    expect(encryptBody(K, 7, 1, RESPONSE_PLAIN)).toBe(RESPONSE_BODY);
+    expect(decryptBody(K, 7, 1, RESPONSE_BODY)).toBe(RESPONSE_PLAIN);
+  });
+
+  test('request signature over "REQ n METHOD target\\n" || body', () => {
+    expect(base64.encode(requestSignature(mac, 7, 'POST', '/v1/execute/echo?x=1', encoder.encode(REQUEST_BODY)))).toBe(REQUEST_SIGNATURE);
+    expect(base64.encode(requestSignature(mac, 8, 'GET', '/v1/object/USR00001', new Uint8Array()))).toBe(GET_SIGNATURE);
+  });
+
+  test('response signature over "RES n status\\n" || body', () => {
+    expect(base64.encode(responseSignature(mac, 7, 200, encoder.encode(RESPONSE_BODY)))).toBe(RESPONSE_SIGNATURE);
+  });
+
+  test('an empty body stays empty', () => {
+    expect(encryptBody(K, 1, 0, '')).toBe('');
+    expect(decryptBody(K, 1, 0, '')).toBe('');
+  });
+
+  test('a body that is not base64 does not decrypt', () => {
+    expect(decryptBody(K, 7, 0, 'not base64!')).toBeUndefined();
+  });
+
+  test('a body under the wrong counter does not decrypt to the plaintext', () => {
+    expect(decryptBody(K, 8, 0, REQUEST_BODY)).not.toBe(REQUEST_PLAIN);
+  });
+});
+
+describe('Secure-Counter header', () => {
+  test.each([
+    ['1', 1],
+    ['42', 42],
+    [' 9007199254740991 ', 2 ** 53 - 1],
+  ])('%j is %d', (header, n) => expect(parseCounter(header)).toBe(n));
+
+  test.each([null, '', '0', '-1', '01', '1.0', '0x10', '9007199254740992', '12345678901234567', 'abc'])('%j is refused', (header) => {
+    expect(parseCounter(header)).toBeUndefined();
+  });
+});
+
+describe('replay window', () => {
+  const run = (numbers: number[]) => {
+    let window: ReplayWindow = emptyWindow();
+    return numbers.map((n) => {
+      const result = acceptCounter(window, n);
+      if ('window' in result) window = result.window;
+      return 'refused' in result ? result.refused : 'ok';
+    });
+  };
+
+  test('in order, out of order within 64, replays and numbers below the window', () => {
+    expect(run([1, 2, 2, 5, 3, 4, 3, 70, 6, 7, 5, 200, 136, 137, 137, 1000, 937, 936])).toEqual([
+      'ok', 'ok', 'replayed', 'ok', 'ok', 'ok', 'replayed', 'ok', 'out of window', 'ok', 'out of window', 'ok',
+      'out of window', 'ok', 'replayed', 'ok', 'ok', 'out of window',
+    ]);
+  });
+
+  test('a jump of more than 64 forgets everything below the new window', () => {
+    expect(run([10, 11, 500, 11, 437, 436])).toEqual(['ok', 'ok', 'ok', 'out of window', 'ok', 'out of window']);
+  });
+});
