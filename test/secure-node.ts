@@ -120,6 +120,11 @@ export interface SecureMessage {
 /** Builds a signed (and, with a body, encrypted) request for message number `n`. */
 export function secureRequest(login: NodeLogin, n: number, method: string, target: string, json?: unknown): SecureMessage {
   const body = json === undefined ? '' : nodeCtr(login.key, n, 0, Buffer.from(JSON.stringify(json), 'utf8')).toString('base64');
+  return signedRequest(login, n, method, target, body);
+}
+
+/** A correctly signed request whose body is sent exactly as given (for bodies that are not valid messages). */
+export function signedRequest(login: NodeLogin, n: number, method: string, target: string, body: string): SecureMessage {
   const headers: Record<string, string> = {
     appkey: APP_KEY,
     'secure-token': login.token,

@@ -8,11 +8,11 @@ import {
   nodeCtr,
   nodeKeyPair,
   nodeSecureLogin,
-  nodeSign,
   openSecureResponse,
   secureCall,
   secureRequest,
   sendSecure,
+  signedRequest,
   type NodeKeyPair,
   type NodeLogin,
 } from '../secure-node.js';
@@ -114,9 +114,7 @@ describe('errors after a message is accepted are encrypted too', () => {
 
   test('400 for an encrypted body that is not JSON', async () => {
     const body = nodeCtr(session.key, ++n, 0, Buffer.from('{not json')).toString('base64');
-    const headers = { ...secureRequest(session, n, 'POST', '/v1/execute/echo').headers, 'content-type': 'application/text' };
-    headers['secure-signature'] = nodeSign(session.mac, `REQ ${n} POST /v1/execute/echo\n`, body);
-    const result = await call(service, 'POST', '/v1/execute/echo', { headers, body });
+    const result = await sendSecure(service, 'POST', '/v1/execute/echo', signedRequest(session, n, 'POST', '/v1/execute/echo', body));
     expectSealedError({ status: result.status, envelope: openSecureResponse(session, n, result.status, result.headers, result.text) }, '400', 400);
   });
 
@@ -210,17 +208,13 @@ describe('messages the server refuses, unencrypted', () => {
   });
 
   test('a signed body that is not base64: 205', async () => {
-    const body = '%%% not base64 %%%';
-    const headers = { ...secureRequest(session, ++n, 'POST', '/v1/execute/echo').headers, 'content-type': 'application/text' };
-    headers['secure-signature'] = nodeSign(session.mac, `REQ ${n} POST /v1/execute/echo\n`, body);
-    expectPlainError(await call(service, 'POST', '/v1/execute/echo', { headers, body }), '205', 401, /decrypt/);
+    const message = signedRequest(session, ++n, 'POST', '/v1/execute/echo', '%%% not base64 %%%');
+    expectPlainError(await sendSecure(service, 'POST', '/v1/execute/echo', message), '205', 401, /decrypt/);
   });
 
   test('a signed body that decrypts to bytes that are not UTF-8: 205', async () => {
     const body = nodeCtr(session.key, ++n, 0, Buffer.from([0xff, 0xfe, 0xfd])).toString('base64');
-    const headers = { ...secureRequest(session, n, 'POST', '/v1/execute/echo').headers, 'content-type': 'application/text' };
-    headers['secure-signature'] = nodeSign(session.mac, `REQ ${n} POST /v1/execute/echo\n`, body);
-    expectPlainError(await call(service, 'POST', '/v1/execute/echo', { headers, body }), '205', 401, /decrypt/);
+    expectPlainError(await sendSecure(service, 'POST', '/v1/execute/echo', signedRequest(session, n, 'POST', '/v1/execute/echo', body)), '205', 401, /decrypt/);
   });
 
   test('a body over the size limit: 413', async () => {
