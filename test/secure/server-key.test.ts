@@ -1,0 +1,140 @@
+/**
+ * The server key: configured (PKCS#8 or PKCS#1, by value or file), shared between instances,
+ * refused when unusable, and written by `odbrest keygen`.
+ */
+import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { loadConfig } from '../../src/cli/config.js';
+import { keygen, parseKeygenArgs } from '../../src/cli/keygen.js';
+import { createService, MemoryKeyValueStore } from '../../src/index.js';
+import { demoService } from '../helpers.js';
+import { nodeKeyPair, nodeSecureLogin, secureCall, secureRequest, sendSecure, serverKeyPem, type NodeKeyPair } from '../secure-node.js';
+
+let client: NodeKeyPair;
+let server: NodeKeyPair;
+
+beforeAll(() => {
+  client = nodeKeyPair();
+  server = nodeKeyPair();
+});
+
+const spkiDer = (key: string) => createPublicKey(key).export({ type: 'spki', format: 'der' });
+const pkcs1Pem = (pkcs8: string) => createPrivateKey(pkcs8).export({ type: 'pkcs1', format: 'pem' }) as string;
+
+describe('a configured key', () => {
+  test.each([
+    ['PKCS#8', (pem: string) => pem],
+    ['PKCS#1', pkcs1Pem],
+    ['PKCS#1 with CR LF and indentation', (pem: string) => pkcs1Pem(pem).split('\n').map((line) => `  ${line}`).join('\r\n')],
+  ])('%s: the key endpoint answers its public key and logins decrypt with it', async (_form, toPem) => {
+    const service = await demoService({ serverKey: toPem(server.privateKey) });
+    expect(spkiDer(await serverKeyPem(service)).equals(spkiDer(server.publicKey))).toBe(true);
+    const login = await nodeSecureLogin(service, client);
+    expect((await secureCall(service, login, 1, 'GET', '/v1/object/USR00001')).envelope.data.Name).toBe('alice');
+  });
+
+  test('instances sharing the key and the session store accept each other’s tokens', async () => {
+    const kv = new MemoryKeyValueStore();
+    const first = await demoService({ serverKey: server.privateKey, kv });
+    const second = await demoService({ serverKey: pkcs1Pem(server.privateKey), kv });
+    const login = await nodeSecureLogin(first, client);
+    expect((await secureCall(second, login, 1, 'GET', '/v1/object/USR00001')).status).toBe(200);
+    expect((await secureCall(first, login, 2, 'GET', '/v1/object/USR00001')).status).toBe(200);
+    // the replay window is shared through the store too
+    const replay = await sendSecure(second, 'GET', '/v1/object/USR00001', secureRequest(login, 2, 'GET', '/v1/object/USR00001'));
+    expect(replay.body.status.internalStatus).toBe('205');
+  });
+
+  test('an instance with another key does not open the tokens, even with the same session store', async () => {
+    const kv = new MemoryKeyValueStore();
+    const first = await demoService({ serverKey: server.privateKey, kv });
+    const other = await demoService({ kv });
+    const login = await nodeSecureLogin(first, client);
+    await serverKeyPem(other); // generates its own key
+    const result = await sendSecure(other, 'GET', '/v1/object/USR00001', secureRequest(login, 1, 'GET', '/v1/object/USR00001'));
+    expect(result.status).toBe(401);
+    expect(result.body.status.internalStatus).toBe('201');
+  });
+
+  test.each([
+    ['not a PEM', 'hello', /serverKey: expected a PEM/],
+    ['a public key', nodeKeyPair().publicKey, /serverKey: expected a PEM/],
+    ['an encrypted PKCS#8 key', createPrivateKey(nodeKeyPair().privateKey).export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'x' }) as string, /encrypted private keys are not supported/],
+    ['a PEM with a broken body', '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n', /serverKey: not a readable RSA private key/],
+    [
+      'a 1024-bit key',
+      generateKeyPairSync('rsa', { modulusLength: 1024, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } }).privateKey,
+      /serverKey: must have at least 2048 bits, not 1024/,
+    ],
+  ])('%s fails start-up', async (_what, serverKey, message) => {
+    await expect(createService({ serverKey }).ready).rejects.toThrow(message);
+  });
+});
+
+describe('configuration', () => {
+  const dir = () => mkdtempSync(join(tmpdir(), 'odbrest-key-'));
+
+  test('serverKeyFile is read relative to api-config.yml', () => {
+    const base = dir();
+    writeFileSync(join(base, 'key.pem'), server.privateKey);
+    writeFileSync(join(base, 'api-config.yml'), 'serverKeyFile: key.pem\n');
+    expect(loadConfig({}, base).options.serverKey).toBe(server.privateKey);
+  });
+
+  test('serverKey is taken by value', () => {
+    const base = dir();
+    writeFileSync(join(base, 'api-config.yml'), `serverKey: |\n${server.privateKey.trim().split('\n').map((line) => `  ${line}`).join('\n')}\n`);
+    expect(loadConfig({}, base).options.serverKey?.trim()).toBe(server.privateKey.trim());
+  });
+
+  test('ODBREST_SERVER_KEY replaces the file’s serverKeyFile', () => {
+    const base = dir();
+    writeFileSync(join(base, 'api-config.yml'), 'serverKeyFile: missing.pem\n');
+    expect(loadConfig({ ODBREST_SERVER_KEY: server.privateKey }, base).options.serverKey).toBe(server.privateKey);
+  });
+
+  test('serverKey and serverKeyFile together are an error', () => {
+    const base = dir();
+    writeFileSync(join(base, 'api-config.yml'), 'serverKey: x\nserverKeyFile: key.pem\n');
+    expect(() => loadConfig({}, base)).toThrow('invalid configuration: give serverKey or serverKeyFile, not both');
+  });
+
+  test('a missing key file is an error naming it', () => {
+    const base = dir();
+    expect(() => loadConfig({ ODBREST_SERVER_KEY_FILE: 'nope.pem' }, base)).toThrow(`cannot read server key file ${join(base, 'nope.pem')}: ENOENT`);
+  });
+});
+
+describe('odbrest keygen', () => {
+  test('writes a PKCS#8 private key (owner-only) and its SPKI public key; a service uses them', async () => {
+    const out = join(mkdtempSync(join(tmpdir(), 'odbrest-keygen-')), 'keys');
+    const { privateKeyPath, publicKeyPath } = await keygen(parseKeygenArgs(['--bits', '2048', '--out', out]));
+    const privatePem = readFileSync(privateKeyPath, 'utf8');
+    const publicPem = readFileSync(publicKeyPath, 'utf8');
+    expect(privatePem).toMatch(/^-----BEGIN PRIVATE KEY-----\r\n/);
+    expect(publicPem).toMatch(/^-----BEGIN PUBLIC KEY-----\r\n/);
+    expect(statSync(privateKeyPath).mode & 0o777).toBe(0o600);
+    expect(createPrivateKey(privatePem).asymmetricKeyDetails?.modulusLength).toBe(2048);
+    const service = await demoService({ serverKey: privatePem });
+    expect(await serverKeyPem(service)).toBe(publicPem);
+    expect((await nodeSecureLogin(service, client)).envelope.status.internalStatus).toBe('0');
+  });
+
+  test('never overwrites an existing key', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'odbrest-keygen-'));
+    await keygen({ out });
+    await expect(keygen({ out })).rejects.toThrow(/already holds a key/);
+  });
+
+  test.each([['1024'], ['2047'], ['abc'], ['16384']])('--bits %s is refused', async (bits) => {
+    await expect(keygen(parseKeygenArgs(['--bits', bits]))).rejects.toThrow('keygen: --bits must be a multiple of 8 from 2048 to 8192');
+  });
+
+  test('unknown arguments are refused', () => {
+    expect(() => parseKeygenArgs(['--size', '2048'])).toThrow('keygen: unknown or incomplete argument --size');
+    expect(() => parseKeygenArgs(['--out'])).toThrow('keygen: unknown or incomplete argument --out');
+  });
+});
