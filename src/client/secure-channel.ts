@@ -1,6 +1,14 @@
 import { base64 } from '@scure/base';
 import { WINDOW_SIZE } from '../secure/replay.js';
-import { decryptBody, encryptBody, macKey, requestSignature, responseSignature, signatureMatches } from '../secure/transport.js';
+import {
+  decryptBody,
+  encryptBody,
+  importMessageKeys,
+  requestSignature,
+  responseSignature,
+  signatureMatches,
+  type MessageKeys,
+} from '../secure/transport.js';
 import { OdbRestProtocolError } from './errors.js';
 
 export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
@@ -26,41 +34,42 @@ const encoder = new TextEncoder();
  */
 export class SecureChannel {
   readonly token: string;
-  readonly #key: Uint8Array;
-  readonly #mac: Uint8Array;
+  readonly #keys: Promise<MessageKeys>;
   #next = 1;
   readonly #inFlight = new Set<number>();
   #waiting: Array<() => void> = [];
 
   constructor(token: string, key: Uint8Array) {
     this.token = token;
-    this.#key = key;
-    this.#mac = macKey(key);
+    this.#keys = importMessageKeys(key);
+    this.#keys.catch(() => undefined); // reported by the first exchange
   }
 
   async exchange(fetchFn: FetchFunction, method: string, url: string, target: string, headers: Headers, json: string | undefined): Promise<ChannelAnswer> {
+    const keys = await this.#keys;
     const n = await this.#acquire();
     try {
-      const body = json === undefined ? '' : encryptBody(this.#key, n, 0, json);
+      const body = json === undefined ? '' : await encryptBody(keys, n, 0, json);
+      const signature = requestSignature(keys, n, method, target, encoder.encode(body));
       headers.set('secure-token', this.token);
       headers.set('secure-counter', String(n));
-      headers.set('secure-signature', base64.encode(requestSignature(this.#mac, n, method, target, encoder.encode(body))));
+      headers.set('secure-signature', base64.encode(signature));
       if (body !== '') headers.set('content-type', 'application/text');
       const response = await fetchFn(url, { method, headers, body: body === '' ? undefined : body });
       const text = await response.text();
       if (response.headers.get('encrypted') !== 'true') return { status: response.status, text, encrypted: false, headers: response.headers };
-      return { status: response.status, text: this.#open(n, response, text), encrypted: true, headers: response.headers };
+      return { status: response.status, text: await this.#open(keys, n, response, text), encrypted: true, headers: response.headers };
     } finally {
       this.#release(n);
     }
   }
 
-  #open(n: number, response: Response, text: string): string {
+  async #open(keys: MessageKeys, n: number, response: Response, text: string): Promise<string> {
     const refuse = (why: string) => new OdbRestProtocolError(`secure response refused: ${why}`, response.status);
     if (response.headers.get('secure-counter') !== String(n)) throw refuse(`Secure-Counter is not ${n}`);
-    const expected = responseSignature(this.#mac, n, response.status, encoder.encode(text));
+    const expected = responseSignature(keys, n, response.status, encoder.encode(text));
     if (!signatureMatches(response.headers.get('secure-signature'), expected)) throw refuse('Secure-Signature does not match');
-    const plaintext = decryptBody(this.#key, n, 1, text);
+    const plaintext = await decryptBody(keys, n, 1, text);
     if (plaintext === undefined) throw refuse('body does not decrypt');
     return plaintext;
   }

@@ -14,10 +14,21 @@ export function envelope<T>(data: T, statusMessage = 'ok', debugMessage?: string
   return { status, data };
 }
 
+/** Body text of the responses made by `jsonResponse`, so a transport can re-wrap one without reading its stream. */
+const bodyTexts = new WeakMap<Response, string>();
+
 export function jsonResponse(body: unknown, status = 200, headers?: HeadersInit): Response {
-  const response = new Response(JSON.stringify(body), { status, headers });
+  const text = JSON.stringify(body);
+  const response = new Response(text, { status, headers });
   response.headers.set('content-type', JSON_TYPE);
+  bodyTexts.set(response, text);
   return response;
+}
+
+/** A response's body as text; for `jsonResponse` answers without reading the stream (which costs more than encrypting it). */
+export function responseText(response: Response): Promise<string> {
+  const text = bodyTexts.get(response);
+  return text !== undefined && !response.bodyUsed ? Promise.resolve(text) : response.text();
 }
 
 export function okResponse(data: unknown, statusMessage?: string, debugMessage?: string): Response {

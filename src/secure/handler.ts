@@ -1,14 +1,24 @@
 import { base64 } from '@scure/base';
+import { LRUCache } from 'lru-cache';
 import type { Session } from '../auth/sessions.js';
 import type { Core, Transport } from '../core.js';
 import { readBodyText } from '../http/body.js';
-import { errorResponse } from '../http/envelope.js';
+import { errorResponse, responseText } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import { KeyedLock } from './lock.js';
-import { acceptCounter, emptyWindow, type ReplayWindow } from './replay.js';
+import { emptyWindow, type ReplayWindow } from './replay.js';
 import { openToken } from './token.js';
-import { decryptBody, encryptBody, macKey, parseCounter, requestSignature, responseSignature, signatureMatches } from './transport.js';
+import { WindowUpdates } from './window-updates.js';
+import {
+  decryptBody,
+  encryptBody,
+  importMessageKeys,
+  parseCounter,
+  requestSignature,
+  responseSignature,
+  signatureMatches,
+  type MessageKeys,
+} from './transport.js';
 
 /** What a secure-login session keeps in `session.extra`. */
 export type SecureSessionState = {
@@ -23,11 +33,15 @@ export function newSecureState(key: Uint8Array): SecureSessionState {
 
 const encoder = new TextEncoder();
 const rejected = (why: string) => new ApiError('205', `secure request rejected: ${why}`);
+const gone = () => new ApiError('201', 'secure session invalid, expired or logged out');
 
 /** `application/text` (the real client) or `text/plain`, parameters allowed. */
 function isSecureContentType(value: string | null): boolean {
   return value !== null && /^(application\/text|text\/plain)\s*(;|$)/i.test(value.trim());
 }
+
+/** Sessions whose opened token and imported keys are kept in this process (the state stays in the store). */
+const CACHED_SESSIONS = 10_000;
 
 /**
  * The secure transport of PROTOCOL.md 4 for requests carrying `Secure-Token`. Failures before the
@@ -35,42 +49,62 @@ function isSecureContentType(value: string | null): boolean {
  * accepted, every answer, errors included, is encrypted and signed under the request's number.
  */
 export class SecureTransport implements Transport {
-  readonly #locks = new KeyedLock();
+  /** Opening a token and preparing its keys are pure and cost as much as the rest of a small request. */
+  readonly #sessionIds = new LRUCache<string, string>({ max: CACHED_SESSIONS });
+  readonly #keys = new LRUCache<string, MessageKeys>({ max: CACHED_SESSIONS });
 
-  constructor(private readonly core: Core) {}
+  readonly #windows: WindowUpdates;
+
+  constructor(private readonly core: Core) {
+    this.#windows = new WindowUpdates(
+      core.sessions,
+      (n, why) => rejected(why === 'replayed' ? `Secure-Counter ${n} was already used` : `Secure-Counter ${n} is below the replay window`),
+      gone,
+    );
+  }
 
   claims(headers: Headers): boolean {
     return headers.has('secure-token');
   }
 
+  /** The session id sealed in a Secure-Token, or `undefined` for a token this service did not issue. */
+  #sessionIdOf(token: string): string | undefined {
+    let id = this.#sessionIds.get(token);
+    if (id === undefined) {
+      const tokenKey = this.core.serverKey.current?.tokenKey;
+      id = tokenKey && openToken(tokenKey, token);
+      if (id !== undefined) this.#sessionIds.set(token, id);
+    }
+    return id;
+  }
+
   /** The live secure session a Secure-Token names, or `undefined`. */
   async sessionOf(token: string): Promise<Session | undefined> {
-    const tokenKey = this.core.serverKey.current?.tokenKey;
-    const id = tokenKey && openToken(tokenKey, token);
-    const found = id ? await this.core.sessions.read(id) : undefined;
+    const id = this.#sessionIdOf(token);
+    const found = id === undefined ? undefined : await this.core.sessions.read(id);
     return found?.session.kind === 'secure' ? found.session : undefined;
   }
 
   async handle(request: ApiRequest, next: (request: ApiRequest) => Promise<Response>): Promise<Response> {
     const token = request.headers.get('secure-token')!.trim();
     if (token === '') throw new ApiError('204', 'Secure-Token header is empty');
-    const session = await this.sessionOf(token);
-    if (!session) throw new ApiError('201', 'secure session invalid, expired or logged out');
+    const id = this.#sessionIdOf(token);
+    // A session's key never changes, so known keys spare a store read; the window update below reads it anyway.
+    const keys = id === undefined ? undefined : (this.#keys.get(id) ?? (await this.#loadKeys(token)));
+    if (id === undefined || keys === undefined) throw gone();
     const n = parseCounter(request.headers.get('secure-counter'));
     if (n === undefined) throw rejected('Secure-Counter must be a positive decimal integer');
     const bodyText = await readBodyText(request.raw, this.core.maxBodyBytes).catch((error: unknown) => {
       throw error instanceof ApiError && error.code === '400' ? rejected('body is not base64') : error;
     });
 
-    const state = session.extra as unknown as SecureSessionState;
-    const key = base64.decode(state.key);
-    const mac = macKey(key);
-    const expected = requestSignature(mac, n, request.method, request.target, encoder.encode(bodyText));
+    const expected = requestSignature(keys, n, request.method, request.target, encoder.encode(bodyText));
     if (!signatureMatches(request.headers.get('secure-signature'), expected)) {
+      if (!(await this.sessionOf(token))) throw gone();
       throw rejected('Secure-Signature does not match (key, counter, method, target or body)');
     }
-    const accepted = await this.#accept(session.id, n);
-    const plaintext = decryptBody(key, n, 0, bodyText);
+    const session = await this.#windows.accept(id, n); // also renews the idle timeout
+    const plaintext = await decryptBody(keys, n, 0, bodyText);
     if (plaintext === undefined) throw rejected('body does not decrypt to UTF-8 text');
 
     let response: Response;
@@ -79,34 +113,28 @@ export class SecureTransport implements Transport {
     } else {
       request.bodyText = plaintext;
       request.secure = true;
-      request.session = accepted;
+      request.session = session;
       response = await next(request);
     }
-    return this.#seal(response, key, mac, n);
+    return this.#seal(response, keys, n);
   }
 
-  /** Records `n` in the session's replay window, atomically; this also renews the idle timeout. */
-  #accept(sessionId: string, n: number): Promise<Session> {
-    return this.#locks.run(sessionId, () =>
-      this.core.sessions.update(sessionId, (current) => {
-        const state = current.extra as unknown as SecureSessionState;
-        const result = acceptCounter(state.window, n);
-        if ('refused' in result) {
-          throw rejected(result.refused === 'replayed' ? `Secure-Counter ${n} was already used` : `Secure-Counter ${n} is below the replay window`);
-        }
-        return { ...current, extra: { ...state, window: result.window } };
-      }),
-    );
+  async #loadKeys(token: string): Promise<MessageKeys | undefined> {
+    const session = await this.sessionOf(token);
+    if (!session) return undefined;
+    const keys = await importMessageKeys(base64.decode((session.extra as SecureSessionState).key));
+    this.#keys.set(session.id, keys);
+    return keys;
   }
 
-  async #seal(response: Response, key: Uint8Array, mac: Uint8Array, n: number): Promise<Response> {
-    const body = encryptBody(key, n, 1, await response.text());
-    const headers = new Headers(response.headers);
+  async #seal(response: Response, keys: MessageKeys, n: number): Promise<Response> {
+    const body = await encryptBody(keys, n, 1, await responseText(response));
+    const headers = response.headers;
     headers.delete('content-length');
     headers.set('content-type', 'application/text');
     headers.set('encrypted', 'true');
     headers.set('secure-counter', String(n));
-    headers.set('secure-signature', base64.encode(responseSignature(mac, n, response.status, encoder.encode(body))));
+    headers.set('secure-signature', base64.encode(responseSignature(keys, n, response.status, encoder.encode(body))));
     return new Response(body === '' ? null : body, { status: response.status, headers });
   }
 }

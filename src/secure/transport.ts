@@ -1,4 +1,3 @@
-import { ctr } from '@noble/ciphers/aes.js';
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { base64 } from '@scure/base';
@@ -6,10 +5,15 @@ import { timingSafeEqual } from '../auth/passwords.js';
 
 /**
  * The message layer of the secure transport (PROTOCOL.md 4), shared by the service and the client:
- * counter blocks, AES-256-CTR bodies and HMAC-SHA-256 signatures. Pure and synchronous.
+ * counter blocks, AES-256-CTR bodies and HMAC-SHA-256 signatures.
+ *
+ * Bodies are whole serialized objects, so AES runs in WebCrypto (native, AES-NI): in the service,
+ * @noble/ciphers' AES-CTR of a 1 KB answer cost about as much as the rest of the request. The
+ * signatures stay in @noble/hashes: they are mostly over a short line, where WebCrypto's per-call
+ * overhead (measured 49 µs CPU against 13 µs for 40 bytes) outweighs the hashing.
  */
-
 const encoder = new TextEncoder();
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 const MAC_LABEL = encoder.encode('odbrest secure transport mac');
 
 /** `d` of the counter block: 0 for a request, 1 for its response. */
@@ -34,48 +38,51 @@ export function macKey(sessionKey: Uint8Array): Uint8Array {
   return hmac(sha256, sessionKey, MAC_LABEL);
 }
 
-/** AES-256-CTR from the message's counter block (the same call encrypts and decrypts). */
-export function ctrCipher(sessionKey: Uint8Array, n: number, direction: Direction, data: Uint8Array): Uint8Array {
-  return ctr(sessionKey, counterBlock(n, direction)).encrypt(data);
+/** A session's keys prepared once: K imported for AES-256-CTR, HMAC-SHA-256 under M with its key absorbed. */
+export interface MessageKeys {
+  aes: CryptoKey;
+  mac: ReturnType<typeof hmac.create>;
+}
+
+export async function importMessageKeys(sessionKey: Uint8Array): Promise<MessageKeys> {
+  const aes = await crypto.subtle.importKey('raw', sessionKey as Uint8Array<ArrayBuffer>, 'AES-CTR', false, ['encrypt']);
+  return { aes, mac: hmac.create(sha256, macKey(sessionKey)) };
+}
+
+/** AES-256-CTR from the message's counter block, incrementing the whole 128-bit block (encrypts and decrypts). */
+async function ctrCipher(keys: MessageKeys, n: number, direction: Direction, data: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
+  const counter = counterBlock(n, direction) as Uint8Array<ArrayBuffer>;
+  return new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-CTR', counter, length: 128 }, keys.aes, data));
 }
 
 /** The base64 body text of a message: base64(AES-256-CTR(K, counter block, UTF-8 text)). */
-export function encryptBody(sessionKey: Uint8Array, n: number, direction: Direction, plaintext: string): string {
+export async function encryptBody(keys: MessageKeys, n: number, direction: Direction, plaintext: string): Promise<string> {
   if (plaintext === '') return '';
-  return base64.encode(ctrCipher(sessionKey, n, direction, encoder.encode(plaintext)));
+  return base64.encode(await ctrCipher(keys, n, direction, encoder.encode(plaintext)));
 }
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The plaintext of a base64 body; `undefined` when it is not base64 or does not decrypt to UTF-8. */
-export function decryptBody(sessionKey: Uint8Array, n: number, direction: Direction, body: string): string | undefined {
+export async function decryptBody(keys: MessageKeys, n: number, direction: Direction, body: string): Promise<string | undefined> {
   if (body === '') return '';
-  let bytes: Uint8Array;
   try {
-    bytes = base64.decode(body);
-  } catch {
-    return undefined;
-  }
-  try {
-    return utf8.decode(ctrCipher(sessionKey, n, direction, bytes));
+    return utf8.decode(await ctrCipher(keys, n, direction, base64.decode(body) as Uint8Array<ArrayBuffer>));
   } catch {
     return undefined;
   }
 }
 
-function sign(mac: Uint8Array, head: string, body: Uint8Array): Uint8Array {
-  const headBytes = encoder.encode(head);
-  return hmac.create(sha256, mac).update(headBytes).update(body).digest();
+function sign(keys: MessageKeys, head: string, body: Uint8Array): Uint8Array {
+  return keys.mac.clone().update(encoder.encode(head)).update(body).digest();
 }
 
 /** HMAC-SHA-256(M, "REQ n METHOD target\n" || body): `target` is path and query relative to the service root. */
-export function requestSignature(mac: Uint8Array, n: number, method: string, target: string, body: Uint8Array): Uint8Array {
-  return sign(mac, `REQ ${n} ${method} ${target}\n`, body);
+export function requestSignature(keys: MessageKeys, n: number, method: string, target: string, body: Uint8Array): Uint8Array {
+  return sign(keys, `REQ ${n} ${method} ${target}\n`, body);
 }
 
 /** HMAC-SHA-256(M, "RES n status\n" || body). */
-export function responseSignature(mac: Uint8Array, n: number, status: number, body: Uint8Array): Uint8Array {
-  return sign(mac, `RES ${n} ${status}\n`, body);
+export function responseSignature(keys: MessageKeys, n: number, status: number, body: Uint8Array): Uint8Array {
+  return sign(keys, `RES ${n} ${status}\n`, body);
 }
 
 /** Constant-time check of a base64 signature header against the expected MAC. */

@@ -1,0 +1,73 @@
+import { ApiError } from '../http/errors.js';
+import type { Session, SessionStore } from '../auth/sessions.js';
+import { KeyedLock } from './lock.js';
+import { acceptCounter, type ReplayWindow } from './replay.js';
+
+interface Pending {
+  n: number;
+  resolve: (session: Session) => void;
+  reject: (error: unknown) => void;
+}
+
+type WindowState = { window: ReplayWindow };
+
+/**
+ * Records message numbers in a session's replay window with the store's atomic `update`, several at
+ * a time: numbers that arrive while an update of their session runs are applied together by the next
+ * one (group commit). One read-modify-write per request would queue concurrent requests of one
+ * session behind each other; a compare-and-set still makes every update atomic across processes.
+ */
+export class WindowUpdates {
+  readonly #locks = new KeyedLock();
+  readonly #waiting = new Map<string, Pending[]>();
+
+  constructor(
+    private readonly sessions: SessionStore,
+    /** The error for a refused number. */
+    private readonly refusal: (n: number, why: 'replayed' | 'out of window') => ApiError,
+    /** The error when the session is not (any more) one this transport serves. */
+    private readonly gone: () => ApiError,
+  ) {}
+
+  /** Accepts `n` once; resolves with the updated session or rejects with `refusal`/`gone`. */
+  accept(sessionId: string, n: number): Promise<Session> {
+    return new Promise<Session>((resolve, reject) => {
+      const batch = this.#waiting.get(sessionId);
+      if (batch) {
+        batch.push({ n, resolve, reject });
+        return;
+      }
+      this.#waiting.set(sessionId, [{ n, resolve, reject }]);
+      void this.#locks.run(sessionId, () => this.#apply(sessionId));
+    });
+  }
+
+  async #apply(sessionId: string): Promise<void> {
+    const batch = this.#waiting.get(sessionId)!;
+    this.#waiting.delete(sessionId); // numbers arriving from now on form the next batch
+    let outcomes: Array<'replayed' | 'out of window' | 'ok'> = [];
+    let session: Session;
+    try {
+      session = await this.sessions.update(sessionId, (current) => {
+        if (current.kind !== 'secure') throw this.gone();
+        const state = current.extra as WindowState;
+        let window = state.window;
+        outcomes = batch.map(({ n }) => {
+          const result = acceptCounter(window, n);
+          if ('refused' in result) return result.refused;
+          window = result.window;
+          return 'ok';
+        });
+        return { ...current, extra: { ...state, window } };
+      });
+    } catch (error) {
+      for (const pending of batch) pending.reject(error);
+      return;
+    }
+    batch.forEach((pending, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome === 'ok') pending.resolve(session);
+      else pending.reject(this.refusal(pending.n, outcome));
+    });
+  }
+}
