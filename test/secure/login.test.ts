@@ -16,7 +16,7 @@ import {
   secureLoginBody,
   serverKeyPem,
   type NodeKeyPair,
-} from '../secure-node.js';
+} from './node-client.js';
 
 let service: Service;
 let serverKey: string;

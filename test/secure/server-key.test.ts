@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/cli/config.js';
 import { keygen, parseKeygenArgs } from '../../src/cli/keygen.js';
 import { createService, MemoryKeyValueStore } from '../../src/index.js';
 import { demoService } from '../helpers.js';
-import { nodeKeyPair, nodeSecureLogin, secureCall, secureRequest, sendSecure, serverKeyPem, type NodeKeyPair } from '../secure-node.js';
+import { nodeKeyPair, nodeSecureLogin, secureCall, secureRequest, sendSecure, serverKeyPem, type NodeKeyPair } from './node-client.js';
 
 let client: NodeKeyPair;
 let server: NodeKeyPair;
@@ -70,7 +70,7 @@ describe('a configured key', () => {
       /serverKey: must have at least 2048 bits, not 1024/,
     ],
   ])('%s fails start-up', async (_what, serverKey, message) => {
-    await expect(createService({ serverKey }).ready).rejects.toThrow(message);
+    await expect(createService({ serverKey, onError: () => undefined }).ready).rejects.toThrow(message);
   });
 });
 

@@ -15,7 +15,7 @@ import {
   signedRequest,
   type NodeKeyPair,
   type NodeLogin,
-} from '../secure-node.js';
+} from './node-client.js';
 
 const macros = { echo: (_context: unknown, params: Record<string, unknown>) => params };
 let service: Service;

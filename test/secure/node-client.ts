@@ -3,8 +3,8 @@
  * with node:crypto only, so the interoperability tests do not check the library against itself.
  */
 import { constants, createCipheriv, createHmac, createPublicKey, generateKeyPairSync, privateDecrypt, publicEncrypt } from 'node:crypto';
-import { clientPassValue, type Service } from '../src/index.js';
-import { APP_KEY, USERS, call } from './helpers.js';
+import { clientPassValue, type Service } from '../../src/index.js';
+import { APP_KEY, USERS, call } from '../helpers.js';
 
 export const OAEP_SHA1 = { padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha1' } as const;
 
