@@ -1,10 +1,13 @@
 /**
  * The README's promises: `npm start`'s server (examples/node/server.mjs) serves the demo, and every
  * `curl` example in its "Endpoints" section, run as printed, answers what the README shows (except
- * session ids, tokens and times, which differ on every run).
+ * session ids, tokens and times, which differ on every run); and the "Secure login" section's client
+ * example and Python client (an independent implementation of the wire format) print what they say.
  */
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn, spawnSync, execFile, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 
@@ -73,4 +76,40 @@ test('the start-up banner prints a curl line that logs in', async () => {
   const line = /^curl .*$/m.exec(banner)![0];
   const { stdout } = await run('bash', ['-c', line]);
   expect(JSON.parse(stdout)).toMatchObject({ status: { internalStatus: '0', statusMessage: 'ok' }, data: { user: { Name: 'alice' }, databaseName: 'demo' } });
+});
+
+/** A fenced code block of the README's "Secure login" section. */
+function secureBlock(language: string): string {
+  const readme = readFileSync(`${root}README.md`, 'utf8');
+  const start = readme.indexOf('## Secure login');
+  const end = readme.indexOf('\n## ', start + 5);
+  const section = readme.slice(start, end < 0 ? undefined : end);
+  return new RegExp('```' + language + '\\n([\\s\\S]*?)```').exec(section)![1]!;
+}
+
+/** The `// value` comments of a code block, in order. */
+const promised = (code: string, comment: string) => [...code.matchAll(new RegExp(`${comment} (.+)$`, 'gm'))].map((m) => m[1]!.trim());
+
+test('the client example prints what its comments say', async () => {
+  const code = secureBlock('ts');
+  // The example is TypeScript only in one type argument; it runs against the built package.
+  const script = code
+    .replace('<{ count: number }>', '')
+    .replace("'odbrest/client'", JSON.stringify(new URL('dist/client.js', `file://${root}`).href))
+    .replaceAll('http://localhost:8080', `http://localhost:${port}`);
+  const dir = mkdtempSync(join(tmpdir(), 'odbrest-readme-'));
+  writeFileSync(join(dir, 'example.mjs'), script);
+  const { stdout } = await run(process.execPath, [join(dir, 'example.mjs')]);
+  const expected = promised(code, '//').filter((value) => /^(alice|404)/.test(value));
+  expect(stdout.trim().split('\n')).toEqual(expected);
+});
+
+const hasPythonCrypto = spawnSync('python3', ['-c', 'import cryptography'], { stdio: 'ignore' }).status === 0;
+
+test.skipIf(!hasPythonCrypto)('the Python client logs in securely and prints what its comments say', async () => {
+  const code = secureBlock('python');
+  const dir = mkdtempSync(join(tmpdir(), 'odbrest-readme-'));
+  writeFileSync(join(dir, 'client.py'), code.replace('http://localhost:8080', `http://localhost:${port}`));
+  const { stdout } = await run('python3', [join(dir, 'client.py')]);
+  expect(stdout.trim().split('\n')).toEqual(promised(code, '#').filter((value) => !value.startsWith('secure login')));
 });
