@@ -68,19 +68,18 @@ export class SecureTransport implements Transport {
   }
 
   /** The session id sealed in a Secure-Token, or `undefined` for a token this service did not issue. */
-  #sessionIdOf(token: string): string | undefined {
-    let id = this.#sessionIds.get(token);
-    if (id === undefined) {
-      const tokenKey = this.core.serverKey.current?.tokenKey;
-      id = tokenKey && openToken(tokenKey, token);
-      if (id !== undefined) this.#sessionIds.set(token, id);
-    }
+  async #sessionIdOf(token: string): Promise<string | undefined> {
+    const cached = this.#sessionIds.get(token);
+    if (cached !== undefined) return cached;
+    const tokenKey = this.core.serverKey.current?.tokenKey;
+    const id = tokenKey && (await openToken(tokenKey, token));
+    if (id !== undefined) this.#sessionIds.set(token, id);
     return id;
   }
 
   /** The live secure session a Secure-Token names, or `undefined`. */
   async sessionOf(token: string): Promise<Session | undefined> {
-    const id = this.#sessionIdOf(token);
+    const id = await this.#sessionIdOf(token);
     const found = id === undefined ? undefined : await this.core.sessions.read(id);
     return found?.session.kind === 'secure' ? found.session : undefined;
   }
@@ -88,7 +87,7 @@ export class SecureTransport implements Transport {
   async handle(request: ApiRequest, next: (request: ApiRequest) => Promise<Response>): Promise<Response> {
     const token = request.headers.get('secure-token')!.trim();
     if (token === '') throw new ApiError('204', 'Secure-Token header is empty');
-    const id = this.#sessionIdOf(token);
+    const id = await this.#sessionIdOf(token);
     // A session's key never changes, so known keys spare a store read; the window update below reads it anyway.
     const keys = id === undefined ? undefined : (this.#keys.get(id) ?? (await this.#loadKeys(token)));
     if (id === undefined || keys === undefined) throw gone();

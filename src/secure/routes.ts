@@ -58,16 +58,19 @@ async function secureLogin(core: Core, request: ApiRequest): Promise<Response> {
   const input = parseInput(SecureLoginSchema, readJsonObject(request));
   const publicKeyText = input.publicKey ?? input.publickey;
   if (publicKeyText === undefined) throw new ApiError('400', 'publicKey is required');
-  const clientKey = await importClientPublicKey(publicKeyText);
-  const body = parseLoginBody(await decryptCredentials(core, input.credentials));
+  // Both are WebCrypto work off the main thread; a bad key is reported before bad credentials.
+  const [clientKey, credentials] = await Promise.allSettled([importClientPublicKey(publicKeyText), decryptCredentials(core, input.credentials)]);
+  if (clientKey.status === 'rejected') throw clientKey.reason;
+  if (credentials.status === 'rejected') throw credentials.reason;
+  const body = parseLoginBody(credentials.value);
   const principal = await authenticate(core, body, request.clientAddress);
 
   const symmetricKey = crypto.getRandomValues(new Uint8Array(32));
   const { session, data } = await startSession(core, 'secure', principal, body, 'db', newSecureState(symmetricKey));
   const { sessionId: _internal, user, ...rest } = data;
-  const token = sealToken((await core.serverKey.get()).tokenKey, session.id);
+  const token = await sealToken((await core.serverKey.get()).tokenKey, session.id);
   const answer = envelope({ sessionId: token, user, symmetricKey: base64.encode(symmetricKey), ...rest });
-  const sealed = await blockEncrypt(clientKey, encoder.encode(JSON.stringify(answer)));
+  const sealed = await blockEncrypt(clientKey.value, encoder.encode(JSON.stringify(answer)));
   return new Response(base64.encode(sealed), { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
 }
 

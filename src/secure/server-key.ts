@@ -9,7 +9,7 @@ export interface ServerKey {
   /** The SPKI PEM `GET /v2/login/secure/key` answers with. */
   publicKeyPem: string;
   /** Seals and opens Secure-Tokens. */
-  tokenKey: Uint8Array;
+  tokenKey: CryptoKey;
 }
 
 export const DEFAULT_SERVER_KEY_BITS = 2048;
@@ -31,7 +31,8 @@ export async function loadServerKey(pem: string): Promise<ServerKey> {
     crypto.subtle.exportKey('spki', publicKey),
     crypto.subtle.importKey('jwk', jwk, OAEP, false, ['decrypt']),
   ]);
-  return { privateKey, publicKeyPem: toPem('PUBLIC KEY', new Uint8Array(spki)), tokenKey: deriveTokenKey(base64urlnopad.decode(jwk.d!)) };
+  const tokenKey = await deriveTokenKey(base64urlnopad.decode(jwk.d!));
+  return { privateKey, publicKeyPem: toPem('PUBLIC KEY', new Uint8Array(spki)), tokenKey };
 }
 
 /**
