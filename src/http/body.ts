@@ -14,8 +14,14 @@ export async function readBodyText(request: Request, limit: number): Promise<str
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    // A failing stream (the client went away) or one that yields something other than bytes is the
+    // client's problem, not an unexpected server error.
+    const { done, value } = await reader.read().catch(() => unreadable());
     if (done) break;
+    if (!(value instanceof Uint8Array)) {
+      await reader.cancel().catch(() => undefined);
+      unreadable();
+    }
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => undefined);
@@ -39,6 +45,10 @@ function concat(chunks: Uint8Array[], size: number): Uint8Array {
     offset += chunk.byteLength;
   }
   return out;
+}
+
+function unreadable(): never {
+  throw new ApiError('400', 'request body could not be read');
 }
 
 function tooLarge(limit: number): ApiError {
