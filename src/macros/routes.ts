@@ -14,7 +14,9 @@ export function macroRoutes(core: Core): Route[] {
         const name = request.params.macroName!;
         const macro = core.macros.callable(name);
         if (!macro) throw new ApiError('404', `no macro ${name}`);
-        const params = readJson(request) ?? {};
+        // No body means no parameters; a body must be an object (`null` included in the refusal).
+        const body = readJson(request);
+        const params = body === undefined ? {} : body;
         if (typeof params !== 'object' || params === null || Array.isArray(params)) {
           throw new ApiError('400', 'macro parameters must be a JSON object');
         }
