@@ -6,7 +6,7 @@ import { dummyPasswordHash, verifyPassword } from './auth/passwords.js';
 import { SessionStore, type Session } from './auth/sessions.js';
 import { readBodyText } from './http/body.js';
 import { errorResponse, toApiError } from './http/envelope.js';
-import { ApiError } from './http/errors.js';
+import { ApiError, clip } from './http/errors.js';
 import type { ApiRequest, RequestContext } from './http/request.js';
 import { RouteTable, type Route } from './http/router.js';
 import { macroRoutes } from './macros/routes.js';
@@ -216,12 +216,12 @@ export class Core {
   #innerPath(pathname: string): string {
     let path = pathname;
     if (this.#basePath) {
-      if (path !== this.#basePath && !path.startsWith(`${this.#basePath}/`)) throw new ApiError('404', `no route ${path}`);
+      if (path !== this.#basePath && !path.startsWith(`${this.#basePath}/`)) throw new ApiError('404', `no route ${clip(path)}`);
       path = path.slice(this.#basePath.length) || '/';
     }
     if (this.#options.alias !== undefined) {
       const prefix = `/${this.#options.alias}`;
-      if (path !== prefix && !path.startsWith(`${prefix}/`)) throw new ApiError('404', `no route ${path}`);
+      if (path !== prefix && !path.startsWith(`${prefix}/`)) throw new ApiError('404', `no route ${clip(path)}`);
       path = path.slice(prefix.length) || '/';
     }
     return path;

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { Core } from '../core.js';
 import { okResponse } from '../http/envelope.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, clip } from '../http/errors.js';
 import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
@@ -51,7 +51,7 @@ export function checkLicences(principal: StoredObject, appNames: readonly string
   const licences = principal.fields._licences;
   const held = new Set(Array.isArray(licences) ? licences : []);
   const missing = appNames.find((name) => !held.has(name));
-  if (missing !== undefined) throw new ApiError('306', `user holds no licence for application ${JSON.stringify(missing)}`);
+  if (missing !== undefined) throw new ApiError('306', `user holds no licence for application ${JSON.stringify(clip(missing))}`);
 }
 
 /** Creates the session for an authenticated principal and the `data` every login answers with. */

@@ -64,6 +64,11 @@ export class ApiError extends Error {
   }
 }
 
+/** Client input quoted in a message, cut short so that an answer never mirrors a huge input back. */
+export function clip(text: string, max = 100): string {
+  return text.length <= max ? text : `${text.slice(0, max)}...`;
+}
+
 /** True for errors that mean "the storage backend is unreachable" (answered with code 503). */
 export class StorageUnavailableError extends Error {
   constructor(message = 'storage unavailable', options?: { cause?: unknown }) {

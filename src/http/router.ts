@@ -1,5 +1,5 @@
 import { IttyRouter } from 'itty-router';
-import { ApiError } from './errors.js';
+import { ApiError, clip } from './errors.js';
 import type { ApiRequest } from './request.js';
 
 /**
@@ -52,9 +52,9 @@ export class RouteTable {
       const methods = (await this.#anyMethod.fetch(probe())) as Set<string> | undefined;
       if (methods) {
         const allow = [...methods].join(', ');
-        throw new ApiError('405', `method ${request.method} not allowed here; use ${allow}`, { headers: { allow } });
+        throw new ApiError('405', `method ${clip(request.method)} not allowed here; use ${allow}`, { headers: { allow } });
       }
-      throw new ApiError('404', `no route ${request.method} ${request.path}`);
+      throw new ApiError('404', `no route ${clip(request.method)} ${clip(request.path)}`);
     }
     const params: Record<string, string> = {};
     for (const [name, raw] of Object.entries(found.params)) {

@@ -1,6 +1,6 @@
 import type { Core } from '../core.js';
 import { okResponse } from '../http/envelope.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, clip } from '../http/errors.js';
 import { readJson } from '../http/request.js';
 import type { Route } from '../http/router.js';
 
@@ -13,7 +13,7 @@ export function macroRoutes(core: Core): Route[] {
       handler: async (request) => {
         const name = request.params.macroName!;
         const macro = core.macros.callable(name);
-        if (!macro) throw new ApiError('404', `no macro ${name}`);
+        if (!macro) throw new ApiError('404', `no macro ${clip(name)}`);
         // No body means no parameters; a body must be an object (`null` included in the refusal).
         const body = readJson(request);
         const params = body === undefined ? {} : body;

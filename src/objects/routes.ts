@@ -1,6 +1,6 @@
 import type { Core } from '../core.js';
 import { okResponse } from '../http/envelope.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import type { StoredObject, Where } from '../storage/types.js';
@@ -41,9 +41,9 @@ function whereParam(request: ApiRequest): Where {
     throw new ApiError('400', 'query must be a JSON object of field values, e.g. {"Name":"Alice"}');
   }
   for (const [field, value] of Object.entries(parsed)) {
-    if (field.startsWith('_')) throw new ApiError('400', `query may not filter on internal field ${field}`);
+    if (field.startsWith('_')) throw new ApiError('400', `query may not filter on internal field ${clip(field)}`);
     if (value !== null && !['string', 'number', 'boolean'].includes(typeof value)) {
-      throw new ApiError('400', `query value of ${field} must be a string, number, boolean or null`);
+      throw new ApiError('400', `query value of ${clip(field)} must be a string, number, boolean or null`);
     }
   }
   return parsed as Where;
