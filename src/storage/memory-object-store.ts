@@ -1,5 +1,5 @@
 import { newObjectId } from './ids.js';
-import type { FindQuery, FindResult, ObjectInput, ObjectStore, StoredObject, Where } from './types.js';
+import type { FieldValue, Fields, FindQuery, FindResult, ObjectInput, ObjectStore, StoredObject, Where } from './types.js';
 
 export interface MemoryObjectStoreOptions {
   now?: () => number;
@@ -107,5 +107,22 @@ export class MemoryObjectStore implements ObjectStore {
 }
 
 function copy(object: StoredObject): StoredObject {
-  return { id: object.id, className: object.className, storeTime: object.storeTime, fields: structuredClone(object.fields) };
+  return { id: object.id, className: object.className, storeTime: object.storeTime, fields: cloneValue(object.fields) as Fields };
+}
+
+/**
+ * Deep copy of a JSON value. Fields hold only JSON values, so this does what `structuredClone` does
+ * for them at a fraction of its cost (structuredClone serializes; every object read goes through here).
+ */
+function cloneValue(value: FieldValue): FieldValue {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(cloneValue);
+  const out: { [key: string]: FieldValue } = {};
+  for (const key of Object.keys(value)) {
+    const item = cloneValue(value[key]!);
+    // a member named "__proto__" (JSON.parse makes it an own property) must stay data, not a prototype
+    if (key === '__proto__') Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true });
+    else out[key] = item;
+  }
+  return out;
 }
