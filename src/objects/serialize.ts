@@ -12,10 +12,23 @@ export interface SerializedSet {
 /** Hook that may replace an object's serialization (the `xApi_BuildSerialization` macro). */
 export type SerializationHook = (object: StoredObject, json: JsonObject) => Promise<JsonObject>;
 
+/**
+ * Recently formatted store times. Objects keep their store time for long and are read often, so
+ * most lookups hit; the cache is emptied when full, which bounds it without bookkeeping.
+ */
+const storeTimes = new Map<number, string>();
+const STORE_TIME_CACHE = 10_000;
+
 /** `YYYYMMDDThhmmss+hh:mm` in UTC. */
 export function formatStoreTime(epochMs: number): string {
-  const iso = new Date(epochMs).toISOString(); // 2026-11-21T05:46:09.123Z
-  return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}T${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}+00:00`;
+  let text = storeTimes.get(epochMs);
+  if (text === undefined) {
+    const iso = new Date(epochMs).toISOString(); // 2026-11-21T05:46:09.123Z
+    text = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}T${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}+00:00`;
+    if (storeTimes.size >= STORE_TIME_CACHE) storeTimes.clear();
+    storeTimes.set(epochMs, text);
+  }
+  return text;
 }
 
 export function metadata(object: StoredObject): JsonObject {
