@@ -127,10 +127,14 @@ export class Core {
   /** Routes a request whose body has been read; errors become envelopes (so transports can wrap them). */
   async dispatch(request: ApiRequest): Promise<Response> {
     try {
-      const { route, params } = await this.#routes.match(request).catch((error: unknown) => {
+      let matched: ReturnType<RouteTable['match']>;
+      try {
+        matched = this.#routes.match(request);
+      } catch (error) {
         this.checkAppKey(request.headers); // an unknown route without app key is answered 100, not 404
         throw error;
-      });
+      }
+      const { route, params } = matched;
       request.params = params;
       if (route.appKey !== false) this.checkAppKey(request.headers);
       if (route.auth !== 'none') {

@@ -18,52 +18,58 @@ export interface Route {
   handler: (request: ApiRequest) => Promise<Response>;
 }
 
-interface Probe {
-  method: string;
-  url: string;
-  params: Record<string, string>;
-}
-type Found = { route: Route; params: Record<string, string> } | undefined;
-
-/** The routing table: finds the route for a request, or throws `404`/`405`. Routes can be added any time. */
+/**
+ * The routing table: finds the route for a request, or throws `404`/`405`. Routes can be added any time.
+ *
+ * itty-router compiles the path patterns (its `:param` syntax and its tolerance of a trailing slash);
+ * the matching itself is done here, synchronously against the already parsed path. Going through
+ * `router.fetch` parsed the URL again, built a query object and awaited per route (1-3 us of the
+ * ~35 us of CPU an authenticated object read took).
+ */
 export class RouteTable {
-  readonly #byMethod = IttyRouter();
-  /** Every path pattern under any method, answering the methods it has (for `405` with `Allow`). */
-  readonly #anyMethod = IttyRouter();
-  readonly #methods = new Map<string, Set<string>>();
+  readonly #compiler = IttyRouter();
+  readonly #entries: Array<{ route: Route; pattern: RegExp }> = [];
 
   add(routes: readonly Route[]): this {
     for (const route of routes) {
-      this.#byMethod[route.method.toLowerCase() as 'get'](route.path, (probe: Probe) => ({ route, params: probe.params }));
-      let methods = this.#methods.get(route.path);
-      if (!methods) {
-        this.#methods.set(route.path, (methods = new Set()));
-        this.#anyMethod.all(route.path, () => methods);
-      }
-      methods.add(route.method);
+      this.#compiler[route.method.toLowerCase() as 'get'](route.path, () => undefined);
+      const pattern = this.#compiler.routes[this.#compiler.routes.length - 1]![1];
+      this.#entries.push({ route, pattern });
     }
     return this;
   }
 
-  async match(request: ApiRequest): Promise<{ route: Route; params: Record<string, string> }> {
-    const probe = () => ({ method: request.method, url: `http://odbrest${request.path}` }) as never;
-    const found = (await this.#byMethod.fetch(probe())) as Found;
-    if (!found) {
-      const methods = (await this.#anyMethod.fetch(probe())) as Set<string> | undefined;
-      if (methods) {
-        const allow = [...methods].join(', ');
-        throw new ApiError('405', `method ${clip(request.method)} not allowed here; use ${allow}`, { headers: { allow } });
+  /** The first route whose pattern and method fit; `405` with `Allow` when only the method does not. */
+  match(request: ApiRequest): { route: Route; params: Record<string, string> } {
+    let allowed: Set<string> | undefined;
+    for (const { route, pattern } of this.#entries) {
+      const found = pattern.exec(request.path);
+      if (!found) continue;
+      if (route.method !== request.method) {
+        (allowed ??= new Set()).add(route.method);
+        continue;
       }
-      throw new ApiError('404', `no route ${clip(request.method)} ${clip(request.path)}`);
+      return { route, params: decodeParams(found.groups) };
     }
-    const params: Record<string, string> = {};
-    for (const [name, raw] of Object.entries(found.params)) {
-      try {
-        params[name] = decodeURIComponent(raw);
-      } catch {
-        throw new ApiError('400', `path segment ${name} is not valid percent-encoding`);
-      }
+    if (allowed) {
+      const allow = [...allowed].join(', ');
+      throw new ApiError('405', `method ${clip(request.method)} not allowed here; use ${allow}`, { headers: { allow } });
     }
-    return { route: found.route, params };
+    throw new ApiError('404', `no route ${clip(request.method)} ${clip(request.path)}`);
   }
+}
+
+function decodeParams(groups: Record<string, string | undefined> | undefined): Record<string, string> {
+  const params: Record<string, string> = {};
+  if (!groups) return params;
+  for (const name of Object.keys(groups)) {
+    const raw = groups[name];
+    if (raw === undefined) continue;
+    try {
+      params[name] = decodeURIComponent(raw);
+    } catch {
+      throw new ApiError('400', `path segment ${name} is not valid percent-encoding`);
+    }
+  }
+  return params;
 }
