@@ -50,45 +50,47 @@ export class Serializer {
   ) {}
 
   async object(object: StoredObject): Promise<JsonObject> {
-    return (await this.#level([object], 0))[0]!;
+    return (await this.#level([object], 0, this.hook?.()))[0]!;
   }
 
   async set(objects: StoredObject[], unfilteredCount: number): Promise<SerializedSet> {
-    const elements = await this.#level(objects, 0);
+    const elements = await this.#level(objects, 0, this.hook?.());
     return { '~Count': elements.length, '~UnfilteredCount': unfilteredCount, '~Elements': elements };
   }
 
-  async #level(objects: StoredObject[], level: number): Promise<JsonObject[]> {
-    const hook = this.hook?.();
-    const finish = (object: StoredObject, json: JsonObject) => (hook ? hook(object, json) : json);
-    if (level > this.depth) return Promise.all(objects.map((object) => finish(object, metadata(object))));
-    const visible = objects.filter((object) => !this.internalClasses.has(object.className));
-
+  // Runs for every object read: no per-field arrays, and promises only where the store or a hook needs them.
+  async #level(objects: StoredObject[], level: number, hook: SerializationHook | undefined): Promise<JsonObject[]> {
+    if (level > this.depth) {
+      const json = objects.map(metadata);
+      return hook ? Promise.all(objects.map((object, i) => hook(object, json[i]!))) : json;
+    }
+    const shown = (object: StoredObject) => !this.internalClasses.has(object.className);
     const ids = new Set<string>();
-    for (const object of visible) for (const value of visibleValues(object)) collectRefs(value, ids);
+    for (const object of objects) if (shown(object)) forVisible(object, (value) => collectRefs(value, ids));
     const nested = new Map<string, JsonObject>();
     if (ids.size > 0) {
       const loaded = await this.store.getMany([...ids]);
-      const json = await this.#level(loaded, level + 1);
-      loaded.forEach((object, i) => nested.set(object.id, json[i]!));
+      const loadedJson = await this.#level(loaded, level + 1, hook);
+      for (let i = 0; i < loaded.length; i++) nested.set(loaded[i]!.id, loadedJson[i]!);
     }
-    return Promise.all(
-      objects.map((object) => {
-        const json = metadata(object);
-        if (this.internalClasses.has(object.className)) return json;
-        for (const [name, value] of Object.entries(object.fields)) {
-          if (!name.startsWith('_')) json[name] = resolve(value, nested);
-        }
-        return finish(object, json);
-      }),
-    );
+    const json = objects.map((object) => {
+      const out = metadata(object);
+      if (shown(object)) {
+        forVisible(object, (value, name) => {
+          out[name] = resolve(value, nested);
+        });
+      }
+      return out;
+    });
+    // objects of internal classes stay metadata only: the hook does not see them
+    return hook ? Promise.all(objects.map((object, i) => (shown(object) ? hook(object, json[i]!) : json[i]!))) : json;
   }
 }
 
-function visibleValues(object: StoredObject): FieldValue[] {
-  return Object.entries(object.fields)
-    .filter(([name]) => !name.startsWith('_'))
-    .map(([, value]) => value);
+/** Calls `visit` with each serialized field (names starting with `_` are internal). */
+function forVisible(object: StoredObject, visit: (value: FieldValue, name: string) => void): void {
+  const { fields } = object;
+  for (const name of Object.keys(fields)) if (!name.startsWith('_')) visit(fields[name]!, name);
 }
 
 function collectRefs(value: FieldValue, into: Set<string>): void {
