@@ -62,6 +62,7 @@ export class Core {
   readonly #maxBodyBytes: number;
   readonly #onError: (error: unknown) => void;
   #dummyHash: Promise<string> | undefined;
+  #loaded = false;
 
   constructor(options: ServiceOptions = {}) {
     this.#options = options;
@@ -101,7 +102,11 @@ export class Core {
     const seeded = options.data ? importObjects(this.store, options.data, options.passwordIterations).then(() => undefined) : Promise.resolve();
     // Provider entries live in the store, so they are checked once the seed data is in.
     this.ready = Promise.all([seeded.then(() => externalLogin.load()), this.serverKey.ready]).then(() => undefined);
-    this.ready.catch((error: unknown) => this.#onError(error)); // logged once; requests get a 500 envelope
+    // a failure is logged once; requests get a 500 envelope
+    this.ready.then(
+      () => (this.#loaded = true),
+      (error: unknown) => this.#onError(error),
+    );
   }
 
   addRoutes(routes: Route[]): void {
@@ -111,13 +116,16 @@ export class Core {
   /** Answers a web request; never throws. */
   async fetch(request: Request, context: RequestContext = {}): Promise<Response> {
     try {
-      await this.ready.catch(() => {
-        throw new ApiError('500', 'the service failed to start (configuration or seed data); see the server log');
-      });
+      // awaiting even a settled promise costs a microtask turn per request, so only until it settles
+      if (!this.#loaded) {
+        await this.ready.catch(() => {
+          throw new ApiError('500', 'the service failed to start (configuration or seed data); see the server log');
+        });
+      }
       const apiRequest = this.#toApiRequest(request, context);
       const transport = this.transports.find((candidate) => candidate.claims(request.headers));
       if (transport) return await transport.handle(apiRequest, (inner) => this.dispatch(inner));
-      apiRequest.bodyText = await readBodyText(request, this.#maxBodyBytes);
+      if (request.body) apiRequest.bodyText = await readBodyText(request, this.#maxBodyBytes);
       return await this.dispatch(apiRequest);
     } catch (error) {
       return errorResponse(toApiError(error, this.#onError));
