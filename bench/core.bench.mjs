@@ -1,0 +1,155 @@
+// The core's two targets (issue 2): an authenticated GET /v1/object/{id} through service.fetch at
+// >= 0.5 of a bare fetch handler answering the same JSON, and < 1 KB of memory per live session.
+// Runs on the built package (`npm run bench -- core`); node is started with --expose-gc.
+import { readFileSync } from 'node:fs';
+import { clientPassValue, createService } from '../dist/index.js';
+
+const APP_KEY = 'bench';
+const SESSIONS = 100_000;
+const ROUNDS = 9;
+const ROUND_MS = 300;
+const median = (values) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
+const demoData = () => JSON.parse(readFileSync(new URL('../examples/demo-data.json', import.meta.url), 'utf8'));
+const ALICE_LOGIN = JSON.stringify({ user: 'alice', pass: clientPassValue('alice-secret'), appNames: ['crm'] });
+
+async function demoService(options = {}) {
+  // The password hash cost is not what is measured here; a cheap hash keeps set-up short.
+  const service = createService({ data: demoData(), passwordIterations: 1, ...options });
+  await service.ready;
+  return service;
+}
+
+async function loginAlice(service) {
+  const response = await service.fetch(
+    new Request('http://bench/v1/login', {
+      method: 'POST',
+      headers: { appkey: APP_KEY, 'content-type': 'application/json' },
+      body: ALICE_LOGIN,
+    }),
+  );
+  const body = await response.json();
+  if (body.status.internalStatus !== '0') throw new Error(`bench login failed: ${JSON.stringify(body)}`);
+  return body.data.sessionId;
+}
+
+/**
+ * Runs `fn` from `concurrency` loops for ROUND_MS after a short warm-up; returns operations per
+ * wall-clock second and per second of this process's CPU time (steadier on a shared machine).
+ */
+async function rates(fn, concurrency) {
+  const loop = async (until) => {
+    let n = 0;
+    while (performance.now() < until) {
+      await fn();
+      n++;
+    }
+    return n;
+  };
+  await Promise.all(Array.from({ length: concurrency }, () => loop(performance.now() + 100)));
+  const cpuStart = process.cpuUsage();
+  const start = performance.now();
+  const counts = await Promise.all(Array.from({ length: concurrency }, () => loop(start + ROUND_MS)));
+  const wallMs = performance.now() - start;
+  const cpu = process.cpuUsage(cpuStart);
+  const ops = counts.reduce((a, b) => a + b, 0);
+  return { wall: (ops * 1000) / wallMs, cpu: (ops * 1e6) / (cpu.user + cpu.system) };
+}
+
+/** (a) Requests per second of GET /v1/object/CUS00001 against a bare handler with the same answer. */
+async function objectThroughput() {
+  const service = await demoService();
+  const sessionId = await loginAlice(service);
+  const url = 'http://bench/v1/object/CUS00001';
+  const headers = { appkey: APP_KEY, sessionid: sessionId };
+  const first = await service.fetch(new Request(url, { headers }));
+  const json = await first.text();
+  const parsed = JSON.parse(json);
+  if (parsed.status.internalStatus !== '0' || parsed.data.AccountManager?.['~ObjectID'] !== 'EMP00001') {
+    throw new Error(`unexpected answer: ${json}`);
+  }
+  const responseHeaders = { 'content-type': first.headers.get('content-type') };
+  const bare = async (request) => new Response(json, { headers: responseHeaders });
+
+  const rows = [];
+  const reused = new Request(url, { headers }); // a GET without body can be answered many times
+  for (const concurrency of [1, 16]) {
+    for (const [variant, makeRequest] of [
+      ['new Request per call', () => new Request(url, { headers })],
+      ['one reused Request', () => reused],
+    ]) {
+      const measure = (handler) => rates(async () => (await handler(makeRequest())).text(), concurrency);
+      // Short alternating rounds, medians of each: a busy machine then slows both sides alike.
+      const service_ = [];
+      const bare_ = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        service_.push(await measure((request) => service.fetch(request)));
+        bare_.push(await measure(bare));
+      }
+      for (const [kind, unit] of [['wall', 'req/s'], ['cpu', 'req per CPU-s']]) {
+        rows.push({
+          name: `GET /v1/object/{id}, concurrency ${concurrency}, ${variant}`,
+          value: median(service_.map((r) => r[kind])),
+          unit,
+          reference: median(bare_.map((r) => r[kind])),
+          ratio: median(service_.map((r, i) => r[kind] / bare_[i][kind])),
+          target: '>= 0.5',
+        });
+      }
+    }
+  }
+  return rows;
+}
+
+function settle() {
+  for (let i = 0; i < 4; i++) globalThis.gc?.();
+  return new Promise((resolve) => setTimeout(resolve, 50)).then(() => {
+    globalThis.gc?.();
+    return process.memoryUsage();
+  });
+}
+
+async function loginMany(service, count) {
+  const ids = [];
+  for (let done = 0; done < count; done += 256) {
+    const made = await Promise.all(Array.from({ length: Math.min(256, count - done) }, () => loginAlice(service)));
+    for (const id of made) ids.push(id);
+  }
+  return ids;
+}
+
+/**
+ * (b) Memory per live session: 100,000 logins through the public POST /v1/login, measured after
+ * forced GC. RSS keeps pages the allocator got for the garbage of earlier requests, so the baseline is
+ * taken after the same churn on a service that is then dropped: what remains is the sessions.
+ */
+async function sessionMemory() {
+  if (!globalThis.gc) throw new Error('run with --expose-gc (npm run bench does)');
+  const options = { loginLimit: { perUser: 1e9, perAddress: 1e9 } };
+  let churn = await demoService(options);
+  await loginMany(churn, SESSIONS);
+  churn = undefined;
+  const service = await demoService(options);
+  await loginAlice(service); // warm every code path once before the baseline
+  const before = await settle();
+  const started = performance.now();
+  const ids = await loginMany(service, SESSIONS);
+  const loginRate = (SESSIONS * 1000) / (performance.now() - started);
+  // every session must still be live, or the measurement would be of a shrinking store
+  const last = await service.fetch(new Request('http://bench/v1/objects/Customer?perPage=1', { headers: { appkey: APP_KEY, sessionid: ids[0] } }));
+  if ((await last.json()).status.internalStatus !== '0') throw new Error('the first session is gone');
+  const live = service.kv.size;
+  if (live < SESSIONS + 1) throw new Error(`only ${live} sessions live`);
+  ids.length = 0; // the bench's own copies of the ids are not the service's memory
+  const after = await settle();
+  return [
+    { name: 'logins through POST /v1/login (PBKDF2 at 1 iteration)', value: loginRate, unit: 'logins/s' },
+    { name: `heapUsed per live session (${SESSIONS} sessions)`, value: (after.heapUsed - before.heapUsed) / SESSIONS, unit: 'bytes', target: '< 1024' },
+    { name: `RSS per live session (${SESSIONS} sessions, baseline after equal churn)`, value: (after.rss - before.rss) / SESSIONS, unit: 'bytes', target: '< 1024' },
+  ];
+}
+
+// CORE_BENCH=throughput or CORE_BENCH=sessions runs one half (handy while profiling).
+export default async function () {
+  const only = process.env.CORE_BENCH;
+  return [...(only !== 'sessions' ? await objectThroughput() : []), ...(only !== 'throughput' ? await sessionMemory() : [])];
+}
