@@ -578,7 +578,7 @@ function routeCases(): BadCase[] {
     route('GET', '/v1/login', '405', 'POST'),
     route('PUT', '/v1/login', '405', 'POST'),
     route('DELETE', '/v2/login', '405', 'POST'),
-    route('GET', '/v1/auth/df', '405', 'POST'),
+    route('PUT', '/v1/auth/df', '405', 'POST, GET'), // GET is the external login start, /v1/auth/{provider}
     route('GET', '/v1/logout', '405', 'POST'),
     route('GET', '/v1/execute/ping', '405', 'POST'),
     route('PATCH', '/v1/execute/ping', '405', 'POST'),
