@@ -4,14 +4,19 @@
  * the server and to a reference service built by the same `createDemoService`, and compares the whole
  * envelopes (session ids, tokens and store times are checked for form, then masked).
  *
- * Secure login (PROTOCOL.md 3-4) is not here yet: it is built on branch `secure`; once merged, add a
- * case logging in with `odbrest/client`'s `loginSecure` and reading an object through the transport.
+ * Secure login (PROTOCOL.md 3-4) runs twice: with the library's client (`odbrest/client`, as built in
+ * dist/) and with the independent node:crypto client of test/secure, so that a mistake shared by the
+ * library's client and server cannot pass unseen. Encrypted answers differ per session, so for those
+ * the decrypted envelopes are compared, after each client checked counter and signature.
  */
 import { request as httpRequest } from 'node:http';
+import { createClient, type FetchFunction, type OdbRestClient } from 'odbrest/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createDemoService } from '../../examples/demo-service.mjs';
 import type { Service } from '../../src/index.js';
-import { loginBody, parseOrUndefined } from '../helpers.js';
+import { expectError, loginBody, parseOrUndefined, type CallResult } from '../helpers.js';
+import { nodeKeyPair, nodeSecureLogin, secureCall, secureRequest, sendSecure, type NodeLogin } from '../secure/node-client.js';
+import { remoteService } from '../support/processes.js';
 import { buildNextExample, startServer, type RunningServer, type ServerKind } from './servers.js';
 
 const APP_KEY = 'e2e';
@@ -36,12 +41,52 @@ type Side = 'server' | 'reference';
 /** The reference service (built from dist/ by the examples' own module). */
 type Reference = Pick<Service, 'fetch' | 'ready'>;
 
+/** One exchange of `odbrest/client` as it went over the wire: the request as sent, the answer's headers. */
+interface Exchange {
+  url: string;
+  init: RequestInit;
+  status: number;
+  headers: Headers;
+}
+
 /** Sends each request to the server under test and to the reference service. */
 class Pair {
   constructor(
     readonly origin: string,
     private readonly reference: Reference,
   ) {}
+
+  /** Where `side` answers: the API is under `${originOf(side)}/api`. */
+  originOf(side: Side): string {
+    return side === 'server' ? this.origin : 'http://reference';
+  }
+
+  /** A fetch reaching `side`: the server over HTTP, the reference service in process. */
+  fetchOf(side: Side): FetchFunction {
+    if (side === 'server') return (url, init) => fetch(url, init);
+    return (url, init) => this.reference.fetch(new Request(url, init), { clientAddress: REFERENCE_ADDRESS });
+  }
+
+  /** `side` as a service rooted at `/api`, for the helpers written against `service.fetch` (node-client). */
+  api(side: Side): Service {
+    return remoteService(`${this.originOf(side)}/api`, this.fetchOf(side)) as unknown as Service;
+  }
+
+  /** `odbrest/client` for `side`; `exchanges` records what went over the wire. */
+  client(side: Side): { client: OdbRestClient; exchanges: Exchange[] } {
+    const exchanges: Exchange[] = [];
+    const fetchSide = this.fetchOf(side);
+    const client = createClient({
+      baseUrl: `${this.originOf(side)}/api`,
+      appKey: APP_KEY,
+      fetch: async (url, init) => {
+        const response = await fetchSide(url, init);
+        exchanges.push({ url, init, status: response.status, headers: response.headers });
+        return response;
+      },
+    });
+    return { client, exchanges };
+  }
 
   async send(side: Side, method: string, path: string, sent: Sent = {}): Promise<Answer> {
     const headers = new Headers(sent.headers);
@@ -52,12 +97,8 @@ class Pair {
       headers.set('content-type', 'application/json');
     }
     const init = { method, headers, body };
-    const response =
-      side === 'reference'
-        ? await this.reference.fetch(new Request(`http://reference${path}`, init), { clientAddress: REFERENCE_ADDRESS })
-        : sent.from
-          ? await requestFrom(sent.from, `${this.origin}${path}`, init)
-          : await fetch(`${this.origin}${path}`, init);
+    const url = `${this.originOf(side)}${path}`;
+    const response = side === 'server' && sent.from ? await requestFrom(sent.from, url, init) : await this.fetchOf(side)(url, init);
     const text = await response.text();
     return {
       status: response.status,
@@ -84,6 +125,45 @@ class Pair {
     expect(answers.server.body.status).toEqual({ internalStatus: '0', statusMessage: 'ok' });
     return (side): Record<string, string> =>
       kind === 'session' ? { sessionId: answers[side].body.data.sessionId } : { authorization: `Bearer ${answers[side].body.data.token}` };
+  }
+
+  /** Secure login with the node:crypto client on both sides; expects the same decrypted answer. */
+  async secureLogin(user: 'alice' | 'bob' = 'alice'): Promise<Record<Side, NodeLogin>> {
+    const keys = nodeKeyPair();
+    const logins = { server: await nodeSecureLogin(this.api('server'), keys, { user }), reference: await nodeSecureLogin(this.api('reference'), keys, { user }) };
+    expect(normalize(logins.server.envelope)).toEqual(normalize(logins.reference.envelope));
+    return logins;
+  }
+
+  /**
+   * Message `n` through the secure transport on both sides (node:crypto client; `target` is relative to
+   * the service root, as signed). Each answer must be encrypted, numbered `n` and correctly signed
+   * (`openSecureResponse` throws otherwise); the decrypted envelopes and statuses must be the same.
+   */
+  async secureBoth(logins: Record<Side, NodeLogin>, n: number, method: string, target: string, json?: unknown) {
+    const server = await secureCall(this.api('server'), logins.server, n, method, target, json);
+    const reference = await secureCall(this.api('reference'), logins.reference, n, method, target, json);
+    expect(normalize(server.envelope), `${method} ${target}`).toEqual(normalize(reference.envelope));
+    expect(server.status).toBe(reference.status);
+    return server;
+  }
+
+  /** Sends a message that must be refused to each side; expects the same refusal, in the clear, from both. */
+  async refusedBoth(send: (side: Side) => Promise<CallResult>, code: string, httpStatus: number): Promise<CallResult> {
+    const server = await send('server');
+    const reference = await send('reference');
+    expectError(server, code, httpStatus);
+    expect(server.body).toEqual(reference.body);
+    // Refusals of the message itself are answered in the clear (PROTOCOL.md 4).
+    expect([server.headers.get('encrypted'), server.headers.get('content-type')]).toEqual([null, reference.headers.get('content-type')]);
+    return server;
+  }
+
+  /** Sends a recorded `odbrest/client` request again, byte for byte. */
+  async resend(side: Side, exchange: Exchange): Promise<CallResult> {
+    const response = await this.fetchOf(side)(exchange.url, exchange.init);
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, text, body: parseOrUndefined(text) };
   }
 }
 
@@ -115,6 +195,7 @@ function normalize(value: unknown, key = ''): unknown {
     token: /^[\w-]+\.[\w-]+\.[\w-]+$/,
     '~StoreTime': /^\d{8}T\d{6}[+-]\d{2}:\d{2}$/,
     expiresAt: /^\d{4}-\d{2}-\d{2}T/,
+    symmetricKey: /^[A-Za-z0-9+/]{43}=$/,
   };
   const form = forms[key];
   if (!form) return value;
@@ -184,6 +265,86 @@ export const E2E_CASES: E2eCase[] = [
       expect(out.server.body.status.internalStatus).toBe('0');
       const after = await pair.both('GET', '/api/v1/object/USR00001', (side) => ({ headers: credential(side) }));
       expect([after.server.status, after.server.body.status.internalStatus]).toEqual([401, '201']);
+    },
+  },
+  {
+    name: 'secure login with encrypted requests (odbrest/client)',
+    async run(pair) {
+      const sides = { server: pair.client('server'), reference: pair.client('reference') };
+      /** What the wire showed of the last exchange: the encryption headers, compared between the sides. */
+      const wire = (side: Side) => {
+        const { status, headers } = sides[side].exchanges.at(-1)!;
+        return { status, contentType: headers.get('content-type'), encrypted: headers.get('encrypted'), counter: headers.get('secure-counter') };
+      };
+      /** The same call on both sides: same data (decrypted and signature-checked by the client), same wire headers. */
+      const both = async <T>(what: string, act: (client: OdbRestClient) => Promise<T>): Promise<T> => {
+        const server = await act(sides.server.client);
+        const reference = await act(sides.reference.client);
+        expect(normalize(server), what).toEqual(normalize(reference));
+        expect(wire('server'), what).toEqual(wire('reference'));
+        return server;
+      };
+      const secureWire = (n: number) => ({ status: 200, contentType: 'application/text', encrypted: 'true', counter: String(n) });
+
+      const login = await both('loginSecure', (client) => client.loginSecure({ user: 'alice', password: 'alice-secret', appNames: ['crm'] }));
+      expect([login.user.Name, login.databaseName]).toEqual(['alice', 'demo']);
+      expect(wire('server')).toEqual({ status: 200, contentType: 'text/plain; charset=utf-8', encrypted: null, counter: null });
+
+      const user = await both('getObject', (client) => client.getObject('USR00001'));
+      expect(user).toMatchObject({ '~ClassName': 'User', Name: 'alice' });
+      expect(wire('server')).toEqual(secureWire(1));
+      const byId = sides.server.exchanges.at(-1)!;
+
+      // The signed target carries the query as sent: JSON in a query string survives the adapter unchanged.
+      const page = await both('listObjects', (client) => client.listObjects('Customer', { page: 1, perPage: 3, query: { City: 'Berlin' } }));
+      expect([page['~Count'], page['~Elements'].map((customer) => customer.City)]).toEqual([3, ['Berlin', 'Berlin', 'Berlin']]);
+      expect(wire('server')).toEqual(secureWire(2));
+
+      // An encrypted request body (application/text) must reach the service as sent, past the app's body parser.
+      const greeting = await both('execute', (client) => client.execute('greet', { name: 'Ada Grüße' }));
+      expect(greeting).toEqual({ greeting: 'Hello, Ada Grüße!', user: 'alice' });
+      expect(wire('server')).toEqual(secureWire(3));
+      const macro = sides.server.exchanges.at(-1)!;
+      expect(macro.init.body).not.toContain('Ada');
+
+      // Replays of accepted messages, with and without a body: 205, in the clear.
+      for (const index of [sides.server.exchanges.indexOf(macro), sides.server.exchanges.indexOf(byId)]) {
+        await pair.refusedBoth((side) => pair.resend(side, sides[side].exchanges[index]!), '205', 401);
+      }
+
+      await both('logout', (client) => client.logout());
+      expect(wire('server')).toEqual(secureWire(4));
+      // The logged-out token is unknown from now on, whatever its message.
+      await pair.refusedBoth((side) => pair.resend(side, sides[side].exchanges.at(-1)!), '201', 401);
+    },
+  },
+  {
+    name: 'secure login with encrypted requests (independent node:crypto client)',
+    async run(pair) {
+      const logins = await pair.secureLogin('bob');
+      const customer = await pair.secureBoth(logins, 1, 'GET', '/v1/object/CUS00001?serialization=full');
+      expect([customer.status, customer.envelope.status.internalStatus, customer.envelope.data['~ObjectID']]).toEqual([200, '0', 'CUS00001']);
+      const listing = await pair.secureBoth(logins, 2, 'GET', `/v1/objects/Customer?perPage=2&query=${encodeURIComponent('{"City":"Hamburg"}')}`);
+      expect(listing.envelope.data['~Elements'].map((item: { City: string }) => item.City)).toEqual(['Hamburg', 'Hamburg']);
+      // Out of order within the window: 4 before 3.
+      const named = await pair.secureBoth(logins, 4, 'POST', '/v1/execute/greet', { name: 'Ada' });
+      expect(named.envelope).toEqual({ status: { internalStatus: '0', statusMessage: 'ok' }, data: { greeting: 'Hello, Ada!', user: 'bob' } });
+      const plain = await pair.secureBoth(logins, 3, 'POST', '/v1/execute/greet');
+      expect(plain.envelope.data).toEqual({ greeting: 'Hello, bob!', user: 'bob' });
+      // An error is answered encrypted too: the message itself was accepted.
+      const missing = await pair.secureBoth(logins, 5, 'GET', '/v1/object/NOPE0000');
+      expect([missing.status, missing.envelope.status.internalStatus]).toEqual([404, '404']);
+
+      const replayed = (side: Side) => sendSecure(pair.api(side), 'POST', '/v1/execute/greet', secureRequest(logins[side], 4, 'POST', '/v1/execute/greet', { name: 'Ada' }));
+      await pair.refusedBoth(replayed, '205', 401);
+      // Signed for /api/v1/... (the base path is not part of the target): refused, not served.
+      const withBase = (side: Side) => sendSecure(pair.api(side), 'GET', '/v1/object/CUS00001', secureRequest(logins[side], 6, 'GET', '/api/v1/object/CUS00001'));
+      await pair.refusedBoth(withBase, '205', 401);
+
+      const out = await pair.secureBoth(logins, 7, 'POST', '/v1/logout');
+      expect(out.envelope).toEqual({ status: { internalStatus: '0', statusMessage: 'logged out' }, data: {} });
+      const after = (side: Side) => sendSecure(pair.api(side), 'GET', '/v1/object/CUS00001', secureRequest(logins[side], 8, 'GET', '/v1/object/CUS00001'));
+      await pair.refusedBoth(after, '201', 401);
     },
   },
   {

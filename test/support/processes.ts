@@ -90,14 +90,18 @@ export function spawnLines(command: string, args: string[], env: Record<string, 
 
 /**
  * A `Service`-shaped view of a server listening at `base`, so the fetch-based test helpers (`call`,
- * `login`, ...) talk to it over real HTTP.
+ * `login`, ...) talk to it over real HTTP (or through `fetchFn`, e.g. to an in-process service).
+ * `base` may end in a path: `${base}/api` makes the helpers' paths relative to a service under `/api`.
  */
-export function remoteService(base: string): { fetch(request: Request): Promise<Response> } {
+export function remoteService(
+  base: string,
+  fetchFn: (input: string, init: RequestInit) => Promise<Response> = (input, init) => fetch(input, init),
+): { fetch(request: Request): Promise<Response> } {
   return {
     async fetch(request) {
       const url = new URL(request.url);
       const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer();
-      return fetch(`${base}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, body });
+      return fetchFn(`${base}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, body });
     },
   };
 }
