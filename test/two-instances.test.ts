@@ -1,12 +1,15 @@
 /**
  * Two service processes behind "one address": real Node processes (adapters/node.ts) sharing Redis
- * and PostgreSQL and a JWT secret. Whatever one instance does with a session, the other sees.
+ * and PostgreSQL, a JWT secret and the server RSA key. Whatever one instance does with a session, the
+ * other sees. Each request is sent to one instance by its own URL, so which one answered is known.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, type FetchFunction } from '../src/client/index.js';
 import { importObjects, type Service } from '../src/index.js';
 import { PostgresObjectStore } from '../stores/postgres.js';
 import { call, demoData, expectError, login, loginBody, loginToken, USERS } from './helpers.js';
+import { nodeKeyPair, nodeSecureLogin, secureCall, secureRequest, sendSecure, serverKeyPem, type NodeLogin } from './secure/node-client.js';
 import { authorize, finish, postJson, ProviderProcess, providerEntry, type LocalProvider } from './oauth/provider.js';
 import { freePort, TcpProxy } from './support/outage.js';
 import { bundleForNode, remoteService, spawnLines, type LineProcess } from './support/processes.js';
@@ -44,6 +47,7 @@ describe.runIf(available)('two instances sharing Redis and PostgreSQL', () => {
       ODBREST_REDIS_PREFIX: prefix,
       ODBREST_PG_SCHEMA: schema,
       ODBREST_JWT_SECRET: `shared-secret-of-this-test-run-${RUN_ID}`,
+      ODBREST_SERVER_KEY: nodeKeyPair().privateKey,
       ODBREST_PUBLIC_URL: publicUrl,
       ODBREST_OAUTH_PROVIDERS: 'Google',
     };
@@ -151,7 +155,89 @@ describe.runIf(available)('two instances sharing Redis and PostgreSQL', () => {
     });
   });
 
-  // Built in parallel on branch `secure`; joins this suite once merged (see the report).
-  it.todo('secure login on one instance, secure requests alternating between both (branch secure)');
-  it.todo('a secure request replayed to the other instance is rejected with 205 (branch secure)');
+  describe('secure sessions (Secure-Token and the encrypted transport)', () => {
+    const clientKeys = nodeKeyPair();
+    /** Message `n` to `instance`; must be accepted, and answered encrypted and signed for `n` (else `secureCall` throws). */
+    const accepted = async (instance: Service, session: NodeLogin, n: number, method: string, target: string) => {
+      const answer = await secureCall(instance, session, n, method, target);
+      expect([answer.status, answer.envelope.status]).toEqual([200, { internalStatus: '0', statusMessage: 'ok' }]);
+      return answer.envelope.data;
+    };
+    const customer = (n: number) => `/v1/object/CUS${String(n).padStart(5, '0')}`;
+
+    it('both instances publish the shared server key', async () => {
+      expect(await serverKeyPem(b)).toBe(await serverKeyPem(a));
+    });
+
+    it('a secure login on one instance, then secure requests alternating between both', async () => {
+      const session = await nodeSecureLogin(a, clientKeys);
+      expect(session.envelope.data.user.Name).toBe('alice');
+      for (let n = 1; n <= 6; n++) {
+        const data = await accepted(n % 2 ? b : a, session, n, 'GET', customer(n));
+        expect(data['~ObjectID']).toBe(customer(n).slice(-8));
+      }
+      const listing = await accepted(b, session, 7, 'GET', `/v1/objects/Customer?perPage=3&query=${encodeURIComponent('{"City":"Hamburg"}')}`);
+      expect(listing['~Count']).toBe(3);
+    });
+
+    it('concurrent secure requests on both instances are each accepted once: the replay window is updated atomically', async () => {
+      const session = await nodeSecureLogin(b, clientKeys);
+      const numbers = Array.from({ length: 24 }, (_, i) => i + 1);
+      const on = (n: number) => (n % 2 ? a : b);
+      const other = (n: number) => (n % 2 ? b : a);
+      const messages = numbers.map((n) => secureRequest(session, n, 'GET', customer(n)));
+      // Sent all at once, half to each instance: both write the same session's window at the same time.
+      const answers = await Promise.all(numbers.map((n) => sendSecure(on(n), 'GET', customer(n), messages[n - 1]!)));
+      expect(answers.map((answer) => answer.status)).toEqual(numbers.map(() => 200));
+      // A lost update would let one of these through.
+      const replays = await Promise.all(numbers.map((n) => sendSecure(other(n), 'GET', customer(n), messages[n - 1]!)));
+      for (const replay of replays) expectError(replay, '205', 401);
+    });
+
+    it('a secure request replayed to the other instance is rejected with 205, in both directions', async () => {
+      const session = await nodeSecureLogin(b, clientKeys, { user: 'bob' });
+      for (const [n, first, second] of [[1, a, b], [2, b, a]] as const) {
+        const message = secureRequest(session, n, 'GET', customer(n));
+        expect((await sendSecure(first, 'GET', customer(n), message)).status).toBe(200);
+        const replay = await sendSecure(second, 'GET', customer(n), message);
+        expectError(replay, '205', 401);
+        expect(replay.headers.get('encrypted')).toBeNull();
+      }
+      // The session itself is unharmed: the next number works on either.
+      await accepted(a, session, 3, 'GET', customer(3));
+    });
+
+    it('logout through the secure transport on one instance is seen by the other', async () => {
+      const session = await nodeSecureLogin(b, clientKeys, { user: 'bob' });
+      await accepted(b, session, 1, 'GET', customer(1)); // B now holds the token's keys in its cache
+      await accepted(a, session, 2, 'GET', customer(2));
+      const out = await secureCall(a, session, 3, 'POST', '/v1/logout');
+      expect([out.status, out.envelope]).toEqual([200, { status: { internalStatus: '0', statusMessage: 'logged out' }, data: {} }]);
+      for (const [n, instance] of [[4, b], [5, a]] as const) {
+        const after = await sendSecure(instance, 'GET', customer(n), secureRequest(session, n, 'GET', customer(n)));
+        expectError(after, '201', 401);
+        expect(after.headers.get('encrypted')).toBeNull();
+      }
+    });
+
+    it('odbrest/client behind one address that sends each request to the next instance in turn', async () => {
+      const answeredBy: string[] = [];
+      let turn = 0;
+      const balancer: FetchFunction = (url, init) => {
+        const base = bases[turn++ % bases.length]!;
+        answeredBy.push(base);
+        const { pathname, search } = new URL(url);
+        return fetch(`${base}${pathname}${search}`, init);
+      };
+      const client = createClient({ baseUrl: 'http://one-address.test', appKey: 'test-app', fetch: balancer });
+      const login = await client.loginSecure({ user: 'alice', password: USERS.alice, appNames: ['crm'] });
+      expect(login.user.Name).toBe('alice');
+      expect((await client.getObject('CUS00001'))['~ObjectID']).toBe('CUS00001');
+      expect((await client.listObjects('Customer', { perPage: 2, query: { City: 'Hamburg' } }))['~Elements']).toHaveLength(2);
+      expect((await client.getObject('EMP00001'))['~ClassName']).toBe('Employee');
+      await client.logout();
+      // key, login, three secure requests and the logout: every other one on each instance.
+      expect(answeredBy).toEqual([0, 1, 0, 1, 0, 1].map((i) => bases[i]));
+    });
+  });
 });
