@@ -2,7 +2,7 @@
 import express from 'express';
 import { describe, expect, test } from 'vitest';
 import { odbrest } from '../../adapters/express.js';
-import { appRunner, bogusCallback, echoService, loginAndEcho, oauthService, okEnvelope, PARAMS, send, startExternalLogin, unknownStateEnvelope } from './listen.js';
+import { appRunner, bogusCallback, echoService, loginAndEcho, oauthService, okEnvelope, PARAMS, secureEcho, secureOptions, send, startExternalLogin, unknownStateEnvelope } from './listen.js';
 
 const run = appRunner();
 
@@ -125,6 +125,25 @@ test('a body another middleware consumed without keeping it does not hang: it ar
   const origin = await run(app);
   const answer = await send(`${origin}/api/v1/login`, { json: { user: 'alice' } });
   expect([answer.status, answer.body]).toEqual([400, { status: { internalStatus: '400', statusMessage: 'request body must be a JSON object' }, data: {} }]);
+});
+
+describe('encrypted bodies (secure transport) arrive as sent, whichever parser read them first', () => {
+  const parsers = [
+    ['none', undefined],
+    ['express.json() (skips the type)', express.json()],
+    ['express.text() for both types (the parsed string is sent on)', express.text({ type: ['application/text', 'text/plain'] })],
+    ['express.raw() for any type (the bytes are sent on)', express.raw({ type: '*/*' })],
+    ['express.json() for any type (fails on base64; the raw text is sent on)', express.json({ type: '*/*' })],
+  ] as const;
+  for (const contentType of ['application/text', 'text/plain']) {
+    test.each(parsers)(`${contentType}, parser before the service: %s`, async (_name, parser) => {
+      const app = express();
+      if (parser) app.use(parser);
+      app.use('/api', odbrest(await echoService('', secureOptions())));
+      const origin = await run(app);
+      expect(await secureEcho(`${origin}/api`, PARAMS, contentType)).toEqual({ status: 200, envelope: okEnvelope(PARAMS) });
+    });
+  }
 });
 
 describe('external login through the middleware', () => {

@@ -3,7 +3,7 @@ import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import { describe, expect, test } from 'vitest';
 import { odbrest } from '../../adapters/koa.js';
-import { aliceLogin, appRunner, bogusCallback, echoService, loginAndEcho, oauthService, okEnvelope, PARAMS, send, startExternalLogin, unknownStateEnvelope } from './listen.js';
+import { aliceLogin, appRunner, bogusCallback, echoService, loginAndEcho, oauthService, okEnvelope, PARAMS, secureEcho, secureOptions, send, startExternalLogin, unknownStateEnvelope } from './listen.js';
 
 const run = appRunner();
 
@@ -88,6 +88,22 @@ test('under a mount point that rewrites ctx.path (as koa-mount does), with no ba
   const origin = await run(app);
   const answer = await loginAndEcho(`${origin}/tenant/odb`, PARAMS);
   expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+});
+
+describe('encrypted bodies (secure transport) arrive as sent, whichever parser read them first', () => {
+  const parsers = [
+    ['bodyParser() (skips both types)', {}],
+    ['bodyParser() parsing both types as text (keeps rawBody)', { enableTypes: ['json', 'text'], extendTypes: { text: ['application/text', 'text/plain'] } }],
+  ] as const;
+  for (const contentType of ['application/text', 'text/plain']) {
+    test.each(parsers)(`${contentType}, parser before the service: %s`, async (_name, options) => {
+      const app = new Koa();
+      app.use(bodyParser(options as Parameters<typeof bodyParser>[0]));
+      app.use(odbrest(await echoService('/api', secureOptions())));
+      const origin = await run(app);
+      expect(await secureEcho(`${origin}/api`, PARAMS, contentType)).toEqual({ status: 200, envelope: okEnvelope(PARAMS) });
+    });
+  }
 });
 
 describe('external login through the middleware', () => {

@@ -1,8 +1,10 @@
 /** In-process apps on 127.0.0.1 port 0 for the Express and Koa adapter tests, and what they share. */
 import type { Server } from 'node:http';
 import { afterEach } from 'vitest';
-import type { Service } from '../../src/index.js';
+import type { Service, ServiceOptions } from '../../src/index.js';
 import { demoData, demoService, loginBody, parseOrUndefined, USERS } from '../helpers.js';
+import { nodeKeyPair, nodeSecureLogin, openSecureResponse, secureRequest, sendSecure, type NodeKeyPair } from '../secure/node-client.js';
+import { remoteService } from '../support/processes.js';
 
 /** Macro parameters with non-ASCII text, numbers, null and nesting: they must arrive unchanged. */
 export const PARAMS = { text: 'grüße', list: [1, 2.5, null], nested: { ok: true } };
@@ -10,8 +12,8 @@ export const okEnvelope = (data: unknown) => ({ status: { internalStatus: '0', s
 export const aliceLogin = loginBody('alice', USERS.alice);
 
 /** The demo service with an `echo` macro that answers its parameters. */
-export async function echoService(basePath: string): Promise<Service> {
-  const service = await demoService({ basePath });
+export async function echoService(basePath: string, options: ServiceOptions = {}): Promise<Service> {
+  const service = await demoService({ basePath, ...options });
   service.macros.register('echo', (_context, params) => params);
   return service;
 }
@@ -60,6 +62,25 @@ export async function loginAndEcho(api: string, params: unknown): Promise<Reply>
   const login = await send(`${api}/v1/login`, { json: aliceLogin });
   if (login.body?.status?.internalStatus !== '0') throw new Error(`login failed: ${login.status} ${login.text}`);
   return send(`${api}/v1/execute/echo`, { json: params, headers: { sessionId: login.body.data.sessionId } });
+}
+
+let clientKeys: NodeKeyPair | undefined;
+let serverKeys: NodeKeyPair | undefined;
+
+/** `echoService` options for secure-login tests: one server key for all, instead of one generated per service. */
+export const secureOptions = (): ServiceOptions => ({ serverKey: (serverKeys ??= nodeKeyPair()).privateKey });
+
+/**
+ * Secure login at `api` (the node:crypto client), then the `echo` macro with `params` as an encrypted
+ * body sent as `contentType`; returns the status and the decrypted, signature-checked envelope.
+ */
+export async function secureEcho(api: string, params: unknown, contentType: string): Promise<{ status: number; envelope: unknown }> {
+  const service = remoteService(api) as unknown as Service;
+  const session = await nodeSecureLogin(service, (clientKeys ??= nodeKeyPair()));
+  const message = secureRequest(session, 1, 'POST', '/v1/execute/echo', params);
+  message.headers['content-type'] = contentType;
+  const result = await sendSecure(service, 'POST', '/v1/execute/echo', message);
+  return { status: result.status, envelope: openSecureResponse(session, 1, result.status, result.headers, result.text) };
 }
 
 /** The demo service with a Google provider configured: a redirect (null body) and a form callback to test. */
