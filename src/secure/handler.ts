@@ -12,7 +12,7 @@ import { WindowUpdates } from './window-updates.js';
 import {
   decryptBody,
   encryptBody,
-  importMessageKeys,
+  messageKeys,
   parseCounter,
   requestSignature,
   responseSignature,
@@ -52,6 +52,8 @@ export class SecureTransport implements Transport {
   /** Opening a token and preparing its keys are pure and cost as much as the rest of a small request. */
   readonly #sessionIds = new LRUCache<string, string>({ max: CACHED_SESSIONS });
   readonly #keys = new LRUCache<string, MessageKeys>({ max: CACHED_SESSIONS });
+  /** Tokens being opened now (bounded by the requests in flight). */
+  readonly #opening = new Map<string, Promise<string | undefined>>();
 
   readonly #windows: WindowUpdates;
 
@@ -68,13 +70,21 @@ export class SecureTransport implements Transport {
   }
 
   /** The session id sealed in a Secure-Token, or `undefined` for a token this service did not issue. */
-  async #sessionIdOf(token: string): Promise<string | undefined> {
+  #sessionIdOf(token: string): Promise<string | undefined> {
     const cached = this.#sessionIds.get(token);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) return Promise.resolve(cached);
+    // Concurrent first requests of a session share one opening, so they go on together, in order.
+    let opening = this.#opening.get(token);
+    if (opening) return opening;
     const tokenKey = this.core.serverKey.current?.tokenKey;
-    const id = tokenKey && (await openToken(tokenKey, token));
-    if (id !== undefined) this.#sessionIds.set(token, id);
-    return id;
+    if (!tokenKey) return Promise.resolve(undefined);
+    opening = openToken(tokenKey, token).then((id) => {
+      this.#opening.delete(token);
+      if (id !== undefined) this.#sessionIds.set(token, id);
+      return id;
+    });
+    this.#opening.set(token, opening);
+    return opening;
   }
 
   /** The live secure session a Secure-Token names, or `undefined`. */
@@ -121,7 +131,7 @@ export class SecureTransport implements Transport {
   async #loadKeys(token: string): Promise<MessageKeys | undefined> {
     const session = await this.sessionOf(token);
     if (!session) return undefined;
-    const keys = await importMessageKeys(base64.decode((session.extra as SecureSessionState).key));
+    const keys = messageKeys(base64.decode((session.extra as SecureSessionState).key));
     this.#keys.set(session.id, keys);
     return keys;
   }

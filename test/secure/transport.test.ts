@@ -3,6 +3,7 @@
  */
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { Service } from '../../src/index.js';
+import { NOBLE_AES_MAX_BYTES } from '../../src/secure/transport.js';
 import { call, demoService, expectError, login, testClock, type CallResult } from '../helpers.js';
 import {
   nodeCtr,
@@ -62,6 +63,14 @@ describe('messages the server accepts', () => {
   test('POST with an encrypted JSON body reaches the macro decrypted', async () => {
     const params = { text: 'Grüße', list: [1, 2, 3], nested: { ok: true } };
     expect(await secureCall(service, session, 2, 'POST', '/v1/execute/echo', params)).toEqual({ status: 200, envelope: { status: OK, data: params } });
+  });
+
+  test('bodies on both sides of the size where AES moves from noble to WebCrypto', async () => {
+    const own = await nodeSecureLogin(service, keys);
+    for (const [i, size] of [1, NOBLE_AES_MAX_BYTES - 100, NOBLE_AES_MAX_BYTES + 100, 5 * NOBLE_AES_MAX_BYTES].entries()) {
+      const params = { text: 'ü'.repeat(size / 2) };
+      expect(await secureCall(service, own, i + 1, 'POST', '/v1/execute/echo', params)).toEqual({ status: 200, envelope: { status: OK, data: params } });
+    }
   });
 
   test('the signed target includes the query string', async () => {
