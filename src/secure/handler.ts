@@ -11,11 +11,10 @@ import { openToken } from './token.js';
 import { WindowUpdates } from './window-updates.js';
 import {
   decryptBody,
-  encryptBody,
   messageKeys,
   parseCounter,
   requestSignature,
-  responseSignature,
+  sealResponse,
   signatureMatches,
   type MessageKeys,
 } from './transport.js';
@@ -137,13 +136,13 @@ export class SecureTransport implements Transport {
   }
 
   async #seal(response: Response, keys: MessageKeys, n: number): Promise<Response> {
-    const body = await encryptBody(keys, n, 1, await responseText(response));
+    const { body, signature } = await sealResponse(keys, n, response.status, await responseText(response));
     const headers = response.headers;
     headers.delete('content-length');
     headers.set('content-type', 'application/text');
     headers.set('encrypted', 'true');
     headers.set('secure-counter', String(n));
-    headers.set('secure-signature', base64.encode(responseSignature(keys, n, response.status, encoder.encode(body))));
+    headers.set('secure-signature', signature);
     return new Response(body === '' ? null : body, { status: response.status, headers });
   }
 }

@@ -3,6 +3,7 @@ import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { base64 } from '@scure/base';
 import { timingSafeEqual } from '../auth/passwords.js';
+import { asciiText, base64Bytes } from './base64.js';
 
 /**
  * The message layer of the secure transport (PROTOCOL.md 4), shared by the service and the client:
@@ -73,10 +74,21 @@ async function ctrCipher(keys: MessageKeys, n: number, direction: Direction, dat
   return new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-CTR', counter, length: 128 }, await keys.aes, data));
 }
 
+/** The base64 body of a message as ASCII bytes (what is signed); empty for an empty plaintext. */
+async function bodyBytes(keys: MessageKeys, n: number, direction: Direction, plaintext: string): Promise<Uint8Array> {
+  if (plaintext === '') return new Uint8Array();
+  return base64Bytes(await ctrCipher(keys, n, direction, encoder.encode(plaintext)));
+}
+
 /** The base64 body text of a message: base64(AES-256-CTR(K, counter block, UTF-8 text)). */
 export async function encryptBody(keys: MessageKeys, n: number, direction: Direction, plaintext: string): Promise<string> {
-  if (plaintext === '') return '';
-  return base64.encode(await ctrCipher(keys, n, direction, encoder.encode(plaintext)));
+  return asciiText(await bodyBytes(keys, n, direction, plaintext));
+}
+
+/** A response's encrypted body and its `Secure-Signature` header, signing the body's bytes as made. */
+export async function sealResponse(keys: MessageKeys, n: number, status: number, plaintext: string): Promise<{ body: string; signature: string }> {
+  const body = await bodyBytes(keys, n, 1, plaintext);
+  return { body: asciiText(body), signature: base64.encode(responseSignature(keys, n, status, body)) };
 }
 
 /** The plaintext of a base64 body; `undefined` when it is not base64 or does not decrypt to UTF-8. */
