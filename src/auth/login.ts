@@ -62,15 +62,20 @@ export async function startSession(
   body: LoginBody,
   principalKind: PrincipalKind = 'db',
   extra?: Record<string, unknown>,
+  /** A session id from `core.sessions.newId()`; a new one by default. */
+  id?: string,
 ): Promise<{ session: Session; data: Record<string, unknown> }> {
-  const session = await core.sessions.create({
-    kind,
-    principalId: principal.id,
-    user: body.user,
-    principal: principalKind,
-    appNames: body.appNames,
-    ...(extra ? { extra } : {}),
-  });
+  const session = await core.sessions.create(
+    {
+      kind,
+      principalId: principal.id,
+      user: body.user,
+      principal: principalKind,
+      appNames: body.appNames,
+      ...(extra ? { extra } : {}),
+    },
+    id,
+  );
   const data: Record<string, unknown> = {
     sessionId: session.id,
     user: await core.serializer.object(principal),

@@ -39,9 +39,14 @@ export class SessionStore {
     private readonly now: () => number,
   ) {}
 
-  async create(fields: NewSession): Promise<Session> {
+  /** A new session id (CSPRNG). `create` takes one made in advance, so a login can seal it while other work runs. */
+  newId(): string {
+    return randomToken(16);
+  }
+
+  async create(fields: NewSession, id = this.newId()): Promise<Session> {
     const createdAt = this.now();
-    const session: Session = { ...fields, id: randomToken(16), createdAt, expiresAt: createdAt + this.times.absoluteMs };
+    const session: Session = { ...fields, id, createdAt, expiresAt: createdAt + this.times.absoluteMs };
     await this.kv.set(key(session.id), JSON.stringify(session), this.#ttl(session));
     return session;
   }

@@ -8,6 +8,7 @@ import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
 import { newSecureState } from './handler.js';
+import { asciiText, base64Bytes } from './base64.js';
 import { importClientPublicKey } from './keys.js';
 import { BlockDecryptError, blockDecrypt, blockEncrypt } from './rsa.js';
 import { sealToken } from './token.js';
@@ -59,10 +60,14 @@ async function secureLogin(core: Core, request: ApiRequest): Promise<Response> {
   const publicKeyText = input.publicKey ?? input.publickey;
   if (publicKeyText === undefined) throw new ApiError('400', 'publicKey is required');
   const serverKey = await core.serverKey.get();
-  // The RSA decryption runs in the crypto thread pool; the client key's import runs on this thread
-  // (on Node synchronously: ~180 µs), so it starts second, while the decryption runs. A bad key is
-  // still reported before bad credentials.
+  // The RSA decryption and the sealing of the new session's token run in the crypto thread pool;
+  // the client key's import runs on this thread (on Node synchronously: ~180 µs), so it starts last,
+  // while the others run. A token sealed for a login that then fails names no session and is dropped.
+  // A bad key is still reported before bad credentials.
   const credentials = decryptCredentials(serverKey.privateKey, input.credentials);
+  const sessionId = core.sessions.newId();
+  const token = sealToken(serverKey.tokenKey, sessionId);
+  token.catch(() => undefined); // awaited below when the login succeeds
   const clientKey = importClientPublicKey(publicKeyText);
   const [imported, decrypted] = await Promise.allSettled([clientKey, credentials]);
   if (imported.status === 'rejected') throw imported.reason;
@@ -71,12 +76,11 @@ async function secureLogin(core: Core, request: ApiRequest): Promise<Response> {
   const principal = await authenticate(core, body, request.clientAddress);
 
   const symmetricKey = crypto.getRandomValues(new Uint8Array(32));
-  const { session, data } = await startSession(core, 'secure', principal, body, 'db', newSecureState(symmetricKey));
+  const { data } = await startSession(core, 'secure', principal, body, 'db', newSecureState(symmetricKey), sessionId);
   const { sessionId: _internal, user, ...rest } = data;
-  const token = await sealToken(serverKey.tokenKey, session.id);
-  const answer = envelope({ sessionId: token, user, symmetricKey: base64.encode(symmetricKey), ...rest });
+  const answer = envelope({ sessionId: await token, user, symmetricKey: base64.encode(symmetricKey), ...rest });
   const sealed = await blockEncrypt(imported.value, encoder.encode(JSON.stringify(answer)));
-  return new Response(base64.encode(sealed), { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+  return new Response(asciiText(base64Bytes(sealed)), { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
 }
 
 export function secureLoginRoutes(core: Core): Route[] {

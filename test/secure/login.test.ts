@@ -185,6 +185,12 @@ describe('POST /v2/login/secure refuses, unencrypted', () => {
     expectPlainError(await postSecure(secureLoginBody(serverKey, alicePlaintext(), 'hello, this is not a key')), '310', 401, /^publicKey /);
   });
 
+  test('a bad client key and bad credentials together: 310 about the key', async () => {
+    const bytes = credentials();
+    bytes[100]! ^= 0x01;
+    expectPlainError(await postSecure({ credentials: bytes.toString('base64'), publicKey: 'hello, this is not a key' }), '310', 401, /^publicKey /);
+  });
+
   test('a client PEM whose body is not base64: 310', async () => {
     const broken = client.publicKey.replace(/\n[A-Za-z0-9+/]{10}/, '\n**********');
     expectPlainError(await postSecure(secureLoginBody(serverKey, alicePlaintext(), broken)), '310', 401, /not a well-formed SPKI PEM/);
