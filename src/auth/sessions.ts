@@ -22,6 +22,12 @@ export interface Session {
   extra?: Record<string, unknown>;
 }
 
+/** A session and the exact string stored for it (what a compare-and-set compares). */
+export interface StoredSession {
+  session: Session;
+  raw: string;
+}
+
 export type NewSession = Omit<Session, 'id' | 'createdAt' | 'expiresAt'>;
 
 export interface SessionTimes {
@@ -59,7 +65,7 @@ export class SessionStore {
   }
 
   /** The session and its raw stored form (for `update`), without renewing it. */
-  async read(id: string): Promise<{ session: Session; raw: string } | undefined> {
+  async read(id: string): Promise<StoredSession | undefined> {
     if (id.length === 0 || id.length > 256) return undefined;
     const raw = await this.kv.get(key(id));
     if (raw === undefined) return undefined;
@@ -76,11 +82,29 @@ export class SessionStore {
    * abort. Retries when another request changed the session in between.
    */
   async update(id: string, change: (session: Session) => Session): Promise<Session> {
+    return (await this.updateFrom(id, change, undefined)).session;
+  }
+
+  /**
+   * `update` starting from `known`, the stored form of the session as this process last wrote it:
+   * while the store still holds exactly that, the compare-and-set alone reads and writes it (one store
+   * operation instead of two). When anything else changed it, deleted it or let it expire, the
+   * compare-and-set fails and this reads the store as `update` does. Returns the new session and its
+   * stored form, to pass next time.
+   */
+  async updateFrom(id: string, change: (session: Session) => Session, known: string | undefined): Promise<StoredSession> {
+    let found: StoredSession | undefined;
+    if (known !== undefined) {
+      const session = JSON.parse(known) as Session;
+      if (session.expiresAt > this.now()) found = { session, raw: known };
+    }
     for (let attempt = 0; attempt < 100; attempt++) {
-      const found = await this.read(id);
+      found ??= await this.read(id);
       if (!found) throw new ApiError('201', 'session expired or logged out');
       const next = change(found.session);
-      if (await this.kv.compareAndSet(key(id), found.raw, JSON.stringify(next), this.#ttl(next))) return next;
+      const raw = JSON.stringify(next);
+      if (await this.kv.compareAndSet(key(id), found.raw, raw, this.#ttl(next))) return { session: next, raw };
+      found = undefined;
     }
     throw new ApiError('503', 'session is too busy, retry later');
   }

@@ -2,7 +2,7 @@
  * The secure transport (PROTOCOL.md 4) against an independent node:crypto client (test/secure-node.ts).
  */
 import { beforeAll, describe, expect, test } from 'vitest';
-import type { Service } from '../../src/index.js';
+import { MemoryKeyValueStore, type Service } from '../../src/index.js';
 import { NOBLE_AES_MAX_BYTES } from '../../src/secure/transport.js';
 import { call, demoService, expectError, login, testClock, type CallResult } from '../helpers.js';
 import {
@@ -298,3 +298,29 @@ describe('sessions', () => {
     for (const replay of replays) expectPlainError(replay, '205', 401);
   });
 });
+
+describe('two instances sharing one key-value store and server key', () => {
+  let a: Service;
+  let b: Service;
+  beforeAll(async () => {
+    const kv = new MemoryKeyValueStore();
+    const serverKey = nodeKeyPair().privateKey;
+    [a, b] = await Promise.all([demoService({ kv, serverKey }), demoService({ kv, serverKey })]);
+  });
+
+  test('requests alternating between them are each accepted once; a logout on one is seen by the other', async () => {
+    const session = await nodeSecureLogin(a, keys);
+    const get = (service: Service, n: number) => sendSecure(service, 'GET', '/v1/object/USR00001', secureRequest(session, n, 'GET', '/v1/object/USR00001'));
+    for (let n = 1; n <= 6; n++) {
+      const result = await get(n % 2 === 1 ? a : b, n);
+      expect(openSecureResponse(session, n, result.status, result.headers, result.text).status).toEqual(OK);
+    }
+    // each number was recorded where the other instance sees it, whichever instance last wrote the session
+    expectPlainError(await get(a, 2), '205', 401, /already used/);
+    expectPlainError(await get(b, 5), '205', 401, /already used/);
+    expectPlainError(await get(b, 3), '205', 401, /already used/);
+    expect(await secureCall(b, session, 7, 'POST', '/v1/logout')).toEqual({ status: 200, envelope: { status: { internalStatus: '0', statusMessage: 'logged out' }, data: {} } });
+    expectPlainError(await get(a, 8), '201', 401);
+  });
+});
+
