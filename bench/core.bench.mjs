@@ -32,31 +32,8 @@ async function loginAlice(service) {
   return body.data.sessionId;
 }
 
-/**
- * Runs `fn` from `concurrency` loops for ROUND_MS after a short warm-up; returns operations per
- * wall-clock second and per second of this process's CPU time (steadier on a shared machine).
- */
-async function rates(fn, concurrency) {
-  const loop = async (until) => {
-    let n = 0;
-    while (performance.now() < until) {
-      await fn();
-      n++;
-    }
-    return n;
-  };
-  await Promise.all(Array.from({ length: concurrency }, () => loop(performance.now() + 100)));
-  const cpuStart = process.cpuUsage();
-  const start = performance.now();
-  const counts = await Promise.all(Array.from({ length: concurrency }, () => loop(start + ROUND_MS)));
-  const wallMs = performance.now() - start;
-  const cpu = process.cpuUsage(cpuStart);
-  const ops = counts.reduce((a, b) => a + b, 0);
-  return { wall: (ops * 1000) / wallMs, cpu: (ops * 1e6) / (cpu.user + cpu.system) };
-}
-
 /** (a) Requests per second of GET /v1/object/CUS00001 against a bare handler with the same answer. */
-async function objectThroughput() {
+async function objectThroughput(rates) {
   const service = await demoService();
   const sessionId = await loginAlice(service);
   const url = 'http://bench/v1/object/CUS00001';
@@ -77,7 +54,7 @@ async function objectThroughput() {
       ['new Request per call', () => new Request(url, { headers })],
       ['one reused Request', () => reused],
     ]) {
-      const measure = (handler) => rates(async () => (await handler(makeRequest())).text(), concurrency);
+      const measure = (handler) => rates(async () => (await handler(makeRequest())).text(), { ms: ROUND_MS, concurrency, warmup: 100 });
       // Short alternating rounds, medians of each: a busy machine then slows both sides alike.
       const service_ = [];
       const bare_ = [];
@@ -149,7 +126,7 @@ async function sessionMemory() {
 }
 
 // CORE_BENCH=throughput or CORE_BENCH=sessions runs one half (handy while profiling).
-export default async function () {
+export default async function ({ rates }) {
   const only = process.env.CORE_BENCH;
-  return [...(only !== 'sessions' ? await objectThroughput() : []), ...(only !== 'throughput' ? await sessionMemory() : [])];
+  return [...(only !== 'sessions' ? await objectThroughput(rates) : []), ...(only !== 'throughput' ? await sessionMemory() : [])];
 }

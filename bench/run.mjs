@@ -1,5 +1,5 @@
 // Runs every bench/*.bench.mjs against the built package (dist/) and prints its rows.
-// A bench module exports `default async function (helpers) -> Array<{ name, value, unit, reference?, ratio?, target? }>`.
+// A bench module exports `default async function ({ opsPerSecond, rates, medianMs }) -> Array<{ name, value, unit, reference?, ratio?, target? }>`.
 // Ratios compare against a reference measured in the same run; no bench asserts timing.
 import { readdirSync } from 'node:fs';
 
@@ -7,8 +7,11 @@ const only = process.argv[2];
 const dir = new URL('./', import.meta.url);
 const files = readdirSync(dir).filter((f) => f.endsWith('.bench.mjs') && (!only || f.includes(only))).sort();
 
-/** Runs `fn` repeatedly for about `ms` milliseconds (after a warm-up); returns operations per second. */
-export async function opsPerSecond(fn, { ms = 2000, concurrency = 1, warmup = 300 } = {}) {
+/**
+ * Runs `fn` from `concurrency` loops for about `ms` milliseconds after a warm-up; returns operations
+ * per wall-clock second and per second of this process's CPU time (steadier on a shared machine).
+ */
+export async function rates(fn, { ms = 2000, concurrency = 1, warmup = 300 } = {}) {
   const loop = async (until) => {
     let n = 0;
     while (performance.now() < until) {
@@ -18,9 +21,18 @@ export async function opsPerSecond(fn, { ms = 2000, concurrency = 1, warmup = 30
     return n;
   };
   await Promise.all(Array.from({ length: concurrency }, () => loop(performance.now() + warmup)));
+  const cpuStart = process.cpuUsage();
   const start = performance.now();
   const counts = await Promise.all(Array.from({ length: concurrency }, () => loop(start + ms)));
-  return (counts.reduce((a, b) => a + b, 0) * 1000) / (performance.now() - start);
+  const wallMs = performance.now() - start;
+  const cpu = process.cpuUsage(cpuStart);
+  const ops = counts.reduce((a, b) => a + b, 0);
+  return { wall: (ops * 1000) / wallMs, cpu: (ops * 1e6) / (cpu.user + cpu.system) };
+}
+
+/** Operations per wall-clock second (see `rates`). */
+export async function opsPerSecond(fn, options) {
+  return (await rates(fn, options)).wall;
 }
 
 /** Median of `runs` timed calls, in milliseconds. */
@@ -39,7 +51,7 @@ const fmt = (x) => (typeof x === 'number' ? (Math.abs(x) >= 100 ? x.toFixed(0) :
 for (const file of files) {
   const { default: bench } = await import(new URL(file, dir));
   console.log(`\n## ${file.replace('.bench.mjs', '')}`);
-  for (const row of await bench({ opsPerSecond, medianMs })) {
+  for (const row of await bench({ opsPerSecond, rates, medianMs })) {
     const parts = [`${row.name}: ${fmt(row.value)} ${row.unit}`];
     if (row.reference !== undefined) parts.push(`reference ${fmt(row.reference)} ${row.unit}`);
     if (row.ratio !== undefined) parts.push(`ratio ${fmt(row.ratio)}`);
