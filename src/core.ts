@@ -27,8 +27,9 @@ import { importObjects } from './storage/seed.js';
 import type { KeyValueStore, ObjectStore, StoredObject } from './storage/types.js';
 
 /**
- * Handles requests that carry a credential other than `sessionId`/`Authorization` (the secure
- * transport): it reads, checks and decrypts the request, lets `next` answer it, and wraps the answer.
+ * The seam for requests that carry a credential other than `sessionId`/`Authorization` (the secure
+ * transport, `SecureTransport`): it reads, checks and decrypts the request, lets `next` answer it,
+ * and wraps the answer.
  */
 export interface Transport {
   /** Whether this transport handles the request (e.g. it carries a `Secure-Token` header). */
@@ -48,7 +49,6 @@ export class Core {
   readonly databaseName: string;
   readonly now: () => number;
   readonly ready: Promise<void>;
-  readonly transports: Transport[] = [];
   /** Classes the object endpoints never serve (see `ServiceOptions.internalClasses`). */
   readonly internalClasses: ReadonlySet<string>;
   /** The RSA key of the secure login (configured, or generated on first use). */
@@ -61,11 +61,15 @@ export class Core {
   readonly #appKeys: Set<string> | undefined;
   readonly #maxBodyBytes: number;
   readonly #onError: (error: unknown) => void;
+  readonly #userClass: string;
   #dummyHash: Promise<string> | undefined;
+  /** The context hooks get when the service calls them outside a request (made once). */
+  #hookContext: MacroContext | undefined;
   #loaded = false;
 
   constructor(options: ServiceOptions = {}) {
     this.#options = options;
+    this.#userClass = options.userClass ?? 'User';
     this.now = options.now ?? Date.now;
     this.store = options.store ?? new MemoryObjectStore({ now: this.now });
     this.kv = options.kv ?? new MemoryKeyValueStore({ now: this.now });
@@ -89,13 +93,12 @@ export class Core {
     this.#onError = options.onError ?? ((error) => console.error('odbrest: unexpected error', error));
     this.serverKey = new ServerKeySource(options.serverKey);
     this.#secure = new SecureTransport(this);
-    this.transports.push(this.#secure);
     this.addRoutes([...loginRoutes(this), ...objectRoutes(this), ...macroRoutes(this), ...secureLoginRoutes(this)]);
     const externalLogin = new ExternalLogin(this, {
       providers: options.oAuthProviders ?? [],
       publicUrl: options.publicUrl,
       alias: options.alias,
-      userClass: options.userClass ?? 'User',
+      userClass: this.#userClass,
       readFile: options.readFile,
     });
     this.addRoutes(externalLoginRoutes(this, externalLogin));
@@ -123,8 +126,7 @@ export class Core {
         });
       }
       const apiRequest = this.#toApiRequest(request, context);
-      const transport = this.transports.find((candidate) => candidate.claims(request.headers));
-      if (transport) return await transport.handle(apiRequest, (inner) => this.dispatch(inner));
+      if (this.#secure.claims(request.headers)) return await this.#secure.handle(apiRequest, (inner) => this.dispatch(inner));
       if (request.body) apiRequest.bodyText = await readBodyText(request, this.#maxBodyBytes);
       return await this.dispatch(apiRequest);
     } catch (error) {
@@ -170,7 +172,7 @@ export class Core {
 
   /** The database user with this name if `pass` matches; costs the same when the user is unknown. */
   async checkDatabaseUser(user: string, pass: string): Promise<StoredObject | undefined> {
-    const { objects } = await this.store.find({ className: this.#options.userClass ?? 'User', where: { Name: user }, limit: 1 });
+    const { objects } = await this.store.find({ className: this.#userClass, where: { Name: user }, limit: 1 });
     return this.#checkPassword(objects[0], pass);
   }
 
@@ -204,7 +206,8 @@ export class Core {
     const hook = this.macros.get('xApi_BuildSerialization');
     if (!hook) return undefined;
     return async (obj: StoredObject, objectJson: Record<string, unknown>) => {
-      const result = await hook(this.macroContext(undefined), { obj, objectJson });
+      this.#hookContext ??= this.macroContext(undefined);
+      const result = await hook(this.#hookContext, { obj, objectJson });
       return typeof result === 'object' && result !== null ? (result as Record<string, unknown>) : objectJson;
     };
   }
@@ -217,7 +220,7 @@ export class Core {
   async serves(method: string, url: string | URL): Promise<boolean> {
     try {
       const path = this.#innerPath(new URL(url).pathname);
-      await this.#routes.match({ method: method.toUpperCase(), path } as ApiRequest);
+      this.#routes.match({ method: method.toUpperCase(), path } as ApiRequest);
       return true;
     } catch (error) {
       return error instanceof ApiError && error.code !== '404'; // 405 and 400 (bad path encoding) are ours

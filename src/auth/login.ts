@@ -54,24 +54,30 @@ export function checkLicences(principal: StoredObject, appNames: readonly string
   if (missing !== undefined) throw new ApiError('306', `user holds no licence for application ${JSON.stringify(clip(missing))}`);
 }
 
+export interface StartSessionOptions {
+  /** Database user (default) or custom-login principal. */
+  principalKind?: PrincipalKind;
+  /** Per-kind state kept in the session (the secure transport's key and window). */
+  extra?: Record<string, unknown>;
+  /** A session id from `core.sessions.newId()`; a new one by default. */
+  id?: string;
+}
+
 /** Creates the session for an authenticated principal and the `data` every login answers with. */
 export async function startSession(
   core: Core,
   kind: SessionKind,
   principal: StoredObject,
-  body: LoginBody,
-  principalKind: PrincipalKind = 'db',
-  extra?: Record<string, unknown>,
-  /** A session id from `core.sessions.newId()`; a new one by default. */
-  id?: string,
+  login: Pick<LoginBody, 'user' | 'appNames'>,
+  { principalKind = 'db', extra, id }: StartSessionOptions = {},
 ): Promise<{ session: Session; data: Record<string, unknown> }> {
   const session = await core.sessions.create(
     {
       kind,
       principalId: principal.id,
-      user: body.user,
+      user: login.user,
       principal: principalKind,
-      appNames: body.appNames,
+      appNames: login.appNames,
       ...(extra ? { extra } : {}),
     },
     id,
@@ -88,7 +94,7 @@ export async function startSession(
 async function plainLogin(core: Core, request: ApiRequest, principalKind: PrincipalKind): Promise<Response> {
   const body = parseLoginBody(readJsonObject(request));
   const principal = await authenticate(core, body, request.clientAddress, principalKind);
-  const { data } = await startSession(core, 'session', principal, body, principalKind);
+  const { data } = await startSession(core, 'session', principal, body, { principalKind });
   return okResponse(data);
 }
 

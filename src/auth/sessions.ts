@@ -46,11 +46,6 @@ export class SessionStore {
     private readonly now: () => number,
   ) {}
 
-  /** A new session id (CSPRNG). `create` takes one made in advance, so a login can seal it while other work runs. */
-  newId(): string {
-    return randomToken(16);
-  }
-
   /**
    * Parsed sessions of this process, reused while the store holds the very same stored form (the
    * store stays the authority: any change there is a different string and is parsed again). Frozen,
@@ -64,6 +59,11 @@ export class SessionStore {
     const session = deepFreeze(JSON.parse(raw) as Session);
     this.#parsed.set(id, { raw, session });
     return session;
+  }
+
+  /** A new session id (CSPRNG). `create` takes one made in advance, so a login can seal it while other work runs. */
+  newId(): string {
+    return randomToken(16);
   }
 
   async create(fields: NewSession, id = this.newId()): Promise<Session> {
@@ -95,23 +95,16 @@ export class SessionStore {
 
   /**
    * Atomic read-modify-write: `change` gets the current session and returns the new one, or throws to
-   * abort. Retries when another request changed the session in between.
+   * abort; retried when another request changed the session in between. `known` is the stored form
+   * this process last wrote: while the store still holds exactly that, the compare-and-set alone reads
+   * and writes it (one store operation instead of two); when anything else changed, deleted or expired
+   * it, the compare-and-set fails and the store is read. Returns the new session and its stored form,
+   * to pass as `known` next time.
    */
-  async update(id: string, change: (session: Session) => Session): Promise<Session> {
-    return (await this.updateFrom(id, change, undefined)).session;
-  }
-
-  /**
-   * `update` starting from `known`, the stored form of the session as this process last wrote it:
-   * while the store still holds exactly that, the compare-and-set alone reads and writes it (one store
-   * operation instead of two). When anything else changed it, deleted it or let it expire, the
-   * compare-and-set fails and this reads the store as `update` does. Returns the new session and its
-   * stored form, to pass next time.
-   */
-  async updateFrom(id: string, change: (session: Session) => Session, known: string | undefined): Promise<StoredSession> {
+  async update(id: string, change: (session: Session) => Session, known?: string): Promise<StoredSession> {
     let found: StoredSession | undefined;
     if (known !== undefined) {
-      const session = JSON.parse(known) as Session;
+      const session = this.#parse(id, known);
       if (session.expiresAt > this.now()) found = { session, raw: known };
     }
     for (let attempt = 0; attempt < 100; attempt++) {

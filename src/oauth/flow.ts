@@ -111,7 +111,7 @@ export class ExternalLogin {
 
   async #session(user: StoredObject, appNames: string[]): Promise<Response> {
     checkLicences(user, appNames);
-    const { data } = await startSession(this.core, 'session', user, { user: String(user.fields.Name ?? ''), pass: '', appNames });
+    const { data } = await startSession(this.core, 'session', user, { user: String(user.fields.Name ?? ''), appNames });
     return noStore(okResponse(data));
   }
 

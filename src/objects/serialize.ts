@@ -60,11 +60,11 @@ export class Serializer {
 
   // Runs for every object read: no per-field arrays, and promises only where the store or a hook needs them.
   async #level(objects: StoredObject[], level: number, hook: SerializationHook | undefined): Promise<JsonObject[]> {
-    if (level > this.depth) {
-      const json = objects.map(metadata);
-      return hook ? Promise.all(objects.map((object, i) => hook(object, json[i]!))) : json;
-    }
     const shown = (object: StoredObject) => !this.internalClasses.has(object.className);
+    // objects of internal classes stay metadata only: the hook does not see them
+    const finish = (json: JsonObject[]) =>
+      hook ? Promise.all(objects.map((object, i) => (shown(object) ? hook(object, json[i]!) : json[i]!))) : json;
+    if (level > this.depth) return finish(objects.map(metadata));
     const ids = new Set<string>();
     for (const object of objects) if (shown(object)) forVisible(object, (value) => collectRefs(value, ids));
     const nested = new Map<string, JsonObject>();
@@ -82,8 +82,7 @@ export class Serializer {
       }
       return out;
     });
-    // objects of internal classes stay metadata only: the hook does not see them
-    return hook ? Promise.all(objects.map((object, i) => (shown(object) ? hook(object, json[i]!) : json[i]!))) : json;
+    return finish(json);
   }
 }
 

@@ -76,7 +76,7 @@ async function secureLogin(core: Core, request: ApiRequest): Promise<Response> {
   const principal = await authenticate(core, body, request.clientAddress);
 
   const symmetricKey = crypto.getRandomValues(new Uint8Array(32));
-  const { data } = await startSession(core, 'secure', principal, body, 'db', newSecureState(symmetricKey), sessionId);
+  const { data } = await startSession(core, 'secure', principal, body, { extra: newSecureState(symmetricKey), id: sessionId });
   const { sessionId: _internal, user, ...rest } = data;
   const answer = envelope({ sessionId: await token, user, symmetricKey: base64.encode(symmetricKey), ...rest });
   const sealed = await blockEncrypt(imported.value, encoder.encode(JSON.stringify(answer)));

@@ -54,7 +54,7 @@ export class WindowUpdates {
     let outcomes: Array<'replayed' | 'out of window' | 'ok'> = [];
     let stored: StoredSession;
     try {
-      stored = await this.sessions.updateFrom(sessionId, (current) => {
+      stored = await this.sessions.update(sessionId, (current) => {
         if (current.kind !== 'secure') throw this.gone();
         const state = current.extra as WindowState;
         let window = state.window;

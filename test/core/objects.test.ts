@@ -273,3 +273,23 @@ describe('internal classes', () => {
     expectError(await get('/v1/objects/Secret'), '404', 404);
   });
 });
+
+test('the serialization hook never sees internal objects, also below the nesting depth', async () => {
+  const seen: string[] = [];
+  const { service, get } = await session({
+    serializationDepth: 0,
+    macros: {
+      xApi_BuildSerialization: (_ctx, { obj, objectJson }: { obj: StoredObject; objectJson: Record<string, unknown> }) => {
+        seen.push(obj.className);
+        return { ...objectJson, Hooked: true };
+      },
+    },
+  });
+  await service.store.put({ id: 'PRV00002', className: 'OAuthProvider', fields: { name: 'Google', additionalData: '{"clientSecret":"s3cr3t"}' } });
+  await service.store.put({ id: 'REF00002', className: 'Note', fields: { About: { $ref: 'PRV00002' } } });
+  seen.length = 0; // the login serialized the user
+  const data = (await get('/v1/object/REF00002')).body.data;
+  expect(data.Hooked).toBe(true);
+  expect(data.About).toEqual({ '~ClassName': 'OAuthProvider', '~ObjectID': 'PRV00002', '~StoreTime': expect.any(String) });
+  expect(seen).toEqual(['Note']);
+});

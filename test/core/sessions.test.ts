@@ -105,9 +105,8 @@ describe('forged and expired JWTs get 201', () => {
   });
 
   test('signed with another key', async () => {
-    const { service, claims, clock } = await realToken();
+    const { service, claims } = await realToken();
     const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('another-secret-another-secret-32b!'));
-    expect(clock.now()).toBeGreaterThan(0);
     expectError(await get(service, forged), '201', 401);
   });
 
