@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { StorageUnavailableError } from '../src/http/errors.js';
+import { ApiError, StorageUnavailableError } from '../src/http/errors.js';
 import { newObjectId } from '../src/storage/ids.js';
 import type { FindQuery, FindResult, ObjectInput, ObjectStore, StoredObject, Where } from '../src/storage/types.js';
 
@@ -110,13 +110,23 @@ export class PostgresObjectStore implements ObjectStore {
   }
 
   async count(className: string, where?: Where): Promise<number> {
-    const params: unknown[] = [className];
-    const rows = await this.#query<{ n: string }>(`SELECT count(*) AS n FROM ${this.#table} WHERE class_name = $1${whereSql(where, params)}`, params);
+    const { sql, params } = this.#countSql(className, where);
+    const rows = await this.#query<{ n: string }>(sql, params);
     return Number(rows[0]!.n);
+  }
+
+  /** The query `count` runs (and `explain` plans). */
+  #countSql(className: string, where: Where | undefined): { sql: string; params: unknown[] } {
+    const params: unknown[] = [className];
+    return { sql: `SELECT count(*) AS n FROM ${this.#table} WHERE class_name = $1${whereSql(where, params)}`, params };
   }
 
   async put(input: ObjectInput): Promise<StoredObject> {
     const json = JSON.stringify(input.fields);
+    // an escaped NUL (an odd number of backslashes before u0000) in the JSON text
+    if (/(^|[^\\])(\\\\)*\\u0000/.test(json)) {
+      throw new ApiError('400', 'a field value contains the character U+0000, which PostgreSQL cannot store');
+    }
     const storeTime = this.#now();
     const stored = (id: string): StoredObject => ({ id, className: input.className, storeTime, fields: JSON.parse(json) });
     if (input.id !== undefined) {
@@ -147,11 +157,10 @@ export class PostgresObjectStore implements ObjectStore {
   /** PostgreSQL's plans (EXPLAIN, JSON format) for a listing and its count, to check that indexes serve it. */
   async explain(query: FindQuery): Promise<{ page: unknown; count: unknown }> {
     const { sql, params } = this.#findSql(query);
-    const countParams: unknown[] = [query.className];
-    const countSql = `SELECT count(*) FROM ${this.#table} WHERE class_name = $1${whereSql(query.where, countParams)}`;
+    const count = this.#countSql(query.className, query.where);
     const plan = async (text: string, values: unknown[]) =>
       (await this.#query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${text}`, values))[0]!['QUERY PLAN'];
-    return { page: await plan(sql, params), count: await plan(countSql, countParams) };
+    return { page: await plan(sql, params), count: await plan(count.sql, count.params) };
   }
 
   async close(): Promise<void> {

@@ -112,6 +112,7 @@ export function startLoad(request: () => Promise<CallResult>, workers = 8, allow
       else if (result.status === 503) {
         try {
           expectError(result, '503', 503);
+          if (result.headers.get('retry-after') !== '1') throw new Error(`503 without Retry-After: 1 (${result.headers.get('retry-after')})`);
           tally.unavailable++;
           tally.slowest503Ms = Math.max(tally.slowest503Ms, performance.now() - started);
         } catch (error) {
