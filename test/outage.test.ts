@@ -9,7 +9,8 @@ import { StorageUnavailableError, type Service } from '../src/index.js';
 import { PostgresObjectStore } from '../stores/postgres.js';
 import { RedisKeyValueStore } from '../stores/redis.js';
 import { call, demoService, expectError, loginBody, USERS } from './helpers.js';
-import { eventually, freePort, PrivateRedis, sleep, startLoad, TcpProxy } from './support/outage.js';
+import { eventually, PrivateRedis, sleep, startLoad, TcpProxy } from './support/outage.js';
+import { freePort } from './support/processes.js';
 import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from './support/servers.js';
 
 /** A client that holds a session and logs in again when it is gone, as the real client does on 201. */

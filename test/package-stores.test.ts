@@ -5,7 +5,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect, test } from 'vitest';
-import { freePort } from './support/outage.js';
+import { freePort } from './support/processes.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;

@@ -4,12 +4,13 @@
  * session ids, tokens and times, which differ on every run); and the "Secure login" section's client
  * example and Python client (an independent implementation of the wire format) print what they say.
  */
-import { spawn, spawnSync, execFile, type ChildProcess } from 'node:child_process';
+import { spawnSync, execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { spawnLines, type LineProcess } from './support/processes.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -30,27 +31,16 @@ function normalize(value: unknown): unknown {
   return value;
 }
 
-let server: ChildProcess;
+let server: LineProcess;
 let port = 0;
-let banner = '';
 
 beforeAll(async () => {
-  server = spawn(process.execPath, ['examples/node/server.mjs'], { cwd: root, env: { ...process.env, PORT: '0' } });
-  port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    server.stdout!.on('data', (chunk) => {
-      out += chunk;
-      banner = out;
-      const match = /listening on http:\/\/localhost:(\d+)/.exec(out);
-      if (match && /^curl .*$/m.test(out)) resolve(Number(match[1]));
-    });
-    server.once('exit', (code) => reject(new Error(`demo exited with ${code}: ${out}`)));
-  });
+  server = spawnLines(process.execPath, ['examples/node/server.mjs'], { PORT: '0' }, { cwd: root });
+  await server.waitFor((line) => line.startsWith('curl '));
+  port = Number(/listening on http:\/\/localhost:(\d+)/.exec(server.lines.join('\n'))![1]);
 });
 
-afterAll(() => {
-  server?.kill();
-});
+afterAll(() => server?.stop());
 
 test('the README has a checked example for every core endpoint', () => {
   const commands = examples().map((example) => example.command).join('\n');
@@ -73,7 +63,7 @@ test('every curl example answers as printed', async () => {
 });
 
 test('the start-up banner prints a curl line that logs in', async () => {
-  const line = /^curl .*$/m.exec(banner)![0];
+  const line = server.lines.find((text) => text.startsWith('curl '))!;
   const { stdout } = await run('bash', ['-c', line]);
   expect(JSON.parse(stdout)).toMatchObject({ status: { internalStatus: '0', statusMessage: 'ok' }, data: { user: { Name: 'alice' }, databaseName: 'demo' } });
 });

@@ -11,8 +11,8 @@ import { PostgresObjectStore } from '../stores/postgres.js';
 import { call, demoData, expectError, login, loginBody, loginToken, USERS } from './helpers.js';
 import { nodeKeyPair, nodeSecureLogin, secureCall, secureRequest, sendSecure, serverKeyPem, type NodeLogin } from './secure/node-client.js';
 import { authorize, finish, postJson, ProviderProcess, providerEntry, type LocalProvider } from './oauth/provider.js';
-import { freePort, TcpProxy } from './support/outage.js';
-import { bundleForNode, remoteService, spawnLines, type LineProcess } from './support/processes.js';
+import { TcpProxy } from './support/outage.js';
+import { bundleForNode, freePort, remoteService, spawnLines, type LineProcess } from './support/processes.js';
 import { DATABASE_URL, deleteKeys, dropSchema, REDIS_URL, RUN_ID, serverAvailable } from './support/servers.js';
 
 const available =

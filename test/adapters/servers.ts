@@ -1,9 +1,9 @@
 /** Starts the examples as real server processes for the end-to-end suite. */
-import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, lstatSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { freePort, spawnLines } from '../support/processes.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const bin = (name: string) => `${ROOT}node_modules/.bin/${name}`;
@@ -38,75 +38,22 @@ export async function startServer(kind: ServerKind, env: Record<string, string> 
   if (!existsSync(`${ROOT}dist/index.js`)) throw new Error('dist/ is missing: run `npm run build` before the adapter suite');
   const port = kind === 'next' ? await freePort() : 0;
   const { command, args, ready } = COMMANDS[kind](port);
-  const child = spawn(command, args, {
-    cwd: ROOT,
+  const child = spawnLines(
+    command,
+    args,
+    { NEXT_TELEMETRY_DISABLED: '1', ODBREST_PASSWORD_ITERATIONS: '1000', HOST: '127.0.0.1', PORT: String(port), ...env },
     // Own process group, so stop() ends the server and anything it started (Next's workers).
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1', ODBREST_PASSWORD_ITERATIONS: '1000', HOST: '127.0.0.1', PORT: String(port), ...env },
-  });
-  const stop = () => stopProcess(child);
+    { cwd: ROOT, detached: true },
+  );
+  const stop = () => child.stop();
   try {
-    const line = await waitForLine(child, ready, 60_000);
-    const origin = kind === 'next' ? `http://127.0.0.1:${port}` : line[1]!;
+    const line = await child.waitFor((text) => ready.test(text), 60_000);
+    const origin = kind === 'next' ? `http://127.0.0.1:${port}` : line.match(ready)![1]!;
     return { origin, stop };
   } catch (error) {
     await stop();
     throw error;
   }
-}
-
-function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => fail(`no "${pattern.source}" within ${timeoutMs} ms`), timeoutMs);
-    const fail = (why: string) => {
-      clearTimeout(timer);
-      reject(new Error(`${why}; output:\n${output.slice(-4000)}`));
-    };
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = output.match(pattern);
-      if (match) {
-        clearTimeout(timer);
-        child.stdout!.off('data', onData);
-        resolve(match);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => void (output += chunk.toString()));
-    child.once('exit', (code, signal) => fail(`exited early (${code ?? signal})`));
-  });
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  try {
-    process.kill(-child.pid, 'SIGTERM');
-  } catch {
-    return; // already gone
-  }
-  const timer = setTimeout(() => {
-    try {
-      process.kill(-child.pid!, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }, 5_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**

@@ -1,16 +1,7 @@
 /** Tools for outage tests: a TCP proxy to cut, a private redis-server, and a request load to watch. */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { expectError, type CallResult } from '../helpers.js';
-
-/** A port nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { spawnLines, type LineProcess } from './processes.js';
 
 /**
  * Forwards 127.0.0.1:port to a target. `cut()` closes the listener and every connection (the server
@@ -54,7 +45,7 @@ export class TcpProxy {
 
 /** A redis-server of this test's own on an ephemeral port, without persistence. Never the shared one. */
 export class PrivateRedis {
-  #process: ChildProcess | undefined;
+  #process: LineProcess | undefined;
   constructor(readonly port: number) {}
 
   get url(): string {
@@ -62,27 +53,15 @@ export class PrivateRedis {
   }
 
   async start(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.#process = child;
-    await new Promise<void>((resolve, reject) => {
-      let output = '';
-      child.stdout!.on('data', (chunk: Buffer) => {
-        output += chunk.toString();
-        if (output.includes('Ready to accept connections')) resolve();
-      });
-      child.once('exit', (code) => reject(new Error(`redis-server exited (${code}): ${output.slice(-500)}`)));
-    });
+    this.#process = spawnLines('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no']);
+    await this.#process.waitFor((line) => line.includes('Ready to accept connections'));
   }
 
+  /** Kills the server (by its own pid: only the one this test started), as a crash would. */
   async stop(): Promise<void> {
     const child = this.#process;
     this.#process = undefined;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL'); // by its own pid: only the server this test started
-    await exited;
+    await child?.stop('SIGKILL');
   }
 }
 

@@ -1,6 +1,7 @@
 /** Child processes for tests that need real, separate processes (crash tests, several instances). */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -48,10 +49,26 @@ export interface LineProcess {
   waitFor(test: (line: string) => boolean, timeoutMs?: number): Promise<string>;
   /** Resolves when the child has exited. */
   exited: Promise<number | null>;
+  /**
+   * Ends the child (its whole process group when started `detached`) with `signal`, then SIGKILL
+   * after 5 s if it is still running; resolves once it has exited.
+   */
+  stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export function spawnLines(command: string, args: string[], env: Record<string, string | undefined> = {}): LineProcess {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export interface SpawnOptions {
+  cwd?: string;
+  /** Own process group, so `stop()` also ends what the child started (Next's workers). */
+  detached?: boolean;
+}
+
+export function spawnLines(
+  command: string,
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  options: SpawnOptions = {},
+): LineProcess {
+  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...options });
   const lines: string[] = [];
   const waiters = new Set<{ test: (line: string) => boolean; resolve: (line: string) => void }>();
   let partial = '';
@@ -66,10 +83,24 @@ export function spawnLines(command: string, args: string[], env: Record<string, 
   });
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => void (stderr = (stderr + chunk).slice(-4000)));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(options.detached ? -child.pid! : child.pid!, name);
+    } catch {
+      // already gone
+    }
+  };
   return {
     child,
     lines,
     exited,
+    async stop(name = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+      signal(name);
+      const timer = setTimeout(() => signal('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
     waitFor(test, timeoutMs = 20_000) {
       const found = lines.find(test);
       if (found !== undefined) return Promise.resolve(found);
@@ -104,4 +135,13 @@ export function remoteService(
       return fetchFn(`${base}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, body });
     },
   };
+}
+
+/** A port nothing listens on right now. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
