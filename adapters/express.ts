@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Service } from '../src/index.js';
-import { bodyAfterParsers, toWebRequest, writeWebResponse } from './node-http.js';
+import { bodyAfterParsers, respond } from './node-http.js';
 
 /**
  * Express's request as this adapter reads it: `body` set by `express.json()` and friends, and
@@ -24,22 +24,18 @@ type ErrorMiddleware = (error: unknown, req: ExpressRequest, res: ServerResponse
  * instead of by Express's HTML error page.
  */
 export function odbrest(service: Service): [Middleware, ErrorMiddleware] {
-  const answer = async (req: ExpressRequest, res: ServerResponse, body: BodyInit | null | undefined) => {
-    const response = await service.fetch(toWebRequest(req, body), { clientAddress: req.socket.remoteAddress });
-    await writeWebResponse(res, response);
-  };
   const served = (req: ExpressRequest) => service.serves(req.method ?? 'GET', `http://localhost${req.url ?? '/'}`);
 
   const middleware: Middleware = (req, res, next) => {
     served(req)
-      .then((yes) => (yes ? answer(req, res, bodyAfterParsers(req, rawBodyOf(req), req.body)) : next()))
+      .then((yes) => (yes ? respond(service, req, res, bodyAfterParsers(req, rawBodyOf(req), req.body)) : next()))
       .catch(next);
   };
   const afterParseError: ErrorMiddleware = (error, req, res, next) => {
     const failed = error as { type?: unknown; body?: unknown };
     if (failed?.type !== 'entity.parse.failed' || typeof failed.body !== 'string') return next(error);
     served(req)
-      .then((yes) => (yes ? answer(req, res, failed.body as string) : next(error)))
+      .then((yes) => (yes ? respond(service, req, res, failed.body as string) : next(error)))
       .catch(next);
   };
   return [middleware, afterParseError];

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Service } from '../src/index.js';
-import { bodyAfterParsers, toWebRequest } from './node-http.js';
+import { bodyAfterParsers, serviceFetch } from './node-http.js';
 
 /** The parts of Koa's context this adapter uses (Koa itself is not imported). */
 interface KoaContext {
@@ -25,17 +25,13 @@ export function odbrest(service: Service): (ctx: KoaContext, next: Next) => Prom
   return async (ctx, next) => {
     if (!(await service.serves(ctx.method, `http://localhost${ctx.url}`))) return next();
     const body = bodyAfterParsers(ctx.req, ctx.request.rawBody, ctx.request.body);
-    const response = await service.fetch(toWebRequest(ctx.req, body), { clientAddress: ctx.req.socket.remoteAddress });
-    if (response.body) {
-      ctx.status = response.status;
-      response.headers.forEach((value, name) => ctx.set(name, value));
-      ctx.body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
-    } else {
-      // Koa turns a null body into 204 unless the status is set afterwards (e.g. a 302 redirect).
-      ctx.body = null;
-      ctx.status = response.status;
-      response.headers.forEach((value, name) => ctx.set(name, value));
-    }
+    const response = await serviceFetch(service, ctx.req, body);
+    // Order matters: Koa turns a null body into 204 unless the status is set afterwards (a 302
+    // redirect), and drops Content-Length when a body is set after the headers.
+    if (!response.body) ctx.body = null;
+    ctx.status = response.status;
+    response.headers.forEach((value, name) => ctx.set(name, value));
+    if (response.body) ctx.body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
     return undefined;
   };
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Service } from '../src/index.js';
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
 
@@ -31,6 +32,16 @@ export function toWebRequest(req: IncomingMessage, body?: BodyInit | null): Requ
     // @ts-expect-error: Node's fetch needs duplex for streamed bodies; not yet in the DOM types
     duplex: hasBody ? 'half' : undefined,
   });
+}
+
+/** The service's answer to a Node request, with the socket's address for the failed-login limit. */
+export function serviceFetch(service: Service, req: IncomingMessage, body?: BodyInit | null): Promise<Response> {
+  return service.fetch(toWebRequest(req, body), { clientAddress: req.socket.remoteAddress });
+}
+
+/** Answers a Node request with the service and writes the answer back. */
+export async function respond(service: Service, req: IncomingMessage, res: ServerResponse, body?: BodyInit | null): Promise<void> {
+  await writeWebResponse(res, await serviceFetch(service, req, body));
 }
 
 /** Writes a web Response to a Node response, streaming the body and respecting back-pressure. */

@@ -1,25 +1,20 @@
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Service } from '../src/index.js';
-import { toWebRequest, writeWebResponse } from './node-http.js';
+import { respond } from './node-http.js';
 
-/**
- * Node's `http` adapter: converts an IncomingMessage into a web Request (streaming the body),
- * passes the socket's address, and writes the web Response back. Nothing else.
- */
-export { toWebRequest, writeWebResponse };
+// Node's `http` adapter: converts an IncomingMessage into a web Request (streaming the body), passes
+// the socket's address, and writes the web Response back. Nothing else. The conversions themselves
+// are public for hosts with their own server loop.
+export { toWebRequest, writeWebResponse } from './node-http.js';
 
 /** A `(req, res)` listener for `http.createServer`. */
 export function createNodeHandler(service: Service): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    const request = toWebRequest(req);
-    service
-      .fetch(request, { clientAddress: req.socket.remoteAddress })
-      .then((response) => writeWebResponse(res, response))
-      .catch(() => {
-        if (!res.headersSent) res.statusCode = 500;
-        res.end();
-      });
+    respond(service, req, res).catch(() => {
+      if (!res.headersSent) res.statusCode = 500;
+      res.end();
+    });
   };
 }
 

@@ -2,28 +2,20 @@
 import express from 'express';
 import { describe, expect, test } from 'vitest';
 import { odbrest } from '../../adapters/express.js';
-import { appRunner, bogusCallback, echoService, loginAndEcho, oauthService, okEnvelope, PARAMS, secureEcho, secureOptions, send, startExternalLogin, unknownStateEnvelope } from './listen.js';
+import { appRunner, bogusCallback, echoService, expectEcho, oauthService, okEnvelope, PARAMS, secureEcho, secureOptions, send, startExternalLogin, unknownStateEnvelope } from './listen.js';
 
 const run = appRunner();
 
 
 describe('mounted with app.use(path, ...)', () => {
-  test('under /api, after express.json() that keeps the raw body', async () => {
+  test.each([
+    ['that keeps the raw body', () => express.json({ verify: (req, _res, buf) => void ((req as unknown as { rawBody?: Buffer }).rawBody = buf) })],
+    ['without the raw body: the parsed value is sent again', () => express.json()],
+  ])('under /api, after express.json() %s', async (_name, parser) => {
     const app = express();
-    app.use(express.json({ verify: (req, _res, buf) => void ((req as unknown as { rawBody?: Buffer }).rawBody = buf) }));
+    app.use(parser());
     app.use('/api', odbrest(await echoService('')));
-    const origin = await run(app);
-    const answer = await loginAndEcho(`${origin}/api`, PARAMS);
-    expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
-  });
-
-  test('under /api, after express.json() without the raw body: the parsed value is sent again', async () => {
-    const app = express();
-    app.use(express.json());
-    app.use('/api', odbrest(await echoService('')));
-    const origin = await run(app);
-    const answer = await loginAndEcho(`${origin}/api`, PARAMS);
-    expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+    await expectEcho(`${await run(app)}/api`);
   });
 
   test('before express.json(): the service streams the body itself and the app still parses its own', async () => {
@@ -32,8 +24,7 @@ describe('mounted with app.use(path, ...)', () => {
     app.use(express.json());
     app.post('/notes', (req, res) => void res.json({ received: req.body }));
     const origin = await run(app);
-    const answer = await loginAndEcho(`${origin}/api`, PARAMS);
-    expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+    await expectEcho(`${origin}/api`);
     const notes = await send(`${origin}/notes`, { json: { a: 1 } });
     expect([notes.status, notes.body]).toEqual([200, { received: { a: 1 } }]);
   });
@@ -44,8 +35,7 @@ describe('mounted with app.use(path, ...)', () => {
     const app = express();
     app.use('/tenant', router);
     const origin = await run(app);
-    const answer = await loginAndEcho(`${origin}/tenant/odb`, PARAMS);
-    expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+    await expectEcho(`${origin}/tenant/odb`);
   });
 
   test('paths the service has no route for reach the app, even without app key', async () => {
@@ -75,8 +65,7 @@ describe('without a mount path, using the service basePath', () => {
     app.use(odbrest(await echoService('/api')));
     app.get('/hello', (_req, res) => void res.json({ hello: 'app' }));
     const origin = await run(app);
-    const answer = await loginAndEcho(`${origin}/api`, PARAMS);
-    expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+    await expectEcho(`${origin}/api`);
     const hello = await send(`${origin}/hello`, { appKey: false });
     expect([hello.status, hello.body]).toEqual([200, { hello: 'app' }]);
   });

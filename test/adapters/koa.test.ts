@@ -3,7 +3,7 @@ import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import { describe, expect, test } from 'vitest';
 import { odbrest } from '../../adapters/koa.js';
-import { aliceLogin, appRunner, bogusCallback, echoService, loginAndEcho, oauthService, okEnvelope, PARAMS, secureEcho, secureOptions, send, startExternalLogin, unknownStateEnvelope } from './listen.js';
+import { aliceLogin, appRunner, bogusCallback, echoService, expectEcho, oauthService, okEnvelope, PARAMS, secureEcho, secureOptions, send, startExternalLogin, unknownStateEnvelope } from './listen.js';
 
 const run = appRunner();
 
@@ -22,8 +22,7 @@ describe('with the service basePath', () => {
     app.use(bodyParser());
     app.use(odbrest(await echoService('/api')));
     const origin = await run(app);
-    const answer = await loginAndEcho(`${origin}/api`, PARAMS);
-    expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+    await expectEcho(`${origin}/api`);
   });
 
   test('before @koa/bodyparser: the service streams the body and the app still parses its own', async () => {
@@ -32,8 +31,7 @@ describe('with the service basePath', () => {
     app.use(bodyParser());
     appRoutes(app);
     const origin = await run(app);
-    const answer = await loginAndEcho(`${origin}/api`, PARAMS);
-    expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+    await expectEcho(`${origin}/api`);
     const notes = await send(`${origin}/notes`, { json: { a: 1 } });
     expect([notes.status, notes.body]).toEqual([200, { received: { a: 1 } }]);
   });
@@ -86,8 +84,7 @@ test('under a mount point that rewrites ctx.path (as koa-mount does), with no ba
     }
   });
   const origin = await run(app);
-  const answer = await loginAndEcho(`${origin}/tenant/odb`, PARAMS);
-  expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
+  await expectEcho(`${origin}/tenant/odb`);
 });
 
 describe('encrypted bodies (secure transport) arrive as sent, whichever parser read them first', () => {

@@ -1,6 +1,6 @@
 /** In-process apps on 127.0.0.1 port 0 for the Express and Koa adapter tests, and what they share. */
 import type { Server } from 'node:http';
-import { afterEach } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import type { Service, ServiceOptions } from '../../src/index.js';
 import { demoData, demoService, loginBody, parseOrUndefined, USERS } from '../helpers.js';
 import { nodeKeyPair, nodeSecureLogin, openSecureResponse, secureRequest, sendSecure, type NodeKeyPair } from '../secure/node-client.js';
@@ -62,6 +62,12 @@ export async function loginAndEcho(api: string, params: unknown): Promise<Reply>
   const login = await send(`${api}/v1/login`, { json: aliceLogin });
   if (login.body?.status?.internalStatus !== '0') throw new Error(`login failed: ${login.status} ${login.text}`);
   return send(`${api}/v1/execute/echo`, { json: params, headers: { sessionId: login.body.data.sessionId } });
+}
+
+/** Asserts that the service at `api` logs in and echoes `PARAMS` unchanged. */
+export async function expectEcho(api: string): Promise<void> {
+  const answer = await loginAndEcho(api, PARAMS);
+  expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
 }
 
 let clientKeys: NodeKeyPair | undefined;
