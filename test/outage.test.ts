@@ -3,6 +3,7 @@
  * (connections terminated, then the network path closed and reopened). While down, every answer is a
  * `503` envelope; nothing crashes; afterwards the service works again without being restarted.
  */
+import { spawnSync } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StorageUnavailableError, type Service } from '../src/index.js';
@@ -11,7 +12,7 @@ import { RedisKeyValueStore } from '../stores/redis.js';
 import { call, demoService, expectError, loginBody, USERS } from './helpers.js';
 import { eventually, PrivateRedis, sleep, startLoad, TcpProxy } from './support/outage.js';
 import { freePort } from './support/processes.js';
-import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from './support/servers.js';
+import { DATABASE_URL, dropSchema, requireOrSkip, RUN_ID, serverAvailable } from './support/servers.js';
 
 /** A client that holds a session and logs in again when it is gone, as the real client does on 201. */
 function sessionClient(service: Service) {
@@ -28,13 +29,9 @@ function sessionClient(service: Service) {
   };
 }
 
-const redisServerInstalled = await new Promise<boolean>((resolve) => {
-  import('node:child_process').then(({ execFile }) => execFile('redis-server', ['--version'], (error) => resolve(!error)));
-});
-if (!redisServerInstalled) {
-  if (process.env.CI === 'true') throw new Error('redis-server is required under CI=true for the Redis outage test');
-  console.warn('SKIPPED the Redis outage test: no redis-server binary on PATH');
-}
+const redisServerInstalled =
+  spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status === 0 ||
+  requireOrSkip('no redis-server binary on PATH', 'the Redis outage test');
 
 describe.runIf(redisServerInstalled)('Redis outage', () => {
   it('answers 503 while Redis is down and recovers by itself when it is back', { timeout: 60_000 }, async () => {
