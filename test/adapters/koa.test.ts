@@ -120,3 +120,25 @@ describe('external login through the middleware', () => {
     expect([answer.status, answer.body]).toEqual([400, unknownStateEnvelope]);
   });
 });
+
+describe('malformed JSON (as the README says)', () => {
+  const malformed = '{"user": "alice",';
+
+  test('with odbrest first, the service answers it with its 400 envelope', async () => {
+    const app = new Koa();
+    app.use(odbrest(await echoService('/api')));
+    app.use(bodyParser());
+    const answer = await send(`${await run(app)}/api/v1/login`, { body: malformed });
+    expect([answer.status, answer.body]).toEqual([400, { status: { internalStatus: '400', statusMessage: 'request body is not valid JSON' }, data: {} }]);
+  });
+
+  test('with bodyParser() first, the parser answers it (not an envelope)', async () => {
+    const app = new Koa();
+    app.silent = true; // the parser's error is expected here
+    app.use(bodyParser());
+    app.use(odbrest(await echoService('/api')));
+    const answer = await send(`${await run(app)}/api/v1/login`, { body: malformed });
+    expect(answer.status).toBe(400);
+    expect(answer.body?.status).toBeUndefined();
+  });
+});
