@@ -1,16 +1,12 @@
 // The core's two targets (issue 2): an authenticated GET /v1/object/{id} through service.fetch at
 // >= 0.5 of a bare fetch handler answering the same JSON, and < 1 KB of memory per live session.
 // Runs on the built package (`npm run bench -- core`); node is started with --expose-gc.
-import { readFileSync } from 'node:fs';
-import { clientPassValue, createService } from '../dist/index.js';
+import { createService } from '../dist/index.js';
+import { APP_KEY, demoData, loginAlice, median } from './common.mjs';
 
-const APP_KEY = 'bench';
 const SESSIONS = 100_000;
 const ROUNDS = 9;
 const ROUND_MS = 300;
-const median = (values) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
-const demoData = () => JSON.parse(readFileSync(new URL('../examples/demo-data.json', import.meta.url), 'utf8'));
-const ALICE_LOGIN = JSON.stringify({ user: 'alice', pass: clientPassValue('alice-secret'), appNames: ['crm'] });
 
 async function demoService(options = {}) {
   // The password hash cost is not what is measured here; a cheap hash keeps set-up short.
@@ -19,18 +15,6 @@ async function demoService(options = {}) {
   return service;
 }
 
-async function loginAlice(service) {
-  const response = await service.fetch(
-    new Request('http://bench/v1/login', {
-      method: 'POST',
-      headers: { appkey: APP_KEY, 'content-type': 'application/json' },
-      body: ALICE_LOGIN,
-    }),
-  );
-  const body = await response.json();
-  if (body.status.internalStatus !== '0') throw new Error(`bench login failed: ${JSON.stringify(body)}`);
-  return body.data.sessionId;
-}
 
 /** (a) Requests per second of GET /v1/object/CUS00001 against a bare handler with the same answer. */
 async function objectThroughput(rates) {

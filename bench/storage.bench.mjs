@@ -4,33 +4,23 @@
 // - p50 of a listing page of 50 from 100,000 objects of one class in PostgreSQL, with and without a filter;
 // - file store writes per second (each one fsynced), one writer and 32 concurrent, against memory.
 // REDIS_URL and DATABASE_URL choose the servers; rows that need an unreachable server say so.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createService, MemoryObjectStore } from '../dist/index.js';
 import { FileObjectStore } from '../dist/file-store.js';
 import { PostgresObjectStore } from '../dist/postgres.js';
 import { RedisKeyValueStore } from '../dist/redis.js';
+import { APP_KEY, demoData, loginAlice } from './common.mjs';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const RUN = `${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
-const demo = () => JSON.parse(readFileSync(new URL('../examples/demo-data.json', import.meta.url), 'utf8'));
-const md5 = (text) => createHash('md5').update(text, 'utf8').digest('hex');
 
 async function loggedInGet(service) {
-  const login = await service.fetch(
-    new Request('http://bench/v1/login', {
-      method: 'POST',
-      headers: { appkey: 'bench', 'content-type': 'application/json' },
-      body: JSON.stringify({ user: 'alice', pass: md5('alice-secret'), appNames: ['crm'] }),
-    }),
-  );
-  const { data } = await login.json();
-  const headers = { appkey: 'bench', sessionId: data.sessionId };
+  const headers = { appkey: APP_KEY, sessionId: await loginAlice(service) };
   return async () => {
     const response = await service.fetch(new Request('http://bench/v1/object/CUS00001', { headers }));
     if (response.status !== 200) throw new Error(`GET answered ${response.status}`);
@@ -58,7 +48,7 @@ export default async function bench({ opsPerSecond, medianMs }) {
 
   try {
     if (redisUp && pgUp) {
-      const local = createService({ data: demo(), passwordIterations: 1000 });
+      const local = createService({ data: demoData(), passwordIterations: 1000 });
       await local.ready;
       const store = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'demo', maxConnections: 16 });
       const concurrency = 32;
@@ -69,7 +59,7 @@ export default async function bench({ opsPerSecond, medianMs }) {
         ['Redis sessions only', { kv }],
         ['PostgreSQL store only', { store }],
       ]) {
-        const service = createService({ data: demo(), passwordIterations: 1000, ...stores });
+        const service = createService({ data: demoData(), passwordIterations: 1000, ...stores });
         await service.ready;
         const value = await opsPerSecond(await loggedInGet(service), { concurrency });
         rows.push({ name: `GET /v1/object/{id}, ${label}, ${concurrency} concurrent`, value, unit: 'req/s', reference, ratio: value / reference });
