@@ -455,21 +455,29 @@ export function describeServerKind(kind: ServerKind): void {
     });
   });
 
-  describe(`${kind}: with trustProxy`, () => {
+  describe(`${kind}: with trustProxy and the limits from ODBREST_LOGIN_PER_ADDRESS/PER_USER`, () => {
     let pair: Pair;
     beforeAll(async () => {
-      pair = await start({ ODBREST_TRUST_PROXY: 'true' });
+      pair = await start({ ODBREST_TRUST_PROXY: 'true', ODBREST_LOGIN_PER_ADDRESS: '5', ODBREST_LOGIN_PER_USER: '2' });
     });
     test('each X-Forwarded-For address has its own failed-login budget', async () => {
-      await failLogins(pair, 20, 'spread');
+      await failLogins(pair, 5, 'spread');
       const answer = await aliceLogin(pair, { 'x-forwarded-for': '10.200.0.1' });
       expect([answer.status, answer.body.status.internalStatus]).toEqual([200, '0']);
     });
     test('the X-Forwarded-For address is the one limited', async () => {
-      await failLogins(pair, 20, 'same', '10.201.0.1');
+      await failLogins(pair, 5, 'same', '10.201.0.1'); // the configured 5, not the default 20
       expectLimited(await aliceLogin(pair, { 'x-forwarded-for': '10.201.0.1' }));
       const other = await aliceLogin(pair, { 'x-forwarded-for': '10.201.0.2' });
       expect([other.status, other.body.status.internalStatus]).toEqual([200, '0']);
+    });
+    test('the configured per-user limit (2) blocks a user from any address', async () => {
+      for (const address of ['10.202.0.1', '10.202.0.2']) {
+        const failed = await pair.send('server', 'POST', '/api/v1/login', { json: loginBody('bob', 'wrong'), headers: { 'x-forwarded-for': address } });
+        expect([failed.status, failed.body?.status?.internalStatus]).toEqual([401, '302']);
+      }
+      const blocked = await pair.send('server', 'POST', '/api/v1/login', { json: loginBody('bob', 'bob-secret'), headers: { 'x-forwarded-for': '10.202.0.3' } });
+      expectLimited(blocked);
     });
   });
 }
