@@ -1,4 +1,4 @@
-/** The built package loads as ESM and as CommonJS, by name, with its types, as an installing app would. */
+/** The built package loads as ESM and as CommonJS, by name, with declaration files for both, as an installing app would. */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
@@ -24,7 +24,7 @@ test('CommonJS: require("odbrest") answers a request', async () => {
   expect(JSON.parse(stdout).status.internalStatus).toBe('204');
 });
 
-test.each(subpaths)('subpath %s has its files and types for import and require', (subpath) => {
+test.each(subpaths)('subpath %s has its files and declaration files for import and require', (subpath) => {
   const entry = pkg.exports[subpath]!;
   for (const file of [entry.import!.default, entry.import!.types, entry.require!.default, entry.require!.types]) {
     expect(existsSync(`${root}${file}`), file).toBe(true);
