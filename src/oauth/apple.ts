@@ -1,10 +1,8 @@
 import { SignJWT, importPKCS8 } from 'jose';
 import * as v from 'valibot';
 import { identityFromClaims, optionalText } from './identity.js';
-import { EndpointsSchema, httpsUrl, parseAdditionalData } from './settings.js';
+import { EndpointsSchema, httpsUrl, nonEmpty, parseAdditionalData } from './settings.js';
 import type { CredentialContext, Credentials, ProviderKind } from './types.js';
-
-const nonEmpty = (name: string) => v.pipe(v.string(`${name} must be a string`), v.trim(), v.minLength(1, `${name} must not be empty`));
 
 const AppleSettingsSchema = v.object({
   clientId: v.union(

@@ -24,7 +24,7 @@ export function isPlainHttp(value: string): boolean {
   return value.startsWith('http:');
 }
 
-const nonEmpty = (name: string) => v.pipe(v.string(`${name} must be a string`), v.trim(), v.minLength(1, `${name} must not be empty`));
+export const nonEmpty = (name: string) => v.pipe(v.string(`${name} must be a string`), v.trim(), v.minLength(1, `${name} must not be empty`));
 
 export const httpsUrl = (name: string) =>
   v.pipe(
