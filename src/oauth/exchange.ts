@@ -26,19 +26,17 @@ export function providerFetch(provider: ConfiguredProvider): ProviderFetch {
   };
 }
 
-function httpOptions(provider: ConfiguredProvider) {
-  const guarded = providerFetch(provider);
+function httpOptions(provider: ConfiguredProvider, guarded: ProviderFetch) {
   return {
     [oauth.customFetch]: (url: string, options: RequestInit) => guarded(url, options),
     [oauth.allowInsecureRequests]: provider.insecure,
   };
 }
 
-function authorizationServer(provider: ConfiguredProvider, issuer: string | undefined): oauth.AuthorizationServer {
-  const { endpoints } = provider;
+function authorizationServer({ endpoints }: ConfiguredProvider): oauth.AuthorizationServer {
   return {
     // Facebook has no issuer; oauth4webapi needs one, and no ID token is checked against it.
-    issuer: issuer ?? new URL(endpoints.authorization).origin,
+    issuer: endpoints.issuer ?? new URL(endpoints.authorization).origin,
     authorization_endpoint: endpoints.authorization,
     token_endpoint: endpoints.token,
     jwks_uri: endpoints.jwks,
@@ -59,8 +57,9 @@ export async function identify(
   nowMs: number,
 ): Promise<Identity> {
   const { kind, endpoints, credentials } = provider;
-  const http = httpOptions(provider);
-  const as = authorizationServer(provider, endpoints.issuer);
+  const guarded = providerFetch(provider);
+  const http = httpOptions(provider, guarded);
+  const as = authorizationServer(provider);
   // The service clock (the `now` option) is the one ID-token expiry is judged by.
   const client: oauth.Client = { client_id: credentials.clientIds[0]!, [oauth.clockSkew]: Math.round((nowMs - Date.now()) / 1000) };
   const callback = await classify(provider, async () => oauth.validateAuthResponse(as, client, params, state));
@@ -70,7 +69,7 @@ export async function identify(
   );
   if (!kind.openid) {
     const tokens = await classify(provider, () => oauth.processAuthorizationCodeResponse(as, client, response));
-    return kind.identity({ tokens, claims: undefined, callback, credentials, endpoints, fetch: providerFetch(provider) });
+    return kind.identity({ tokens, claims: undefined, callback, credentials, endpoints, fetch: guarded });
   }
   const unverified = await peekIdToken(response);
   const expectedAs = { ...as, issuer: kind.issuer?.(unverified, endpoints) ?? as.issuer };
@@ -80,7 +79,7 @@ export async function identify(
   );
   await classify(provider, () => oauth.validateApplicationLevelSignature(expectedAs, response, { ...http, [oauth.jwksCache]: provider.jwksCache }));
   const claims = oauth.getValidatedIdTokenClaims(tokens);
-  return kind.identity({ tokens, claims, callback, credentials, endpoints, fetch: providerFetch(provider) });
+  return kind.identity({ tokens, claims, callback, credentials, endpoints, fetch: guarded });
 }
 
 /** The ID token's claims before any check, to pick the expected issuer and audience. */
