@@ -1,3 +1,4 @@
+import type { ServiceOptions } from '../options.js';
 import type { ObjectStore, StoredObject } from '../storage/types.js';
 import { apple } from './apple.js';
 import { facebook } from './facebook.js';
@@ -45,7 +46,7 @@ export interface ProviderSetup {
   publicUrl: string | undefined;
   alias: string | undefined;
   userClass: string;
-  readFile: ((path: string) => Promise<string | Uint8Array>) | undefined;
+  readFile: ServiceOptions['readFile'];
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { IDToken, TokenEndpointResponse } from 'oauth4webapi';
+import type { ServiceOptions } from '../options.js';
 
 /** The four provider types of PROTOCOL.md 5.1. */
 export const PROVIDER_TYPES = ['google', 'facebook', 'microsoft', 'apple'] as const;
@@ -59,7 +60,7 @@ export type ProviderFetch = (url: string, init?: RequestInit) => Promise<Respons
 
 /** Inputs the provider files need from the service to read their `additionalData`. */
 export interface CredentialContext {
-  readFile: ((path: string) => Promise<string | Uint8Array>) | undefined;
+  readFile: ServiceOptions['readFile'];
 }
 
 /**
