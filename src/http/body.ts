@@ -60,6 +60,11 @@ export function isJsonContentType(value: string | null): boolean {
   return value !== null && /^application\/json\s*(;|$)/i.test(value.trim());
 }
 
+/** `application/x-www-form-urlencoded`, with or without parameters such as `charset`. */
+export function isFormContentType(value: string | null): boolean {
+  return value !== null && /^application\/x-www-form-urlencoded\s*(;|$)/i.test(value.trim());
+}
+
 /** Parses a JSON body; '' parses to `undefined`. */
 export function parseJson(text: string): unknown {
   if (text.trim() === '') return undefined;

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { LoginBodySchema, authenticate, startSession } from '../auth/login.js';
 import type { Core } from '../core.js';
+import { isFormContentType } from '../http/body.js';
 import { okResponse } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import { readJsonObject, type ApiRequest } from '../http/request.js';
@@ -41,8 +42,7 @@ function appNamesParam(request: ApiRequest): string[] {
 /** The callback's parameters: the query of a GET, or the form body of a POST (Apple's `form_post`). */
 function callbackParams(request: ApiRequest): URLSearchParams {
   if (request.method === 'GET') return request.searchParams;
-  const type = request.headers.get('content-type') ?? '';
-  if (!/^application\/x-www-form-urlencoded\s*(;|$)/i.test(type.trim())) {
+  if (!isFormContentType(request.headers.get('content-type'))) {
     throw new ApiError('415', 'the callback POST must be application/x-www-form-urlencoded');
   }
   return new URLSearchParams(request.bodyText);
