@@ -1,7 +1,8 @@
 import { ApiError } from '../http/errors.js';
 import type { Identity } from './types.js';
 
-function text(value: unknown): string | undefined {
+/** A provider-supplied text, capped; empty or not a string is absent. */
+export function optionalText(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value.slice(0, 256) : undefined;
 }
 
@@ -10,14 +11,12 @@ function text(value: unknown): string | undefined {
  * informational (never used to link).
  */
 export function identityFromClaims(claims: Record<string, unknown> | undefined, extra: Partial<Identity> = {}): Identity {
-  const subject = text(claims?.sub);
+  const subject = optionalText(claims?.sub);
   if (!subject) throw new ApiError('322', 'the ID token names no subject');
   return {
     subject,
-    name: extra.name ?? text(claims?.given_name),
-    surname: extra.surname ?? text(claims?.family_name),
-    email: extra.email ?? text(claims?.email),
+    name: extra.name ?? optionalText(claims?.given_name),
+    surname: extra.surname ?? optionalText(claims?.family_name),
+    email: extra.email ?? optionalText(claims?.email),
   };
 }
-
-export { text as optionalText };

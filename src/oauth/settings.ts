@@ -45,7 +45,7 @@ export const EndpointsSchema = v.strictObject(
 );
 
 /** `additionalData` of google, facebook and microsoft entries (PROTOCOL.md 5.1). */
-export const SecretSettingsSchema = v.object({
+const SecretSettingsSchema = v.object({
   clientId: nonEmpty('clientId'),
   clientSecret: nonEmpty('clientSecret'),
   endpoints: v.optional(EndpointsSchema),
