@@ -85,10 +85,8 @@ async function loadProvider(store: ObjectStore, option: OAuthProviderOption, set
   if (!entry) throw new Error(`no ${PROVIDER_CLASS} object with this name in the database`);
   if (objects.length > 1) throw new Error(`several ${PROVIDER_CLASS} objects have this name`);
   const type = entry.fields.type;
-  if (typeof type !== 'string' || !(PROVIDER_TYPES as readonly string[]).includes(type)) {
-    throw new Error(`type ${JSON.stringify(type ?? null)} is not one of ${PROVIDER_TYPES.join(', ')}`);
-  }
-  const kind = PROVIDER_KINDS[type as ProviderType];
+  const kind = typeof type === 'string' && Object.hasOwn(PROVIDER_KINDS, type) ? PROVIDER_KINDS[type as ProviderType] : undefined;
+  if (!kind) throw new Error(`type ${JSON.stringify(type ?? null)} is not one of ${PROVIDER_TYPES.join(', ')}`);
   // `_additionalData` (an internal field, never serialized) keeps the secrets out of object listings.
   const credentials = await kind.credentials(entry.fields._additionalData ?? entry.fields.additionalData, { readFile: setup.readFile });
   const overrides = option.endpoints === undefined ? undefined : parseAdditionalData(EndpointsSchema, option.endpoints);
