@@ -52,9 +52,13 @@ export interface HostConfig {
   options: ServiceOptions;
   port: number;
   hostname: string | undefined;
-  /** Raw values other parts read (OAuth providers, the server key). */
+  /**
+   * The checked file values after the ODBREST_* overrides, for hosts with settings of their own.
+   * Everything the service reads (OAuth providers, the server key, the data file) is already in
+   * `options`; nothing in odbrest reads this.
+   */
   file: FileConfig;
-  /** Directory relative paths in the config file are resolved against. */
+  /** Directory relative paths in the config file are resolved against (`options.readFile` uses it too). */
   baseDir: string;
 }
 
