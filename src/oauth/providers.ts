@@ -4,7 +4,7 @@ import { apple } from './apple.js';
 import { facebook } from './facebook.js';
 import { google } from './google.js';
 import { microsoft } from './microsoft.js';
-import { EndpointsSchema, isAcceptedUrl, isPlainHttp, mergeEndpoints, parseAdditionalData } from './settings.js';
+import { isAcceptedUrl, isPlainHttp, mergeEndpoints, parseEndpointsOption } from './settings.js';
 import { ENDPOINT_NAMES, PROVIDER_TYPES, type Credentials, type Endpoints, type ProviderKind, type ProviderType } from './types.js';
 
 export const PROVIDER_KINDS: Record<ProviderType, ProviderKind> = { google, facebook, microsoft, apple };
@@ -89,7 +89,7 @@ async function loadProvider(store: ObjectStore, option: OAuthProviderOption, set
   if (!kind) throw new Error(`type ${JSON.stringify(type ?? null)} is not one of ${PROVIDER_TYPES.join(', ')}`);
   // `_additionalData` (an internal field, never serialized) keeps the secrets out of object listings.
   const credentials = await kind.credentials(entry.fields._additionalData ?? entry.fields.additionalData, { readFile: setup.readFile });
-  const overrides = option.endpoints === undefined ? undefined : parseAdditionalData(EndpointsSchema, option.endpoints);
+  const overrides = option.endpoints === undefined ? undefined : parseEndpointsOption(option.endpoints);
   const endpoints = mergeEndpoints(kind.endpoints, credentials.endpoints, overrides);
   const defaultUser = await checkDefaultUser(store, entry, setup.userClass);
   const base = (credentials.serverAddress ?? setup.publicUrl!).replace(/\/+$/, '');

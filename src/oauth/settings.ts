@@ -44,6 +44,23 @@ export const EndpointsSchema = v.strictObject(
   `endpoints may only name ${ENDPOINT_NAMES.join(', ')}`,
 );
 
+const ENDPOINTS_OPTION = 'oAuthProviders[].endpoints';
+
+/**
+ * The `oAuthProviders[].endpoints` option: an object (options are values, not JSON text), with
+ * errors naming the option rather than `additionalData`.
+ */
+export function parseEndpointsOption(value: unknown): Partial<Endpoints> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error(`${ENDPOINTS_OPTION} must be an object`);
+  try {
+    return parseInput(EndpointsSchema, value, ENDPOINTS_OPTION);
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    // The schema's messages name `endpoints.<member>` as it sits in additionalData.
+    throw new Error(error.message.replace(/^endpoints\b/, ENDPOINTS_OPTION));
+  }
+}
+
 /** `additionalData` of google, facebook and microsoft entries (PROTOCOL.md 5.1). */
 const SecretSettingsSchema = v.object({
   clientId: nonEmpty('clientId'),

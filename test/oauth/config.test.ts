@@ -6,7 +6,7 @@ import { exportPKCS8, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { readTextFile } from '../../adapters/node.js';
 import { loadConfig } from '../../src/cli/config.js';
-import { createService, type SeedObject, type ServiceOptions } from '../../src/index.js';
+import { createService, type OAuthEndpoints, type SeedObject, type ServiceOptions } from '../../src/index.js';
 import { call, demoData } from '../helpers.js';
 
 const ENDPOINTS = { authorization: 'https://id.example.com/auth', token: 'https://id.example.com/token', jwks: 'https://id.example.com/jwks', issuer: 'https://id.example.com' };
@@ -99,6 +99,23 @@ describe('start-up errors', () => {
   it('an endpoint override that is not https', async () => {
     const started = service([google('Google', { clientId: 'g', clientSecret: 's', endpoints: { token: 'http://id.example.com/token' } })], ['Google']);
     await expect(started.ready).rejects.toThrow('OAuth provider "Google": additionalData: endpoints.token must be an https URL (plain http only on localhost)');
+  });
+
+  it('an endpoint override option that is not https names the option', async () => {
+    const started = service([google()], [], { oAuthProviders: [{ name: 'Google', endpoints: { token: 'http://id.example.com/token' } }] });
+    await expect(started.ready).rejects.toThrow('OAuth provider "Google": oAuthProviders[].endpoints.token must be an https URL (plain http only on localhost)');
+  });
+
+  it('an endpoint override option naming an unknown endpoint', async () => {
+    const endpoints = { ...ENDPOINTS, logout: 'https://id.example.com/logout' } as OAuthEndpoints;
+    const started = service([google()], [], { oAuthProviders: [{ name: 'Google', endpoints }] });
+    await expect(started.ready).rejects.toThrow('OAuth provider "Google": oAuthProviders[].endpoints may only name authorization, token, jwks, issuer, userinfo');
+  });
+
+  it('an endpoint override option given as JSON text', async () => {
+    const endpoints = JSON.stringify(ENDPOINTS) as unknown as OAuthEndpoints;
+    const started = service([google()], [], { oAuthProviders: [{ name: 'Google', endpoints }] });
+    await expect(started.ready).rejects.toThrow('OAuth provider "Google": oAuthProviders[].endpoints must be an object');
   });
 
   it('a defaultUser that is not a database user', async () => {
