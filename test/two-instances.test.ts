@@ -10,7 +10,7 @@ import { importObjects, type Service } from '../src/index.js';
 import { PostgresObjectStore } from '../stores/postgres.js';
 import { call, demoData, expectError, login, loginBody, loginToken, USERS } from './helpers.js';
 import { nodeKeyPair, nodeSecureLogin, secureCall, secureRequest, sendSecure, serverKeyPem, type NodeLogin } from './secure/node-client.js';
-import { authorize, finish, postJson, ProviderProcess, providerEntry, type LocalProvider } from './oauth/provider.js';
+import { authorize, finish, postJson, providerEntry, spawnProviders, type LocalProvider, type ProviderProcess } from './oauth/provider.js';
 import { TcpProxy } from './support/outage.js';
 import { bundleForNode, freePort, remoteService, spawnLines, type LineProcess } from './support/processes.js';
 import { DATABASE_URL, deleteKeys, dropSchema, REDIS_URL, RUN_ID, serverAvailable } from './support/servers.js';
@@ -27,14 +27,13 @@ describe.runIf(available)('two instances sharing Redis and PostgreSQL', () => {
   let b: Service;
   const bases: string[] = [];
   let provider: LocalProvider;
-  let providers: ProviderProcess;
+  let idp: ProviderProcess;
   /** The one public address: a proxy in front of instance B, so callbacks arrive there. */
   let front: TcpProxy;
   let publicUrl: string;
 
   beforeAll(async () => {
-    providers = await ProviderProcess.spawn();
-    provider = await providers.start('google');
+    ({ idp, providers: { google: provider } } = await spawnProviders('google'));
     const frontPort = await freePort();
     publicUrl = `http://127.0.0.1:${frontPort}`;
     const store = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'objects' });
@@ -63,7 +62,7 @@ describe.runIf(available)('two instances sharing Redis and PostgreSQL', () => {
 
   afterAll(async () => {
     await front?.cut();
-    providers?.close();
+    idp?.close();
     for (const child of children) {
       child.child.kill('SIGTERM'); // our own children, by pid
       await child.exited;
@@ -128,7 +127,7 @@ describe.runIf(available)('two instances sharing Redis and PostgreSQL', () => {
 
   describe('external login (OAuth)', () => {
     it('a flow started on one instance finishes on the other, and its state is used up for both', async () => {
-      await providers.user(provider, { sub: 'pair-subject-1', email: 'bob@example.com', given_name: 'Bob', family_name: 'Bauer' });
+      await idp.user(provider, { sub: 'pair-subject-1', email: 'bob@example.com', given_name: 'Bob', family_name: 'Bauer' });
       // started on A; the provider sends the browser to the public address, which is B
       const step = await authorize(bases[0]!, 'google');
       expect(step.url.startsWith(`${publicUrl}/v1/google/callback?`)).toBe(true);

@@ -1,34 +1,41 @@
 /** A provider entry with a defaultUser, and the xApi_DBCreateInit_xApiUserProvider hook (PROTOCOL.md 5.2 step 4). */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/index.js';
-import { ProviderProcess, authorize, loginData, finish, postJson, startService, type LocalProvider, type RunningService } from './provider.js';
-import { USERS, loginBody } from '../helpers.js';
+import {
+  authorize,
+  expectRejected,
+  finish,
+  identityLinks,
+  loginData,
+  spawnProviders,
+  startService,
+  type LocalProvider,
+  type ProviderProcess,
+  type RunningService,
+} from './provider.js';
 
 const HOOK = 'xApi_DBCreateInit_xApiUserProvider';
-let process: ProviderProcess;
+let idp: ProviderProcess;
 let provider: LocalProvider;
 let running: RunningService;
 
 beforeAll(async () => {
-  process = await ProviderProcess.spawn();
-  provider = await process.start('google');
+  ({ idp, providers: { google: provider } } = await spawnProviders('google'));
   running = await startService([{ provider, name: 'Google', defaultUser: 'extern' }]);
 });
 afterAll(async () => {
   await running?.close();
-  process?.close();
+  idp?.close();
 });
 beforeEach(() => void running.service.macros.unregister(HOOK));
 
-async function linkOf(subject: string) {
-  return (await running.service.store.find({ className: 'ExternalIdentity', where: { subject } })).objects.map((object) => object.fields);
-}
+const linkOf = (subject: string) => identityLinks(running.service, { subject });
 
 const plainLoginData = (user: 'alice' | 'bob' | 'extern', appNames: string[]) => loginData(running.base, user, appNames);
 
 describe('defaultUser', () => {
   it('links a new identity to the default user and answers with a session', async () => {
-    await process.user(provider, { sub: 'default-1', given_name: 'Dora', family_name: 'Default', email: 'dora@example.com' });
+    await idp.user(provider, { sub: 'default-1', given_name: 'Dora', family_name: 'Default', email: 'dora@example.com' });
     const answer = await finish(await authorize(running.base, 'google', 'appkey=test-app&appNames=crm'));
     expect(answer.body).toEqual({ status: { internalStatus: '0', statusMessage: 'ok' }, data: await plainLoginData('extern', ['crm']) });
     expect(await linkOf('default-1')).toEqual([
@@ -43,7 +50,7 @@ describe('defaultUser', () => {
       params.userObject.fields.user = { $ref: 'USR00002' }; // bob
       return 0;
     });
-    await process.user(provider, { sub: 'default-2', given_name: 'Hugo', family_name: 'Hook', email: 'hugo@example.com' });
+    await idp.user(provider, { sub: 'default-2', given_name: 'Hugo', family_name: 'Hook', email: 'hugo@example.com' });
     const answer = await finish(await authorize(running.base, 'google', 'appkey=test-app&appNames=crm'));
     expect(answer.body).toEqual({ status: { internalStatus: '0', statusMessage: 'ok' }, data: await plainLoginData('bob', ['crm']) });
     expect(calls).toEqual([
@@ -69,10 +76,9 @@ describe('defaultUser', () => {
 
   it('a non-zero hook result refuses the login and links nothing', async () => {
     running.service.macros.register(HOOK, () => 7);
-    await process.user(provider, { sub: 'default-3' });
+    await idp.user(provider, { sub: 'default-3' });
     const answer = await finish(await authorize(running.base, 'google'));
-    expect(answer.status).toBe(403);
-    expect(answer.body).toEqual({ status: { internalStatus: '403', statusMessage: `${HOOK} refused the login (returned 7)` }, data: {} });
+    expectRejected(answer, '403', 403, `${HOOK} refused the login (returned 7)`);
     expect(await linkOf('default-3')).toEqual([]);
   });
 
@@ -80,10 +86,9 @@ describe('defaultUser', () => {
     running.service.macros.register(HOOK, () => {
       throw new ApiError('4711', 'external users are closed today', { status: 403 });
     });
-    await process.user(provider, { sub: 'default-4' });
+    await idp.user(provider, { sub: 'default-4' });
     const answer = await finish(await authorize(running.base, 'google'));
-    expect(answer.status).toBe(403);
-    expect(answer.body).toEqual({ status: { internalStatus: '4711', statusMessage: 'external users are closed today' }, data: {} });
+    expectRejected(answer, '4711', 403, 'external users are closed today');
     expect(await linkOf('default-4')).toEqual([]);
   });
 
@@ -92,10 +97,9 @@ describe('defaultUser', () => {
       params.userObject.fields.user = { $ref: 'NOSUCHID' };
       return 0;
     });
-    await process.user(provider, { sub: 'default-5' });
+    await idp.user(provider, { sub: 'default-5' });
     const answer = await finish(await authorize(running.base, 'google'));
-    expect(answer.status).toBe(500);
-    expect(answer.body).toEqual({ status: { internalStatus: '500', statusMessage: `${HOOK} assigned no existing database user` }, data: {} });
+    expectRejected(answer, '500', 500, `${HOOK} assigned no existing database user`);
     expect(await linkOf('default-5')).toEqual([]);
   });
 });

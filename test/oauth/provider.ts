@@ -6,11 +6,13 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 import { readTextFile, serve } from '../../adapters/node.js';
-import type { OAuthEndpoints, SeedObject, Service, ServiceOptions } from '../../src/index.js';
+import type { Fields, OAuthEndpoints, ProviderType, SeedObject, Service, ServiceOptions, Where } from '../../src/index.js';
 import { expect } from 'vitest';
-import { APP_KEY, USERS, demoData, demoService, loginBody } from '../helpers.js';
+import { APP_KEY, USERS, call, demoData, demoService, loginBody, type CallResult } from '../helpers.js';
+import { remoteService } from '../support/processes.js';
 
-export type Kind = 'google' | 'facebook' | 'microsoft' | 'apple';
+/** The configured name the tests give each provider type (its lower case is the path segment). */
+export const NAMES: Record<ProviderType, string> = { google: 'Google', facebook: 'Facebook', microsoft: 'Microsoft', apple: 'Apple' };
 
 export interface ProviderUser {
   sub: string;
@@ -22,7 +24,7 @@ export interface ProviderUser {
 /** One provider served by the provider process. */
 export interface LocalProvider {
   id: string;
-  kind: Kind;
+  kind: ProviderType;
   clientId: string;
   endpoints: OAuthEndpoints;
   issuer: string;
@@ -65,7 +67,7 @@ export class ProviderProcess {
   }
 
   /** Starts a provider of this kind; Apple gets a fresh ES256 key whose .p8 file the service reads. */
-  async start(kind: Kind, options: { tenant?: string } = {}): Promise<LocalProvider> {
+  async start(kind: ProviderType, options: { tenant?: string } = {}): Promise<LocalProvider> {
     const clientId = `${kind}-client-${this.#next}`;
     if (kind === 'apple') {
       const key = await generateKeyPair('ES256', { extractable: true });
@@ -107,6 +109,19 @@ export class ProviderProcess {
 
   close(): void {
     this.#child.kill();
+  }
+}
+
+/** A provider process with one started provider of each kind asked for. */
+export async function spawnProviders<K extends ProviderType>(...kinds: K[]): Promise<{ idp: ProviderProcess; providers: Record<K, LocalProvider> }> {
+  const idp = await ProviderProcess.spawn();
+  try {
+    const providers = {} as Record<K, LocalProvider>;
+    for (const kind of kinds) providers[kind] = await idp.start(kind);
+    return { idp, providers };
+  } catch (error) {
+    idp.close();
+    throw error;
   }
 }
 
@@ -166,21 +181,12 @@ export interface CallbackStep {
   form?: URLSearchParams;
 }
 
-export interface HttpResult {
-  status: number;
-  headers: Headers;
-  body: any;
-}
-
-async function result(response: Response): Promise<HttpResult> {
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = text;
-  }
-  return { status: response.status, headers: response.headers, body };
+/**
+ * odbrest at `base` as a `Service` for the shared `call` helper, over real HTTP. Redirects are
+ * answers here (the start's 302 is what is tested), so they are not followed.
+ */
+export function overHttp(base: string): Service {
+  return remoteService(base, (input, init) => fetch(input, { ...init, redirect: 'manual' })) as unknown as Service;
 }
 
 const unescapeHtml = (value: string) => value.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
@@ -202,17 +208,11 @@ export async function authorize(base: string, name: string, query = `appkey=${AP
   return { method: 'POST', url: unescapeHtml(action), form };
 }
 
-/** Sends the callback as the browser would. */
-export async function finish(step: CallbackStep): Promise<HttpResult> {
-  if (step.method === 'GET') return result(await fetch(step.url, { redirect: 'manual' }));
-  return result(
-    await fetch(step.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: step.form!.toString(),
-      redirect: 'manual',
-    }),
-  );
+/** Sends the callback as the browser would (no app key: the provider's redirect carries none). */
+export function finish(step: CallbackStep): Promise<CallResult> {
+  const url = new URL(step.url);
+  const form = step.method === 'POST' ? { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: step.form!.toString() } : {};
+  return call(overHttp(url.origin), step.method, `${url.pathname}${url.search}`, { noAppKey: true, ...form });
 }
 
 /** A callback step's parameters, for tests that tamper with them. */
@@ -241,10 +241,23 @@ export async function loginData(base: string, user: keyof typeof USERS, appNames
 }
 
 /** POST JSON to the service with the app key. */
-export async function postJson(base: string, path: string, json: unknown): Promise<HttpResult> {
-  return result(await fetch(`${base}${path}`, { method: 'POST', headers: { appkey: APP_KEY, 'content-type': 'application/json' }, body: JSON.stringify(json) }));
+export function postJson(base: string, path: string, json: unknown): Promise<CallResult> {
+  return call(overHttp(base), 'POST', path, { json });
 }
 
-export async function getJson(base: string, path: string, headers: Record<string, string> = {}): Promise<HttpResult> {
-  return result(await fetch(`${base}${path}`, { headers: { appkey: APP_KEY, ...headers }, redirect: 'manual' }));
+/** GET with the app key. */
+export function getJson(base: string, path: string, headers: Record<string, string> = {}): Promise<CallResult> {
+  return call(overHttp(base), 'GET', path, { headers });
+}
+
+/** Asserts a whole error envelope. */
+export function expectRejected(answer: Pick<CallResult, 'status' | 'body'>, code: string, status: number, message: string | RegExp): void {
+  expect(answer.status).toBe(status);
+  const statusMessage = typeof message === 'string' ? message : expect.stringMatching(message);
+  expect(answer.body).toEqual({ status: { internalStatus: code, statusMessage }, data: {} });
+}
+
+/** The fields of the identity links (`ExternalIdentity` objects) matching `where`. */
+export async function identityLinks(service: Service, where: Where): Promise<Fields[]> {
+  return (await service.store.find({ className: 'ExternalIdentity', where })).objects.map((object) => object.fields);
 }
