@@ -110,99 +110,65 @@ describe('state', () => {
   });
 });
 
+/** What the provider answers next (ID-token claims, a rogue signing key, an HTTP status). */
+type NextAnswer = Parameters<ProviderProcess['next']>[1];
+
+/**
+ * A test title, and a callback whose provider answer is shaped by `next` with what it must be rejected
+ * with. The title is a row of its own: `%s` prints it as is (`$title` would quote and shorten it).
+ */
+type Rejection = [title: string, { kind: ProviderType; next: NextAnswer; message: string | RegExp }];
+
+/** A fresh flow of `kind` whose provider answers the code exchange as `next` says. */
+async function callbackWith(kind: ProviderType, next: NextAnswer) {
+  const step = await authorize(running.base, kind);
+  await idp.next(providers[kind], next);
+  return finish(step);
+}
+
 describe('ID token', () => {
-  const seconds = () => Math.floor(Date.now() / 1000);
+  const seconds = Math.floor(Date.now() / 1000);
 
-  it('a wrong nonce is 322', async () => {
-    const step = await authorize(running.base, 'google');
-    await idp.next(providers.google, { idToken: { nonce: 'another-nonce' } });
-    expectRejected(await finish(step), '322', 400, /nonce/);
-  });
-
-  it('a missing nonce is 322', async () => {
-    const step = await authorize(running.base, 'apple');
-    await idp.next(providers.apple, { idToken: { nonce: null } });
-    expectRejected(await finish(step), '322', 400, /nonce/);
-  });
-
-  it('a token for another audience is 322', async () => {
-    const step = await authorize(running.base, 'google');
-    await idp.next(providers.google, { idToken: { aud: 'someone-else' } });
-    expectRejected(await finish(step), '322', 400, /audience/);
-  });
-
-  it('an Apple token for a client id not in the list is 322', async () => {
-    const step = await authorize(running.base, 'apple');
-    await idp.next(providers.apple, { idToken: { aud: 'com.other.app' } });
-    expectRejected(await finish(step), '322', 400, /audience/);
+  it.each<Rejection>([
+    ['a wrong nonce is 322', { kind: 'google', next: { idToken: { nonce: 'another-nonce' } }, message: /nonce/ }],
+    ['a missing nonce is 322', { kind: 'apple', next: { idToken: { nonce: null } }, message: /nonce/ }],
+    ['a token for another audience is 322', { kind: 'google', next: { idToken: { aud: 'someone-else' } }, message: /audience/ }],
+    ['an Apple token for a client id not in the list is 322', { kind: 'apple', next: { idToken: { aud: 'com.other.app' } }, message: /audience/ }],
+    ['an Apple token signed by another key is 322', { kind: 'apple', next: { rogueKey: true }, message: /signature/ }],
+    ['an expired token is 322', { kind: 'google', next: { idToken: { iat: seconds - 7200, nbf: seconds - 7200, exp: seconds - 3600 } }, message: /expiration/ }],
+    ['a token from another issuer is 322', { kind: 'google', next: { idToken: { iss: 'https://accounts.example.com' } }, message: /issuer/ }],
+    // the token's iss still names tenant-a
+    ['Microsoft: an issuer that does not match the token tenant is 322', { kind: 'microsoft', next: { idToken: { tid: 'tenant-b' } }, message: /issuer/ }],
+    ['Microsoft: a token without tid is 322', { kind: 'microsoft', next: { idToken: { tid: null } }, message: /issuer/ }],
+  ])('%s', async (_title, { kind, next, message }) => {
+    expectRejected(await callbackWith(kind, next), '322', 400, message);
   });
 
   it('a token signed by another key is 322', async () => {
     await idp.user(providers.google, { sub: 'rogue-signed' });
-    const step = await authorize(running.base, 'google');
-    await idp.next(providers.google, { rogueKey: true });
-    expectRejected(await finish(step), '322', 400, /signature/);
+    expectRejected(await callbackWith('google', { rogueKey: true }), '322', 400, /signature/);
     expect(await linksOf('rogue-signed')).toEqual([]);
-  });
-
-  it('an Apple token signed by another key is 322', async () => {
-    const step = await authorize(running.base, 'apple');
-    await idp.next(providers.apple, { rogueKey: true });
-    expectRejected(await finish(step), '322', 400, /signature/);
-  });
-
-  it('an expired token is 322', async () => {
-    const step = await authorize(running.base, 'google');
-    await idp.next(providers.google, { idToken: { iat: seconds() - 7200, nbf: seconds() - 7200, exp: seconds() - 3600 } });
-    expectRejected(await finish(step), '322', 400, /expiration/);
-  });
-
-  it('a token from another issuer is 322', async () => {
-    const step = await authorize(running.base, 'google');
-    await idp.next(providers.google, { idToken: { iss: 'https://accounts.example.com' } });
-    expectRejected(await finish(step), '322', 400, /issuer/);
-  });
-
-  it('Microsoft: an issuer that does not match the token tenant is 322', async () => {
-    const step = await authorize(running.base, 'microsoft');
-    await idp.next(providers.microsoft, { idToken: { tid: 'tenant-b' } }); // iss still names tenant-a
-    expectRejected(await finish(step), '322', 400, /issuer/);
-  });
-
-  it('Microsoft: a token without tid is 322', async () => {
-    const step = await authorize(running.base, 'microsoft');
-    await idp.next(providers.microsoft, { idToken: { tid: null } });
-    expectRejected(await finish(step), '322', 400, /issuer/);
   });
 
   it('Microsoft: any tenant is accepted with its own issuer (multi-tenant)', async () => {
     await idp.user(providers.microsoft, { sub: 'tenant-b-user' });
-    const step = await authorize(running.base, 'microsoft');
     const issuer = providers.microsoft.endpoints.issuer!.replace('{tenantid}', 'tenant-b');
-    await idp.next(providers.microsoft, { idToken: { tid: 'tenant-b', iss: issuer } });
-    const answer = await finish(step);
+    const answer = await callbackWith('microsoft', { idToken: { tid: 'tenant-b', iss: issuer } });
     expect(answer.body.data).toEqual({ dfUuid: expect.any(String) });
   });
 });
 
 describe('provider errors', () => {
-  it('a token endpoint answering 500 is 323', async () => {
-    const step = await authorize(running.base, 'google');
-    await idp.next(providers.google, { tokenStatus: 500 });
-    expectRejected(await finish(step), '323', 502, 'Google answered with an error (HTTP 500)');
-  });
-
-  it('Apple answering 500 is 323', async () => {
-    const step = await authorize(running.base, 'apple');
-    await idp.next(providers.apple, { tokenStatus: 500 });
-    expectRejected(await finish(step), '323', 502, 'Apple answered with an error (HTTP 500)');
+  it.each<Rejection>([
+    ['a token endpoint answering 500 is 323', { kind: 'google', next: { tokenStatus: 500 }, message: 'Google answered with an error (HTTP 500)' }],
+    ['Apple answering 500 is 323', { kind: 'apple', next: { tokenStatus: 500 }, message: 'Apple answered with an error (HTTP 500)' }],
+  ])('%s', async (_title, { kind, next, message }) => {
+    expectRejected(await callbackWith(kind, next), '323', 502, message);
   });
 
   it('Facebook graph answering 500 is 323', async () => {
     await idp.user(providers.facebook, { sub: 'graph-broken' });
-    const step = await authorize(running.base, 'facebook');
-    await idp.next(providers.facebook, { userinfoStatus: 500 });
-    expectRejected(await finish(step), '323', 502, 'facebook graph endpoint answered HTTP 500');
+    expectRejected(await callbackWith('facebook', { userinfoStatus: 500 }), '323', 502, 'facebook graph endpoint answered HTTP 500');
     expect(await linksOf('graph-broken')).toEqual([]);
   });
 });
