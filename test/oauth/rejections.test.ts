@@ -218,7 +218,7 @@ describe('dfUuid', () => {
 describe('linking', () => {
   it('never links by e-mail: another identity with the same address gets its own dfUuid', async () => {
     const dfUuid = await dfUuidFor('google', 'mail-owner', 'shared@example.com');
-    await postJson(running.base, '/v1/extLogin', { ...loginBody('alice', USERS.alice), dfUuid });
+    expect((await postJson(running.base, '/v1/extLogin', { ...loginBody('alice', USERS.alice), dfUuid })).body.status.internalStatus).toBe('0');
     await idp.user(providers.google, { sub: 'mail-other', email: 'shared@example.com' });
     const other = await finish(await authorize(running.base, 'google', `appkey=${APP_KEY}&appNames=crm`));
     expect(other.body.data).toEqual({ dfUuid: expect.any(String) });
@@ -227,7 +227,7 @@ describe('linking', () => {
 
   it('the same subject at another provider is another identity', async () => {
     const dfUuid = await dfUuidFor('google', 'same-subject');
-    await postJson(running.base, '/v1/extLogin', { ...loginBody('alice', USERS.alice), dfUuid });
+    expect((await postJson(running.base, '/v1/extLogin', { ...loginBody('alice', USERS.alice), dfUuid })).body.status.internalStatus).toBe('0');
     await idp.user(providers.microsoft, { sub: 'same-subject' });
     const other = await finish(await authorize(running.base, 'microsoft'));
     expect(other.body.data).toEqual({ dfUuid: expect.any(String) });
