@@ -118,6 +118,16 @@ describe('start-up errors', () => {
     await expect(started.ready).rejects.toThrow('OAuth provider "Google": oAuthProviders[].endpoints must be an object');
   });
 
+  it('an endpoint name that does not exist, in additionalData', async () => {
+    const started = service([google('Google', { clientId: 'g', clientSecret: 's', endpoints: { logout: 'https://id.example.com/logout' } })], ['Google']);
+    await expect(started.ready).rejects.toThrow('OAuth provider "Google": additionalData: endpoints may only name authorization, token, jwks, issuer, userinfo');
+  });
+
+  it('one provider configured twice', async () => {
+    const started = service([google()], ['Google', 'Google']);
+    await expect(started.ready).rejects.toThrow('oAuthProviders names "Google" twice (names are compared in lower case)');
+  });
+
   it('a defaultUser that is not a database user', async () => {
     const started = service([{ ...google(), defaultUser: 'nobody' }], ['Google']);
     await expect(started.ready).rejects.toThrow('OAuth provider "Google": defaultUser "nobody" is not a database user');
@@ -162,6 +172,34 @@ describe('valid configurations', () => {
     await started.ready;
     const answer = await call(started, 'GET', 'http://odbrest.test/api/db1/v1/auth/google');
     expect(new URL(answer.headers.get('location')!).searchParams.get('redirect_uri')).toBe('https://odbrest.example/api/db1/v1/google/callback');
+  });
+
+  it('credentials only in the internal _additionalData field', async () => {
+    const entry: SeedObject = { '~ClassName': 'OAuthProvider', name: 'Google', type: 'google', _additionalData: { clientId: 'inner-id', clientSecret: 'inner-secret' } };
+    const started = service([entry], ['Google']);
+    await started.ready;
+    const answer = await call(started, 'GET', '/v1/auth/google');
+    expect(answer.status).toBe(302);
+    expect(new URL(answer.headers.get('location')!).searchParams.get('client_id')).toBe('inner-id');
+  });
+
+  it('_additionalData is read before additionalData', async () => {
+    const entry: SeedObject = { ...google('Google', { clientId: 'outer-id' }), _additionalData: JSON.stringify({ clientId: 'inner-id', clientSecret: 'inner-secret' }) };
+    const started = service([entry], ['Google']);
+    await started.ready;
+    const answer = await call(started, 'GET', '/v1/auth/google');
+    expect(new URL(answer.headers.get('location')!).searchParams.get('client_id')).toBe('inner-id');
+  });
+
+  it('plain http is accepted on localhost and [::1]', async () => {
+    const endpoints = { authorization: 'http://[::1]:9/auth', token: 'http://localhost:9/token', jwks: 'http://[::1]:9/jwks' };
+    const started = service([google('Google', { clientId: 'g-id', clientSecret: 'g-secret', endpoints })], ['Google'], { publicUrl: 'http://localhost:3000' });
+    await started.ready;
+    const answer = await call(started, 'GET', '/v1/auth/google');
+    expect(answer.status).toBe(302);
+    const location = new URL(answer.headers.get('location')!);
+    expect(location.origin + location.pathname).toBe(endpoints.authorization);
+    expect(location.searchParams.get('redirect_uri')).toBe('http://localhost:3000/v1/google/callback');
   });
 
   it('no providers configured: every provider is 321', async () => {

@@ -68,6 +68,15 @@ describe('providers', () => {
     expectRejected(answer, '100', 401, 'appkey header missing');
   });
 
+  it('more than 64 appNames are 400', async () => {
+    const appNames = Array.from({ length: 65 }, (_, i) => `app${i}`).join(',');
+    expectRejected(await getJson(running.base, `/v1/auth/google?appNames=${appNames}`), '400', 400, 'appNames must be at most 64 names of at most 128 characters');
+  });
+
+  it('an appName longer than 128 characters is 400', async () => {
+    expectRejected(await getJson(running.base, `/v1/auth/google?appNames=${'a'.repeat(129)}`), '400', 400, 'appNames must be at most 64 names of at most 128 characters');
+  });
+
   it('the start accepts the app key as a header too', async () => {
     const answer = await getJson(running.base, '/v1/auth/google');
     expect(answer.status).toBe(302);
@@ -140,6 +149,8 @@ describe('ID token', () => {
     // the token's iss still names tenant-a
     ['Microsoft: an issuer that does not match the token tenant is 322', { kind: 'microsoft', next: { idToken: { tid: 'tenant-b' } }, message: /issuer/ }],
     ['Microsoft: a token without tid is 322', { kind: 'microsoft', next: { idToken: { tid: null } }, message: /issuer/ }],
+    ['an ID token without a subject is 322', { kind: 'google', next: { idToken: { sub: null } }, message: /subject/ }],
+    ['an ID token with an empty subject is 322', { kind: 'google', next: { idToken: { sub: '' } }, message: 'the ID token names no subject' }],
   ])('%s', async (_title, { kind, next, message }) => {
     expectRejected(await callbackWith(kind, next), '322', 400, message);
   });
@@ -164,6 +175,11 @@ describe('provider errors', () => {
     ['Apple answering 500 is 323', { kind: 'apple', next: { tokenStatus: 500 }, message: 'Apple answered with an error (HTTP 500)' }],
   ])('%s', async (_title, { kind, next, message }) => {
     expectRejected(await callbackWith(kind, next), '323', 502, message);
+  });
+
+  it('a Facebook graph answer without a user id is 323', async () => {
+    await idp.user(providers.facebook, { sub: '' });
+    expectRejected(await callbackWith('facebook', {}), '323', 502, 'facebook graph endpoint answered without a user id');
   });
 
   it('Facebook graph answering 500 is 323', async () => {
@@ -231,6 +247,24 @@ describe('linking', () => {
     await idp.user(providers.microsoft, { sub: 'same-subject' });
     const other = await finish(await authorize(running.base, 'microsoft'));
     expect(other.body.data).toEqual({ dfUuid: expect.any(String) });
+  });
+});
+
+describe('a linked user that was deleted', () => {
+  let own: RunningService;
+
+  beforeAll(async () => {
+    own = await startService([{ provider: providers.google, name: 'Google' }]); // its own store: dave is deleted only here
+  });
+  afterAll(() => own?.close());
+
+  it('is 500 at the next login of the identity', async () => {
+    await idp.user(providers.google, { sub: 'deleted-user' });
+    const first = await finish(await authorize(own.base, 'google'));
+    const linked = await postJson(own.base, '/v1/extLogin', { ...loginBody('dave', USERS.dave, []), dfUuid: first.body.data.dfUuid });
+    expect(linked.body.status.internalStatus).toBe('0');
+    expect(await own.service.store.delete('USR00003')).toBe(true); // dave
+    expectRejected(await finish(await authorize(own.base, 'google')), '500', 500, 'the database user linked to this identity no longer exists');
   });
 });
 
