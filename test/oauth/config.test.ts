@@ -133,6 +133,26 @@ describe('start-up errors', () => {
     await expect(started.ready).rejects.toThrow('OAuth provider "Google": defaultUser "nobody" is not a database user');
   });
 
+  it('a name with characters a path segment cannot carry', async () => {
+    const started = service([google('Goo gle')], ['Goo gle']);
+    await expect(started.ready).rejects.toThrow('OAuth provider "Goo gle": a name of 1 to 64 letters, digits, "_", "." or "-" is required');
+  });
+
+  it('several provider entries with one name', async () => {
+    const started = service([google(), google()], ['Google']);
+    await expect(started.ready).rejects.toThrow('OAuth provider "Google": several OAuthProvider objects have this name');
+  });
+
+  it('a defaultUser that is not a string', async () => {
+    const started = service([{ ...google(), defaultUser: 7 }], ['Google']);
+    await expect(started.ready).rejects.toThrow('OAuth provider "Google": defaultUser must be a user name');
+  });
+
+  it('an Apple entry with neither keyPath nor privateKey', async () => {
+    const started = service([apple({})], ['Apple']);
+    await expect(started.ready).rejects.toThrow('OAuth provider "Apple": additionalData: keyPath (or privateKey) is required');
+  });
+
   it('a name that would shadow a route', async () => {
     const started = service([google('df')], ['df']);
     await expect(started.ready).rejects.toThrow('OAuth provider "df": the name is reserved');

@@ -14,6 +14,7 @@ import {
   getJson,
   identityLinks,
   overHttp,
+  params,
   postJson,
   spawnProviders,
   startService,
@@ -180,6 +181,13 @@ describe('provider errors', () => {
   it('a Facebook graph answer without a user id is 323', async () => {
     await idp.user(providers.facebook, { sub: '' });
     expectRejected(await callbackWith('facebook', {}), '323', 502, 'facebook graph endpoint answered without a user id');
+  });
+
+  it("a code sent with another flow's state fails the PKCE check at the provider: 323", async () => {
+    const mine = await authorize(running.base, 'apple');
+    const other = await authorize(running.base, 'apple');
+    const answer = await finish(tampered(mine, (p) => p.set('code', params(other).get('code')!)));
+    expectRejected(answer, '323', 502, 'Apple refused the code exchange: invalid_grant');
   });
 
   it('Facebook graph answering 500 is 323', async () => {
