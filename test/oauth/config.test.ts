@@ -6,7 +6,7 @@ import { exportPKCS8, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { readTextFile } from '../../adapters/node.js';
 import { loadConfig } from '../../src/cli/config.js';
-import { createService, type OAuthEndpoints, type SeedObject, type ServiceOptions } from '../../src/index.js';
+import { createService, type OAuthEndpoints, type SeedObject, type Service, type ServiceOptions } from '../../src/index.js';
 import { call, demoData } from '../helpers.js';
 
 const ENDPOINTS = { authorization: 'https://id.example.com/auth', token: 'https://id.example.com/token', jwks: 'https://id.example.com/jwks', issuer: 'https://id.example.com' };
@@ -172,16 +172,21 @@ describe('start-up errors', () => {
   });
 });
 
+/** Waits for the service, starts a login at `path` and returns where its 302 sends the browser. */
+async function redirectOf(started: Service, path = '/v1/auth/google'): Promise<URL> {
+  await started.ready;
+  const answer = await call(started, 'GET', path);
+  expect(answer.status).toBe(302);
+  return new URL(answer.headers.get('location')!);
+}
+
 describe('valid configurations', () => {
   it('an Apple key given inline as privateKey, endpoint overrides in the options', async () => {
     const privateKey = await exportPKCS8((await generateKeyPair('ES256', { extractable: true })).privateKey);
     const started = service([apple({ privateKey, clientId: ['com.example.web', 'com.example.app'] })], ['Apple'], {
       oAuthProviders: [{ name: 'Apple', endpoints: ENDPOINTS }],
     });
-    await started.ready;
-    const answer = await call(started, 'GET', '/v1/auth/apple');
-    expect(answer.status).toBe(302);
-    const location = new URL(answer.headers.get('location')!);
+    const location = await redirectOf(started, '/v1/auth/apple');
     expect(location.origin + location.pathname).toBe(ENDPOINTS.authorization);
     expect(location.searchParams.get('client_id')).toBe('com.example.web');
     expect(location.searchParams.get('redirect_uri')).toBe('https://odbrest.example/v1/apple/callback');
@@ -189,35 +194,24 @@ describe('valid configurations', () => {
 
   it('the callback address includes base path (in publicUrl) and alias', async () => {
     const started = service([google()], ['Google'], { publicUrl: 'https://odbrest.example/api/', alias: 'db1', basePath: '/api' });
-    await started.ready;
-    const answer = await call(started, 'GET', 'http://odbrest.test/api/db1/v1/auth/google');
-    expect(new URL(answer.headers.get('location')!).searchParams.get('redirect_uri')).toBe('https://odbrest.example/api/db1/v1/google/callback');
+    const location = await redirectOf(started, 'http://odbrest.test/api/db1/v1/auth/google');
+    expect(location.searchParams.get('redirect_uri')).toBe('https://odbrest.example/api/db1/v1/google/callback');
   });
 
   it('credentials only in the internal _additionalData field', async () => {
     const entry: SeedObject = { '~ClassName': 'OAuthProvider', name: 'Google', type: 'google', _additionalData: { clientId: 'inner-id', clientSecret: 'inner-secret' } };
-    const started = service([entry], ['Google']);
-    await started.ready;
-    const answer = await call(started, 'GET', '/v1/auth/google');
-    expect(answer.status).toBe(302);
-    expect(new URL(answer.headers.get('location')!).searchParams.get('client_id')).toBe('inner-id');
+    expect((await redirectOf(service([entry], ['Google']))).searchParams.get('client_id')).toBe('inner-id');
   });
 
   it('_additionalData is read before additionalData', async () => {
     const entry: SeedObject = { ...google('Google', { clientId: 'outer-id' }), _additionalData: JSON.stringify({ clientId: 'inner-id', clientSecret: 'inner-secret' }) };
-    const started = service([entry], ['Google']);
-    await started.ready;
-    const answer = await call(started, 'GET', '/v1/auth/google');
-    expect(new URL(answer.headers.get('location')!).searchParams.get('client_id')).toBe('inner-id');
+    expect((await redirectOf(service([entry], ['Google']))).searchParams.get('client_id')).toBe('inner-id');
   });
 
   it('plain http is accepted on localhost and [::1]', async () => {
     const endpoints = { authorization: 'http://[::1]:9/auth', token: 'http://localhost:9/token', jwks: 'http://[::1]:9/jwks' };
     const started = service([google('Google', { clientId: 'g-id', clientSecret: 'g-secret', endpoints })], ['Google'], { publicUrl: 'http://localhost:3000' });
-    await started.ready;
-    const answer = await call(started, 'GET', '/v1/auth/google');
-    expect(answer.status).toBe(302);
-    const location = new URL(answer.headers.get('location')!);
+    const location = await redirectOf(started);
     expect(location.origin + location.pathname).toBe(endpoints.authorization);
     expect(location.searchParams.get('redirect_uri')).toBe('http://localhost:3000/v1/google/callback');
   });
