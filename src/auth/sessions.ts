@@ -94,28 +94,34 @@ export class SessionStore {
   }
 
   /**
-   * Atomic read-modify-write: `change` gets the current session and returns the new one, or throws to
-   * abort; retried when another request changed the session in between. `known` is the stored form
-   * this process last wrote: while the store still holds exactly that, the compare-and-set alone reads
-   * and writes it (one store operation instead of two); when anything else changed, deleted or expired
-   * it, the compare-and-set fails and the store is read. Returns the new session and its stored form,
-   * to pass as `known` next time.
+   * Atomic read-modify-write: `change` gets the current session (frozen: it returns a new one, never
+   * changes it) and returns the new one, or throws to abort; retried when another request changed the
+   * session in between. It starts from the parsed session this process holds, when it has one: while
+   * the store still holds exactly that stored form (typically the one last written here), the
+   * compare-and-set alone reads and writes it (one store operation instead of two); when anything
+   * else changed, deleted or expired it, the compare-and-set fails and the store is read. The
+   * compare-and-set stays the authority: a stale entry only costs a failed attempt.
    */
-  async update(id: string, change: (session: Session) => Session, known?: string): Promise<StoredSession> {
-    let found: StoredSession | undefined;
-    if (known !== undefined) {
-      const session = this.#parse(id, known);
-      if (session.expiresAt > this.now()) found = { session, raw: known };
-    }
+  async update(id: string, change: (session: Session) => Session): Promise<Session> {
+    let found = this.#cached(id);
     for (let attempt = 0; attempt < 100; attempt++) {
       found ??= await this.read(id);
       if (!found) throw new ApiError('201', 'session expired or logged out');
-      const next = change(found.session);
+      const next = deepFreeze(change(found.session));
       const raw = JSON.stringify(next);
-      if (await this.kv.compareAndSet(key(id), found.raw, raw, this.#ttl(next))) return { session: next, raw };
+      if (await this.kv.compareAndSet(key(id), found.raw, raw, this.#ttl(next))) {
+        this.#parsed.set(id, { raw, session: next });
+        return next;
+      }
       found = undefined;
     }
     throw new ApiError('503', 'session is too busy, retry later');
+  }
+
+  /** The parsed session this process last read or wrote, unless it has expired (the store is not asked). */
+  #cached(id: string): StoredSession | undefined {
+    const cached = this.#parsed.get(id);
+    return cached !== undefined && cached.session.expiresAt > this.now() ? cached : undefined;
   }
 
   async delete(id: string): Promise<boolean> {

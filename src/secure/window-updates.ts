@@ -1,6 +1,5 @@
 import { ApiError } from '../http/errors.js';
-import { LRUCache } from 'lru-cache';
-import type { Session, SessionStore, StoredSession } from '../auth/sessions.js';
+import type { Session, SessionStore } from '../auth/sessions.js';
 import { KeyedLock } from './lock.js';
 import { acceptCounter, type ReplayWindow } from './replay.js';
 
@@ -17,15 +16,12 @@ type WindowState = { window: ReplayWindow };
  * a time: numbers that arrive while an update of their session runs are applied together by the next
  * one (group commit). One read-modify-write per request would queue concurrent requests of one
  * session behind each other; a compare-and-set still makes every update atomic across processes.
- * The stored form last written here is kept, so the compare-and-set against it is the only store
- * operation while no other request or instance changed the session (a logout elsewhere, or a
- * window update by another instance, fails it, and the session is read afresh).
+ * The store's `update` starts from the session as this process last wrote it, so the compare-and-set
+ * is the only store operation while no other request or instance changed the session.
  */
 export class WindowUpdates {
   readonly #locks = new KeyedLock();
   readonly #waiting = new Map<string, Pending[]>();
-  /** Stored form of each session as last written here. */
-  readonly #known = new LRUCache<string, string>({ max: 10_000 });
 
   constructor(
     private readonly sessions: SessionStore,
@@ -52,9 +48,9 @@ export class WindowUpdates {
     const batch = this.#waiting.get(sessionId)!;
     this.#waiting.delete(sessionId); // numbers arriving from now on form the next batch
     let outcomes: Array<'replayed' | 'out of window' | 'ok'> = [];
-    let stored: StoredSession;
+    let session: Session;
     try {
-      stored = await this.sessions.update(sessionId, (current) => {
+      session = await this.sessions.update(sessionId, (current) => {
         if (current.kind !== 'secure') throw this.gone();
         const state = current.extra as WindowState;
         let window = state.window;
@@ -65,14 +61,11 @@ export class WindowUpdates {
           return 'ok';
         });
         return { ...current, extra: { ...state, window } };
-      }, this.#known.get(sessionId));
+      });
     } catch (error) {
-      this.#known.delete(sessionId);
       for (const pending of batch) pending.reject(error);
       return;
     }
-    this.#known.set(sessionId, stored.raw);
-    const session = stored.session;
     batch.forEach((pending, i) => {
       const outcome = outcomes[i]!;
       if (outcome === 'ok') pending.resolve(session);
