@@ -3,7 +3,7 @@ import { WINDOW_SIZE } from '../secure/replay.js';
 import {
   decryptBody,
   encryptBody,
-  importMessageKeys,
+  messageKeys,
   requestSignature,
   responseSignature,
   signatureMatches,
@@ -34,19 +34,18 @@ const encoder = new TextEncoder();
  */
 export class SecureChannel {
   readonly token: string;
-  readonly #keys: Promise<MessageKeys>;
+  readonly #keys: MessageKeys;
   #next = 1;
   readonly #inFlight = new Set<number>();
   #waiting: Array<() => void> = [];
 
   constructor(token: string, key: Uint8Array) {
     this.token = token;
-    this.#keys = importMessageKeys(key);
-    this.#keys.catch(() => undefined); // reported by the first exchange
+    this.#keys = messageKeys(key);
   }
 
   async exchange(fetchFn: FetchFunction, method: string, url: string, target: string, headers: Headers, json: string | undefined): Promise<ChannelAnswer> {
-    const keys = await this.#keys;
+    const keys = this.#keys;
     const n = await this.#acquire();
     try {
       const body = json === undefined ? '' : await encryptBody(keys, n, 0, json);

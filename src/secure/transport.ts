@@ -62,10 +62,6 @@ export function messageKeys(sessionKey: Uint8Array): MessageKeys {
   return { key, mac: hmac.create(sha256, macKey(key)) };
 }
 
-export async function importMessageKeys(sessionKey: Uint8Array): Promise<MessageKeys> {
-  return messageKeys(sessionKey);
-}
-
 /** AES-256-CTR from the message's counter block, incrementing the whole 128-bit block (encrypts and decrypts). */
 async function ctrCipher(keys: MessageKeys, n: number, direction: Direction, data: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
   const counter = counterBlock(n, direction) as Uint8Array<ArrayBuffer>;
