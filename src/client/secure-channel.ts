@@ -1,11 +1,9 @@
-import { base64 } from '@scure/base';
 import { WINDOW_SIZE } from '../secure/replay.js';
 import {
   decryptBody,
-  encryptBody,
   messageKeys,
-  requestSignature,
   responseSignature,
+  sealRequest,
   signatureMatches,
   type MessageKeys,
 } from '../secure/transport.js';
@@ -48,11 +46,10 @@ export class SecureChannel {
     const keys = this.#keys;
     const n = await this.#acquire();
     try {
-      const body = json === undefined ? '' : await encryptBody(keys, n, 0, json);
-      const signature = requestSignature(keys, n, method, target, encoder.encode(body));
+      const { body, signature } = await sealRequest(keys, n, method, target, json ?? '');
       headers.set('secure-token', this.token);
       headers.set('secure-counter', String(n));
-      headers.set('secure-signature', base64.encode(signature));
+      headers.set('secure-signature', signature);
       if (body !== '') headers.set('content-type', 'application/text');
       const response = await fetchFn(url, { method, headers, body: body === '' ? undefined : body });
       const text = await response.text();

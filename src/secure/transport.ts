@@ -81,6 +81,12 @@ export async function encryptBody(keys: MessageKeys, n: number, direction: Direc
   return asciiText(await bodyBytes(keys, n, direction, plaintext));
 }
 
+/** A request's encrypted body and its `Secure-Signature` header, signing the body's bytes as made. */
+export async function sealRequest(keys: MessageKeys, n: number, method: string, target: string, plaintext: string): Promise<{ body: string; signature: string }> {
+  const body = await bodyBytes(keys, n, 0, plaintext);
+  return { body: asciiText(body), signature: base64.encode(requestSignature(keys, n, method, target, body)) };
+}
+
 /** A response's encrypted body and its `Secure-Signature` header, signing the body's bytes as made. */
 export async function sealResponse(keys: MessageKeys, n: number, status: number, plaintext: string): Promise<{ body: string; signature: string }> {
   const body = await bodyBytes(keys, n, 1, plaintext);

@@ -17,6 +17,8 @@ import {
   parseCounter,
   requestSignature,
   responseSignature,
+  sealRequest,
+  sealResponse,
 } from '../../src/secure/transport.js';
 
 const K = Uint8Array.from({ length: 32 }, (_, i) => i);
@@ -71,6 +73,12 @@ describe('keys, bodies and signatures', () => {
 
   test('response signature over "RES n status\\n" || body', () => {
     expect(base64.encode(responseSignature(keys, 7, 200, encoder.encode(RESPONSE_BODY)))).toBe(RESPONSE_SIGNATURE);
+  });
+
+  test('sealed request and response: the same bodies and signatures', async () => {
+    expect(await sealRequest(keys, 7, 'POST', '/v1/execute/echo?x=1', REQUEST_PLAIN)).toEqual({ body: REQUEST_BODY, signature: REQUEST_SIGNATURE });
+    expect(await sealRequest(keys, 8, 'GET', '/v1/object/USR00001', '')).toEqual({ body: '', signature: GET_SIGNATURE });
+    expect(await sealResponse(keys, 7, 200, RESPONSE_PLAIN)).toEqual({ body: RESPONSE_BODY, signature: RESPONSE_SIGNATURE });
   });
 
   test('an empty body stays empty', async () => {
