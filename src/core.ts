@@ -26,17 +26,6 @@ import { MemoryObjectStore } from './storage/memory-object-store.js';
 import { importObjects } from './storage/seed.js';
 import type { KeyValueStore, ObjectStore, StoredObject } from './storage/types.js';
 
-/**
- * The seam for requests that carry a credential other than `sessionId`/`Authorization` (the secure
- * transport, `SecureTransport`): it reads, checks and decrypts the request, lets `next` answer it,
- * and wraps the answer.
- */
-export interface Transport {
-  /** Whether this transport handles the request (e.g. it carries a `Secure-Token` header). */
-  claims(headers: Headers): boolean;
-  handle(request: ApiRequest, next: (request: ApiRequest) => Promise<Response>): Promise<Response>;
-}
-
 /** The service internals shared by all route modules. Hosts use `createService`, not this. */
 export class Core {
   readonly store: ObjectStore;

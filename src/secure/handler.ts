@@ -1,7 +1,7 @@
 import { base64 } from '@scure/base';
 import { LRUCache } from 'lru-cache';
 import type { Session } from '../auth/sessions.js';
-import type { Core, Transport } from '../core.js';
+import type { Core } from '../core.js';
 import { readBodyText } from '../http/body.js';
 import { errorResponse, responseText } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
@@ -47,7 +47,7 @@ const CACHED_SESSIONS = 10_000;
  * message is accepted (token, signature, counter, body) are thrown and answered unencrypted; once
  * accepted, every answer, errors included, is encrypted and signed under the request's number.
  */
-export class SecureTransport implements Transport {
+export class SecureTransport {
   /** Opening a token and preparing its keys are pure and cost as much as the rest of a small request. */
   readonly #sessionIds = new LRUCache<string, string>({ max: CACHED_SESSIONS });
   readonly #keys = new LRUCache<string, MessageKeys>({ max: CACHED_SESSIONS });
