@@ -6,7 +6,7 @@ import { readBodyText } from '../http/body.js';
 import { errorResponse, responseText } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import { emptyWindow, type ReplayWindow } from './replay.js';
+import type { SecureSessionState } from './replay.js';
 import { openToken } from './token.js';
 import { WindowUpdates } from './window-updates.js';
 import {
@@ -18,17 +18,6 @@ import {
   signatureMatches,
   type MessageKeys,
 } from './transport.js';
-
-/** What a secure-login session keeps in `session.extra`. */
-export type SecureSessionState = {
-  /** `symmetricKey`: standard base64 of the 32-byte AES-256 key K. */
-  key: string;
-  window: ReplayWindow;
-};
-
-export function newSecureState(key: Uint8Array): SecureSessionState {
-  return { key: base64.encode(key), window: emptyWindow() };
-}
 
 const encoder = new TextEncoder();
 const rejected = (why: string) => new ApiError('205', `secure request rejected: ${why}`);

@@ -1,3 +1,5 @@
+import { base64 } from '@scure/base';
+
 /**
  * The 64-wide sliding replay window of PROTOCOL.md 4: a message number is accepted once, and only if
  * it is greater than the highest accepted number minus 64, so concurrent requests may arrive out of
@@ -13,6 +15,20 @@ export interface ReplayWindow {
 }
 
 export const emptyWindow = (): ReplayWindow => ({ high: 0, seen: '0' });
+
+/**
+ * What a secure-login session keeps in `session.extra`. Here, beside the window, so the transport
+ * and the window updates share it without importing each other.
+ */
+export type SecureSessionState = {
+  /** `symmetricKey`: standard base64 of the 32-byte AES-256 key K. */
+  key: string;
+  window: ReplayWindow;
+};
+
+export function newSecureState(key: Uint8Array): SecureSessionState {
+  return { key: base64.encode(key), window: emptyWindow() };
+}
 
 const MASK = (1n << BigInt(WINDOW_SIZE)) - 1n;
 

@@ -7,7 +7,7 @@ import { ApiError } from '../http/errors.js';
 import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
-import { newSecureState } from './handler.js';
+import { newSecureState } from './replay.js';
 import { asciiText, base64Bytes } from './base64.js';
 import { importClientPublicKey } from './keys.js';
 import { BlockDecryptError, blockDecrypt, blockEncrypt } from './rsa.js';

@@ -1,15 +1,13 @@
 import { ApiError } from '../http/errors.js';
 import type { Session, SessionStore } from '../auth/sessions.js';
 import { KeyedLock } from './lock.js';
-import { acceptCounter, type ReplayWindow } from './replay.js';
+import { acceptCounter, type SecureSessionState } from './replay.js';
 
 interface Pending {
   n: number;
   resolve: (session: Session) => void;
   reject: (error: unknown) => void;
 }
-
-type WindowState = { window: ReplayWindow };
 
 /**
  * Records message numbers in a session's replay window with the store's atomic `update`, several at
@@ -52,7 +50,7 @@ export class WindowUpdates {
     try {
       session = await this.sessions.update(sessionId, (current) => {
         if (current.kind !== 'secure') throw this.gone();
-        const state = current.extra as WindowState;
+        const state = current.extra as SecureSessionState;
         let window = state.window;
         outcomes = batch.map(({ n }) => {
           const result = acceptCounter(window, n);
