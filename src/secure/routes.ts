@@ -75,10 +75,10 @@ async function secureLogin(core: Core, request: ApiRequest): Promise<Response> {
   const body = parseLoginBody(decrypted.value);
   const principal = await authenticate(core, body, request.clientAddress);
 
-  const symmetricKey = crypto.getRandomValues(new Uint8Array(32));
-  const { data } = await startSession(core, 'secure', principal, body, { extra: newSecureState(symmetricKey), id: sessionId });
+  const state = newSecureState(crypto.getRandomValues(new Uint8Array(32)));
+  const { data } = await startSession(core, 'secure', principal, body, { extra: state, id: sessionId });
   const { sessionId: _internal, user, ...rest } = data;
-  const answer = envelope({ sessionId: await token, user, symmetricKey: base64.encode(symmetricKey), ...rest });
+  const answer = envelope({ sessionId: await token, user, symmetricKey: state.key, ...rest });
   const sealed = await blockEncrypt(imported.value, encoder.encode(JSON.stringify(answer)));
   return new Response(asciiText(base64Bytes(sealed)), { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
 }
