@@ -37,11 +37,13 @@ const CACHED_SESSIONS = 10_000;
  * accepted, every answer, errors included, is encrypted and signed under the request's number.
  */
 export class SecureTransport {
-  /** Opening a token and preparing its keys are pure and cost as much as the rest of a small request. */
-  readonly #sessionIds = new LRUCache<string, string>({ max: CACHED_SESSIONS });
+  /**
+   * Opening a token and preparing its keys are pure and cost as much as the rest of a small request.
+   * A token's opening is kept as its promise, so concurrent first requests of a session share one
+   * opening and go on together, in order; a token that names no session is not kept.
+   */
+  readonly #sessionIds = new LRUCache<string, Promise<string | undefined>>({ max: CACHED_SESSIONS });
   readonly #keys = new LRUCache<string, MessageKeys>({ max: CACHED_SESSIONS });
-  /** Tokens being opened now (bounded by the requests in flight). */
-  readonly #opening = new Map<string, Promise<string | undefined>>();
 
   readonly #windows: WindowUpdates;
 
@@ -60,18 +62,14 @@ export class SecureTransport {
   /** The session id sealed in a Secure-Token, or `undefined` for a token this service did not issue. */
   #sessionIdOf(token: string): Promise<string | undefined> {
     const cached = this.#sessionIds.get(token);
-    if (cached !== undefined) return Promise.resolve(cached);
-    // Concurrent first requests of a session share one opening, so they go on together, in order.
-    let opening = this.#opening.get(token);
-    if (opening) return opening;
+    if (cached) return cached;
     const tokenKey = this.core.serverKey.current?.tokenKey;
     if (!tokenKey) return Promise.resolve(undefined);
-    opening = openToken(tokenKey, token).then((id) => {
-      this.#opening.delete(token);
-      if (id !== undefined) this.#sessionIds.set(token, id);
+    const opening = openToken(tokenKey, token).then((id) => {
+      if (id === undefined && this.#sessionIds.peek(token) === opening) this.#sessionIds.delete(token);
       return id;
     });
-    this.#opening.set(token, opening);
+    this.#sessionIds.set(token, opening);
     return opening;
   }
 
