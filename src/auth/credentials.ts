@@ -13,7 +13,7 @@ export async function sessionFromHeaders(
   sessions: SessionStore,
   tokens: TokenSigner,
   now: number,
-  secureSession?: (token: string) => Promise<Session | undefined>,
+  secureSession: (token: string) => Promise<Session | undefined>,
 ): Promise<Session> {
   const authorization = request.headers.get('authorization');
   const sessionId = request.headers.get('sessionid');
@@ -26,7 +26,7 @@ export async function sessionFromHeaders(
   }
   if (sessionId) {
     const session = await sessions.touch(sessionId.trim());
-    if (session?.kind === 'secure' || (!session && (await secureSession?.(sessionId.trim())))) {
+    if (session?.kind === 'secure' || (!session && (await secureSession(sessionId.trim())))) {
       throw new ApiError('205', 'this session accepts only secure requests');
     }
     if (!session || session.kind !== 'session') throw new ApiError('201', 'session invalid, expired or logged out');

@@ -2,8 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { exportKeyPairPem, generateRsaKeyPair } from '../secure/keys.js';
 
-export const KEY_FILE = 'server-key.pem';
-export const PUBLIC_KEY_FILE = 'server-key.pub.pem';
+const KEY_FILE = 'server-key.pem';
+const PUBLIC_KEY_FILE = 'server-key.pub.pem';
 
 export interface KeygenOptions {
   bits?: number;

@@ -11,7 +11,7 @@ import { OdbRestProtocolError } from './errors.js';
 
 export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
 
-export interface ChannelAnswer {
+interface ChannelAnswer {
   status: number;
   /** The decrypted body, or the raw body of an unencrypted answer. */
   text: string;

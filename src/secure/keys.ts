@@ -7,8 +7,8 @@ import { ApiError } from '../http/errors.js';
  * and the SPKI PEM the key endpoint answers with. All keys are RSA-OAEP with SHA-1 (OAEP and MGF1).
  */
 export const OAEP = { name: 'RSA-OAEP', hash: 'SHA-1' } as const;
-export const MIN_CLIENT_BITS = 2048;
-export const MAX_CLIENT_BITS = 4096;
+const MIN_CLIENT_BITS = 2048;
+const MAX_CLIENT_BITS = 4096;
 
 type Bytes = Uint8Array<ArrayBuffer>;
 
@@ -56,7 +56,7 @@ function derNode(tag: number, content: Uint8Array): Bytes {
 const PKCS8_RSA_HEAD = [0x02, 0x01, 0x00, 0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00];
 
 /** Wraps a PKCS#1 RSAPrivateKey in a PKCS#8 PrivateKeyInfo. */
-export function pkcs1ToPkcs8(pkcs1: Uint8Array): Bytes {
+function pkcs1ToPkcs8(pkcs1: Uint8Array): Bytes {
   const octets = derNode(0x04, pkcs1);
   const content = new Uint8Array(PKCS8_RSA_HEAD.length + octets.length);
   content.set(PKCS8_RSA_HEAD);

@@ -19,7 +19,7 @@ import { sealToken } from './token.js';
  */
 
 /** A login body is a few hundred bytes; the cap bounds the RSA work an anonymous request can cause. */
-export const MAX_CREDENTIAL_BLOCKS = 32;
+const MAX_CREDENTIAL_BLOCKS = 32;
 
 const SecureLoginSchema = v.object({
   credentials: v.string('credentials must be a string'),

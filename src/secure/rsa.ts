@@ -12,7 +12,7 @@ const OAEP_SHA1_OVERHEAD = 42;
 type Bytes = Uint8Array<ArrayBuffer>;
 
 /** Key size in bytes (`k`). */
-export function keyBytes(key: CryptoKey): number {
+function keyBytes(key: CryptoKey): number {
   return modulusBits(key) / 8;
 }
 

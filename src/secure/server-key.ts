@@ -12,10 +12,10 @@ export interface ServerKey {
   tokenKey: CryptoKey;
 }
 
-export const DEFAULT_SERVER_KEY_BITS = 2048;
+const DEFAULT_SERVER_KEY_BITS = 2048;
 
 /** Loads a PEM private key (PKCS#8 or PKCS#1). Throws a start-up error naming what is wrong. */
-export async function loadServerKey(pem: string): Promise<ServerKey> {
+async function loadServerKey(pem: string): Promise<ServerKey> {
   let extractable: CryptoKey;
   try {
     extractable = await crypto.subtle.importKey('pkcs8', privateKeyDer(pem), OAEP, true, ['decrypt']);

@@ -23,7 +23,7 @@ const MAC_LABEL = encoder.encode('odbrest secure transport mac');
 export type Direction = 0 | 1;
 
 /** Highest message number either side uses; keeps counters exact in a JS number and in JSON. */
-export const MAX_COUNTER = Number.MAX_SAFE_INTEGER;
+const MAX_COUNTER = Number.MAX_SAFE_INTEGER;
 
 /** The 16-byte initial counter block `uint64_be(d * 2^63 + n) || uint64_be(0)`. */
 export function counterBlock(n: number, direction: Direction): Uint8Array {
