@@ -45,7 +45,11 @@ export function readJson(request: ApiRequest): unknown {
 
 /** The JSON body, which must be an object. */
 export function readJsonObject(request: ApiRequest, what = 'request body'): Record<string, unknown> {
-  const value = readJson(request);
+  return asJsonObject(readJson(request), what);
+}
+
+/** `value` if it is a JSON object (not an array, not null), else `400` naming `what`. */
+export function asJsonObject(value: unknown, what: string): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ApiError('400', `${what} must be a JSON object`);
   }

@@ -4,7 +4,7 @@ import { authenticate, parseLoginBody, startSession } from '../auth/login.js';
 import type { Core } from '../core.js';
 import { envelope, okResponse } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
-import { readJsonObject, type ApiRequest } from '../http/request.js';
+import { asJsonObject, readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
 import { newSecureState } from './replay.js';
@@ -51,8 +51,7 @@ async function decryptCredentials(privateKey: CryptoKey, credentials: string): P
   } catch {
     throw new ApiError('400', 'decrypted credentials are not a UTF-8 JSON login body');
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiError('400', 'decrypted credentials must be a JSON object');
-  return body;
+  return asJsonObject(body, 'decrypted credentials');
 }
 
 async function secureLogin(core: Core, request: ApiRequest): Promise<Response> {
