@@ -1,4 +1,5 @@
 import { base64 } from '@scure/base';
+import type { Envelope } from '../http/envelope.js';
 import { clientPassValue } from '../auth/passwords.js';
 import { generateRsaKeyPair, OAEP, pemBody, toPem } from '../secure/keys.js';
 import { blockDecrypt, blockEncrypt } from '../secure/rsa.js';
@@ -43,13 +44,6 @@ export interface OdbRestClient {
 
 type Credential = { kind: 'session'; sessionId: string } | { kind: 'token'; token: string } | { kind: 'secure'; channel: SecureChannel };
 
-interface Envelope<T> {
-  status: { internalStatus: string; statusMessage: string };
-  data: T;
-}
-
-const SEND_DEFAULT = Symbol('no body');
-
 export function createClient(options: ClientOptions): OdbRestClient {
   const fetchFn: FetchFunction = options.fetch ?? ((input, init) => fetch(input, init));
   const root = options.baseUrl.replace(/\/+$/, '') + (options.alias ? `/${encodeURIComponent(options.alias)}` : '');
@@ -57,10 +51,10 @@ export function createClient(options: ClientOptions): OdbRestClient {
   let credential: Credential | undefined;
 
   /** One request; returns `data` of a success envelope, throws `OdbRestError` for a failure envelope. */
-  async function request<T>(method: string, path: string, body: unknown = SEND_DEFAULT, auth = true): Promise<T> {
+  async function request<T>(method: string, path: string, body?: unknown, auth = true): Promise<T> {
     const url = new URL(root + path);
     const headers = new Headers({ appkey: options.appKey });
-    const json = body === SEND_DEFAULT ? undefined : JSON.stringify(body);
+    const json = body === undefined ? undefined : JSON.stringify(body);
     if (auth && credential?.kind === 'secure') {
       // The signed target is the path and query as the URL parser normalized them, as the server sees them.
       const target = url.pathname.slice(rootPath.length) + url.search;
@@ -84,7 +78,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
   }
 
   async function loginSecure(credentials: LoginCredentials, secureOptions: SecureLoginOptions = {}): Promise<SecureLogin> {
-    const { key } = await request<{ key: string }>('GET', '/v2/login/secure/key', SEND_DEFAULT, false);
+    const { key } = await request<{ key: string }>('GET', '/v2/login/secure/key', undefined, false);
     const serverDer = pemBody(key, ['PUBLIC KEY']);
     if (!serverDer) throw new OdbRestProtocolError('the server key is not an SPKI PEM', 200);
     const serverKey = await crypto.subtle.importKey('spki', serverDer.der, OAEP, false, ['encrypt']);
@@ -137,7 +131,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
       const search = query.size > 0 ? `?${query}` : '';
       return request('GET', `/v1/objects/${encodeURIComponent(className)}${search}`);
     },
-    execute: (macroName, params) => request('POST', `/v1/execute/${encodeURIComponent(macroName)}`, params ?? SEND_DEFAULT),
+    execute: (macroName, params) => request('POST', `/v1/execute/${encodeURIComponent(macroName)}`, params ?? undefined),
     async logout() {
       try {
         await request('POST', '/v1/logout');

@@ -57,5 +57,5 @@ export interface ListOptions {
   reverseOrder?: boolean;
 }
 
-/** Which login the client's requests currently use. */
-export type SessionKind = 'session' | 'token' | 'secure';
+/** Which login the client's requests currently use (the service's own session kinds). */
+export type { SessionKind } from '../auth/sessions.js';
