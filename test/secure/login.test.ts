@@ -1,12 +1,13 @@
 /**
- * Secure login (PROTOCOL.md 3) against an independent node:crypto client (test/secure-node.ts).
+ * Secure login (PROTOCOL.md 3) against an independent node:crypto client (test/secure/node-client.ts).
  */
 import { constants, createPublicKey, generateKeyPairSync, publicEncrypt, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { clientPassValue, type Service } from '../../src/index.js';
-import { call, demoService, expectError, USERS, type CallResult } from '../helpers.js';
+import { call, demoService, USERS, type CallResult } from '../helpers.js';
 import {
   derKeyForm,
+  expectPlainError,
   keySize,
   nodeKeyPair,
   nodeSecureLogin,
@@ -32,14 +33,6 @@ const alicePlaintext = (extra: Record<string, unknown> = {}) =>
   JSON.stringify({ user: 'alice', pass: clientPassValue(USERS.alice), appNames: ['crm'], ...extra });
 
 const postSecure = (body: unknown, clientAddress?: string) => call(service, 'POST', '/v2/login/secure', { json: body, clientAddress });
-
-/** A refusal is a plain JSON envelope: never encrypted, never RSA-wrapped. */
-function expectPlainError(result: CallResult, code: string, status: number, message?: string | RegExp): void {
-  expectError(result, code, status);
-  if (message !== undefined) expect(result.body.status.statusMessage).toMatch(message);
-  expect(result.headers.get('content-type')).toMatch(/^application\/json/);
-  expect(result.headers.get('encrypted')).toBeNull();
-}
 
 /** Decrypts a successful answer with the client key and checks the whole envelope. */
 function openLogin(result: CallResult, keys: NodeKeyPair = client) {

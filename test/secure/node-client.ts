@@ -4,13 +4,25 @@
  */
 import { constants, createCipheriv, createHmac, createPublicKey, generateKeyPairSync, privateDecrypt, publicEncrypt } from 'node:crypto';
 import { clientPassValue, type Service } from '../../src/index.js';
-import { APP_KEY, USERS, call } from '../helpers.js';
+import { expect } from 'vitest';
+import { APP_KEY, USERS, call, expectError, type CallResult } from '../helpers.js';
 
 export const OAEP_SHA1 = { padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha1' } as const;
 
 export interface NodeKeyPair {
   publicKey: string;
   privateKey: string;
+}
+
+/**
+ * A refusal answered in the clear: a plain JSON envelope (never encrypted or RSA-wrapped) without
+ * the secure headers.
+ */
+export function expectPlainError(result: CallResult, code: string, status: number, message?: string | RegExp): void {
+  expectError(result, code, status);
+  expect(result.headers.get('content-type')).toMatch(/^application\/json/);
+  for (const header of ['encrypted', 'secure-counter', 'secure-signature']) expect(result.headers.get(header)).toBeNull();
+  if (message !== undefined) expect(result.body.status.statusMessage).toMatch(message);
 }
 
 /** An RSA key pair as PEM (SPKI public, PKCS#8 private). */

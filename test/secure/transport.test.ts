@@ -1,11 +1,12 @@
 /**
- * The secure transport (PROTOCOL.md 4) against an independent node:crypto client (test/secure-node.ts).
+ * The secure transport (PROTOCOL.md 4) against an independent node:crypto client (test/secure/node-client.ts).
  */
 import { beforeAll, describe, expect, test } from 'vitest';
 import { MemoryKeyValueStore, type Service } from '../../src/index.js';
 import { NOBLE_AES_MAX_BYTES } from '../../src/secure/transport.js';
-import { call, demoService, expectError, login, testClock, type CallResult } from '../helpers.js';
+import { call, demoService, login, testClock } from '../helpers.js';
 import {
+  expectPlainError,
   nodeCtr,
   nodeKeyPair,
   nodeSecureLogin,
@@ -28,14 +29,6 @@ beforeAll(async () => {
 });
 
 const OK = { internalStatus: '0', statusMessage: 'ok' };
-
-/** Refusals of the message itself are plain JSON envelopes without the secure headers. */
-function expectPlainError(result: CallResult, code: string, status: number, message?: string | RegExp): void {
-  expectError(result, code, status);
-  expect(result.headers.get('content-type')).toMatch(/^application\/json/);
-  for (const header of ['encrypted', 'secure-counter', 'secure-signature']) expect(result.headers.get(header)).toBeNull();
-  if (message !== undefined) expect(result.body.status.statusMessage).toMatch(message);
-}
 
 /** An encrypted error envelope of exactly this shape. */
 function expectSealedError(answer: { status: number; envelope: any }, code: string, status: number): void {
