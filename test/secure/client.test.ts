@@ -8,7 +8,7 @@ import { serve } from '../../adapters/node.js';
 import { createClient, OdbRestError, OdbRestProtocolError, type FetchFunction, type LoginCredentials } from '../../src/client/index.js';
 import { clientPassValue, type Service } from '../../src/index.js';
 import { generateRsaKeyPair } from '../../src/secure/keys.js';
-import { APP_KEY, call, demoService, expectError, USERS } from '../helpers.js';
+import { APP_KEY, call, demoService, expectError, login, USERS } from '../helpers.js';
 
 const macros = { echo: (_context: unknown, params: Record<string, unknown>) => params };
 const alice: LoginCredentials = { user: 'alice', password: USERS.alice, appNames: ['crm'] };
@@ -32,7 +32,7 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 /** What a plain session reads for `path`, to compare the client's results with. */
 async function plainData(path: string): Promise<unknown> {
-  const sessionId = (await call(service, 'POST', '/v1/login', { json: { user: 'alice', pass: clientPassValue(USERS.alice), appNames: ['crm'] } })).body.data.sessionId;
+  const sessionId = await login(service);
   return (await call(service, 'GET', path, { headers: { sessionId } })).body.data;
 }
 

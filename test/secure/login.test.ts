@@ -3,8 +3,8 @@
  */
 import { constants, createPublicKey, generateKeyPairSync, publicEncrypt, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { clientPassValue, type Service } from '../../src/index.js';
-import { call, demoService, USERS, type CallResult } from '../helpers.js';
+import type { Service } from '../../src/index.js';
+import { call, demoService, loginBody, USERS, type CallResult } from '../helpers.js';
 import {
   derKeyForm,
   expectPlainError,
@@ -30,7 +30,7 @@ beforeAll(async () => {
 });
 
 const alicePlaintext = (extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ user: 'alice', pass: clientPassValue(USERS.alice), appNames: ['crm'], ...extra });
+  JSON.stringify({ ...loginBody('alice', USERS.alice), ...extra });
 
 const postSecure = (body: unknown, clientAddress?: string) => call(service, 'POST', '/v2/login/secure', { json: body, clientAddress });
 
@@ -170,7 +170,7 @@ describe('POST /v2/login/secure refuses, unencrypted', () => {
   });
 
   test('a 1024-bit client key: 310', async () => {
-    const small = generateKeyPairSync('rsa', { modulusLength: 1024, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+    const small = nodeKeyPair(1024);
     expectPlainError(await postSecure(secureLoginBody(serverKey, alicePlaintext(), small.publicKey)), '310', 401, 'publicKey must have 2048 to 4096 bits, not 1024');
   });
 
@@ -248,24 +248,24 @@ describe('POST /v2/login/secure refuses, unencrypted', () => {
   });
 
   test('a wrong password: 302', async () => {
-    const plaintext = JSON.stringify({ user: 'bob', pass: clientPassValue('wrong'), appNames: ['crm'] });
+    const plaintext = JSON.stringify(loginBody('bob', 'wrong'));
     expectPlainError(await postSecure(secureLoginBody(serverKey, plaintext, client.publicKey)), '302', 401);
   });
 
   test('an application the user holds no licence for: 306', async () => {
-    const plaintext = JSON.stringify({ user: 'bob', pass: clientPassValue(USERS.bob), appNames: ['shop'] });
+    const plaintext = JSON.stringify(loginBody('bob', USERS.bob, ['shop']));
     expectPlainError(await postSecure(secureLoginBody(serverKey, plaintext, client.publicKey)), '306', 403);
   });
 
   test('too many failed logins: 303 with Retry-After, even with the right password', async () => {
     const limited = await demoService();
     const key = await serverKeyPem(limited);
-    const attempt = (pass: string) =>
+    const attempt = (password: string) =>
       call(limited, 'POST', '/v2/login/secure', {
-        json: secureLoginBody(key, JSON.stringify({ user: 'extern', pass, appNames: ['crm'] }), client.publicKey),
+        json: secureLoginBody(key, JSON.stringify(loginBody('extern', password)), client.publicKey),
       });
-    for (let i = 0; i < 5; i++) expectPlainError(await attempt(clientPassValue('wrong')), '302', 401);
-    const result = await attempt(clientPassValue(USERS.extern));
+    for (let i = 0; i < 5; i++) expectPlainError(await attempt('wrong'), '302', 401);
+    const result = await attempt(USERS.extern);
     expectPlainError(result, '303', 429);
     expect(Number(result.headers.get('retry-after'))).toBeGreaterThan(0);
   });

@@ -3,9 +3,9 @@
  * with node:crypto only, so the interoperability tests do not check the library against itself.
  */
 import { constants, createCipheriv, createHmac, createPublicKey, generateKeyPairSync, privateDecrypt, publicEncrypt } from 'node:crypto';
-import { clientPassValue, type Service } from '../../src/index.js';
+import type { Service } from '../../src/index.js';
 import { expect } from 'vitest';
-import { APP_KEY, USERS, call, expectError, type CallResult } from '../helpers.js';
+import { APP_KEY, USERS, call, expectError, loginBody, type CallResult } from '../helpers.js';
 
 export const OAEP_SHA1 = { padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha1' } as const;
 
@@ -116,7 +116,7 @@ export async function nodeSecureLogin(
   { user = 'alice', appNames = ['crm'], keyForm = (pem: string) => pem }: { user?: keyof typeof USERS; appNames?: string[]; keyForm?: (pem: string) => string } = {},
 ): Promise<NodeLogin> {
   const serverKey = await serverKeyPem(service);
-  const plaintext = JSON.stringify({ user, pass: clientPassValue(USERS[user]), appNames });
+  const plaintext = JSON.stringify(loginBody(user, USERS[user], appNames));
   const result = await call(service, 'POST', '/v2/login/secure', { json: secureLoginBody(serverKey, plaintext, keyForm(clientKeys.publicKey)) });
   if (result.status !== 200) throw new Error(`secure login failed: ${result.text}`);
   const envelope = JSON.parse(rsaBlocksDecrypt(clientKeys.privateKey, clientKeys.publicKey, Buffer.from(result.text, 'base64')).toString('utf8'));

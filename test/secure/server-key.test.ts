@@ -2,7 +2,7 @@
  * The server key: configured (PKCS#8 or PKCS#1, by value or file), shared between instances,
  * refused when unusable, and written by `odbrest keygen`.
  */
-import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,7 +66,7 @@ describe('a configured key', () => {
     ['a PEM with a broken body', '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n', /serverKey: not a readable RSA private key/],
     [
       'a 1024-bit key',
-      generateKeyPairSync('rsa', { modulusLength: 1024, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } }).privateKey,
+      nodeKeyPair(1024).privateKey,
       /serverKey: must have at least 2048 bits, not 1024/,
     ],
   ])('%s fails start-up', async (_what, serverKey, message) => {
