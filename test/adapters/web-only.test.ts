@@ -1,6 +1,6 @@
 /**
- * The Bun, Deno and Next.js adapters (and the core they are used with) load in any runtime: their
- * built modules, followed through every relative import, name no Node built-in.
+ * The Bun, Deno and Next.js adapters (and the core they are used with) and the client load in any
+ * runtime: their built modules, followed through every relative import, name no Node built-in.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -25,7 +25,7 @@ function importGraph(entry: string): Map<string, string[]> {
   return graph;
 }
 
-for (const entry of ['index.js', 'bun.js', 'deno.js', 'next.js']) {
+for (const entry of ['index.js', 'bun.js', 'deno.js', 'next.js', 'client.js']) {
   test(`dist/${entry} imports no Node built-in`, () => {
     expect(existsSync(`${ROOT}dist/${entry}`), 'run `npm run build` first').toBe(true);
     const nodeImports = [...importGraph(entry)].flatMap(([file, specifiers]) =>
