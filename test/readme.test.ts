@@ -2,7 +2,8 @@
  * The README's promises: `npm start`'s server (examples/node/server.mjs) serves the demo, and every
  * `curl` example in its "Endpoints" section, run as printed, answers what the README shows (except
  * session ids, tokens and times, which differ on every run); and the "Secure login" section's client
- * example and Python client (an independent implementation of the wire format) print what they say.
+ * example and Python client (an independent implementation of the wire format) print what they say,
+ * and its test-vector table holds the vectors test/secure/vectors.test.ts checks.
  */
 import { spawnSync, execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { COUNTER_BLOCKS, GET_SIGNATURE, M_HEX, RESPONSE_BODY, RESPONSE_PLAIN, RESPONSE_SIGNATURE } from './secure/vectors.js';
 import { spawnLines, type LineProcess } from './support/processes.js';
 import { requireOrSkip } from './support/servers.js';
 
@@ -42,6 +44,24 @@ beforeAll(async () => {
 });
 
 afterAll(() => server?.stop());
+
+test('the README\'s secure transport test vectors are the ones the vector tests check', () => {
+  const readme = readFileSync(`${root}README.md`, 'utf8');
+  const start = readme.indexOf('Test vectors (`test/secure/vectors.test.ts`)');
+  expect(start).toBeGreaterThan(0);
+  const table = readme.slice(start, readme.indexOf('\n\n', readme.indexOf('\n|', start)));
+  const lines = table.split('\n').filter((line) => line.startsWith('|'));
+  expect(lines.slice(0, 2)).toEqual(['| | value |', '|---|---|']);
+  const rows = lines.slice(2).map((line) => /^\| (.+) \| (\S+(?: \S+)*) \|$/.exec(line)?.slice(1) ?? line);
+  const [n, request, answer] = COUNTER_BLOCKS.find(([n]) => n === 4294967297)!;
+  expect(rows).toEqual([
+    ['`M` (hex)', `\`${M_HEX}\``],
+    [`counter blocks, \`n\` = ${n}`, `request \`${request}\`, answer \`${answer}\``],
+    [`body of answer 7 (counter block (7, 1)), plaintext \`${RESPONSE_PLAIN}\``, `\`${RESPONSE_BODY}\``],
+    ['`Secure-Signature` of that answer (status 200)', `\`${RESPONSE_SIGNATURE}\``],
+    ['`Secure-Signature` of request 8, `GET /v1/object/USR00001`, no body', `\`${GET_SIGNATURE}\``],
+  ]);
+});
 
 test('the README has a checked example for every core endpoint', () => {
   const commands = examples().map((example) => example.command).join('\n');
