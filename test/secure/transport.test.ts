@@ -2,7 +2,7 @@
  * The secure transport (PROTOCOL.md 4) against an independent node:crypto client (test/secure/node-client.ts).
  */
 import { beforeAll, describe, expect, test } from 'vitest';
-import { MemoryKeyValueStore, type Service } from '../../src/index.js';
+import { MemoryKeyValueStore, type KeyValueStore, type Service } from '../../src/index.js';
 import { NOBLE_AES_MAX_BYTES } from '../../src/secure/transport.js';
 import { call, demoService, login, testClock } from '../helpers.js';
 import {
@@ -317,3 +317,44 @@ describe('two instances sharing one key-value store and server key', () => {
   });
 });
 
+describe('store operations per accepted request', () => {
+  /** A view of `kv` that counts the calls made through it, by method. */
+  function counting(kv: KeyValueStore): { kv: KeyValueStore; calls: Record<string, number> } {
+    const calls: Record<string, number> = {};
+    const view = new Proxy(kv, {
+      get(target, name: string) {
+        const member = Reflect.get(target, name);
+        if (typeof member !== 'function') return member;
+        return (...args: unknown[]) => {
+          calls[name] = (calls[name] ?? 0) + 1;
+          return member.apply(target, args);
+        };
+      },
+    });
+    return { kv: view, calls };
+  }
+
+  test('one compare-and-set while the session is unchanged; a read again after another instance changed it', async () => {
+    const shared = new MemoryKeyValueStore();
+    const serverKey = nodeKeyPair().privateKey;
+    const [a, b] = [counting(shared), counting(shared)];
+    const [first, second] = await Promise.all([demoService({ kv: a.kv, serverKey }), demoService({ kv: b.kv, serverKey })]);
+    const session = await nodeSecureLogin(first, keys);
+    const get = async (service: Service, n: number) => {
+      const result = await sendSecure(service, 'GET', '/v1/object/USR00001', secureRequest(session, n, 'GET', '/v1/object/USR00001'));
+      expect(openSecureResponse(session, n, result.status, result.headers, result.text).status).toEqual(OK);
+    };
+    await get(first, 1);
+    const counted = async (view: { calls: Record<string, number> }, run: () => Promise<void>) => {
+      for (const name of Object.keys(view.calls)) delete view.calls[name];
+      await run();
+      return { ...view.calls };
+    };
+    expect(await counted(a, async () => {
+      for (let n = 2; n <= 4; n++) await get(first, n);
+    })).toEqual({ compareAndSet: 3 });
+    await get(second, 5); // the session as `first` last wrote it is no longer what the store holds
+    expect(await counted(a, () => get(first, 6))).toEqual({ compareAndSet: 2, get: 1 });
+    expect(await counted(a, () => get(first, 7))).toEqual({ compareAndSet: 1 });
+  });
+});
