@@ -125,6 +125,7 @@ export class SessionStore {
   }
 
   async delete(id: string): Promise<boolean> {
+    this.#parsed.delete(id);
     return this.kv.delete(key(id));
   }
 
