@@ -12,8 +12,8 @@ import {
   loginData,
   params,
   postJson,
-  spawnProviders,
-  startService,
+  startAllProviders,
+  stopAllProviders,
   type LocalProvider,
   type ProviderProcess,
   type RunningService,
@@ -26,14 +26,10 @@ let running: RunningService;
 let providers: Record<ProviderType, LocalProvider>;
 
 beforeAll(async () => {
-  ({ idp, providers } = await spawnProviders(...PROVIDER_TYPES));
-  running = await startService(PROVIDER_TYPES.map((kind) => ({ provider: providers[kind], name: NAMES[kind] })));
+  ({ idp, providers, running } = await startAllProviders());
 });
 
-afterAll(async () => {
-  await running?.close();
-  idp?.close();
-});
+afterAll(() => stopAllProviders({ idp, running }));
 
 const plainLoginData = (user: 'alice' | 'bob' | 'extern', appNames: string[]) => loginData(running.base, user, appNames);
 const links = (provider: string, subject: string) => identityLinks(running.service, { provider, subject });

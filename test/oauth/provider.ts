@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 import { readTextFile, serve } from '../../adapters/node.js';
 import type { Fields, OAuthEndpoints, ProviderType, SeedObject, Service, ServiceOptions, Where } from '../../src/index.js';
+import { PROVIDER_TYPES } from '../../src/index.js';
 import { expect } from 'vitest';
 import { APP_KEY, USERS, call, demoData, demoService, loginBody, type CallResult } from '../helpers.js';
 import { remoteService } from '../support/processes.js';
@@ -260,4 +261,22 @@ export function expectRejected(answer: Pick<CallResult, 'status' | 'body'>, code
 /** The fields of the identity links (`ExternalIdentity` objects) matching `where`. */
 export async function identityLinks(service: Service, where: Where): Promise<Fields[]> {
   return (await service.store.find({ className: 'ExternalIdentity', where })).objects.map((object) => object.fields);
+}
+
+/** A provider process serving every provider type, and odbrest configured for all four (see `startService`). */
+export interface AllProviders {
+  idp: ProviderProcess;
+  providers: Record<ProviderType, LocalProvider>;
+  running: RunningService;
+}
+
+export async function startAllProviders(): Promise<AllProviders> {
+  const { idp, providers } = await spawnProviders(...PROVIDER_TYPES);
+  const running = await startService(PROVIDER_TYPES.map((kind) => ({ provider: providers[kind], name: NAMES[kind] })));
+  return { idp, providers, running };
+}
+
+export async function stopAllProviders(setup: Partial<AllProviders>): Promise<void> {
+  await setup.running?.close();
+  setup.idp?.close();
 }

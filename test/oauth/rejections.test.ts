@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportPKCS8, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROVIDER_TYPES, type ProviderType } from '../../src/index.js';
+import type { ProviderType } from '../../src/index.js';
 import { APP_KEY, USERS, call, loginBody, testClock } from '../helpers.js';
 import {
   NAMES,
@@ -16,8 +16,9 @@ import {
   overHttp,
   params,
   postJson,
-  spawnProviders,
+  startAllProviders,
   startService,
+  stopAllProviders,
   tampered,
   type LocalProvider,
   type ProviderProcess,
@@ -30,14 +31,10 @@ let providers: Record<ProviderType, LocalProvider>;
 const DF_GONE = 'unknown, expired or already used dfUuid; start the external login again';
 
 beforeAll(async () => {
-  ({ idp, providers } = await spawnProviders(...PROVIDER_TYPES));
-  running = await startService(PROVIDER_TYPES.map((kind) => ({ provider: providers[kind], name: NAMES[kind] })));
+  ({ idp, providers, running } = await startAllProviders());
 });
 
-afterAll(async () => {
-  await running?.close();
-  idp?.close();
-});
+afterAll(() => stopAllProviders({ idp, running }));
 
 const linksOf = (subject: string) => identityLinks(running.service, { subject });
 
