@@ -31,3 +31,4 @@ export function serve(service: Service, options: { port?: number; hostname?: str
 export const readTextFile = (path: string): Promise<string> => readFile(path, 'utf8');
 
 export { loadConfig, readSeedFile, type HostConfig } from '../src/cli/config.js';
+export { nodeCrypto } from './node-crypto.js';

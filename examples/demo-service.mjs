@@ -5,6 +5,8 @@
 //   ODBREST_LOGIN_PER_ADDRESS=20    failed logins per client address within the window
 //   ODBREST_PASSWORD_ITERATIONS=n   PBKDF2 iterations for the demo passwords (lower starts faster)
 import { createService } from 'odbrest';
+// Native AES-CTR and HMAC for the secure transport: node:crypto, which Node, Bun and Deno all have.
+import { nodeCrypto } from 'odbrest/node';
 import demoData from './demo-data.json' with { type: 'json' };
 
 /**
@@ -20,6 +22,7 @@ export function createDemoService(env, { basePath = '/api' } = {}) {
     trustProxy: env.ODBREST_TRUST_PROXY === 'true',
     loginLimit: { perUser: number('ODBREST_LOGIN_PER_USER'), perAddress: number('ODBREST_LOGIN_PER_ADDRESS') },
     passwordIterations: number('ODBREST_PASSWORD_ITERATIONS'),
+    symmetricCrypto: nodeCrypto,
     macros: {
       // POST /api/v1/execute/greet {"name": "..."}: greets the name, or the logged-in user.
       greet: async (context, params) => {

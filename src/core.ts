@@ -5,7 +5,7 @@ import { LoginLimiter } from './auth/login-limit.js';
 import { dummyPasswordHash, verifyPassword } from './auth/passwords.js';
 import { SessionStore, type Session } from './auth/sessions.js';
 import { readBodyText } from './http/body.js';
-import { errorResponse, toApiError } from './http/envelope.js';
+import { errorReply, toApiError, toResponse, type Answer } from './http/envelope.js';
 import { ApiError, clip } from './http/errors.js';
 import type { ApiRequest, RequestContext } from './http/request.js';
 import { RouteTable, type Route } from './http/router.js';
@@ -19,6 +19,7 @@ import { objectRoutes } from './objects/routes.js';
 import { SecureTransport } from './secure/handler.js';
 import { secureLoginRoutes } from './secure/routes.js';
 import { ServerKeySource } from './secure/server-key.js';
+import { portableCrypto, type SymmetricCrypto } from './secure/symmetric.js';
 import { Serializer } from './objects/serialize.js';
 import type { ServiceOptions } from './options.js';
 import { MemoryKeyValueStore } from './storage/memory-kv.js';
@@ -42,6 +43,8 @@ export class Core {
   readonly internalClasses: ReadonlySet<string>;
   /** The RSA key of the secure login (configured, or generated on first use). */
   readonly serverKey: ServerKeySource;
+  /** AES-CTR and HMAC of the secure transport. */
+  readonly symmetricCrypto: SymmetricCrypto;
   readonly #secure: SecureTransport;
 
   readonly #options: ServiceOptions;
@@ -81,6 +84,7 @@ export class Core {
     this.#maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
     this.#onError = options.onError ?? ((error) => console.error('odbrest: unexpected error', error));
     this.serverKey = new ServerKeySource(options.serverKey);
+    this.symmetricCrypto = options.symmetricCrypto ?? portableCrypto;
     this.#secure = new SecureTransport(this);
     this.addRoutes([...loginRoutes(this), ...objectRoutes(this), ...macroRoutes(this), ...secureLoginRoutes(this)]);
     const externalLogin = new ExternalLogin(this, {
@@ -117,14 +121,14 @@ export class Core {
       const apiRequest = this.#toApiRequest(request, context);
       if (this.#secure.claims(request.headers)) return await this.#secure.handle(apiRequest, (inner) => this.dispatch(inner));
       if (request.body) apiRequest.bodyText = await readBodyText(request, this.#maxBodyBytes);
-      return await this.dispatch(apiRequest);
+      return toResponse(await this.dispatch(apiRequest));
     } catch (error) {
-      return errorResponse(toApiError(error, this.#onError));
+      return toResponse(errorReply(toApiError(error, this.#onError)));
     }
   }
 
   /** Routes a request whose body has been read; errors become envelopes (so transports can wrap them). */
-  async dispatch(request: ApiRequest): Promise<Response> {
+  async dispatch(request: ApiRequest): Promise<Answer> {
     try {
       let matched: ReturnType<RouteTable['match']>;
       try {
@@ -144,7 +148,7 @@ export class Core {
       }
       return await route.handler(request);
     } catch (error) {
-      return errorResponse(toApiError(error, this.#onError));
+      return errorReply(toApiError(error, this.#onError));
     }
   }
 

@@ -44,6 +44,7 @@ export type { ServiceOptions, CustomAuthenticator } from './options.js';
 export type { RequestContext, ApiRequest } from './http/request.js';
 export { ApiError, StorageUnavailableError, STATUS_CODES, type StatusCode, type ApiErrorOptions } from './http/errors.js';
 export type { Envelope } from './http/envelope.js';
+export { portableCrypto, type SymmetricCrypto } from './secure/symmetric.js';
 export type {
   ObjectStore,
   KeyValueStore,

@@ -1,6 +1,7 @@
 import type { LoginLimitOptions } from './auth/login-limit.js';
 import type { Macro } from './macros/registry.js';
 import type { OAuthProviderOption } from './oauth/providers.js';
+import type { SymmetricCrypto } from './secure/symmetric.js';
 import type { SeedData } from './storage/seed.js';
 import type { KeyValueStore, ObjectStore, StoredObject } from './storage/types.js';
 
@@ -72,6 +73,12 @@ export interface ServiceOptions {
    * address must share a configured key (it also seals their Secure-Tokens).
    */
   serverKey?: string;
+  /**
+   * AES-256-CTR and HMAC-SHA-256 of the secure transport. Default: `portableCrypto` (pure JS, with
+   * WebCrypto for bodies over 8 KiB), which runs everywhere. On Node, Bun and Deno pass `nodeCrypto`
+   * from `odbrest/node` (native; `loadConfig` sets it): an encrypted request then costs about half.
+   */
+  symmetricCrypto?: SymmetricCrypto;
   /** Clock in epoch ms, for tests. */
   now?: () => number;
   /** Called with unexpected errors (answered as a bare `500`). Default: `console.error`. */

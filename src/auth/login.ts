@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { Core } from '../core.js';
-import { okResponse } from '../http/envelope.js';
+import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
@@ -91,11 +91,11 @@ export async function startSession(
   return { session, data };
 }
 
-async function plainLogin(core: Core, request: ApiRequest, principalKind: PrincipalKind): Promise<Response> {
+async function plainLogin(core: Core, request: ApiRequest, principalKind: PrincipalKind): Promise<JsonReply> {
   const body = parseLoginBody(readJsonObject(request));
   const principal = await authenticate(core, body, request.clientAddress, principalKind);
   const { data } = await startSession(core, 'session', principal, body, { principalKind });
-  return okResponse(data);
+  return okReply(data);
 }
 
 export function loginRoutes(core: Core): Route[] {
@@ -112,7 +112,7 @@ export function loginRoutes(core: Core): Route[] {
         const { session, data } = await startSession(core, 'token', principal, body);
         const { sessionId: _hidden, ...rest } = data;
         const token = await core.tokens.sign(body.user, session.id, session.expiresAt, core.now());
-        return okResponse({ token, ...rest });
+        return okReply({ token, ...rest });
       },
     },
     {
@@ -121,7 +121,7 @@ export function loginRoutes(core: Core): Route[] {
       auth: 'session',
       handler: async (request) => {
         await core.sessions.delete(request.session!.id);
-        return okResponse({}, 'logged out');
+        return okReply({}, 'logged out');
       },
     },
   ];

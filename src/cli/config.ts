@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
 import { parse as parseYaml } from 'yaml';
+import { nodeCrypto } from '../../adapters/node-crypto.js';
 import type { ServiceOptions } from '../options.js';
 import type { SeedData } from '../storage/seed.js';
 
@@ -123,6 +124,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     oAuthProviders: file.oAuthProviders,
     // Apple's key file (keyPath in the provider entry), relative paths from the config file's folder.
     readFile: (path) => readFile(resolve(baseDir, path), 'utf8'),
+    // Native AES-CTR and HMAC for the secure transport (the core's default is pure JS).
+    symmetricCrypto: nodeCrypto,
     loginLimit: file.loginLimit && {
       perUser: file.loginLimit.perUser,
       perAddress: file.loginLimit.perAddress,

@@ -5,6 +5,7 @@ import { generateRsaKeyPair, OAEP, pemBody, toPem } from '../secure/keys.js';
 import { blockDecrypt, blockEncrypt } from '../secure/rsa.js';
 import { OdbRestError, OdbRestProtocolError } from './errors.js';
 import { SecureChannel, type FetchFunction } from './secure-channel.js';
+import type { SymmetricCrypto } from '../secure/symmetric.js';
 import type { ListOptions, LoginCredentials, SecureLogin, SerializedObject, SerializedSet, SessionKind, SessionLogin, TokenLogin } from './types.js';
 
 /**
@@ -19,6 +20,8 @@ export interface ClientOptions {
   alias?: string;
   /** Default: the global `fetch`. */
   fetch?: FetchFunction;
+  /** AES-CTR and HMAC of the secure transport. Default: `portableCrypto`; on Node, Bun or Deno `nodeCrypto` from `odbrest/node` is faster. */
+  symmetricCrypto?: SymmetricCrypto;
 }
 
 export interface SecureLoginOptions {
@@ -105,7 +108,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
     }
     const data = unwrap<SecureLogin & { sessionId: string; symmetricKey: string }>(response.status, response.headers, opened);
     const { sessionId, symmetricKey, ...answer } = data;
-    credential = { kind: 'secure', channel: new SecureChannel(sessionId, base64.decode(symmetricKey)) };
+    credential = { kind: 'secure', channel: new SecureChannel(sessionId, base64.decode(symmetricKey), options.symmetricCrypto) };
     return answer;
   }
 
@@ -164,4 +167,5 @@ function unwrap<T>(httpStatus: number, headers: Headers, text: string): T {
 
 export { OdbRestError, OdbRestProtocolError } from './errors.js';
 export type { FetchFunction } from './secure-channel.js';
+export { portableCrypto, type SymmetricCrypto } from '../secure/symmetric.js';
 export type * from './types.js';

@@ -7,6 +7,7 @@ import {
   signatureMatches,
   type MessageKeys,
 } from '../secure/transport.js';
+import type { SymmetricCrypto } from '../secure/symmetric.js';
 import { OdbRestProtocolError } from './errors.js';
 
 export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
@@ -37,9 +38,9 @@ export class SecureChannel {
   readonly #inFlight = new Set<number>();
   #waiting: Array<() => void> = [];
 
-  constructor(token: string, key: Uint8Array) {
+  constructor(token: string, key: Uint8Array, symmetric?: SymmetricCrypto) {
     this.token = token;
-    this.#keys = messageKeys(key);
+    this.#keys = messageKeys(key, symmetric);
   }
 
   async exchange(fetchFn: FetchFunction, method: string, url: string, target: string, headers: Headers, json: string | undefined): Promise<ChannelAnswer> {

@@ -1,4 +1,5 @@
 import { IttyRouter } from 'itty-router';
+import type { Answer } from './envelope.js';
 import { ApiError, clip } from './errors.js';
 import type { ApiRequest } from './request.js';
 
@@ -15,7 +16,7 @@ export interface Route {
   auth: RouteAuth;
   /** False for routes a browser or provider reaches without an `appkey` header (OAuth callbacks). */
   appKey?: boolean;
-  handler: (request: ApiRequest) => Promise<Response>;
+  handler: (request: ApiRequest) => Promise<Answer>;
 }
 
 /**

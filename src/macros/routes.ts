@@ -1,5 +1,5 @@
 import type { Core } from '../core.js';
-import { okResponse } from '../http/envelope.js';
+import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import { readJson } from '../http/request.js';
 import type { Route } from '../http/router.js';
@@ -21,7 +21,7 @@ export function macroRoutes(core: Core): Route[] {
           throw new ApiError('400', 'macro parameters must be a JSON object');
         }
         const result = await macro(core.macroContext(request), params as Record<string, unknown>);
-        return okResponse(result === undefined ? {} : result);
+        return okReply(result === undefined ? {} : result);
       },
     },
   ];

@@ -1,7 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { checkLicences, startSession } from '../auth/login.js';
 import type { Core } from '../core.js';
-import { okResponse } from '../http/envelope.js';
+import { okReply, type Answer, type JsonReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { StoredObject } from '../storage/types.js';
@@ -49,7 +49,7 @@ export class ExternalLogin {
   }
 
   /** Step 1: the redirect to the provider, with state, PKCE (S256) and, for OpenID providers, nonce. */
-  async start(provider: ConfiguredProvider, appNames: string[]): Promise<Response> {
+  async start(provider: ConfiguredProvider, appNames: string[]): Promise<Answer> {
     const state = oauth.generateRandomState();
     const pending: PendingLogin = {
       provider: provider.key,
@@ -75,7 +75,7 @@ export class ExternalLogin {
   }
 
   /** Step 2: the provider's callback. The one-time state is what authenticates it. */
-  async callback(request: ApiRequest, provider: ConfiguredProvider, params: URLSearchParams): Promise<Response> {
+  async callback(request: ApiRequest, provider: ConfiguredProvider, params: URLSearchParams): Promise<Answer> {
     const state = params.get('state');
     if (!state) throw new ApiError('322', 'the callback carries no state');
     const saved = state.length <= 256 ? await this.core.kv.take(stateKey(state)) : undefined;
@@ -90,7 +90,7 @@ export class ExternalLogin {
     const waiting: PendingLink = { provider: provider.key, type: provider.kind.type, identity };
     await this.core.kv.set(dfUuidKey(dfUuid), JSON.stringify(waiting), DF_UUID_TTL_MS);
     const message = `no database user is assigned to this ${provider.name} identity yet; assign one with POST /v1/extLogin (user, pass, appNames and this dfUuid)`;
-    return noStore(okResponse({ dfUuid }, message, message));
+    return noStore(okReply({ dfUuid }, message, message));
   }
 
   /**
@@ -109,10 +109,10 @@ export class ExternalLogin {
     if (!/^[0-9a-f-]{36}$/.test(dfUuid) || (await this.core.kv.get(dfUuidKey(dfUuid))) === undefined) throw unknownDfUuid();
   }
 
-  async #session(user: StoredObject, appNames: string[]): Promise<Response> {
+  async #session(user: StoredObject, appNames: string[]): Promise<Answer> {
     checkLicences(user, appNames);
     const { data } = await startSession(this.core, 'session', user, { user: String(user.fields.Name ?? ''), appNames });
-    return noStore(okResponse(data));
+    return noStore(okReply(data));
   }
 
   async #linkedUser(link: Pick<StoredObject, 'fields'>, missing: string): Promise<StoredObject> {
@@ -157,7 +157,7 @@ function safeResult(value: unknown): string {
   return typeof value === 'number' ? String(value) : typeof value;
 }
 
-function noStore(response: Response): Response {
-  response.headers.set('cache-control', 'no-store');
-  return response;
+function noStore(reply: JsonReply): JsonReply {
+  reply.headers['cache-control'] = 'no-store';
+  return reply;
 }

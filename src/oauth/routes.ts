@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { LoginBodySchema, authenticate, startSession } from '../auth/login.js';
 import type { Core } from '../core.js';
 import { isFormContentType } from '../http/body.js';
-import { okResponse } from '../http/envelope.js';
+import { okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
@@ -74,7 +74,7 @@ export function externalLoginRoutes(core: Core, flow: ExternalLogin): Route[] {
         const user = await authenticate(core, body, request.clientAddress);
         await flow.link(body.dfUuid, user);
         const { data } = await startSession(core, 'session', user, body);
-        return okResponse(data);
+        return okReply(data);
       },
     },
   ];

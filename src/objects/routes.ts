@@ -1,5 +1,5 @@
 import type { Core } from '../core.js';
-import { okResponse } from '../http/envelope.js';
+import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
@@ -56,7 +56,7 @@ function booleanParam(request: ApiRequest, name: string): boolean {
   throw new ApiError('400', `${name} must be true or false`);
 }
 
-async function listing(core: Core, request: ApiRequest, className: string): Promise<Response> {
+async function listing(core: Core, request: ApiRequest, className: string): Promise<JsonReply> {
   if (core.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
   const set: ObjectSet = {
     className,
@@ -84,7 +84,7 @@ async function listing(core: Core, request: ApiRequest, className: string): Prom
     set.elements = found.objects;
     unfiltered = found.total;
   }
-  return okResponse(await core.serializer.set(set.elements, unfiltered));
+  return okReply(await core.serializer.set(set.elements, unfiltered));
 }
 
 function validName(value: string, what: string): string {
@@ -106,7 +106,7 @@ export function objectRoutes(core: Core): Route[] {
       handler: async (request) => {
         const id = validName(request.params.id!, 'object id');
         const object = served(core, await core.store.get(id));
-        if (object) return okResponse(await core.serializer.object(object));
+        if (object) return okReply(await core.serializer.object(object));
         if (!core.internalClasses.has(id) && (await core.store.count(id)) > 0) return listing(core, request, id);
         throw new ApiError('404', `no object or class ${id}`);
       },

@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { Session } from '../auth/sessions.js';
 import type { Core } from '../core.js';
 import { readBodyText } from '../http/body.js';
-import { errorResponse, responseText } from '../http/envelope.js';
+import { answerText, errorReply, type Answer } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { SecureSessionState } from './replay.js';
@@ -80,7 +80,7 @@ export class SecureTransport {
     return found?.session.kind === 'secure' ? found.session : undefined;
   }
 
-  async handle(request: ApiRequest, next: (request: ApiRequest) => Promise<Response>): Promise<Response> {
+  async handle(request: ApiRequest, next: (request: ApiRequest) => Promise<Answer>): Promise<Response> {
     const token = request.headers.get('secure-token')!.trim();
     if (token === '') throw new ApiError('204', 'Secure-Token header is empty');
     const id = await this.#sessionIdOf(token);
@@ -102,34 +102,38 @@ export class SecureTransport {
     const plaintext = await decryptBody(keys, n, 0, bodyText);
     if (plaintext === undefined) throw rejected('body does not decrypt to UTF-8 text');
 
-    let response: Response;
+    let answer: Answer;
     if (bodyText !== '' && !isSecureContentType(request.headers.get('content-type'))) {
-      response = errorResponse(new ApiError('415', 'Content-Type of an encrypted body must be application/text'));
+      answer = errorReply(new ApiError('415', 'Content-Type of an encrypted body must be application/text'));
     } else {
       request.bodyText = plaintext;
       request.secure = true;
       request.session = session;
-      response = await next(request);
+      answer = await next(request);
     }
-    return this.#seal(response, keys, n);
+    return this.#seal(answer, keys, n);
   }
 
   async #loadKeys(token: string): Promise<MessageKeys | undefined> {
     const session = await this.sessionOf(token);
     if (!session) return undefined;
-    const keys = messageKeys(base64.decode((session.extra as SecureSessionState).key));
+    const keys = messageKeys(base64.decode((session.extra as SecureSessionState).key), this.core.symmetricCrypto);
     this.#keys.set(session.id, keys);
     return keys;
   }
 
-  async #seal(response: Response, keys: MessageKeys, n: number): Promise<Response> {
-    const { body, signature } = await sealResponse(keys, n, response.status, await responseText(response));
-    const headers = response.headers;
-    headers.delete('content-length');
-    headers.set('content-type', 'application/text');
-    headers.set('encrypted', 'true');
-    headers.set('secure-counter', String(n));
-    headers.set('secure-signature', signature);
-    return new Response(body === '' ? null : body, { status: response.status, headers });
+  /** The one `Response` of an accepted message: the answer encrypted and signed under its number, its other headers kept. */
+  async #seal(answer: Answer, keys: MessageKeys, n: number): Promise<Response> {
+    const { body, signature } = await sealResponse(keys, n, answer.status, await answerText(answer));
+    const sealing = { 'content-type': 'application/text', encrypted: 'true', 'secure-counter': String(n), 'secure-signature': signature };
+    let headers: HeadersInit = sealing;
+    if (answer instanceof Response) {
+      headers = answer.headers;
+      headers.delete('content-length');
+      for (const [name, value] of Object.entries(sealing)) headers.set(name, value);
+    } else {
+      headers = { ...answer.headers, ...sealing };
+    }
+    return new Response(body === '' ? null : body, { status: answer.status, headers });
   }
 }

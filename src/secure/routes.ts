@@ -2,7 +2,7 @@ import { base64 } from '@scure/base';
 import * as v from 'valibot';
 import { authenticate, parseLoginBody, startSession } from '../auth/login.js';
 import type { Core } from '../core.js';
-import { envelope, okResponse } from '../http/envelope.js';
+import { envelope, okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import { asJsonObject, readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
@@ -88,7 +88,7 @@ export function secureLoginRoutes(core: Core): Route[] {
       method: 'GET',
       path: '/v2/login/secure/key',
       auth: 'none',
-      handler: async () => okResponse({ key: (await core.serverKey.get()).publicKeyPem }),
+      handler: async () => okReply({ key: (await core.serverKey.get()).publicKeyPem }),
     },
     { method: 'POST', path: '/v2/login/secure', auth: 'none', handler: (request) => secureLogin(core, request) },
   ];

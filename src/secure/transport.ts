@@ -1,19 +1,12 @@
-import { ctr } from '@noble/ciphers/aes.js';
-import { hmac } from '@noble/hashes/hmac.js';
-import { sha256 } from '@noble/hashes/sha2.js';
 import { base64 } from '@scure/base';
 import { timingSafeEqual } from '../auth/passwords.js';
 import { asciiText, base64Bytes } from './base64.js';
+import { portableCrypto, type SymmetricCrypto } from './symmetric.js';
 
 /**
  * The message layer of the secure transport (PROTOCOL.md 4), shared by the service and the client:
- * counter blocks, AES-256-CTR bodies and HMAC-SHA-256 signatures.
- *
- * AES-CTR runs in @noble/ciphers for bodies up to `NOBLE_AES_MAX_BYTES` and in WebCrypto above:
- * a WebCrypto call costs a trip through the runtime's crypto thread pool (measured in the service
- * on Node 20: about 70 µs of wall time per request for a 1 KB answer, against 15 µs for noble),
- * while noble's pure-JS AES grows by about 15 µs per KB and native AES hardly at all. The signatures
- * stay in @noble/hashes for the same reason: they are mostly over a short line or a small body.
+ * counter blocks, AES-256-CTR bodies and HMAC-SHA-256 signatures, on the primitives of a
+ * `SymmetricCrypto` (by default `portableCrypto`).
  */
 const encoder = new TextEncoder();
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -37,37 +30,28 @@ export function counterBlock(n: number, direction: Direction): Uint8Array {
 }
 
 /** `M` = HMAC-SHA-256(K, "odbrest secure transport mac"): the signing key derived from the session key. */
-export function macKey(sessionKey: Uint8Array): Uint8Array {
-  return hmac(sha256, sessionKey, MAC_LABEL);
+export function macKey(sessionKey: Uint8Array, symmetric: SymmetricCrypto = portableCrypto): Uint8Array {
+  return symmetric.hmacSha256(sessionKey)(MAC_LABEL);
 }
 
-/** Largest body encrypted with @noble/ciphers; larger ones go to WebCrypto (see the top of this file). */
-export const NOBLE_AES_MAX_BYTES = 8192;
-
-/** A session's keys prepared once: K (imported into WebCrypto on first need) and HMAC-SHA-256 under M with its key absorbed. */
+/** A session's keys prepared once: AES-256-CTR under K and HMAC-SHA-256 under M. */
 export interface MessageKeys {
-  key: Uint8Array;
-  /** K as a WebCrypto AES-CTR key, imported for the first body larger than `NOBLE_AES_MAX_BYTES`. */
-  aes?: Promise<CryptoKey>;
-  mac: ReturnType<typeof hmac.create>;
+  ctr: (counter: Uint8Array, data: Uint8Array) => Uint8Array | Promise<Uint8Array>;
+  mac: (...parts: Uint8Array[]) => Uint8Array;
 }
 
 /**
- * Prepares a session's keys without WebCrypto, so a request never waits for the crypto thread pool
- * just to start (a request that does can be overtaken by 64 others of its session and fall out of
- * the replay window when the client does not pace its counters).
+ * Prepares a session's keys. With the default primitives this needs no WebCrypto, so a request never
+ * waits for the crypto thread pool just to start (a request that does can be overtaken by 64 others
+ * of its session and fall out of the replay window when the client does not pace its counters).
  */
-export function messageKeys(sessionKey: Uint8Array): MessageKeys {
-  const key = Uint8Array.from(sessionKey);
-  return { key, mac: hmac.create(sha256, macKey(key)) };
+export function messageKeys(sessionKey: Uint8Array, symmetric: SymmetricCrypto = portableCrypto): MessageKeys {
+  return { ctr: symmetric.aesCtr(sessionKey), mac: symmetric.hmacSha256(macKey(sessionKey, symmetric)) };
 }
 
 /** AES-256-CTR from the message's counter block, incrementing the whole 128-bit block (encrypts and decrypts). */
-async function ctrCipher(keys: MessageKeys, n: number, direction: Direction, data: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
-  const counter = counterBlock(n, direction) as Uint8Array<ArrayBuffer>;
-  if (data.length <= NOBLE_AES_MAX_BYTES) return ctr(keys.key, counter).encrypt(data);
-  keys.aes ??= crypto.subtle.importKey('raw', keys.key as Uint8Array<ArrayBuffer>, 'AES-CTR', false, ['encrypt']);
-  return new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-CTR', counter, length: 128 }, await keys.aes, data));
+async function ctrCipher(keys: MessageKeys, n: number, direction: Direction, data: Uint8Array): Promise<Uint8Array> {
+  return keys.ctr(counterBlock(n, direction), data);
 }
 
 /** The base64 body of a message as ASCII bytes (what is signed); empty for an empty plaintext. */
@@ -97,14 +81,14 @@ export async function sealResponse(keys: MessageKeys, n: number, status: number,
 export async function decryptBody(keys: MessageKeys, n: number, direction: Direction, body: string): Promise<string | undefined> {
   if (body === '') return '';
   try {
-    return utf8.decode(await ctrCipher(keys, n, direction, base64.decode(body) as Uint8Array<ArrayBuffer>));
+    return utf8.decode(await ctrCipher(keys, n, direction, base64.decode(body)));
   } catch {
     return undefined;
   }
 }
 
 function sign(keys: MessageKeys, head: string, body: Uint8Array): Uint8Array {
-  return keys.mac.clone().update(encoder.encode(head)).update(body).digest();
+  return keys.mac(encoder.encode(head), body);
 }
 
 /** HMAC-SHA-256(M, "REQ n METHOD target\n" || body): `target` is path and query relative to the service root. */

@@ -3,7 +3,8 @@
  */
 import { beforeAll, describe, expect, test } from 'vitest';
 import { MemoryKeyValueStore, type KeyValueStore, type Service } from '../../src/index.js';
-import { NOBLE_AES_MAX_BYTES } from '../../src/secure/transport.js';
+import { NOBLE_AES_MAX_BYTES } from '../../src/secure/symmetric.js';
+import { nodeCrypto } from '../../adapters/node-crypto.js';
 import { call, demoService, login, testClock } from '../helpers.js';
 import {
   expectPlainError,
@@ -64,6 +65,18 @@ describe('messages the server accepts', () => {
       const params = { text: 'ü'.repeat(size / 2) };
       expect(await secureCall(service, own, i + 1, 'POST', '/v1/execute/echo', params)).toEqual({ status: 200, envelope: { status: OK, data: params } });
     }
+  });
+
+  test('a service with nodeCrypto (odbrest/node) speaks the same protocol, for every body size', async () => {
+    const native = await demoService({ macros, symmetricCrypto: nodeCrypto });
+    const own = await nodeSecureLogin(native, keys);
+    const { envelope } = await secureCall(native, own, 1, 'GET', '/v1/object/USR00002');
+    expect(envelope).toEqual((await call(native, 'GET', '/v1/object/USR00002', { headers: { sessionId: await login(native) } })).body);
+    for (const [i, size] of [1, NOBLE_AES_MAX_BYTES - 100, NOBLE_AES_MAX_BYTES + 100, 5 * NOBLE_AES_MAX_BYTES].entries()) {
+      const params = { text: 'ü'.repeat(size / 2) };
+      expect(await secureCall(native, own, i + 2, 'POST', '/v1/execute/echo', params)).toEqual({ status: 200, envelope: { status: OK, data: params } });
+    }
+    expect((await sendSecure(native, 'GET', '/v1/object/USR00002', secureRequest(own, 1, 'GET', '/v1/object/USR00002'))).status).not.toBe(200);
   });
 
   test('the signed target includes the query string', async () => {

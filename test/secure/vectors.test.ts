@@ -33,6 +33,8 @@ import {
   RESPONSE_PLAIN,
   RESPONSE_SIGNATURE,
 } from './vectors.js';
+import { portableCrypto, type SymmetricCrypto } from '../../src/secure/symmetric.js';
+import { nodeCrypto } from '../../adapters/node-crypto.js';
 
 const encoder = new TextEncoder();
 
@@ -47,11 +49,16 @@ describe('counter blocks', () => {
   });
 });
 
-describe('keys, bodies and signatures', () => {
-  const keys: MessageKeys = messageKeys(K);
+const providers: Array<[string, SymmetricCrypto]> = [
+  ['portableCrypto (the default)', portableCrypto],
+  ['nodeCrypto (odbrest/node)', nodeCrypto],
+];
+
+describe.each(providers)('keys, bodies and signatures with %s', (_name, symmetric) => {
+  const keys: MessageKeys = messageKeys(K, symmetric);
 
   test('M = HMAC-SHA-256(K, "odbrest secure transport mac")', () => {
-    expect(bytesToHex(macKey(K))).toBe(M_HEX);
+    expect(bytesToHex(macKey(K, symmetric))).toBe(M_HEX);
   });
 
   test('request body: AES-256-CTR from counter block (7, 0), base64', async () => {
@@ -91,6 +98,16 @@ describe('keys, bodies and signatures', () => {
   test('a body under the wrong counter does not decrypt to the plaintext', async () => {
     expect(await decryptBody(keys, 8, 0, REQUEST_BODY)).not.toBe(REQUEST_PLAIN);
   });
+});
+
+test('both providers give the same bodies and signatures for every size, WebCrypto\'s range included', async () => {
+  const [portable, native] = providers.map(([, symmetric]) => messageKeys(K, symmetric));
+  for (const size of [1, 15, 16, 17, 1000, 8192, 8193, 40_000]) {
+    const plaintext = 'x'.repeat(size);
+    const sealed = await sealResponse(native!, 2 ** 40 + size, 201, plaintext);
+    expect(await sealResponse(portable!, 2 ** 40 + size, 201, plaintext)).toEqual(sealed);
+    expect(await decryptBody(portable!, 2 ** 40 + size, 1, sealed.body)).toBe(plaintext);
+  }
 });
 
 describe('Secure-Counter header', () => {
