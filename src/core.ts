@@ -1,6 +1,6 @@
 import { sessionFromHeaders } from './auth/credentials.js';
 import { TokenSigner } from './auth/jwt.js';
-import { loginRoutes } from './auth/login.js';
+import { loginRoutes, type WhileChecking } from './auth/login.js';
 import { LoginLimiter } from './auth/login-limit.js';
 import { dummyPasswordHash, verifyPassword } from './auth/passwords.js';
 import { SessionStore, type Session } from './auth/sessions.js';
@@ -164,9 +164,9 @@ export class Core {
   }
 
   /** The database user with this name if `pass` matches; costs the same when the user is unknown. */
-  async checkDatabaseUser(user: string, pass: string): Promise<StoredObject | undefined> {
+  async checkDatabaseUser(user: string, pass: string, whileChecking?: WhileChecking): Promise<StoredObject | undefined> {
     const { objects } = await this.store.find({ className: this.#userClass, where: { Name: user }, limit: 1 });
-    return this.#checkPassword(objects[0], pass);
+    return this.#checkPassword(objects[0], pass, whileChecking);
   }
 
   /** The `/v1/auth/df` principal: the host's check, or an object of `customLoginClass`. */
@@ -177,9 +177,13 @@ export class Core {
     return this.#checkPassword(objects[0], pass);
   }
 
-  async #checkPassword(candidate: StoredObject | undefined, pass: string): Promise<StoredObject | undefined> {
+  async #checkPassword(candidate: StoredObject | undefined, pass: string, whileChecking?: WhileChecking): Promise<StoredObject | undefined> {
     const stored = candidate?.fields._passwordHash;
-    if (typeof stored === 'string') return (await verifyPassword(pass, stored)) ? candidate : undefined;
+    if (typeof stored === 'string') {
+      const check = verifyPassword(pass, stored);
+      whileChecking?.(candidate!);
+      return (await check) ? candidate : undefined;
+    }
     this.#dummyHash ??= dummyPasswordHash(this.#options.passwordIterations);
     await verifyPassword(pass, await this.#dummyHash);
     return undefined;

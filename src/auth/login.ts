@@ -31,12 +31,25 @@ export function parseLoginBody(value: unknown): LoginBody {
 export type PrincipalKind = 'db' | 'df';
 
 /**
+ * Called with the database user a login names as soon as it is found, while its password is still
+ * being checked, so a login can prepare its answer meanwhile; the work is dropped if the check fails.
+ */
+export type WhileChecking = (candidate: StoredObject) => void;
+
+/**
  * The credential check every login shares: failed-login limits, a constant-cost password check
  * (also for unknown users), then the licences for the requested applications.
  */
-export async function authenticate(core: Core, body: LoginBody, address: string | undefined, kind: PrincipalKind = 'db'): Promise<StoredObject> {
+export async function authenticate(
+  core: Core,
+  body: LoginBody,
+  address: string | undefined,
+  kind: PrincipalKind = 'db',
+  whileChecking?: WhileChecking,
+): Promise<StoredObject> {
   await core.limiter.check(body.user, address);
-  const principal = kind === 'db' ? await core.checkDatabaseUser(body.user, body.pass) : await core.checkCustomUser(body.user, body.pass);
+  const principal =
+    kind === 'db' ? await core.checkDatabaseUser(body.user, body.pass, whileChecking) : await core.checkCustomUser(body.user, body.pass);
   if (!principal) {
     await core.limiter.recordFailure(body.user, address);
     throw new ApiError('302', 'wrong user name or password');
@@ -63,32 +76,41 @@ export interface StartSessionOptions {
   id?: string;
 }
 
-/** Creates the session for an authenticated principal and the `data` every login answers with. */
-export async function startSession(
+/** The session a login makes for a principal, not stored yet (`core.sessions.save`). */
+export function newSession(
   core: Core,
   kind: SessionKind,
   principal: StoredObject,
   login: Pick<LoginBody, 'user' | 'appNames'>,
   { principalKind = 'db', extra, id }: StartSessionOptions = {},
-): Promise<{ session: Session; data: Record<string, unknown> }> {
-  const session = await core.sessions.create(
-    {
-      kind,
-      principalId: principal.id,
-      user: login.user,
-      principal: principalKind,
-      appNames: login.appNames,
-      ...(extra ? { extra } : {}),
-    },
+): Session {
+  return core.sessions.prepare(
+    { kind, principalId: principal.id, user: login.user, principal: principalKind, appNames: login.appNames, ...(extra ? { extra } : {}) },
     id,
   );
-  const data: Record<string, unknown> = {
+}
+
+/** The `data` every login answers with. */
+export async function loginData(core: Core, principal: StoredObject, session: Session): Promise<Record<string, unknown>> {
+  return {
     sessionId: session.id,
     user: await core.serializer.object(principal),
     databaseName: core.databaseName,
     expiresAt: new Date(session.expiresAt).toISOString(),
   };
-  return { session, data };
+}
+
+/** Creates and stores the session for an authenticated principal; returns it with the `data` every login answers with. */
+export async function startSession(
+  core: Core,
+  kind: SessionKind,
+  principal: StoredObject,
+  login: Pick<LoginBody, 'user' | 'appNames'>,
+  options: StartSessionOptions = {},
+): Promise<{ session: Session; data: Record<string, unknown> }> {
+  const session = newSession(core, kind, principal, login, options);
+  await core.sessions.save(session);
+  return { session, data: await loginData(core, principal, session) };
 }
 
 async function plainLogin(core: Core, request: ApiRequest, principalKind: PrincipalKind): Promise<JsonReply> {

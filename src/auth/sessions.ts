@@ -66,11 +66,15 @@ export class SessionStore {
     return randomToken(16);
   }
 
-  async create(fields: NewSession, id = this.newId()): Promise<Session> {
+  /** A new session starting now, not yet stored (`save` stores it); a login can build its answer first. */
+  prepare(fields: NewSession, id = this.newId()): Session {
     const createdAt = this.now();
-    const session: Session = { ...fields, id, createdAt, expiresAt: createdAt + this.times.absoluteMs };
+    return { ...fields, id, createdAt, expiresAt: createdAt + this.times.absoluteMs };
+  }
+
+  /** Stores a session made by `prepare`. */
+  async save(session: Session): Promise<void> {
     await this.kv.set(key(session.id), JSON.stringify(session), this.#ttl(session));
-    return session;
   }
 
   /** The live session with this id, its idle timeout renewed; `undefined` if unknown or expired. */

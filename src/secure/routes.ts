@@ -1,11 +1,13 @@
 import { base64 } from '@scure/base';
 import * as v from 'valibot';
-import { authenticate, parseLoginBody, startSession } from '../auth/login.js';
+import { authenticate, loginData, newSession, parseLoginBody } from '../auth/login.js';
+import type { Session } from '../auth/sessions.js';
 import type { Core } from '../core.js';
 import { envelope, okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import { asJsonObject, readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
+import type { StoredObject } from '../storage/types.js';
 import { parseInput } from '../http/validate.js';
 import { newSecureState } from './replay.js';
 import { asciiText, base64Bytes } from './base64.js';
@@ -72,14 +74,35 @@ async function secureLogin(core: Core, request: ApiRequest): Promise<Response> {
   if (imported.status === 'rejected') throw imported.reason;
   if (decrypted.status === 'rejected') throw decrypted.reason;
   const body = parseLoginBody(decrypted.value);
-  const principal = await authenticate(core, body, request.clientAddress);
 
+  // The answer (the user serialized, then RSA-encrypted to the client's key) is prepared while the
+  // password hash is checked: both run at once, and a failed check drops the prepared answer unused.
   const state = newSecureState(crypto.getRandomValues(new Uint8Array(32)));
-  const { data } = await startSession(core, 'secure', principal, body, { extra: state, id: sessionId });
-  const { sessionId: _internal, user, ...rest } = data;
-  const answer = envelope({ sessionId: await token, user, symmetricKey: state.key, ...rest });
-  const sealed = await blockEncrypt(imported.value, encoder.encode(JSON.stringify(answer)));
-  return new Response(asciiText(base64Bytes(sealed)), { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+  let prepared: { session: Session; sealed: Promise<Uint8Array> } | undefined;
+  const prepare = (candidate: StoredObject) => {
+    const session = newSession(core, 'secure', candidate, body, { extra: state, id: sessionId });
+    const sealed = sealAnswer(core, imported.value, candidate, session, token, state.key);
+    sealed.catch(() => undefined); // awaited below when the login succeeds
+    return (prepared = { session, sealed });
+  };
+  const principal = await authenticate(core, body, request.clientAddress, 'db', prepare);
+  const { session, sealed } = prepared?.session.principalId === principal.id ? prepared : prepare(principal);
+  const [, answer] = await Promise.all([core.sessions.save(session), sealed]);
+  return new Response(asciiText(base64Bytes(answer)), { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+}
+
+/** The login answer (PROTOCOL.md 3.3): the envelope with the Secure-Token and K, block-encrypted to the client's key. */
+async function sealAnswer(
+  core: Core,
+  clientKey: CryptoKey,
+  principal: StoredObject,
+  session: Session,
+  token: Promise<string>,
+  symmetricKey: string,
+): Promise<Uint8Array> {
+  const { sessionId: _internal, user, ...rest } = await loginData(core, principal, session);
+  const answer = envelope({ sessionId: await token, user, symmetricKey, ...rest });
+  return blockEncrypt(clientKey, encoder.encode(JSON.stringify(answer)));
 }
 
 export function secureLoginRoutes(core: Core): Route[] {

@@ -3,7 +3,7 @@
  */
 import { constants, createPublicKey, generateKeyPairSync, publicEncrypt, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, test } from 'vitest';
-import type { Service } from '../../src/index.js';
+import { MemoryKeyValueStore, type Service } from '../../src/index.js';
 import { call, demoService, loginBody, USERS, type CallResult } from '../helpers.js';
 import {
   derKeyForm,
@@ -255,6 +255,26 @@ describe('POST /v2/login/secure refuses, unencrypted', () => {
   test('an application the user holds no licence for: 306', async () => {
     const plaintext = JSON.stringify(loginBody('bob', USERS.bob, ['shop']));
     expectPlainError(await postSecure(secureLoginBody(serverKey, plaintext, client.publicKey)), '306', 403);
+  });
+
+  test('the answer is prepared while the password is checked, but only a login that passes stores a session', async () => {
+    const kv = new MemoryKeyValueStore();
+    const stored: string[] = [];
+    const set = kv.set.bind(kv);
+    kv.set = (key, value, ttlMs) => {
+      if (key.startsWith('sess:')) stored.push(key);
+      return set(key, value, ttlMs);
+    };
+    const watched = await demoService({ kv });
+    const key = await serverKeyPem(watched);
+    const attempt = (password: string, appNames = ['crm']) =>
+      call(watched, 'POST', '/v2/login/secure', { json: secureLoginBody(key, JSON.stringify(loginBody('bob', password, appNames)), client.publicKey) });
+    expectPlainError(await attempt('wrong'), '302', 401);
+    expectPlainError(await attempt(USERS.bob, ['shop']), '306', 403);
+    expect(stored).toEqual([]);
+    const opened = openLogin(await attempt(USERS.bob));
+    expect(opened.status.internalStatus).toBe('0');
+    expect(stored).toHaveLength(1);
   });
 
   test('too many failed logins: 303 with Retry-After, even with the right password', async () => {
