@@ -1,12 +1,15 @@
 // Secure login and the secure transport (PROTOCOL.md 3 and 4), against references measured in the same run:
 // - a secure login through service.fetch vs. the RSA operations it needs done directly with WebCrypto
 //   (decrypt the credentials, import the client key, encrypt the answer's blocks); target within 1.5x;
-// - GET /v1/object/{id} through the encrypted transport vs. with a plain session, both through the
-//   library client on service.fetch (so both include the client's work); target at least 0.7.
+// - GET /v1/object/{id} through the encrypted transport vs. with a plain session on the same service,
+//   server side only, with the transport's AES-CTR and HMAC from node:crypto (`nodeCrypto`, what Node,
+//   Bun and Deno hosts get from `loadConfig` or pass themselves) and from the portable default
+//   (pure JS, for edge runtimes); target at least 0.7. Then the same through the library client.
 import { createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { demoData, loginAlice } from './common.mjs';
 import { clientPassValue, createService } from '../dist/index.js';
 import { createClient } from '../dist/client.js';
+import { nodeCrypto } from '../dist/node.js';
 
 const OAEP = { name: 'RSA-OAEP', hash: 'SHA-1' };
 const subtle = globalThis.crypto.subtle;
@@ -47,17 +50,23 @@ async function interleavedMedians(a, b, runs = 300) {
 }
 
 export default async function bench({ opsPerSecond }) {
-  const data = JSON.parse(readFileSync(new URL('../examples/demo-data.json', import.meta.url), 'utf8'));
+  const data = demoData();
   const serverPair = await rsaPair();
   const clientPair = await rsaPair();
-  const service = createService({
-    data,
-    passwordIterations: 1, // the host's password-hash cost is not what is measured here
-    serverKey: pem('PRIVATE KEY', await subtle.exportKey('pkcs8', serverPair.privateKey)),
-    loginLimit: { perUser: 1e9, perAddress: 1e9 },
-    onError: (error) => console.error(error),
-  });
-  await service.ready;
+  const serverKey = pem('PRIVATE KEY', await subtle.exportKey('pkcs8', serverPair.privateKey));
+  const serviceWith = async (symmetricCrypto) => {
+    const made = createService({
+      data,
+      passwordIterations: 1, // the host's password-hash cost is not what is measured here
+      serverKey,
+      loginLimit: { perUser: 1e9, perAddress: 1e9 },
+      onError: (error) => console.error(error),
+      symmetricCrypto,
+    });
+    await made.ready;
+    return made;
+  };
+  const service = await serviceWith(undefined);
   const rows = [];
 
   // --- secure login -------------------------------------------------------------------------
@@ -65,14 +74,15 @@ export default async function bench({ opsPerSecond }) {
   const credentialsPlain = new TextEncoder().encode(JSON.stringify({ user: 'alice', pass: clientPassValue('alice-secret'), appNames: ['crm'] }));
   const credentials = b64(await subtle.encrypt(OAEP, serverPair.publicKey, credentialsPlain));
   const loginBody = JSON.stringify({ credentials, publicKey: pem('PUBLIC KEY', clientSpki) });
-  const secureLogin = async () => {
-    const response = await service.fetch(
+  const secureLoginOn = (on) => async () => {
+    const response = await on.fetch(
       new Request('http://bench/v2/login/secure', { method: 'POST', headers: { appkey: 'bench', 'content-type': 'application/json' }, body: loginBody }),
     );
     const text = await response.text();
     if (response.status !== 200) throw new Error(`secure login failed: ${text}`);
     return text;
   };
+  const secureLogin = secureLoginOn(service);
   const answerBlocks = Buffer.from(await secureLogin(), 'base64').length / 256;
   const chunk = new Uint8Array(214);
   const credentialBytes = Buffer.from(credentials, 'base64');
@@ -94,48 +104,51 @@ export default async function bench({ opsPerSecond }) {
   // Requests are prepared before the clock starts (signed with fresh counters, or carrying the session
   // id), so only service.fetch and reading the answer are timed.
   const target = '/v1/object/USR00001';
-  const answer = JSON.parse(await openLoginAnswer(await secureLogin(), clientPair.privateKey));
-  const key = Buffer.from(answer.data.symmetricKey, 'base64');
-  const mac = createHmac('sha256', key).update('odbrest secure transport mac').digest();
-  let counter = 0;
-  const signedHeaders = Array.from({ length: 120_000 }, () => {
-    const n = ++counter;
-    return {
-      appkey: 'bench',
-      'secure-token': answer.data.sessionId,
-      'secure-counter': String(n),
-      'secure-signature': createHmac('sha256', mac).update(`REQ ${n} GET ${target}\n`).digest('base64'),
+  const encryptedVsPlain = async (label, on, concurrencies) => {
+    const answer = JSON.parse(await openLoginAnswer(await secureLoginOn(on)(), clientPair.privateKey));
+    const key = Buffer.from(answer.data.symmetricKey, 'base64');
+    const mac = createHmac('sha256', key).update('odbrest secure transport mac').digest();
+    let counter = 0;
+    const signedHeaders = Array.from({ length: 150_000 }, () => {
+      const n = ++counter;
+      return {
+        appkey: 'bench',
+        'secure-token': answer.data.sessionId,
+        'secure-counter': String(n),
+        'secure-signature': createHmac('sha256', mac).update(`REQ ${n} GET ${target}\n`).digest('base64'),
+      };
+    });
+    const sessionHeaders = { appkey: 'bench', sessionId: await loginAlice(on) };
+    let next = 0;
+    const getSecure = async () => {
+      const headers = signedHeaders[next++];
+      if (!headers) throw new Error('bench ran out of prepared secure requests');
+      const response = await on.fetch(new Request(`http://bench${target}`, { headers }));
+      await response.text();
+      if (response.status !== 200) throw new Error(`encrypted GET failed: ${response.status}`);
     };
-  });
-  const sessionHeaders = { appkey: 'bench', sessionId: JSON.parse(await (await service.fetch(
-    new Request('http://bench/v1/login', { method: 'POST', headers: { appkey: 'bench', 'content-type': 'application/json' }, body: JSON.stringify({ user: 'alice', pass: clientPassValue('alice-secret'), appNames: ['crm'] }) }),
-  )).text()).data.sessionId };
-  let next = 0;
-  const getSecureServer = async () => {
-    const headers = signedHeaders[next++];
-    if (!headers) throw new Error('bench ran out of prepared secure requests');
-    const response = await service.fetch(new Request(`http://bench${target}`, { headers }));
-    await response.text();
-    if (response.status !== 200) throw new Error(`encrypted GET failed: ${response.status}`);
+    const getPlain = async () => {
+      const response = await on.fetch(new Request(`http://bench${target}`, { headers: sessionHeaders }));
+      await response.text();
+      if (response.status !== 200) throw new Error(`plain GET failed: ${response.status}`);
+    };
+    for (const concurrency of concurrencies) {
+      const [secureRate, plainRate] = await interleaved(opsPerSecond, getSecure, getPlain, { concurrency });
+      rows.push({ name: `encrypted GET /v1/object/{id}, ${label}, concurrency ${concurrency}`, value: secureRate, unit: 'req/s', reference: plainRate, ratio: secureRate / plainRate, target: '>= 0.7 (vs. a plain session)' });
+    }
   };
-  const getPlainServer = async () => {
-    const response = await service.fetch(new Request(`http://bench${target}`, { headers: sessionHeaders }));
-    await response.text();
-    if (response.status !== 200) throw new Error(`plain GET failed: ${response.status}`);
-  };
-  for (const concurrency of [1, 16]) {
-    const [secureRate, plainRate] = await interleaved(opsPerSecond, getSecureServer, getPlainServer, { concurrency });
-    rows.push({ name: `encrypted GET /v1/object/{id}, server, concurrency ${concurrency}`, value: secureRate, unit: 'req/s', reference: plainRate, ratio: secureRate / plainRate, target: '>= 0.7 (vs. a plain session)' });
-  }
+  await encryptedVsPlain('nodeCrypto', await serviceWith(nodeCrypto), [1, 16]);
+  await encryptedVsPlain('portableCrypto (default)', service, [1, 16]);
 
   // --- the same through the library client on both ends ------------------------------------------
-  const viaService = (url, init) => service.fetch(new Request(url, init));
+  const native = await serviceWith(nodeCrypto);
+  const viaService = (url, init) => native.fetch(new Request(url, init));
   const credentialsOf = { user: 'alice', password: 'alice-secret', appNames: ['crm'] };
   const plain = createClient({ baseUrl: 'http://bench', appKey: 'bench', fetch: viaService });
   await plain.login(credentialsOf);
-  const secure = createClient({ baseUrl: 'http://bench', appKey: 'bench', fetch: viaService });
+  const secure = createClient({ baseUrl: 'http://bench', appKey: 'bench', fetch: viaService, symmetricCrypto: nodeCrypto });
   await secure.loginSecure(credentialsOf, { keyPair: clientPair });
   const [secureRate, plainRate] = await interleaved(opsPerSecond, () => secure.getObject('USR00001'), () => plain.getObject('USR00001'));
-  rows.push({ name: 'encrypted GET /v1/object/{id}, client and server (informative)', value: secureRate, unit: 'req/s', reference: plainRate, ratio: secureRate / plainRate });
+  rows.push({ name: 'encrypted GET /v1/object/{id}, client and server, both nodeCrypto (informative)', value: secureRate, unit: 'req/s', reference: plainRate, ratio: secureRate / plainRate });
   return rows;
 }
