@@ -126,14 +126,12 @@ export class SecureTransport {
   async #seal(answer: Answer, keys: MessageKeys, n: number): Promise<Response> {
     const { body, signature } = await sealResponse(keys, n, answer.status, await answerText(answer));
     const sealing = { 'content-type': 'application/text', encrypted: 'true', 'secure-counter': String(n), 'secure-signature': signature };
-    let headers: HeadersInit = sealing;
-    if (answer instanceof Response) {
-      headers = answer.headers;
-      headers.delete('content-length');
-      for (const [name, value] of Object.entries(sealing)) headers.set(name, value);
-    } else {
-      headers = { ...answer.headers, ...sealing };
-    }
-    return new Response(body === '' ? null : body, { status: answer.status, headers });
+    const payload = body === '' ? null : body;
+    if (!(answer instanceof Response)) return new Response(payload, { status: answer.status, headers: { ...answer.headers, ...sealing } });
+    // a route's own Response: its headers are kept, its framing and type replaced
+    const headers = answer.headers;
+    headers.delete('content-length');
+    for (const [name, value] of Object.entries(sealing)) headers.set(name, value);
+    return new Response(payload, { status: answer.status, headers });
   }
 }
