@@ -49,7 +49,8 @@ export class Core {
 
   readonly #options: ServiceOptions;
   readonly #routes = new RouteTable();
-  readonly #basePath: string;
+  /** The base path and the alias segment, in order: what a request path must start with. */
+  readonly #prefixes: string[];
   readonly #appKeys: Set<string> | undefined;
   readonly #maxBodyBytes: number;
   readonly #onError: (error: unknown) => void;
@@ -76,10 +77,10 @@ export class Core {
     this.databaseName = options.databaseName ?? 'odbrest';
     this.internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, ...(options.internalClasses ?? [])]);
     this.serializer = new Serializer(this.store, options.serializationDepth ?? 2, () => this.#serializationHook(), this.internalClasses);
-    this.#basePath = normalizeBase(options.basePath ?? '');
     if (options.alias !== undefined && (!/^[A-Za-z0-9_.-]+$/.test(options.alias) || ['v1', 'v2'].includes(options.alias))) {
       throw new Error(`alias ${JSON.stringify(options.alias)} is not allowed (one path segment, not v1 or v2)`);
     }
+    this.#prefixes = [normalizeBase(options.basePath ?? ''), ...(options.alias === undefined ? [] : [`/${options.alias}`])].filter(Boolean);
     this.#appKeys = options.appKeys ? new Set(options.appKeys) : undefined;
     this.#maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
     this.#onError = options.onError ?? ((error) => console.error('odbrest: unexpected error', error));
@@ -210,30 +211,34 @@ export class Core {
   }
 
   /**
-   * Whether a route answers this method and URL (base path and alias included; a wrong method is
-   * still ours: `405`). Framework adapters leave every other request to the host app, before touching
-   * its body or answering `100` for a missing app key.
+   * Whether a route answers this URL (base path and alias included). The method never decides: a
+   * wrong one is still ours (`405`), and so is a bad percent-encoding (`400`). Framework adapters
+   * leave every other request to the host app, before touching its body or answering `100` for a
+   * missing app key. Nothing is thrown on the way, since most of what adapters ask about is not ours.
    */
-  async serves(method: string, url: string | URL): Promise<boolean> {
+  async serves(_method: string, url: string | URL): Promise<boolean> {
+    let pathname: string;
     try {
-      const path = this.#innerPath(new URL(url).pathname);
-      this.#routes.match({ method: method.toUpperCase(), path } as ApiRequest);
-      return true;
-    } catch (error) {
-      return error instanceof ApiError && error.code !== '404'; // 405 and 400 (bad path encoding) are ours
+      pathname = new URL(url).pathname;
+    } catch {
+      return false;
     }
+    const path = this.#relativePath(pathname);
+    return path !== undefined && this.#routes.fits(path);
   }
 
   /** The path relative to the service root; `404` outside the base path or alias. */
   #innerPath(pathname: string): string {
+    const path = this.#relativePath(pathname);
+    if (path === undefined) throw new ApiError('404', `no route ${clip(pathname)}`);
+    return path;
+  }
+
+  /** The path relative to the service root, or `undefined` outside the base path or alias. */
+  #relativePath(pathname: string): string | undefined {
     let path = pathname;
-    if (this.#basePath) {
-      if (path !== this.#basePath && !path.startsWith(`${this.#basePath}/`)) throw new ApiError('404', `no route ${clip(path)}`);
-      path = path.slice(this.#basePath.length) || '/';
-    }
-    if (this.#options.alias !== undefined) {
-      const prefix = `/${this.#options.alias}`;
-      if (path !== prefix && !path.startsWith(`${prefix}/`)) throw new ApiError('404', `no route ${clip(path)}`);
+    for (const prefix of this.#prefixes) {
+      if (path !== prefix && !path.startsWith(`${prefix}/`)) return undefined;
       path = path.slice(prefix.length) || '/';
     }
     return path;

@@ -40,6 +40,11 @@ export class RouteTable {
     return this;
   }
 
+  /** Whether any route's pattern fits `path`, whatever its method (`match` answers it, if only with `405`). */
+  fits(path: string): boolean {
+    return this.#entries.some(({ pattern }) => pattern.test(path));
+  }
+
   /** The first route whose pattern and method fit; `405` with `Allow` when only the method does not. */
   match(request: ApiRequest): { route: Route; params: Record<string, string> } {
     let allowed: Set<string> | undefined;

@@ -48,6 +48,23 @@ describe('routes', () => {
     expectError(await call(service, 'POST', '/api/other/v1/login', { json: loginBody('bob', USERS.bob) }), '404', 404);
   });
 
+  test('serves(): ours exactly when fetch would not answer 404 (a wrong method or a bad encoding is still ours)', async () => {
+    const service = await demoService({ basePath: '/api/', alias: 'crmdb' });
+    const cases: Array<[string, string, boolean]> = [
+      ['GET', 'http://h/api/crmdb/v1/object/USR00001', true],
+      ['GET', 'http://h/api/crmdb/v1/login', true], // 405
+      ['GET', 'http://h/api/crmdb/v1/object/%E0%A4%A', true], // 400
+      ['GET', 'http://h/api/crmdb/v1/nothing', false],
+      ['GET', 'http://h/api/v1/object/USR00001', false], // no alias
+      ['GET', 'http://h/hello', false], // outside the base path
+      ['GET', 'not a url', false],
+    ];
+    for (const [method, url, expected] of cases) {
+      expect(await service.serves(method, url), url).toBe(expected);
+      if (url.startsWith('http')) expect((await call(service, method, url.slice('http://h'.length))).status !== 404, url).toBe(expected);
+    }
+  });
+
   test.each(['v1', 'v2', 'a/b', ''])('alias %j is refused at start-up', (alias) => {
     expect(() => createService({ alias })).toThrow(/alias .* is not allowed/);
   });
