@@ -55,14 +55,19 @@ function tooLarge(limit: number): ApiError {
   return new ApiError('413', `request body is larger than ${limit} bytes`);
 }
 
-/** `application/json`, with or without parameters such as `charset`. */
-export function isJsonContentType(value: string | null): boolean {
-  return value !== null && /^application\/json\s*(;|$)/i.test(value.trim());
+/** The media type of a Content-Type value, lower-case, without parameters such as `charset`. */
+export function mediaType(contentType: string | null): string | undefined {
+  return contentType?.split(';', 1)[0]!.trim().toLowerCase();
 }
 
-/** `application/x-www-form-urlencoded`, with or without parameters such as `charset`. */
+/** `application/json`, with or without parameters. */
+export function isJsonContentType(value: string | null): boolean {
+  return mediaType(value) === 'application/json';
+}
+
+/** `application/x-www-form-urlencoded`, with or without parameters. */
 export function isFormContentType(value: string | null): boolean {
-  return value !== null && /^application\/x-www-form-urlencoded\s*(;|$)/i.test(value.trim());
+  return mediaType(value) === 'application/x-www-form-urlencoded';
 }
 
 /** Parses a JSON body; '' parses to `undefined`. */

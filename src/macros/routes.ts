@@ -1,7 +1,7 @@
 import type { Core } from '../core.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
-import { readJson } from '../http/request.js';
+import { asJsonObject, readJson } from '../http/request.js';
 import type { Route } from '../http/router.js';
 
 export function macroRoutes(core: Core): Route[] {
@@ -16,11 +16,8 @@ export function macroRoutes(core: Core): Route[] {
         if (!macro) throw new ApiError('404', `no macro ${clip(name)}`);
         // No body means no parameters; a body must be an object (`null` included in the refusal).
         const body = readJson(request);
-        const params = body === undefined ? {} : body;
-        if (typeof params !== 'object' || params === null || Array.isArray(params)) {
-          throw new ApiError('400', 'macro parameters must be a JSON object');
-        }
-        const result = await macro(core.macroContext(request), params as Record<string, unknown>);
+        const params = body === undefined ? {} : asJsonObject(body, 'macro parameters');
+        const result = await macro(core.macroContext(request), params);
         return okReply(result === undefined ? {} : result);
       },
     },

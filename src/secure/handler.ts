@@ -2,7 +2,7 @@ import { base64 } from '@scure/base';
 import { LRUCache } from 'lru-cache';
 import type { Session } from '../auth/sessions.js';
 import type { Core } from '../core.js';
-import { readBodyText } from '../http/body.js';
+import { mediaType, readBodyText } from '../http/body.js';
 import { answerText, errorReply, type Answer } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
@@ -25,7 +25,8 @@ const gone = () => new ApiError('201', 'secure session invalid, expired or logge
 
 /** `application/text` (the real client) or `text/plain`, parameters allowed. */
 function isSecureContentType(value: string | null): boolean {
-  return value !== null && /^(application\/text|text\/plain)\s*(;|$)/i.test(value.trim());
+  const type = mediaType(value);
+  return type === 'application/text' || type === 'text/plain';
 }
 
 /** Sessions whose opened token and imported keys are kept in this process (the state stays in the store). */
