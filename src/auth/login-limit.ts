@@ -42,7 +42,7 @@ export class LoginLimiter {
   }
 
   async recordFailure(user: string, address: string | undefined): Promise<void> {
-    for (const [key] of this.#keys(user, address)) await this.kv.increment(key, this.#windowMs);
+    await Promise.all(this.#keys(user, address).map(([key]) => this.kv.increment(key, this.#windowMs)));
   }
 
   /** A successful login clears the user's count (the address count runs out with its window). */
