@@ -61,7 +61,7 @@ export class SessionStore {
     return session;
   }
 
-  /** A new session id (CSPRNG). `create` takes one made in advance, so a login can seal it while other work runs. */
+  /** A new session id (CSPRNG). `prepare` takes one made in advance, so a login can seal it while other work runs. */
   newId(): string {
     return randomToken(16);
   }

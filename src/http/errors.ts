@@ -1,5 +1,5 @@
 /**
- * One error type for every failure. Routes throw it; `toErrorResponse` (envelope.ts) is the one place
+ * One error type for every failure. Routes throw it; `errorReply` (envelope.ts) is the one place
  * that turns it into the JSON envelope. The codes and HTTP statuses are PROTOCOL.md 1.4.
  */
 export const STATUS_CODES = {

@@ -83,10 +83,11 @@ async function secureLogin(core: Core, request: ApiRequest): Promise<Response> {
     const session = newSession(core, 'secure', candidate, body, { extra: state, id: sessionId });
     const sealed = sealAnswer(core, imported.value, candidate, session, token, state.key);
     sealed.catch(() => undefined); // awaited below when the login succeeds
-    return (prepared = { session, sealed });
+    prepared = { session, sealed };
   };
-  const principal = await authenticate(core, body, request.clientAddress, 'db', prepare);
-  const { session, sealed } = prepared?.session.principalId === principal.id ? prepared : prepare(principal);
+  // A database user passes the check only after `prepare` was called with it.
+  await authenticate(core, body, request.clientAddress, 'db', prepare);
+  const { session, sealed } = prepared!;
   const [, answer] = await Promise.all([core.sessions.save(session), sealed]);
   return new Response(asciiText(base64Bytes(answer)), { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
 }

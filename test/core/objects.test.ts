@@ -96,6 +96,7 @@ describe('class listings', () => {
     const query = encodeURIComponent(JSON.stringify({ City: 'Berlin', Active: false }));
     const data = (await get(`/v1/objects/Customer?query=${query}`)).body.data;
     expect(data['~UnfilteredCount']).toBe(7); // multiples of 42
+    expect(data['~Elements']).toHaveLength(7);
     expect(data['~Elements'].every((o: { City: string; Active: boolean }) => o.City === 'Berlin' && !o.Active)).toBe(true);
     const reversed = (await get(`/v1/objects/Customer?query=${query}&reverseOrder=true&perPage=2`)).body.data;
     expect(reversed['~Elements'].map((o: { Number: number }) => o.Number)).toEqual([294, 252]);
