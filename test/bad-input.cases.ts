@@ -450,6 +450,8 @@ function executeCases(): BadCase[] {
   return [
     ...[VALID.plain, VALID.token, VALID.macroOnly].flatMap((credential) => bodies.map((body) => bodyCase('POST', path, body, credential))),
     ...notObjects.map((body) => bodyCase('POST', path, body, VALID.plain)),
+    // the control: the same request with a valid credential succeeds, so the refusals come from the bad part
+    ...[VALID.plain, VALID.token, VALID.macroOnly].map((credential) => bodyCase('POST', path, validBody, credential)),
     ...REFUSED.map((credential) => bodyCase('POST', path, { ...validBody, code: credential.code! }, credential)),
     ...bodies.slice(0, 2).map((body) => bodyCase('POST', path, { ...body, code: '204', mentions: 'no session credential' })),
     ...names.map(([what, name, code]) => ({
