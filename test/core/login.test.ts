@@ -180,3 +180,32 @@ describe('POST /v1/auth/df (custom login of non-database users)', () => {
     expectError(await call(service, 'POST', '/v1/auth/df', { json: { user: 'kiosk-1', pass: 'no', appNames: 'crm' } }), '302', 401);
   });
 });
+
+describe('userClass and customLoginClass', () => {
+  test('name the classes /v1/login and /v1/auth/df check', async () => {
+    const service = createService({
+      passwordIterations: 1000,
+      userClass: 'Member',
+      customLoginClass: 'Partner',
+      data: {
+        objects: [
+          { '~ClassName': 'Member', Name: 'mia', _password: 'mia-secret', _licences: ['crm'] },
+          { '~ClassName': 'User', Name: 'uwe', _password: 'uwe-secret', _licences: ['crm'] },
+          { '~ClassName': 'Partner', Name: 'pat', _password: 'pat-secret' },
+          { '~ClassName': 'ContactPerson', Name: 'cid', _password: 'cid-secret' },
+        ],
+      },
+    });
+    await service.ready;
+    const login = (path: string, user: string, password: string, appNames: string[]) =>
+      call(service, 'POST', path, { json: loginBody(user, password, appNames) });
+    const member = await login('/v1/login', 'mia', 'mia-secret', ['crm']);
+    expect(member.body.status.internalStatus).toBe('0');
+    expect(member.body.data.user['~ClassName']).toBe('Member');
+    expectError(await login('/v1/login', 'uwe', 'uwe-secret', ['crm']), '302', 401); // a User, not a Member
+    const partner = await login('/v1/auth/df', 'pat', 'pat-secret', []);
+    expect(partner.body.status.internalStatus).toBe('0');
+    expect(partner.body.data.user['~ClassName']).toBe('Partner');
+    expectError(await login('/v1/auth/df', 'cid', 'cid-secret', []), '302', 401); // a ContactPerson, not a Partner
+  });
+});
