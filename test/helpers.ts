@@ -1,6 +1,6 @@
 /** Shared test tooling: a service on the demo database and fetch-shaped calls that return whole envelopes. */
 import { readFileSync } from 'node:fs';
-import { clientPassValue, createService, type Service, type ServiceOptions, type SeedData } from '../src/index.js';
+import { clientPassValue, createService, type Service, type ServiceOptions, type SeedData, type SymmetricCrypto } from '../src/index.js';
 
 export const APP_KEY = 'test-app';
 export const demoData = (): SeedData =>
@@ -97,4 +97,14 @@ export function expectError(result: CallResult, code: string, httpStatus: number
     result.body.status.statusMessage.length > 0 &&
     JSON.stringify(result.body?.data) === '{}';
   if (!ok) throw new Error(`expected ${code}/${httpStatus} error envelope, got ${result.status}: ${result.text.slice(0, 500)}`);
+}
+
+/** A SymmetricCrypto that counts the keys prepared through it, to show a service or client uses the one it was given. */
+export function countingCrypto(provider: SymmetricCrypto): { symmetric: SymmetricCrypto; prepared: { aesCtr: number; hmacSha256: number } } {
+  const prepared = { aesCtr: 0, hmacSha256: 0 };
+  const symmetric: SymmetricCrypto = {
+    aesCtr: (key) => (prepared.aesCtr++, provider.aesCtr(key)),
+    hmacSha256: (key) => (prepared.hmacSha256++, provider.hmacSha256(key)),
+  };
+  return { symmetric, prepared };
 }

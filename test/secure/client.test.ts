@@ -4,11 +4,11 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { serve } from '../../adapters/node.js';
+import { nodeCrypto, serve } from '../../adapters/node.js';
 import { createClient, OdbRestError, OdbRestProtocolError, type FetchFunction, type LoginCredentials } from '../../src/client/index.js';
 import { clientPassValue, type Service } from '../../src/index.js';
 import { generateRsaKeyPair } from '../../src/secure/keys.js';
-import { APP_KEY, call, demoService, expectError, login, USERS } from '../helpers.js';
+import { APP_KEY, call, countingCrypto, demoService, expectError, login, USERS } from '../helpers.js';
 
 const macros = { echo: (_context: unknown, params: Record<string, unknown>) => params };
 const alice: LoginCredentials = { user: 'alice', password: USERS.alice, appNames: ['crm'] };
@@ -153,6 +153,14 @@ describe('secure transport in the client', () => {
     } finally {
       mountedServer.close();
     }
+  });
+
+  test('with the symmetricCrypto option (nodeCrypto), the client uses it', async () => {
+    const { symmetric, prepared } = countingCrypto(nodeCrypto);
+    const client = createClient({ baseUrl, appKey: APP_KEY, symmetricCrypto: symmetric });
+    await client.loginSecure(alice, { keyPair });
+    expect(await client.getObject('USR00002')).toEqual(await plainData('/v1/object/USR00002'));
+    expect(prepared).toEqual({ aesCtr: 1, hmacSha256: 2 }); // the session's keys, prepared once
   });
 
   test('100 concurrent requests all succeed; replaying any of them fails with 205', async () => {

@@ -1,16 +1,21 @@
 /**
  * The secure transport (PROTOCOL.md 4) against an independent node:crypto client (test/secure/node-client.ts).
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { MemoryKeyValueStore, type KeyValueStore, type Service } from '../../src/index.js';
-import { NOBLE_AES_MAX_BYTES } from '../../src/secure/symmetric.js';
 import { nodeCrypto } from '../../adapters/node-crypto.js';
-import { call, demoService, login, testClock } from '../helpers.js';
+import { loadConfig } from '../../src/cli/config.js';
+import { NOBLE_AES_MAX_BYTES, portableCrypto } from '../../src/secure/symmetric.js';
+import { call, countingCrypto, demoData, demoService, login, testClock } from '../helpers.js';
 import {
   expectPlainError,
   nodeCtr,
   nodeKeyPair,
   nodeSecureLogin,
+  nodeSign,
   openSecureResponse,
   secureCall,
   secureRequest,
@@ -59,24 +64,41 @@ describe('messages the server accepts', () => {
     expect(await secureCall(service, session, 2, 'POST', '/v1/execute/echo', params)).toEqual({ status: 200, envelope: { status: OK, data: params } });
   });
 
-  test('bodies on both sides of the size where AES moves from noble to WebCrypto', async () => {
-    const own = await nodeSecureLogin(service, keys);
+  test.each([
+    ['portableCrypto (the default)', portableCrypto],
+    ['nodeCrypto (odbrest/node)', nodeCrypto],
+  ])('with %s: every body size, on both sides of where portableCrypto moves from noble to WebCrypto', async (_name, provider) => {
+    const { symmetric, prepared } = countingCrypto(provider);
+    const own = await demoService({ macros, symmetricCrypto: symmetric });
+    const session = await nodeSecureLogin(own, keys);
+    const { envelope } = await secureCall(own, session, 1, 'GET', '/v1/object/USR00002');
+    expect(envelope).toEqual((await call(own, 'GET', '/v1/object/USR00002', { headers: { sessionId: await login(own) } })).body);
     for (const [i, size] of [1, NOBLE_AES_MAX_BYTES - 100, NOBLE_AES_MAX_BYTES + 100, 5 * NOBLE_AES_MAX_BYTES].entries()) {
       const params = { text: 'ü'.repeat(size / 2) };
-      expect(await secureCall(service, own, i + 1, 'POST', '/v1/execute/echo', params)).toEqual({ status: 200, envelope: { status: OK, data: params } });
+      expect(await secureCall(own, session, i + 2, 'POST', '/v1/execute/echo', params)).toEqual({ status: 200, envelope: { status: OK, data: params } });
     }
+    expect((await sendSecure(own, 'GET', '/v1/object/USR00002', secureRequest(session, 1, 'GET', '/v1/object/USR00002'))).status).not.toBe(200);
+    // the service used the given primitives, and prepared the session's keys once (K for AES; K, then M, for HMAC)
+    expect(prepared).toEqual({ aesCtr: 1, hmacSha256: 2 });
   });
 
-  test('a service with nodeCrypto (odbrest/node) speaks the same protocol, for every body size', async () => {
-    const native = await demoService({ macros, symmetricCrypto: nodeCrypto });
-    const own = await nodeSecureLogin(native, keys);
-    const { envelope } = await secureCall(native, own, 1, 'GET', '/v1/object/USR00002');
-    expect(envelope).toEqual((await call(native, 'GET', '/v1/object/USR00002', { headers: { sessionId: await login(native) } })).body);
-    for (const [i, size] of [1, NOBLE_AES_MAX_BYTES - 100, NOBLE_AES_MAX_BYTES + 100, 5 * NOBLE_AES_MAX_BYTES].entries()) {
-      const params = { text: 'ü'.repeat(size / 2) };
-      expect(await secureCall(native, own, i + 2, 'POST', '/v1/execute/echo', params)).toEqual({ status: 200, envelope: { status: OK, data: params } });
-    }
-    expect((await sendSecure(native, 'GET', '/v1/object/USR00002', secureRequest(own, 1, 'GET', '/v1/object/USR00002'))).status).not.toBe(200);
+  test('an answer a route makes as its own Response (the external-login redirect) is sealed with its headers kept', async () => {
+    const google = { '~ClassName': 'OAuthProvider', name: 'Google', type: 'google', additionalData: JSON.stringify({ clientId: 'g-id', clientSecret: 'g-secret' }) };
+    const own = await demoService({ data: { objects: [...demoData().objects, google] }, oAuthProviders: [{ name: 'Google' }], publicUrl: 'https://odbrest.example' });
+    const session = await nodeSecureLogin(own, keys);
+    const result = await sendSecure(own, 'GET', '/v1/auth/google', secureRequest(session, 1, 'GET', '/v1/auth/google'));
+    expect(result.status).toBe(302);
+    expect(new URL(result.headers.get('location')!).searchParams.get('client_id')).toBe('g-id');
+    expect(result.headers.get('cache-control')).toBe('no-store');
+    expect(result.headers.get('encrypted')).toBe('true');
+    expect(result.headers.get('content-type')).toBe('application/text');
+    expect(result.headers.get('secure-counter')).toBe('1');
+    expect(result.headers.get('secure-signature')).toBe(nodeSign(session.mac, 'RES 1 302\n', ''));
+    expect(result.text).toBe('');
+  });
+
+  test('loadConfig gives Node hosts nodeCrypto', () => {
+    expect(loadConfig({}, mkdtempSync(join(tmpdir(), 'odbrest-config-'))).options.symmetricCrypto).toBe(nodeCrypto);
   });
 
   test('the signed target includes the query string', async () => {
