@@ -2,7 +2,7 @@
 import type { Server } from 'node:http';
 import { afterEach, expect } from 'vitest';
 import type { Service, ServiceOptions } from '../../src/index.js';
-import { demoData, demoService, loginBody, parseOrUndefined, USERS } from '../helpers.js';
+import { call, demoData, demoService, login, loginBody, USERS, type CallResult } from '../helpers.js';
 import { nodeKeyPair, nodeSecureLogin, openSecureResponse, secureRequest, sendSecure, type NodeKeyPair } from '../secure/node-client.js';
 import { remoteService } from '../support/processes.js';
 
@@ -35,38 +35,28 @@ export function appRunner(): (app: App) => Promise<string> {
     });
 }
 
-export interface Reply {
-  status: number;
-  contentType: string | null;
-  text: string;
-  body: any;
-}
+/** The server at `base` as a `Service` for the fetch-based helpers (`call`, `login`, ...), over real HTTP. */
+const overHttp = (base: string) => remoteService(base) as unknown as Service;
 
-/** One request; `json` is sent as `application/json`, `body` as is (with its own content type). */
-export async function send(
-  url: string,
-  init: { method?: string; json?: unknown; body?: string; contentType?: string; appKey?: boolean; headers?: Record<string, string> } = {},
-): Promise<Reply> {
-  const headers = new Headers(init.headers);
-  if (init.appKey !== false) headers.set('appkey', 'adapter-test');
-  let body = init.body;
-  if (init.json !== undefined) body = JSON.stringify(init.json);
-  if (body !== undefined) headers.set('content-type', init.contentType ?? 'application/json');
-  const response = await fetch(url, { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, body });
-  const text = await response.text();
-  return { status: response.status, contentType: response.headers.get('content-type'), text, body: parseOrUndefined(text) };
-}
-
-/** Logs in at `${api}/v1/login` and calls the `echo` macro with `params`; returns the macro's answer. */
-export async function loginAndEcho(api: string, params: unknown): Promise<Reply> {
-  const login = await send(`${api}/v1/login`, { json: aliceLogin });
-  if (login.body?.status?.internalStatus !== '0') throw new Error(`login failed: ${login.status} ${login.text}`);
-  return send(`${api}/v1/execute/echo`, { json: params, headers: { sessionId: login.body.data.sessionId } });
+/**
+ * One request to `url`: GET without a body, else POST. `json` is sent as `application/json`, `body` as is,
+ * also labelled `application/json` unless `contentType` says otherwise.
+ */
+export function send(url: string, init: { json?: unknown; body?: string; contentType?: string; appKey?: boolean } = {}): Promise<CallResult> {
+  const { origin, pathname, search } = new URL(url);
+  const hasBody = init.json !== undefined || init.body !== undefined;
+  return call(overHttp(origin), hasBody ? 'POST' : 'GET', pathname + search, {
+    json: init.json,
+    body: init.body,
+    headers: hasBody ? { 'content-type': init.contentType ?? 'application/json' } : {},
+    noAppKey: init.appKey === false,
+  });
 }
 
 /** Asserts that the service at `api` logs in and echoes `PARAMS` unchanged. */
 export async function expectEcho(api: string): Promise<void> {
-  const answer = await loginAndEcho(api, PARAMS);
+  const service = overHttp(api);
+  const answer = await call(service, 'POST', '/v1/execute/echo', { json: PARAMS, headers: { sessionId: await login(service) } });
   expect([answer.status, answer.body]).toEqual([200, okEnvelope(PARAMS)]);
 }
 
@@ -81,7 +71,7 @@ export const secureOptions = (): ServiceOptions => ({ serverKey: (serverKeys ??=
  * body sent as `contentType`; returns the status and the decrypted, signature-checked envelope.
  */
 export async function secureEcho(api: string, params: unknown, contentType: string): Promise<{ status: number; envelope: unknown }> {
-  const service = remoteService(api) as unknown as Service;
+  const service = overHttp(api);
   const session = await nodeSecureLogin(service, (clientKeys ??= nodeKeyPair()));
   const message = secureRequest(session, 1, 'POST', '/v1/execute/echo', params);
   message.headers['content-type'] = contentType;
