@@ -203,7 +203,7 @@ function normalize(value: unknown, key = ''): unknown {
   return `<${key}>`;
 }
 
-export interface E2eCase {
+interface E2eCase {
   name: string;
   /** Only for these kinds (the middleware kinds have app routes under /api). */
   only?: readonly ServerKind[];
@@ -211,7 +211,7 @@ export interface E2eCase {
 }
 const MIDDLEWARE: readonly ServerKind[] = ['express', 'koa'];
 
-export const E2E_CASES: E2eCase[] = [
+const E2E_CASES: E2eCase[] = [
   {
     name: 'plain login, then an object with the session',
     async run(pair) {
