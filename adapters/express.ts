@@ -7,8 +7,7 @@ import { bodyAfterParsers, respond } from './node-http.js';
  * `rawBody` if a parser's `verify` hook kept the bytes:
  * `express.json({ verify: (req, _res, buf) => { req.rawBody = buf } })`. Express itself is not imported.
  */
-type ExpressRequest = IncomingMessage & { body?: unknown };
-const rawBodyOf = (req: IncomingMessage): unknown => (req as { rawBody?: unknown }).rawBody;
+type ExpressRequest = IncomingMessage & { body?: unknown; rawBody?: unknown };
 type Next = (error?: unknown) => void;
 type Middleware = (req: ExpressRequest, res: ServerResponse, next: Next) => void;
 type ErrorMiddleware = (error: unknown, req: ExpressRequest, res: ServerResponse, next: Next) => void;
@@ -28,7 +27,7 @@ export function odbrest(service: Service): [Middleware, ErrorMiddleware] {
 
   const middleware: Middleware = (req, res, next) => {
     served(req)
-      .then((yes) => (yes ? respond(service, req, res, bodyAfterParsers(req, rawBodyOf(req), req.body)) : next()))
+      .then((yes) => (yes ? respond(service, req, res, bodyAfterParsers(req, req.rawBody, req.body)) : next()))
       .catch(next);
   };
   const afterParseError: ErrorMiddleware = (error, req, res, next) => {

@@ -12,17 +12,13 @@ export type ServerKind = 'express' | 'koa' | 'node' | 'bun' | 'deno' | 'next';
 
 const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
 
-/** How each kind is started (from the repository root), and the stdout line that says it listens. */
-const COMMANDS: Record<ServerKind, (port: number) => { command: string; args: string[]; ready: RegExp }> = {
-  express: () => ({ command: process.execPath, args: ['examples/express/server.mjs'], ready: LISTENING }),
-  koa: () => ({ command: process.execPath, args: ['examples/koa/server.mjs'], ready: LISTENING }),
-  node: () => ({ command: process.execPath, args: ['examples/node/app.mjs'], ready: LISTENING }),
-  bun: () => ({ command: bin('bun'), args: ['examples/bun/server.mjs'], ready: LISTENING }),
-  deno: () => ({
-    command: bin('deno'),
-    args: ['run', '--allow-net', '--allow-read', '--allow-env', 'examples/deno/server.mjs'],
-    ready: LISTENING,
-  }),
+/** How each kind is started (from the repository root), and the stdout line that says it listens (default `LISTENING`). */
+const COMMANDS: Record<ServerKind, (port: number) => { command: string; args: string[]; ready?: RegExp }> = {
+  express: () => ({ command: process.execPath, args: ['examples/express/server.mjs'] }),
+  koa: () => ({ command: process.execPath, args: ['examples/koa/server.mjs'] }),
+  node: () => ({ command: process.execPath, args: ['examples/node/app.mjs'] }),
+  bun: () => ({ command: bin('bun'), args: ['examples/bun/server.mjs'] }),
+  deno: () => ({ command: bin('deno'), args: ['run', '--allow-net', '--allow-read', '--allow-env', 'examples/deno/server.mjs'] }),
   // `next start` does not accept port 0: the port is chosen free just before.
   next: (port) => ({ command: bin('next'), args: ['start', 'examples/next', '-p', String(port), '-H', '127.0.0.1'], ready: /Ready in/ }),
 };
@@ -37,7 +33,7 @@ export interface RunningServer {
 export async function startServer(kind: ServerKind, env: Record<string, string> = {}): Promise<RunningServer> {
   if (!existsSync(`${ROOT}dist/index.js`)) throw new Error('dist/ is missing: run `npm run build` before the adapter suite');
   const port = kind === 'next' ? await freePort() : 0;
-  const { command, args, ready } = COMMANDS[kind](port);
+  const { command, args, ready = LISTENING } = COMMANDS[kind](port);
   const child = spawnLines(
     command,
     args,
