@@ -2,7 +2,7 @@
 // >= 0.5 of a bare fetch handler answering the same JSON, and < 1 KB of memory per live session.
 // Runs on the built package (`npm run bench -- core`); node is started with --expose-gc.
 import { createService } from '../dist/index.js';
-import { APP_KEY, demoData, loginAlice, median } from './common.mjs';
+import { alternatingRates, APP_KEY, demoData, loginAlice } from './common.mjs';
 
 const SESSIONS = 100_000;
 const ROUNDS = 9;
@@ -29,7 +29,7 @@ async function objectThroughput(rates) {
     throw new Error(`unexpected answer: ${json}`);
   }
   const responseHeaders = { 'content-type': first.headers.get('content-type') };
-  const bare = async (request) => new Response(json, { headers: responseHeaders });
+  const bare = async () => new Response(json, { headers: responseHeaders });
 
   const rows = [];
   const reused = new Request(url, { headers }); // a GET without body can be answered many times
@@ -38,23 +38,11 @@ async function objectThroughput(rates) {
       ['new Request per call', () => new Request(url, { headers })],
       ['one reused Request', () => reused],
     ]) {
-      const measure = (handler) => rates(async () => (await handler(makeRequest())).text(), { ms: ROUND_MS, concurrency, warmup: 100 });
-      // Short alternating rounds, medians of each: a busy machine then slows both sides alike.
-      const service_ = [];
-      const bare_ = [];
-      for (let round = 0; round < ROUNDS; round++) {
-        service_.push(await measure((request) => service.fetch(request)));
-        bare_.push(await measure(bare));
-      }
+      const through = (handler) => async () => (await handler(makeRequest())).text();
+      const measured = await alternatingRates(rates, through((request) => service.fetch(request)), through(bare), { rounds: ROUNDS, ms: ROUND_MS, concurrency });
       for (const [kind, unit] of [['wall', 'req/s'], ['cpu', 'req per CPU-s']]) {
-        rows.push({
-          name: `GET /v1/object/{id}, concurrency ${concurrency}, ${variant}`,
-          value: median(service_.map((r) => r[kind])),
-          unit,
-          reference: median(bare_.map((r) => r[kind])),
-          ratio: median(service_.map((r, i) => r[kind] / bare_[i][kind])),
-          target: '>= 0.5',
-        });
+        const { a, b, ratio } = measured[kind];
+        rows.push({ name: `GET /v1/object/{id}, concurrency ${concurrency}, ${variant}`, value: a, unit, reference: b, ratio, target: '>= 0.5' });
       }
     }
   }

@@ -2,6 +2,7 @@
 // A bench module exports `default async function ({ opsPerSecond, rates, medianMs }) -> Array<{ name, value, unit, reference?, ratio?, target? }>`.
 // Ratios compare against a reference measured in the same run; no bench asserts timing.
 import { readdirSync } from 'node:fs';
+import { alternatingMedians } from './common.mjs';
 
 const only = process.argv[2];
 const dir = new URL('./', import.meta.url);
@@ -37,14 +38,7 @@ export async function opsPerSecond(fn, options) {
 
 /** Median of `runs` timed calls, in milliseconds. */
 export async function medianMs(fn, runs = 50) {
-  const times = [];
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    await fn();
-    times.push(performance.now() - start);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)];
+  return (await alternatingMedians([fn], runs))[0];
 }
 
 const fmt = (x) => (typeof x === 'number' ? (Math.abs(x) >= 100 ? x.toFixed(0) : x.toPrecision(3)) : String(x ?? ''));

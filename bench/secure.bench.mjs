@@ -6,8 +6,8 @@
 //   Bun and Deno hosts get from `loadConfig` or pass themselves) and from the portable default
 //   (pure JS, for edge runtimes); target at least 0.7. Then the same through the library client.
 import { createHmac } from 'node:crypto';
-import { demoData, loginAlice } from './common.mjs';
-import { clientPassValue, createService } from '../dist/index.js';
+import { ALICE_LOGIN, alternatingMedians, alternatingRates, APP_KEY, demoData, loggedInGet, loginAlice } from './common.mjs';
+import { createService } from '../dist/index.js';
 import { createClient } from '../dist/client.js';
 import { nodeCrypto } from '../dist/node.js';
 
@@ -25,31 +25,7 @@ async function openLoginAnswer(text, privateKey) {
   return Buffer.concat(parts).toString('utf8');
 }
 
-/** Rates of `a` and `b` measured in alternating short slices, so drifting machine load hits both alike. */
-async function interleaved(opsPerSecond, a, b, { concurrency = 1, rounds = 8, ms = 300 } = {}) {
-  let sumA = 0;
-  let sumB = 0;
-  for (let i = 0; i < rounds; i++) {
-    sumA += await opsPerSecond(a, { ms, concurrency, warmup: 50 });
-    sumB += await opsPerSecond(b, { ms, concurrency, warmup: 50 });
-  }
-  return [sumA / rounds, sumB / rounds];
-}
-
-/** Medians of each of `fns` from alternating calls. */
-async function interleavedMedians(fns, runs = 300) {
-  const times = fns.map(() => []);
-  for (let i = 0; i < runs; i++) {
-    for (const [k, fn] of fns.entries()) {
-      const start = performance.now();
-      await fn();
-      times[k].push(performance.now() - start);
-    }
-  }
-  return times.map((list) => list.sort((x, y) => x - y)[Math.floor(list.length / 2)]);
-}
-
-export default async function bench({ opsPerSecond }) {
+export default async function bench({ rates }) {
   const data = demoData();
   const serverPair = await rsaPair();
   const clientPair = await rsaPair();
@@ -71,12 +47,12 @@ export default async function bench({ opsPerSecond }) {
 
   // --- secure login -------------------------------------------------------------------------
   const clientSpki = await subtle.exportKey('spki', clientPair.publicKey);
-  const credentialsPlain = new TextEncoder().encode(JSON.stringify({ user: 'alice', pass: clientPassValue('alice-secret'), appNames: ['crm'] }));
+  const credentialsPlain = new TextEncoder().encode(ALICE_LOGIN);
   const credentials = b64(await subtle.encrypt(OAEP, serverPair.publicKey, credentialsPlain));
   const loginBody = JSON.stringify({ credentials, publicKey: pem('PUBLIC KEY', clientSpki) });
   const secureLoginOn = (on) => async () => {
     const response = await on.fetch(
-      new Request('http://bench/v2/login/secure', { method: 'POST', headers: { appkey: 'bench', 'content-type': 'application/json' }, body: loginBody }),
+      new Request('http://bench/v2/login/secure', { method: 'POST', headers: { appkey: APP_KEY, 'content-type': 'application/json' }, body: loginBody }),
     );
     const text = await response.text();
     if (response.status !== 200) throw new Error(`secure login failed: ${text}`);
@@ -95,12 +71,12 @@ export default async function bench({ opsPerSecond }) {
     await Promise.all(Array.from({ length: answerBlocks }, () => subtle.encrypt(OAEP, key, chunk)));
   };
 
-  const [loginMedian, rawMedian, plainMedian] = await interleavedMedians([secureLogin, rawRsa, () => loginAlice(service)]);
+  const [loginMedian, rawMedian, plainMedian] = await alternatingMedians([secureLogin, rawRsa, () => loginAlice(service)], 300);
   rows.push({ name: 'secure login, median of one', value: loginMedian, unit: 'ms', reference: rawMedian, ratio: loginMedian / rawMedian, target: '<= 1.5 (vs. its RSA operations in WebCrypto)' });
   // What the secure login costs beyond a plain login's work plus its RSA operations.
   rows.push({ name: 'secure login vs. a plain POST /v1/login plus the RSA operations (informative)', value: loginMedian, unit: 'ms', reference: plainMedian + rawMedian, ratio: loginMedian / (plainMedian + rawMedian) });
-  const [loginRate, rawRate] = await interleaved(opsPerSecond, secureLogin, rawRsa);
-  rows.push({ name: `secure logins per second (answer: ${answerBlocks} RSA blocks)`, value: loginRate, unit: 'ops/s', reference: rawRate, ratio: rawRate / loginRate, target: '<= 1.5' });
+  const logins = (await alternatingRates(rates, rawRsa, secureLogin)).wall;
+  rows.push({ name: `secure logins per second (answer: ${answerBlocks} RSA blocks; ratio: RSA rate / login rate)`, value: logins.b, unit: 'ops/s', reference: logins.a, ratio: logins.ratio, target: '<= 1.5' });
 
   // --- encrypted vs plain GET /v1/object/{id}, server side -------------------------------------
   // Requests are prepared before the clock starts (signed with fresh counters, or carrying the session
@@ -114,13 +90,12 @@ export default async function bench({ opsPerSecond }) {
     const signedHeaders = Array.from({ length: 150_000 }, () => {
       const n = ++counter;
       return {
-        appkey: 'bench',
+        appkey: APP_KEY,
         'secure-token': answer.data.sessionId,
         'secure-counter': String(n),
         'secure-signature': createHmac('sha256', mac).update(`REQ ${n} GET ${target}\n`).digest('base64'),
       };
     });
-    const sessionHeaders = { appkey: 'bench', sessionId: await loginAlice(on) };
     let next = 0;
     const getSecure = async () => {
       const headers = signedHeaders[next++];
@@ -129,28 +104,24 @@ export default async function bench({ opsPerSecond }) {
       await response.text();
       if (response.status !== 200) throw new Error(`encrypted GET failed: ${response.status}`);
     };
-    const getPlain = async () => {
-      const response = await on.fetch(new Request(`http://bench${target}`, { headers: sessionHeaders }));
-      await response.text();
-      if (response.status !== 200) throw new Error(`plain GET failed: ${response.status}`);
-    };
+    const getPlain = await loggedInGet(on, target);
     for (const concurrency of concurrencies) {
-      const [secureRate, plainRate] = await interleaved(opsPerSecond, getSecure, getPlain, { concurrency });
-      rows.push({ name: `encrypted GET /v1/object/{id}, ${label}, concurrency ${concurrency}`, value: secureRate, unit: 'req/s', reference: plainRate, ratio: secureRate / plainRate, target: '>= 0.7 (vs. a plain session)' });
+      const { a, b, ratio } = (await alternatingRates(rates, getSecure, getPlain, { concurrency })).wall;
+      rows.push({ name: `encrypted GET /v1/object/{id}, ${label}, concurrency ${concurrency}`, value: a, unit: 'req/s', reference: b, ratio, target: '>= 0.7 (vs. a plain session)' });
     }
   };
-  await encryptedVsPlain('nodeCrypto', await serviceWith(nodeCrypto), [1, 16]);
+  const native = await serviceWith(nodeCrypto);
+  await encryptedVsPlain('nodeCrypto', native, [1, 16]);
   await encryptedVsPlain('portableCrypto (default)', service, [1, 16]);
 
   // --- the same through the library client on both ends ------------------------------------------
-  const native = await serviceWith(nodeCrypto);
   const viaService = (url, init) => native.fetch(new Request(url, init));
   const credentialsOf = { user: 'alice', password: 'alice-secret', appNames: ['crm'] };
-  const plain = createClient({ baseUrl: 'http://bench', appKey: 'bench', fetch: viaService });
+  const plain = createClient({ baseUrl: 'http://bench', appKey: APP_KEY, fetch: viaService });
   await plain.login(credentialsOf);
-  const secure = createClient({ baseUrl: 'http://bench', appKey: 'bench', fetch: viaService, symmetricCrypto: nodeCrypto });
+  const secure = createClient({ baseUrl: 'http://bench', appKey: APP_KEY, fetch: viaService, symmetricCrypto: nodeCrypto });
   await secure.loginSecure(credentialsOf, { keyPair: clientPair });
-  const [secureRate, plainRate] = await interleaved(opsPerSecond, () => secure.getObject('USR00001'), () => plain.getObject('USR00001'));
-  rows.push({ name: 'encrypted GET /v1/object/{id}, client and server, both nodeCrypto (informative)', value: secureRate, unit: 'req/s', reference: plainRate, ratio: secureRate / plainRate });
+  const viaClients = (await alternatingRates(rates, () => secure.getObject('USR00001'), () => plain.getObject('USR00001'))).wall;
+  rows.push({ name: 'encrypted GET /v1/object/{id}, client and server, both nodeCrypto (informative)', value: viaClients.a, unit: 'req/s', reference: viaClients.b, ratio: viaClients.ratio });
   return rows;
 }

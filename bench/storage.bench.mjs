@@ -13,20 +13,11 @@ import { createService, MemoryObjectStore } from '../dist/index.js';
 import { FileObjectStore } from '../dist/file-store.js';
 import { PostgresObjectStore } from '../dist/postgres.js';
 import { RedisKeyValueStore } from '../dist/redis.js';
-import { APP_KEY, demoData, loginAlice } from './common.mjs';
+import { demoData, loggedInGet } from './common.mjs';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const RUN = `${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
-
-async function loggedInGet(service) {
-  const headers = { appkey: APP_KEY, sessionId: await loginAlice(service) };
-  return async () => {
-    const response = await service.fetch(new Request('http://bench/v1/object/CUS00001', { headers }));
-    if (response.status !== 200) throw new Error(`GET answered ${response.status}`);
-    await response.text();
-  };
-}
 
 async function reachable(check) {
   try {
