@@ -16,7 +16,7 @@ export interface PendingLogin {
 const PROVIDER_TIMEOUT_MS = 10_000;
 
 /** Real `fetch` with a time limit; a network failure becomes `323`. */
-export function providerFetch(provider: ConfiguredProvider): ProviderFetch {
+function providerFetch(provider: ConfiguredProvider): ProviderFetch {
   return async (url, init = {}) => {
     try {
       return await fetch(url, { ...init, signal: init.signal ?? AbortSignal.timeout(PROVIDER_TIMEOUT_MS) });

@@ -3,7 +3,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { ApiError } from '../http/errors.js';
 import { optionalText } from './identity.js';
-import { secretCredentials } from './settings.js';
+import { secretClient } from './settings.js';
 import type { ProviderKind } from './types.js';
 
 const GRAPH = 'https://graph.facebook.com/v19.0';
@@ -22,8 +22,7 @@ export const facebook: ProviderKind = {
   },
   scope: 'email public_profile',
   openid: false,
-  credentials: secretCredentials,
-  clientSecret: async (credentials) => credentials.clientSecret!,
+  ...secretClient,
   identity: async ({ tokens, credentials, endpoints, fetch }) => {
     const url = new URL(endpoints.userinfo!);
     url.searchParams.set('fields', 'id,first_name,last_name,email');

@@ -1,5 +1,5 @@
 import { identityFromClaims } from './identity.js';
-import { secretCredentials } from './settings.js';
+import { secretClient } from './settings.js';
 import type { ProviderKind } from './types.js';
 
 const ISSUER = 'https://accounts.google.com';
@@ -15,8 +15,7 @@ export const google: ProviderKind = {
   },
   scope: 'openid email profile',
   openid: true,
-  credentials: secretCredentials,
-  clientSecret: async (credentials) => credentials.clientSecret!,
+  ...secretClient,
   // Google documents both spellings of its issuer; accept the bare one only for Google itself.
   issuer: (claims, endpoints) => (endpoints.issuer === ISSUER && claims.iss === 'accounts.google.com' ? 'accounts.google.com' : endpoints.issuer),
   identity: async ({ claims }) => identityFromClaims(claims),

@@ -1,5 +1,5 @@
 import { identityFromClaims } from './identity.js';
-import { secretCredentials } from './settings.js';
+import { secretClient } from './settings.js';
 import type { ProviderKind } from './types.js';
 
 /**
@@ -17,8 +17,7 @@ export const microsoft: ProviderKind = {
   },
   scope: 'openid email profile',
   openid: true,
-  credentials: secretCredentials,
-  clientSecret: async (credentials) => credentials.clientSecret!,
+  ...secretClient,
   issuer: (claims, endpoints) => {
     const tid = claims.tid;
     if (typeof tid !== 'string' || !/^[0-9A-Za-z-]{1,64}$/.test(tid)) return endpoints.issuer;

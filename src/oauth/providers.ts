@@ -7,7 +7,7 @@ import { microsoft } from './microsoft.js';
 import { isAcceptedUrl, isPlainHttp, mergeEndpoints, parseEndpointsOption } from './settings.js';
 import { ENDPOINT_NAMES, PROVIDER_TYPES, type Credentials, type Endpoints, type ProviderKind, type ProviderType } from './types.js';
 
-export const PROVIDER_KINDS: Record<ProviderType, ProviderKind> = { google, facebook, microsoft, apple };
+const PROVIDER_KINDS: Record<ProviderType, ProviderKind> = { google, facebook, microsoft, apple };
 
 /** Class of the provider entries in the database (PROTOCOL.md 5.1). */
 export const PROVIDER_CLASS = 'OAuthProvider';

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { ApiError } from '../http/errors.js';
 import { parseInput } from '../http/validate.js';
-import { ENDPOINT_NAMES, type Credentials, type Endpoints } from './types.js';
+import { ENDPOINT_NAMES, type Credentials, type Endpoints, type ProviderKind } from './types.js';
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -88,10 +88,16 @@ export function parseAdditionalData<S extends v.GenericSchema>(schema: S, data: 
 }
 
 /** The credentials of the three providers that authenticate with a client secret. */
-export async function secretCredentials(data: unknown): Promise<Credentials> {
+async function secretCredentials(data: unknown): Promise<Credentials> {
   const settings = parseAdditionalData(SecretSettingsSchema, data);
   return { clientIds: [settings.clientId], clientSecret: settings.clientSecret, endpoints: settings.endpoints };
 }
+
+/** How google, facebook and microsoft authenticate: a client id and secret from `additionalData`, the secret sent as is. */
+export const secretClient: Pick<ProviderKind, 'credentials' | 'clientSecret'> = {
+  credentials: secretCredentials,
+  clientSecret: async (credentials) => credentials.clientSecret!,
+};
 
 /** Merges defaults with overrides, later ones winning. */
 export function mergeEndpoints(...layers: Array<Partial<Endpoints> | undefined>): Endpoints {
