@@ -2,12 +2,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { exportPKCS8, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { readTextFile } from '../../adapters/node.js';
 import { loadConfig } from '../../src/cli/config.js';
 import { createService, type OAuthEndpoints, type SeedObject, type Service, type ServiceOptions } from '../../src/index.js';
 import { call, demoData } from '../helpers.js';
+import { appleKey, appleKeyFile } from './provider.js';
 
 const ENDPOINTS = { authorization: 'https://id.example.com/auth', token: 'https://id.example.com/token', jwks: 'https://id.example.com/jwks', issuer: 'https://id.example.com' };
 const google = (name = 'Google', data: unknown = { clientId: 'g-id', clientSecret: 'g-secret' }): SeedObject => ({
@@ -34,11 +34,8 @@ function service(entries: SeedObject[], names: string[], options: ServiceOptions
   });
 }
 
-async function keyFile(content?: string): Promise<string> {
-  const path = join(mkdtempSync(join(tmpdir(), 'odbrest-key-')), 'AuthKey_KEY.p8');
-  writeFileSync(path, content ?? (await exportPKCS8((await generateKeyPair('ES256', { extractable: true })).privateKey)));
-  return path;
-}
+/** An AuthKey_KEY.p8 file holding `content`, by default a fresh ES256 key. */
+const keyFile = async (content?: string) => appleKeyFile('KEY', content ?? (await appleKey()).pem);
 
 describe('start-up errors', () => {
   it('two configured names of one type', async () => {
@@ -182,7 +179,7 @@ async function redirectOf(started: Service, path = '/v1/auth/google'): Promise<U
 
 describe('valid configurations', () => {
   it('an Apple key given inline as privateKey, endpoint overrides in the options', async () => {
-    const privateKey = await exportPKCS8((await generateKeyPair('ES256', { extractable: true })).privateKey);
+    const { pem: privateKey } = await appleKey();
     const started = service([apple({ privateKey, clientId: ['com.example.web', 'com.example.app'] })], ['Apple'], {
       oAuthProviders: [{ name: 'Apple', endpoints: ENDPOINTS }],
     });

@@ -33,6 +33,19 @@ export interface LocalProvider {
   apple?: { teamId: string; keyId: string; keyPath: string; clientIds: string[] };
 }
 
+/** A fresh ES256 key pair as Apple issues one: the private key as PKCS#8 PEM text (an AuthKey_*.p8 file's content). */
+export async function appleKey(): Promise<{ pem: string; publicKey: CryptoKey }> {
+  const key = await generateKeyPair('ES256', { extractable: true });
+  return { pem: await exportPKCS8(key.privateKey), publicKey: key.publicKey };
+}
+
+/** Writes `pem` as `AuthKey_{keyId}.p8` into a new temporary folder and returns the file's path. */
+export function appleKeyFile(keyId: string, pem: string): string {
+  const keyPath = join(mkdtempSync(join(tmpdir(), 'odbrest-apple-')), `AuthKey_${keyId}.p8`);
+  writeFileSync(keyPath, pem);
+  return keyPath;
+}
+
 /** The provider process: started with `fork`, controlled over IPC, killed by its own handle. */
 export class ProviderProcess {
   readonly #child: ChildProcess;
@@ -71,11 +84,9 @@ export class ProviderProcess {
   async start(kind: ProviderType, options: { tenant?: string } = {}): Promise<LocalProvider> {
     const clientId = `${kind}-client-${this.#next}`;
     if (kind === 'apple') {
-      const key = await generateKeyPair('ES256', { extractable: true });
-      const dir = mkdtempSync(join(tmpdir(), 'odbrest-apple-'));
+      const key = await appleKey();
       const keyId = 'KEY123ABCD';
-      const keyPath = join(dir, `AuthKey_${keyId}.p8`);
-      writeFileSync(keyPath, await exportPKCS8(key.privateKey));
+      const keyPath = appleKeyFile(keyId, key.pem);
       const apple = { teamId: 'TEAM123456', keyId, publicJwk: await exportJWK(key.publicKey) };
       const started = await this.call<{ id: string; endpoints: OAuthEndpoints; issuer: string }>('start', { kind, clientId, apple });
       return { ...started, kind, clientId, apple: { teamId: apple.teamId, keyId, keyPath, clientIds: [clientId, 'com.example.app'] } };

@@ -1,13 +1,11 @@
 /** External login: every way a login must fail, each its own case, over HTTP against the local provider process. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { exportPKCS8, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProviderType } from '../../src/index.js';
 import { APP_KEY, USERS, call, loginBody, testClock } from '../helpers.js';
 import {
   NAMES,
+  appleKey,
+  appleKeyFile,
   authorize,
   expectRejected,
   finish,
@@ -327,9 +325,7 @@ describe('an Apple key the provider does not know', () => {
   let other: RunningService;
 
   beforeAll(async () => {
-    const key = await generateKeyPair('ES256', { extractable: true });
-    const keyPath = join(mkdtempSync(join(tmpdir(), 'odbrest-apple-')), 'AuthKey_OTHER.p8');
-    writeFileSync(keyPath, await exportPKCS8(key.privateKey));
+    const keyPath = appleKeyFile('OTHER', (await appleKey()).pem);
     other = await startService([{ provider: { ...providers.apple, apple: { ...providers.apple.apple!, keyPath } }, name: 'Apple' }]);
   });
   afterAll(() => other?.close());
