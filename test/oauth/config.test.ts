@@ -189,6 +189,14 @@ describe('valid configurations', () => {
     expect(location.searchParams.get('redirect_uri')).toBe('https://odbrest.example/v1/apple/callback');
   });
 
+  it("Apple's callback address is its serverAddress; the other providers' is publicUrl", async () => {
+    const { pem: privateKey } = await appleKey();
+    const started = service([apple({ privateKey, serverAddress: 'https://apple-return.example' }), google()], ['Apple', 'Google']);
+    const location = await redirectOf(started, '/v1/auth/apple');
+    expect(location.searchParams.get('redirect_uri')).toBe('https://apple-return.example/v1/apple/callback');
+    expect((await redirectOf(started)).searchParams.get('redirect_uri')).toBe('https://odbrest.example/v1/google/callback');
+  });
+
   it('the callback address includes base path (in publicUrl) and alias', async () => {
     const started = service([google()], ['Google'], { publicUrl: 'https://odbrest.example/api/', alias: 'db1', basePath: '/api' });
     const location = await redirectOf(started, 'http://odbrest.test/api/db1/v1/auth/google');
