@@ -107,7 +107,7 @@ describe('apple specifics', () => {
 });
 
 describe('a linked identity', () => {
-  it('gets a macro-only session without appNames, and 306 for applications the user holds no licence for', async () => {
+  it('gets a macro-only session without appNames, and 306 for applications the user holds no licence for (comma-separated or repeated)', async () => {
     const provider = providers.google;
     await idp.user(provider, { sub: 'google-bob' });
     const first = await finish(await authorize(running.base, 'google'));
@@ -121,6 +121,8 @@ describe('a linked identity', () => {
 
     const unlicensed = await finish(await authorize(running.base, 'google', 'appkey=test-app&appNames=crm,shop'));
     expectRejected(unlicensed, '306', 403, 'user holds no licence for application "shop"');
+    const repeated = await finish(await authorize(running.base, 'google', 'appkey=test-app&appNames=crm&appNames=shop'));
+    expectRejected(repeated, '306', 403, 'user holds no licence for application "shop"');
   });
 });
 
