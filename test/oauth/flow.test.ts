@@ -93,6 +93,7 @@ describe('apple specifics', () => {
     const after = await idp.stats(provider);
     expect(after.tokenRequests - before.tokenRequests).toBe(2);
     expect(after.verifiedSecrets - before.verifiedSecrets).toBe(2);
+    expect(after.distinctSecrets - before.distinctSecrets).toBe(2); // none reused
   });
 
   it('accepts an ID token for any of its client ids (services id and app id)', async () => {

@@ -68,6 +68,7 @@ async function startMock(s) {
   service.on('beforeResponse', (response, req) => {
     s.tokenRequests++;
     const client = clientOf(req);
+    s.secrets.add(client.secret);
     if (client.id !== s.clientId || client.secret !== s.clientSecret) {
       response.statusCode = 401;
       response.body = { error: 'invalid_client' };
@@ -167,6 +168,7 @@ async function startApple(s) {
       if (req.method === 'POST' && url.pathname === '/auth/token') {
         s.tokenRequests++;
         const form = new URLSearchParams(await readBody(req));
+        s.secrets.add(form.get('client_secret'));
         try {
           const { protectedHeader } = await jwtVerify(form.get('client_secret') ?? '', clientKey, {
             algorithms: ['ES256'],
@@ -222,6 +224,8 @@ const commands = {
       authorizations: [],
       tokenRequests: 0,
       verifiedSecrets: 0,
+      /** Every client_secret a token request carried (Apple must sign a new one each time). */
+      secrets: new Set(),
     };
     if (args.kind === 'apple') await startApple(s);
     else await startMock(s);
@@ -248,7 +252,7 @@ const commands = {
   },
   stats({ id }) {
     const s = servers.get(id);
-    return { tokenRequests: s.tokenRequests, verifiedSecrets: s.verifiedSecrets, authorizations: s.authorizations };
+    return { tokenRequests: s.tokenRequests, verifiedSecrets: s.verifiedSecrets, distinctSecrets: s.secrets.size, authorizations: s.authorizations };
   },
   async stop({ id }) {
     await servers.get(id).stop();

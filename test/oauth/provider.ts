@@ -111,7 +111,10 @@ export class ProviderProcess {
     return this.call('next', { id: provider.id, ...shape });
   }
 
-  stats(provider: LocalProvider): Promise<{ tokenRequests: number; verifiedSecrets: number; authorizations: Array<Record<string, string>> }> {
+  /** Counts since the provider started; `distinctSecrets`: how many different client secrets token requests carried. */
+  stats(
+    provider: LocalProvider,
+  ): Promise<{ tokenRequests: number; verifiedSecrets: number; distinctSecrets: number; authorizations: Array<Record<string, string>> }> {
     return this.call('stats', { id: provider.id });
   }
 
