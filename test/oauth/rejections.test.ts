@@ -227,6 +227,17 @@ describe('dfUuid', () => {
     expect((await linksOf('df-wrong-pass')).length).toBe(1);
   });
 
+  it('the failed-login limit applies: after 5 wrong passwords even the right one is 303 and links nothing', async () => {
+    const dfUuid = await dfUuidFor('google', 'df-limit');
+    for (let i = 0; i < 5; i++) {
+      expectRejected(await postJson(running.base, '/v1/extLogin', { ...loginBody('extern', 'wrong'), dfUuid }), '302', 401, 'wrong user name or password');
+    }
+    const blocked = await postJson(running.base, '/v1/extLogin', { ...loginBody('extern', USERS.extern), dfUuid });
+    expectRejected(blocked, '303', 429, /^too many failed logins, try again in \d+ seconds$/);
+    expect(blocked.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await linksOf('df-limit')).toEqual([]);
+  });
+
   it('a missing licence links nothing', async () => {
     const dfUuid = await dfUuidFor('facebook', 'df-no-licence');
     expectRejected(await postJson(running.base, '/v1/extLogin', { ...loginBody('bob', USERS.bob, ['shop']), dfUuid }), '306', 403, /shop/);
