@@ -52,6 +52,27 @@ describe('loadConfig', () => {
     expect(() => loadConfig({}, dirWith({ 'api-config.yml': yaml }))).toThrow(message);
   });
 
+  test.each([
+    [{ ODBREST_TRUST_PROXY: 'yes' }, 'invalid configuration (trustProxy): trustProxy must be true or false'],
+    [{ ODBREST_PORT: 'abc' }, 'invalid configuration (port): port must be a number'],
+    [{ ODBREST_IDLE_MINUTES: 'soon' }, 'invalid configuration (idleTimeoutMinutes): idleTimeoutMinutes must be a number'],
+  ])('the variables %j stop with a message naming the option', (env, message) => {
+    expect(() => loadConfig(env, dirWith({}))).toThrow(message);
+  });
+
+  test.each([
+    ['1', true],
+    ['false', false],
+    ['0', false],
+  ])('ODBREST_TRUST_PROXY=%s overrides the file', (value, expected) => {
+    const dir = dirWith({ 'api-config.yml': `trustProxy: ${!expected}\n` });
+    expect(loadConfig({ ODBREST_TRUST_PROXY: value }, dir).options.trustProxy).toBe(expected);
+  });
+
+  test('PORT wins over ODBREST_PORT', () => {
+    expect(loadConfig({ ODBREST_PORT: '7001', PORT: '7002' }, dirWith({})).port).toBe(7002);
+  });
+
   test('a named config file that does not exist is an error', () => {
     expect(() => loadConfig({ ODBREST_CONFIG: 'nope.yml' }, dirWith({}))).toThrow('config file not found');
   });

@@ -76,7 +76,8 @@ const ENV: Record<string, (value: string) => [keyof FileConfig, unknown]> = {
   ODBREST_IDLE_MINUTES: (x) => ['idleTimeoutMinutes', Number(x)],
   ODBREST_ABSOLUTE_HOURS: (x) => ['absoluteTimeoutHours', Number(x)],
   ODBREST_MAX_BODY_BYTES: (x) => ['maxBodyBytes', Number(x)],
-  ODBREST_TRUST_PROXY: (x) => ['trustProxy', x === 'true' || x === '1'],
+  // Anything but true/1/false/0 goes through as a string, so the schema's trustProxy message names it.
+  ODBREST_TRUST_PROXY: (x) => ['trustProxy', x === 'true' || x === '1' ? true : x === 'false' || x === '0' ? false : x],
   ODBREST_PUBLIC_URL: (x) => ['publicUrl', x],
   ODBREST_SERVER_KEY_FILE: (x) => ['serverKeyFile', x],
   ODBREST_SERVER_KEY: (x) => ['serverKey', x],
