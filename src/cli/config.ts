@@ -85,22 +85,27 @@ const ENV: Record<string, (value: string) => [keyof FileConfig, unknown]> = {
 
 export function loadConfig(env: Record<string, string | undefined> = process.env, cwd = process.cwd()): HostConfig {
   const path = env.ODBREST_CONFIG ? resolve(cwd, env.ODBREST_CONFIG) : resolve(cwd, 'api-config.yml');
+  const found = existsSync(path);
   let raw: Record<string, unknown> = {};
-  if (existsSync(path)) {
+  if (found) {
     const parsed = parseYaml(readFileSync(path, 'utf8')) as unknown;
     if (parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed))) throw new Error(`${path}: expected a mapping of options`);
     raw = (parsed as Record<string, unknown>) ?? {};
   } else if (env.ODBREST_CONFIG) {
     throw new Error(`config file not found: ${path}`);
   }
-  const baseDir = existsSync(path) ? dirname(path) : cwd;
+  const baseDir = found ? dirname(path) : cwd;
+  // A key from the environment replaces the file's key in either form; both key variables set at
+  // once are then refused by readServerKey, as both forms in the file are.
+  if (env.ODBREST_SERVER_KEY || env.ODBREST_SERVER_KEY_FILE) {
+    delete raw.serverKey;
+    delete raw.serverKeyFile;
+  }
   for (const [name, toEntry] of Object.entries(ENV)) {
     const value = env[name];
     if (value !== undefined && value !== '') {
       const [key, converted] = toEntry(value);
       raw[key] = converted;
-      // A key from the environment replaces the file's key in either form.
-      if (key === 'serverKey' || key === 'serverKeyFile') delete raw[key === 'serverKey' ? 'serverKeyFile' : 'serverKey'];
     }
   }
   const result = v.safeParse(ConfigSchema, raw);

@@ -102,6 +102,21 @@ describe('configuration', () => {
     expect(() => loadConfig({}, base)).toThrow('invalid configuration: give serverKey or serverKeyFile, not both');
   });
 
+  test('ODBREST_SERVER_KEY and ODBREST_SERVER_KEY_FILE together are an error', () => {
+    const base = dir();
+    writeFileSync(join(base, 'key.pem'), server.privateKey);
+    expect(() => loadConfig({ ODBREST_SERVER_KEY: server.privateKey, ODBREST_SERVER_KEY_FILE: 'key.pem' }, base)).toThrow(
+      'invalid configuration: give serverKey or serverKeyFile, not both',
+    );
+  });
+
+  test('ODBREST_SERVER_KEY_FILE replaces the file’s serverKey', () => {
+    const base = dir();
+    writeFileSync(join(base, 'key.pem'), server.privateKey);
+    writeFileSync(join(base, 'api-config.yml'), 'serverKey: not-a-pem\n');
+    expect(loadConfig({ ODBREST_SERVER_KEY_FILE: 'key.pem' }, base).options.serverKey).toBe(server.privateKey);
+  });
+
   test('a missing key file is an error naming it', () => {
     const base = dir();
     expect(() => loadConfig({ ODBREST_SERVER_KEY_FILE: 'nope.pem' }, base)).toThrow(`cannot read server key file ${join(base, 'nope.pem')}: ENOENT`);
