@@ -16,7 +16,10 @@ function open(table: string) {
 }
 
 describe.runIf(available)('PostgresObjectStore', () => {
-  afterAll(() => dropSchema(schema));
+  const freshSchemas: string[] = [];
+  afterAll(async () => {
+    for (const name of [schema, ...freshSchemas]) await dropSchema(name);
+  });
   objectStoreContract('PostgresObjectStore', {
     create: async () => open(`objects_${tables++}`),
     reopen: async (store) => {
@@ -36,5 +39,28 @@ describe.runIf(available)('PostgresObjectStore', () => {
     expect((await store.get(literal.id))?.fields.Text).toBe('back\\u0000slash');
     expect(await store.count('Note')).toBe(1);
     await store.close();
+  });
+
+  it('two stores start together on one fresh schema and table: every first count and put succeeds', async () => {
+    // Several rounds, each on a schema and table that do not exist yet, to give the creation race its chance.
+    for (let round = 0; round < 5; round++) {
+      const fresh = `${schema}_fresh_${round}`;
+      freshSchemas.push(fresh);
+      const stores = [0, 1].map(() => new PostgresObjectStore({ connectionString: DATABASE_URL, schema: fresh, table: 'objects' }));
+      try {
+        const results = await Promise.allSettled(
+          stores.flatMap((store, n) => [
+            store.count('Note'),
+            store.put({ className: 'Note', fields: { From: n, Nr: 1 } }),
+            store.count('Note'),
+            store.put({ className: 'Note', fields: { From: n, Nr: 2 } }),
+          ]),
+        );
+        expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
+        for (const store of stores) expect(await store.count('Note')).toBe(4);
+      } finally {
+        for (const store of stores) await store.close();
+      }
+    }
   });
 });
