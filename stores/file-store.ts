@@ -1,6 +1,6 @@
 import { MemoryObjectStore } from '../src/storage/memory-object-store.js';
 import type { FindQuery, FindResult, ObjectInput, ObjectStore, StoredObject, Where } from '../src/storage/types.js';
-import { Journal } from './journal.js';
+import { Journal, RECORD_HEADER } from './journal.js';
 
 export interface FileObjectStoreOptions {
   /** The journal file; created (with its directory entry synced) when missing. One process per file. */
@@ -17,11 +17,13 @@ export interface FileObjectStoreOptions {
 /** A journal record: a stored object, or the deletion of one. */
 type JournalRecord = ['p', string, string, number, StoredObject['fields']] | ['d', string];
 
-/** Bytes a record takes in the file besides its payload (length and checksum). */
-const FRAME = 8;
-
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+/** The payload of a put record, `["p", id, className, storeTime, fields]`, from the fields' JSON. */
+function putPayload(id: string, className: string, storeTime: number, fieldsJson: string): Uint8Array {
+  return encoder.encode(`["p",${JSON.stringify(id)},${JSON.stringify(className)},${JSON.stringify(storeTime)},${fieldsJson}]`);
+}
 
 /**
  * The in-process object store made durable: every object lives in memory (reads never touch the
@@ -122,7 +124,7 @@ export class FileObjectStore implements ObjectStore {
     // after a restart is exactly the one read before it.
     const fieldsJson = JSON.stringify(input.fields);
     const storeTime = this.#now();
-    const payload = encoder.encode(`["p",${JSON.stringify(id)},${JSON.stringify(input.className)},${storeTime},${fieldsJson}]`);
+    const payload = putPayload(id, input.className, storeTime, fieldsJson);
     const record: JournalRecord = ['p', id, input.className, storeTime, JSON.parse(fieldsJson)];
     let stored: StoredObject;
     try {
@@ -168,8 +170,8 @@ export class FileObjectStore implements ObjectStore {
     }
     const [, , className, storeTime, fields] = record;
     this.#memory.load({ id, className, storeTime, fields });
-    this.#recordBytes.set(id, payloadBytes + FRAME);
-    this.#liveBytes += payloadBytes + FRAME;
+    this.#recordBytes.set(id, payloadBytes + RECORD_HEADER);
+    this.#liveBytes += payloadBytes + RECORD_HEADER;
     return true;
   }
 
@@ -185,7 +187,7 @@ export class FileObjectStore implements ObjectStore {
     const memory = this.#memory;
     const compaction = journal.compact(function* () {
       for (const object of memory.objects()) {
-        yield encoder.encode(JSON.stringify(['p', object.id, object.className, object.storeTime, object.fields]));
+        yield putPayload(object.id, object.className, object.storeTime, JSON.stringify(object.fields));
       }
     });
     this.#compaction = compaction.then(() => void this.#compactions++).finally(() => (this.#compaction = undefined));

@@ -12,7 +12,8 @@ import { dirname } from 'node:path';
  * Node's `fs` module only: Bun and Deno provide it too.
  */
 const MAGIC = new TextEncoder().encode('ODBJRNL1');
-const HEADER = 8;
+/** Bytes in front of each record's payload: its length and checksum. */
+export const RECORD_HEADER = 8;
 /** Larger lengths are taken as a torn header rather than believed (one record is one object). */
 const MAX_RECORD = 1 << 30;
 
@@ -66,7 +67,7 @@ export class Journal {
         await handle.truncate(end);
         await handle.datasync();
       }
-      return { journal: new Journal(path, handle, Math.max(end, HEADER)), read: { payloads, droppedBytes: data.length - end } };
+      return { journal: new Journal(path, handle, Math.max(end, MAGIC.length)), read: { payloads, droppedBytes: data.length - end } };
     } catch (error) {
       await handle.close();
       throw error;
@@ -202,18 +203,18 @@ export class Journal {
 }
 
 function parse(data: Uint8Array, path: string): { payloads: Uint8Array[]; end: number } {
-  if (data.length < HEADER) {
+  if (data.length < MAGIC.length) {
     if (!startsWith(MAGIC, data)) throw new Error(`${path} is not an odbrest journal`);
     return { payloads: [], end: 0 }; // empty, or its magic was torn
   }
   if (!startsWith(data, MAGIC)) throw new Error(`${path} is not an odbrest journal`);
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const payloads: Uint8Array[] = [];
-  let offset = HEADER;
-  while (offset + HEADER <= data.length) {
+  let offset = MAGIC.length;
+  while (offset + RECORD_HEADER <= data.length) {
     const length = view.getUint32(offset, true);
     const checksum = view.getUint32(offset + 4, true);
-    const start = offset + HEADER;
+    const start = offset + RECORD_HEADER;
     // No record is empty: a zero length is a run of zeros from a crash that extended the file, not data.
     if (length === 0 || length > MAX_RECORD || start + length > data.length) break;
     const payload = data.subarray(start, start + length);
@@ -225,11 +226,11 @@ function parse(data: Uint8Array, path: string): { payloads: Uint8Array[]; end: n
 }
 
 function frame(payload: Uint8Array): Uint8Array {
-  const out = new Uint8Array(HEADER + payload.length);
+  const out = new Uint8Array(RECORD_HEADER + payload.length);
   const view = new DataView(out.buffer);
   view.setUint32(0, payload.length, true);
   view.setUint32(4, crc32(payload), true);
-  out.set(payload, HEADER);
+  out.set(payload, RECORD_HEADER);
   return out;
 }
 
