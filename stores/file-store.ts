@@ -65,11 +65,6 @@ export class FileObjectStore implements ObjectStore {
     return store;
   }
 
-  /** Settles once the journal has been read (rejects if it cannot be). */
-  get ready(): Promise<void> {
-    return this.#opening.then(() => undefined);
-  }
-
   /** Bytes of a torn last record that were dropped on open (0 after a clean shutdown). */
   get droppedBytes(): number {
     return this.#droppedBytes;
