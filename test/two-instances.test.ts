@@ -3,6 +3,8 @@
  * and PostgreSQL, a JWT secret and the server RSA key. Whatever one instance does with a session, the
  * other sees. Each request is sent to one instance by its own URL, so which one answered is known.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type FetchFunction } from '../src/client/index.js';
@@ -31,6 +33,8 @@ describe.runIf(available)('two instances sharing Redis and PostgreSQL', () => {
   /** The one public address: a proxy in front of instance B, so callbacks arrive there. */
   let front: TcpProxy;
   let publicUrl: string;
+  /** Holds the shared server key, given to both instances as ODBREST_SERVER_KEY_FILE (as the README and the cluster example do). */
+  let keyDir: string | undefined;
 
   beforeAll(async () => {
     ({ idp, providers: { google: provider } } = await spawnProviders('google'));
@@ -40,13 +44,16 @@ describe.runIf(available)('two instances sharing Redis and PostgreSQL', () => {
     await importObjects(store, { objects: [...demoData().objects, providerEntry(provider, 'Google')] }, 1000);
     await store.close();
     const entry = await bundleForNode(join(import.meta.dirname, 'fixtures/instance.ts'));
+    keyDir = mkdtempSync(join(tmpdir(), 'odbrest-pair-key-'));
+    const keyFile = join(keyDir, 'server-key.pem');
+    writeFileSync(keyFile, nodeKeyPair().privateKey, { mode: 0o600 });
     const env = {
       REDIS_URL,
       DATABASE_URL,
       ODBREST_REDIS_PREFIX: prefix,
       ODBREST_PG_SCHEMA: schema,
       ODBREST_JWT_SECRET: `shared-secret-of-this-test-run-${RUN_ID}`,
-      ODBREST_SERVER_KEY: nodeKeyPair().privateKey,
+      ODBREST_SERVER_KEY_FILE: keyFile,
       ODBREST_PUBLIC_URL: publicUrl,
       ODBREST_OAUTH_PROVIDERS: 'Google',
     };
@@ -69,6 +76,7 @@ describe.runIf(available)('two instances sharing Redis and PostgreSQL', () => {
     }
     await dropSchema(schema);
     await deleteKeys(prefix);
+    if (keyDir) rmSync(keyDir, { recursive: true, force: true });
   });
 
   describe('plain sessions (sessionId)', () => {
