@@ -1,6 +1,5 @@
 import { ApiError } from '../http/errors.js';
 import type { Session, SessionStore } from '../auth/sessions.js';
-import { KeyedLock } from './lock.js';
 import { acceptCounter, type SecureSessionState } from './replay.js';
 
 interface Pending {
@@ -11,14 +10,15 @@ interface Pending {
 
 /**
  * Records message numbers in a session's replay window with the store's atomic `update`, several at
- * a time: numbers that arrive while an update of their session runs are applied together by the next
- * one (group commit). One read-modify-write per request would queue concurrent requests of one
- * session behind each other; a compare-and-set still makes every update atomic across processes.
- * The store's `update` starts from the session as this process last wrote it, so the compare-and-set
- * is the only store operation while no other request or instance changed the session.
+ * a time (group commit): at most one update per session runs in this process, and the numbers that
+ * arrive meanwhile are applied together by the next one. One read-modify-write per request would
+ * queue concurrent requests of one session behind each other, or turn a burst into a storm of failed
+ * compare-and-sets; the compare-and-set still makes every update atomic across processes. The
+ * store's `update` starts from the session as this process last wrote it, so the compare-and-set is
+ * the only store operation while no other request or instance changed the session.
  */
 export class WindowUpdates {
-  readonly #locks = new KeyedLock();
+  /** Sessions with an update running, each with the numbers waiting for the next one. */
   readonly #waiting = new Map<string, Pending[]>();
 
   constructor(
@@ -32,23 +32,20 @@ export class WindowUpdates {
   /** Accepts `n` once; resolves with the updated session or rejects with `refusal`/`gone`. */
   accept(sessionId: string, n: number): Promise<Session> {
     return new Promise<Session>((resolve, reject) => {
-      const batch = this.#waiting.get(sessionId);
-      if (batch) {
-        batch.push({ n, resolve, reject });
+      const waiting = this.#waiting.get(sessionId);
+      if (waiting) {
+        waiting.push({ n, resolve, reject });
         return;
       }
-      this.#waiting.set(sessionId, [{ n, resolve, reject }]);
-      void this.#locks.run(sessionId, () => this.#apply(sessionId));
+      this.#waiting.set(sessionId, []);
+      void this.#apply(sessionId, [{ n, resolve, reject }]);
     });
   }
 
-  async #apply(sessionId: string): Promise<void> {
-    const batch = this.#waiting.get(sessionId)!;
-    this.#waiting.delete(sessionId); // numbers arriving from now on form the next batch
+  async #apply(sessionId: string, batch: Pending[]): Promise<void> {
     let outcomes: Array<'replayed' | 'out of window' | 'ok'> = [];
-    let session: Session;
     try {
-      session = await this.sessions.update(sessionId, (current) => {
+      const session = await this.sessions.update(sessionId, (current) => {
         if (current.kind !== 'secure') throw this.gone();
         const state = current.extra as SecureSessionState;
         let window = state.window;
@@ -60,14 +57,20 @@ export class WindowUpdates {
         });
         return { ...current, extra: { ...state, window } };
       });
+      batch.forEach((pending, i) => {
+        const outcome = outcomes[i]!;
+        if (outcome === 'ok') pending.resolve(session);
+        else pending.reject(this.refusal(pending.n, outcome));
+      });
     } catch (error) {
       for (const pending of batch) pending.reject(error);
+    }
+    const next = this.#waiting.get(sessionId)!;
+    if (next.length === 0) {
+      this.#waiting.delete(sessionId);
       return;
     }
-    batch.forEach((pending, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome === 'ok') pending.resolve(session);
-      else pending.reject(this.refusal(pending.n, outcome));
-    });
+    this.#waiting.set(sessionId, []);
+    void this.#apply(sessionId, next);
   }
 }

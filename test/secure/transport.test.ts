@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { MemoryKeyValueStore, type KeyValueStore, type Service } from '../../src/index.js';
+import { MemoryKeyValueStore, StorageUnavailableError, type KeyValueStore, type Service } from '../../src/index.js';
 import { nodeCrypto } from '../../adapters/node-crypto.js';
 import { loadConfig } from '../../src/cli/config.js';
 import { NOBLE_AES_MAX_BYTES, portableCrypto } from '../../src/secure/symmetric.js';
@@ -349,6 +349,35 @@ describe('two instances sharing one key-value store and server key', () => {
     expectPlainError(await get(b, 3), '205', 401, /already used/);
     expect(await secureCall(b, session, 7, 'POST', '/v1/logout')).toEqual({ status: 200, envelope: { status: { internalStatus: '0', statusMessage: 'logged out' }, data: {} } });
     expectPlainError(await get(a, 8), '201', 401);
+  });
+});
+
+describe('replay-window updates', () => {
+  test('a store failure refuses only the requests of its update; the next ones on the session are accepted', async () => {
+    const kv = new MemoryKeyValueStore();
+    let failures = 0;
+    const failing = new Proxy(kv, {
+      get(target, name: string) {
+        const member = Reflect.get(target, name);
+        if (name !== 'compareAndSet' || failures === 0) return typeof member === 'function' ? member.bind(target) : member;
+        return async () => {
+          failures--;
+          throw new StorageUnavailableError('compare-and-set failed');
+        };
+      },
+    });
+    const service = await demoService({ kv: failing });
+    const session = await nodeSecureLogin(service, keys);
+    const get = (n: number) => sendSecure(service, 'GET', '/v1/object/USR00001', secureRequest(session, n, 'GET', '/v1/object/USR00001'));
+    failures = 1;
+    // the first update carries number 1; numbers 2 to 5 arrive meanwhile and go into the next one
+    const results = await Promise.all([1, 2, 3, 4, 5].map(get));
+    expectPlainError(results[0]!, '503', 503, /storage unavailable/);
+    results.slice(1).forEach((result, i) => expect(openSecureResponse(session, i + 2, result.status, result.headers, result.text).status).toEqual(OK));
+    // the failed number was never recorded, the others were
+    const retried = await get(1);
+    expect(openSecureResponse(session, 1, retried.status, retried.headers, retried.text).status).toEqual(OK);
+    expectPlainError(await get(3), '205', 401, /already used/);
   });
 });
 
