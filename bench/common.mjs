@@ -1,4 +1,5 @@
 // Pieces the benches share: the demo data, a login, a logged-in GET, medians, alternating rates.
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { clientPassValue } from '../dist/index.js';
 
@@ -10,10 +11,10 @@ export const median = (values) => [...values].sort((x, y) => x - y)[Math.floor(v
 
 export const ALICE_LOGIN = JSON.stringify({ user: 'alice', pass: clientPassValue('alice-secret'), appNames: ['crm'] });
 
-/** Logs alice in through `POST /v1/login`; returns the session id. */
-export async function loginAlice(service) {
+/** Logs alice in through `POST /v1/login` of `service` (anything with `fetch(request)`) at `base`; returns the session id. */
+export async function loginAlice(service, base = 'http://bench') {
   const response = await service.fetch(
-    new Request('http://bench/v1/login', {
+    new Request(`${base}/v1/login`, {
       method: 'POST',
       headers: { appkey: APP_KEY, 'content-type': 'application/json' },
       body: ALICE_LOGIN,
@@ -64,4 +65,56 @@ export async function alternatingMedians(fns, runs) {
     }
   }
   return times.map(median);
+}
+
+// --- secure login and signed requests, as a client in another language would make them ----------
+
+const OAEP = { name: 'RSA-OAEP', hash: 'SHA-1' };
+const subtle = globalThis.crypto.subtle;
+const b64 = (bytes) => Buffer.from(bytes).toString('base64');
+
+/** A 2048-bit RSA-OAEP (SHA-1) key pair, extractable. */
+export const rsaPair = () => subtle.generateKey({ ...OAEP, modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) }, true, ['encrypt', 'decrypt']);
+
+/** A PEM of DER bytes under `label`. */
+export const pem = (label, der) => `-----BEGIN ${label}-----\n${b64(der).replace(/(.{64})/g, '$1\n')}\n-----END ${label}-----\n`;
+
+/** The login envelope from the block-encrypted answer (256-byte blocks for a 2048-bit client key). */
+export async function openLoginAnswer(text, privateKey) {
+  const sealed = Buffer.from(text, 'base64');
+  const parts = [];
+  for (let i = 0; i < sealed.length; i += 256) parts.push(Buffer.from(await subtle.decrypt(OAEP, privateKey, sealed.subarray(i, i + 256))));
+  return JSON.parse(Buffer.concat(parts).toString('utf8'));
+}
+
+/**
+ * Alice's secure login through `fetchFn(url, init)` (the server key read from `/v2/login/secure/key`);
+ * returns what signing requests needs: `token` (the Secure-Token) and `mac` (the signing key M).
+ */
+export async function secureSession(fetchFn, base, clientPair) {
+  const keyAnswer = await (await fetchFn(`${base}/v2/login/secure/key`, { headers: { appkey: APP_KEY } })).json();
+  const der = Buffer.from(keyAnswer.data.key.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+  const serverKey = await subtle.importKey('spki', der, OAEP, false, ['encrypt']);
+  const credentials = b64(await subtle.encrypt(OAEP, serverKey, new TextEncoder().encode(ALICE_LOGIN)));
+  const publicKey = pem('PUBLIC KEY', await subtle.exportKey('spki', clientPair.publicKey));
+  const response = await fetchFn(`${base}/v2/login/secure`, {
+    method: 'POST',
+    headers: { appkey: APP_KEY, 'content-type': 'application/json' },
+    body: JSON.stringify({ credentials, publicKey }),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`secure login failed: ${text}`);
+  const { data } = await openLoginAnswer(text, clientPair.privateKey);
+  const mac = createHmac('sha256', Buffer.from(data.symmetricKey, 'base64')).update('odbrest secure transport mac').digest();
+  return { token: data.sessionId, mac };
+}
+
+/** The headers of a bodiless secure `GET target` numbered `n`. */
+export function signedGetHeaders(session, n, target) {
+  return {
+    appkey: APP_KEY,
+    'secure-token': session.token,
+    'secure-counter': String(n),
+    'secure-signature': createHmac('sha256', session.mac).update(`REQ ${n} GET ${target}\n`).digest('base64'),
+  };
 }

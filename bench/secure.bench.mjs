@@ -5,8 +5,7 @@
 //   server side only, with the transport's AES-CTR and HMAC from node:crypto (`nodeCrypto`, what Node,
 //   Bun and Deno hosts get from `loadConfig` or pass themselves) and from the portable default
 //   (pure JS, for edge runtimes); target at least 0.7. Then the same through the library client.
-import { createHmac } from 'node:crypto';
-import { ALICE_LOGIN, alternatingMedians, alternatingRates, APP_KEY, demoData, loggedInGet, loginAlice } from './common.mjs';
+import { ALICE_LOGIN, alternatingMedians, alternatingRates, APP_KEY, demoData, loggedInGet, loginAlice, pem, rsaPair, secureSession, signedGetHeaders } from './common.mjs';
 import { createService } from '../dist/index.js';
 import { createClient } from '../dist/client.js';
 import { nodeCrypto } from '../dist/node.js';
@@ -14,16 +13,6 @@ import { nodeCrypto } from '../dist/node.js';
 const OAEP = { name: 'RSA-OAEP', hash: 'SHA-1' };
 const subtle = globalThis.crypto.subtle;
 const b64 = (bytes) => Buffer.from(bytes).toString('base64');
-const pem = (label, der) => `-----BEGIN ${label}-----\n${b64(der).replace(/(.{64})/g, '$1\n')}\n-----END ${label}-----\n`;
-const rsaPair = () => subtle.generateKey({ ...OAEP, modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) }, true, ['encrypt', 'decrypt']);
-
-/** The login envelope from the block-encrypted answer (256-byte blocks for a 2048-bit client key). */
-async function openLoginAnswer(text, privateKey) {
-  const sealed = Buffer.from(text, 'base64');
-  const parts = [];
-  for (let i = 0; i < sealed.length; i += 256) parts.push(Buffer.from(await subtle.decrypt(OAEP, privateKey, sealed.subarray(i, i + 256))));
-  return Buffer.concat(parts).toString('utf8');
-}
 
 export default async function bench({ rates }) {
   const data = demoData();
@@ -83,19 +72,8 @@ export default async function bench({ rates }) {
   // id), so only service.fetch and reading the answer are timed.
   const target = '/v1/object/USR00001';
   const encryptedVsPlain = async (label, on, concurrencies) => {
-    const answer = JSON.parse(await openLoginAnswer(await secureLoginOn(on)(), clientPair.privateKey));
-    const key = Buffer.from(answer.data.symmetricKey, 'base64');
-    const mac = createHmac('sha256', key).update('odbrest secure transport mac').digest();
-    let counter = 0;
-    const signedHeaders = Array.from({ length: 150_000 }, () => {
-      const n = ++counter;
-      return {
-        appkey: APP_KEY,
-        'secure-token': answer.data.sessionId,
-        'secure-counter': String(n),
-        'secure-signature': createHmac('sha256', mac).update(`REQ ${n} GET ${target}\n`).digest('base64'),
-      };
-    });
+    const session = await secureSession((url, init) => on.fetch(new Request(url, init)), 'http://bench', clientPair);
+    const signedHeaders = Array.from({ length: 150_000 }, (_, i) => signedGetHeaders(session, i + 1, target));
     let next = 0;
     const getSecure = async () => {
       const headers = signedHeaders[next++];

@@ -1,0 +1,143 @@
+// Encrypted against plain GET /v1/object/{id} over HTTP: the demo service as `npm start` runs it (Node's
+// http server, `nodeCrypto` from `loadConfig`) in its own process, loaded to saturation by wrk, a
+// native load generator, with 16 keep-alive connections. In-process numbers (secure.bench) leave out
+// the HTTP work every real request has; a load generator written in JavaScript would measure itself
+// on this machine. Needs `wrk` on the PATH (Debian: apt-get install wrk); without it the rows say so.
+//
+// Secure requests are signed before each round with fresh counters and fed to wrk through a Lua
+// script. A few may arrive more than 64 numbers late while wrk opens its connections; they are
+// refused (205) and not counted.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { APP_KEY, loginAlice, median, rsaPair, secureSession, signedGetHeaders } from './common.mjs';
+
+const TARGET = '/v1/object/USR00001';
+const SECONDS = 3;
+const ROUNDS = 5; // after one warm-up round of each
+const CONNECTIONS = 16;
+/** More prepared requests per round than the server can answer in it. */
+const PREPARED = 40_000 * SECONDS;
+
+function hasWrk() {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch (error) {
+    return error.code !== 'ENOENT'; // wrk --version exits with 1
+  }
+}
+
+/** Starts `npm start`'s server on a free port; resolves with its process and address. */
+async function startDemo() {
+  const server = spawn(process.execPath, [new URL('../examples/node/server.mjs', import.meta.url).pathname], {
+    env: { ...process.env, PORT: '0', ODBREST_HOSTNAME: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let seen = '';
+  for await (const chunk of server.stdout) {
+    seen += chunk;
+    const port = /listening on http:\/\/[^:]+:(\d+)/.exec(seen)?.[1];
+    if (port) {
+      server.stdout.resume();
+      return { server, base: `http://127.0.0.1:${port}` };
+    }
+  }
+  throw new Error(`demo server did not start: ${seen}`);
+}
+
+/** CPU time (user + system) of a process so far, in µs; `undefined` where /proc is missing. */
+function cpuMicros(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks of 1/100 s
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs wrk once; answered (2xx) requests per second and server CPU µs per answered request. */
+function load(pid, url, args) {
+  const cpuBefore = cpuMicros(pid);
+  const out = execFileSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', ...args, url], { encoding: 'utf8' });
+  const cpu = cpuMicros(pid) - cpuBefore;
+  const [, total, seconds] = /(\d+) requests in ([\d.]+)s/.exec(out);
+  const refused = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+  const answered = Number(total) - refused;
+  if (refused > answered / 100) throw new Error(`wrk: ${refused} of ${total} requests refused\n${out}`);
+  return { rate: answered / Number(seconds), cpuPerRequest: cpu / answered };
+}
+
+/** A wrk script that sends the requests of `file` (one `counter signature` per line) in order. */
+function secureScript(file, session) {
+  return `local requests = {}
+local i = 0
+init = function(args)
+  for line in io.lines("${file}") do
+    local n, signature = line:match("^(%d+) (.+)$")
+    requests[#requests + 1] = wrk.format("GET", "${TARGET}", { ["appkey"] = "${APP_KEY}", ["Secure-Token"] = "${session.token}", ["Secure-Counter"] = n, ["Secure-Signature"] = signature })
+  end
+end
+request = function()
+  i = i + 1
+  return requests[i]
+end
+`;
+}
+
+export default async function bench() {
+  const name = `encrypted/plain GET /v1/object/{id} over HTTP, npm start's server, wrk -c${CONNECTIONS}`;
+  if (!hasWrk()) return [{ name, value: 'skipped: wrk is not installed (Debian: apt-get install wrk)', unit: '' }];
+  const dir = mkdtempSync(join(tmpdir(), 'odbrest-bench-'));
+  const { server, base } = await startDemo();
+  try {
+    const sessionId = await loginAlice({ fetch: (request) => fetch(request) }, base);
+    const session = await secureSession(fetch, base, await rsaPair());
+    let counter = 0;
+    const secureRound = () => {
+      const lines = Array.from({ length: PREPARED }, () => {
+        const n = ++counter;
+        return `${n} ${signedGetHeaders(session, n, TARGET)['secure-signature']}`;
+      });
+      writeFileSync(join(dir, 'requests.txt'), lines.join('\n'));
+      writeFileSync(join(dir, 'secure.lua'), secureScript(join(dir, 'requests.txt'), session));
+      return load(server.pid, base + TARGET, ['-s', join(dir, 'secure.lua')]);
+    };
+    const plainRound = () => load(server.pid, base + TARGET, ['-H', `appkey: ${APP_KEY}`, '-H', `sessionId: ${sessionId}`]);
+
+    secureRound();
+    plainRound();
+    const secure = [];
+    const plain = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      secure.push(secureRound());
+      plain.push(plainRound());
+    }
+    const rows = [
+      {
+        name: `${name}, answered requests per second`,
+        value: median(secure.map((r) => r.rate)),
+        unit: 'req/s',
+        reference: median(plain.map((r) => r.rate)),
+        ratio: median(secure.map((r, i) => r.rate / plain[i].rate)),
+        target: '>= 0.7 (vs. a plain session)',
+      },
+    ];
+    if (secure[0].cpuPerRequest !== undefined) {
+      rows.push({
+        name: `${name}, server CPU per request (ratio: plain / encrypted)`,
+        value: median(secure.map((r) => r.cpuPerRequest)),
+        unit: 'µs',
+        reference: median(plain.map((r) => r.cpuPerRequest)),
+        ratio: median(secure.map((r, i) => plain[i].cpuPerRequest / r.cpuPerRequest)),
+      });
+    }
+    return rows;
+  } finally {
+    server.kill();
+    await once(server, 'exit');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
