@@ -69,9 +69,11 @@ export async function alternatingMedians(fns, runs) {
 
 // --- secure login and signed requests, as a client in another language would make them ----------
 
-const OAEP = { name: 'RSA-OAEP', hash: 'SHA-1' };
+/** RSA-OAEP with SHA-1, as the protocol's secure login uses it. */
+export const OAEP = { name: 'RSA-OAEP', hash: 'SHA-1' };
 const subtle = globalThis.crypto.subtle;
-const b64 = (bytes) => Buffer.from(bytes).toString('base64');
+/** Standard base64 of bytes. */
+export const b64 = (bytes) => Buffer.from(bytes).toString('base64');
 
 /** A 2048-bit RSA-OAEP (SHA-1) key pair, extractable. */
 export const rsaPair = () => subtle.generateKey({ ...OAEP, modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) }, true, ['encrypt', 'decrypt']);
@@ -80,7 +82,7 @@ export const rsaPair = () => subtle.generateKey({ ...OAEP, modulusLength: 2048, 
 export const pem = (label, der) => `-----BEGIN ${label}-----\n${b64(der).replace(/(.{64})/g, '$1\n')}\n-----END ${label}-----\n`;
 
 /** The login envelope from the block-encrypted answer (256-byte blocks for a 2048-bit client key). */
-export async function openLoginAnswer(text, privateKey) {
+async function openLoginAnswer(text, privateKey) {
   const sealed = Buffer.from(text, 'base64');
   const parts = [];
   for (let i = 0; i < sealed.length; i += 256) parts.push(Buffer.from(await subtle.decrypt(OAEP, privateKey, sealed.subarray(i, i + 256))));
@@ -109,12 +111,10 @@ export async function secureSession(fetchFn, base, clientPair) {
   return { token: data.sessionId, mac };
 }
 
+/** The `Secure-Signature` of a bodiless secure `GET target` numbered `n`. */
+export const getSignature = (session, n, target) => createHmac('sha256', session.mac).update(`REQ ${n} GET ${target}\n`).digest('base64');
+
 /** The headers of a bodiless secure `GET target` numbered `n`. */
 export function signedGetHeaders(session, n, target) {
-  return {
-    appkey: APP_KEY,
-    'secure-token': session.token,
-    'secure-counter': String(n),
-    'secure-signature': createHmac('sha256', session.mac).update(`REQ ${n} GET ${target}\n`).digest('base64'),
-  };
+  return { appkey: APP_KEY, 'secure-token': session.token, 'secure-counter': String(n), 'secure-signature': getSignature(session, n, target) };
 }

@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { APP_KEY, loginAlice, median, rsaPair, secureSession, signedGetHeaders } from './common.mjs';
+import { APP_KEY, getSignature, loginAlice, median, rsaPair, secureSession } from './common.mjs';
 
 const TARGET = '/v1/object/USR00001';
 const SECONDS = 3;
@@ -99,7 +99,7 @@ export default async function bench() {
     const secureRound = () => {
       const lines = Array.from({ length: PREPARED }, () => {
         const n = ++counter;
-        return `${n} ${signedGetHeaders(session, n, TARGET)['secure-signature']}`;
+        return `${n} ${getSignature(session, n, TARGET)}`;
       });
       writeFileSync(join(dir, 'requests.txt'), lines.join('\n'));
       writeFileSync(join(dir, 'secure.lua'), secureScript(join(dir, 'requests.txt'), session));

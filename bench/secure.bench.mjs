@@ -5,14 +5,12 @@
 //   server side only, with the transport's AES-CTR and HMAC from node:crypto (`nodeCrypto`, what Node,
 //   Bun and Deno hosts get from `loadConfig` or pass themselves) and from the portable default
 //   (pure JS, for edge runtimes); target at least 0.7. Then the same through the library client.
-import { ALICE_LOGIN, alternatingMedians, alternatingRates, APP_KEY, demoData, loggedInGet, loginAlice, pem, rsaPair, secureSession, signedGetHeaders } from './common.mjs';
+import { ALICE_LOGIN, alternatingMedians, alternatingRates, APP_KEY, b64, demoData, loggedInGet, loginAlice, OAEP, pem, rsaPair, secureSession, signedGetHeaders } from './common.mjs';
 import { createService } from '../dist/index.js';
 import { createClient } from '../dist/client.js';
 import { nodeCrypto } from '../dist/node.js';
 
-const OAEP = { name: 'RSA-OAEP', hash: 'SHA-1' };
 const subtle = globalThis.crypto.subtle;
-const b64 = (bytes) => Buffer.from(bytes).toString('base64');
 
 export default async function bench({ rates }) {
   const data = demoData();

@@ -75,17 +75,12 @@ describe('malformed JSON is answered by the service', () => {
   const malformed = '{"user": "alice",';
   const expected = { status: { internalStatus: '400', statusMessage: 'request body is not valid JSON' }, data: {} };
 
-  test('when express.json() before it failed to parse the body', async () => {
+  test.each([
+    ['when express.json() before it failed to parse the body', true],
+    ['when no parser ran', false],
+  ])('%s', async (_when, withParser) => {
     const app = express();
-    app.use(express.json());
-    app.use('/api', odbrest(await echoService('')));
-    const origin = await run(app);
-    const answer = await send(`${origin}/api/v1/login`, { body: malformed });
-    expect([answer.status, answer.body]).toEqual([400, expected]);
-  });
-
-  test('when no parser ran', async () => {
-    const app = express();
+    if (withParser) app.use(express.json());
     app.use('/api', odbrest(await echoService('')));
     const origin = await run(app);
     const answer = await send(`${origin}/api/v1/login`, { body: malformed });
