@@ -62,12 +62,12 @@ function cpuMicros(pid) {
 function load(pid, url, args) {
   const cpuBefore = cpuMicros(pid);
   const out = execFileSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', ...args, url], { encoding: 'utf8' });
-  const cpu = cpuMicros(pid) - cpuBefore;
+  const cpuAfter = cpuMicros(pid);
   const [, total, seconds] = /(\d+) requests in ([\d.]+)s/.exec(out);
   const refused = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
   const answered = Number(total) - refused;
   if (refused > answered / 100) throw new Error(`wrk: ${refused} of ${total} requests refused\n${out}`);
-  return { rate: answered / Number(seconds), cpuPerRequest: cpu / answered };
+  return { rate: answered / Number(seconds), cpuPerRequest: cpuBefore === undefined ? undefined : (cpuAfter - cpuBefore) / answered };
 }
 
 /** A wrk script that sends the requests of `file` (one `counter signature` per line) in order. */
@@ -95,6 +95,7 @@ export default async function bench() {
   try {
     const sessionId = await loginAlice({ fetch: (request) => fetch(request) }, base);
     const session = await secureSession(fetch, base, await rsaPair());
+    writeFileSync(join(dir, 'secure.lua'), secureScript(join(dir, 'requests.txt'), session));
     let counter = 0;
     const secureRound = () => {
       const lines = Array.from({ length: PREPARED }, () => {
@@ -102,7 +103,6 @@ export default async function bench() {
         return `${n} ${getSignature(session, n, TARGET)}`;
       });
       writeFileSync(join(dir, 'requests.txt'), lines.join('\n'));
-      writeFileSync(join(dir, 'secure.lua'), secureScript(join(dir, 'requests.txt'), session));
       return load(server.pid, base + TARGET, ['-s', join(dir, 'secure.lua')]);
     };
     const plainRound = () => load(server.pid, base + TARGET, ['-H', `appkey: ${APP_KEY}`, '-H', `sessionId: ${sessionId}`]);

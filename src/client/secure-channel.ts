@@ -51,8 +51,8 @@ export class SecureChannel {
       headers.set('secure-token', this.token);
       headers.set('secure-counter', String(n));
       headers.set('secure-signature', signature);
-      if (body !== '') headers.set('content-type', 'application/text');
-      const response = await fetchFn(url, { method, headers, body: body === '' ? undefined : body });
+      if (body.length > 0) headers.set('content-type', 'application/text');
+      const response = await fetchFn(url, { method, headers, body: body.length === 0 ? undefined : body });
       const text = await response.text();
       if (response.headers.get('encrypted') !== 'true') return { status: response.status, text, encrypted: false, headers: response.headers };
       return { status: response.status, text: await this.#open(keys, n, response, text), encrypted: true, headers: response.headers };

@@ -70,6 +70,12 @@ export function isFormContentType(value: string | null): boolean {
   return mediaType(value) === 'application/x-www-form-urlencoded';
 }
 
+/** `application/text` (the real client's type for encrypted bodies) or `text/plain`, with or without parameters. */
+export function isSecureContentType(value: string | null): boolean {
+  const type = mediaType(value);
+  return type === 'application/text' || type === 'text/plain';
+}
+
 /** Parses a JSON body; '' parses to `undefined`. */
 export function parseJson(text: string): unknown {
   if (text.trim() === '') return undefined;

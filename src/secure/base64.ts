@@ -10,7 +10,7 @@ const PAD = 0x3d; // '='
 const ascii = new TextDecoder();
 
 /** The base64 of `data` as ASCII bytes. */
-export function base64Bytes(data: Uint8Array): Uint8Array {
+export function base64Bytes(data: Uint8Array): Uint8Array<ArrayBuffer> {
   const out = new Uint8Array(Math.ceil(data.length / 3) * 4);
   const whole = data.length - (data.length % 3);
   let o = 0;

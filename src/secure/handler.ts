@@ -2,7 +2,7 @@ import { base64 } from '@scure/base';
 import { LRUCache } from 'lru-cache';
 import type { Session } from '../auth/sessions.js';
 import type { Core } from '../core.js';
-import { mediaType, readBodyText } from '../http/body.js';
+import { isSecureContentType, readBodyText } from '../http/body.js';
 import { answerText, errorReply, type Answer } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
@@ -20,14 +20,7 @@ import {
 } from './transport.js';
 
 const encoder = new TextEncoder();
-const rejected = (why: string) => new ApiError('205', `secure request rejected: ${why}`);
-const gone = () => new ApiError('201', 'secure session invalid, expired or logged out');
-
-/** `application/text` (the real client) or `text/plain`, parameters allowed. */
-function isSecureContentType(value: string | null): boolean {
-  const type = mediaType(value);
-  return type === 'application/text' || type === 'text/plain';
-}
+import { gone, rejected } from './refusals.js';
 
 /** Sessions whose opened token and imported keys are kept in this process (the state stays in the store). */
 const CACHED_SESSIONS = 10_000;
@@ -49,11 +42,7 @@ export class SecureTransport {
   readonly #windows: WindowUpdates;
 
   constructor(private readonly core: Core) {
-    this.#windows = new WindowUpdates(
-      core.sessions,
-      (n, why) => rejected(why === 'replayed' ? `Secure-Counter ${n} was already used` : `Secure-Counter ${n} is below the replay window`),
-      gone,
-    );
+    this.#windows = new WindowUpdates(core.sessions);
   }
 
   claims(headers: Headers): boolean {
@@ -127,7 +116,7 @@ export class SecureTransport {
   async #seal(answer: Answer, keys: MessageKeys, n: number): Promise<Response> {
     const { body, signature } = await sealResponse(keys, n, answer.status, await answerText(answer));
     const sealing = { 'content-type': 'application/text', encrypted: 'true', 'secure-counter': String(n), 'secure-signature': signature };
-    const payload = body === '' ? null : body;
+    const payload = body.length === 0 ? null : body;
     if (!(answer instanceof Response)) return new Response(payload, { status: answer.status, headers: { ...answer.headers, ...sealing } });
     // a route's own Response: its headers are kept, its framing and type replaced
     const headers = answer.headers;

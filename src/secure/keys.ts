@@ -1,4 +1,5 @@
 import { base64 } from '@scure/base';
+import { concatBytes } from '@noble/hashes/utils.js';
 import { ApiError } from '../http/errors.js';
 
 /**
@@ -45,23 +46,15 @@ function derLength(length: number): number[] {
 }
 
 function derNode(tag: number, content: Uint8Array): Bytes {
-  const head = [tag, ...derLength(content.length)];
-  const out = new Uint8Array(head.length + content.length);
-  out.set(head);
-  out.set(content, head.length);
-  return out;
+  return concatBytes(Uint8Array.from([tag, ...derLength(content.length)]), content) as Bytes;
 }
 
 /** version 0 and AlgorithmIdentifier { rsaEncryption, NULL }, the fixed head of an RSA PrivateKeyInfo. */
-const PKCS8_RSA_HEAD = [0x02, 0x01, 0x00, 0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00];
+const PKCS8_RSA_HEAD = Uint8Array.of(0x02, 0x01, 0x00, 0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00);
 
 /** Wraps a PKCS#1 RSAPrivateKey in a PKCS#8 PrivateKeyInfo. */
 function pkcs1ToPkcs8(pkcs1: Uint8Array): Bytes {
-  const octets = derNode(0x04, pkcs1);
-  const content = new Uint8Array(PKCS8_RSA_HEAD.length + octets.length);
-  content.set(PKCS8_RSA_HEAD);
-  content.set(octets, PKCS8_RSA_HEAD.length);
-  return derNode(0x30, content);
+  return derNode(0x30, concatBytes(PKCS8_RSA_HEAD, derNode(0x04, pkcs1)));
 }
 
 /** The PKCS#8 DER of a private-key PEM, PKCS#8 (`PRIVATE KEY`) or PKCS#1 (`RSA PRIVATE KEY`). */

@@ -10,7 +10,7 @@ import type { Route } from '../http/router.js';
 import type { StoredObject } from '../storage/types.js';
 import { parseInput } from '../http/validate.js';
 import { newSecureState } from './replay.js';
-import { asciiText, base64Bytes } from './base64.js';
+import { base64Bytes } from './base64.js';
 import { importClientPublicKey } from './keys.js';
 import { BlockDecryptError, blockDecrypt, blockEncrypt } from './rsa.js';
 import { sealToken } from './token.js';
@@ -89,7 +89,7 @@ async function secureLogin(core: Core, request: ApiRequest): Promise<Response> {
   await authenticate(core, body, request.clientAddress, 'db', prepare);
   const { session, sealed } = prepared!;
   const [, answer] = await Promise.all([core.sessions.save(session), sealed]);
-  return new Response(asciiText(base64Bytes(answer)), { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+  return new Response(base64Bytes(answer), { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
 }
 
 /** The login answer (PROTOCOL.md 3.3): the envelope with the Secure-Token and K, block-encrypted to the client's key. */

@@ -1,3 +1,4 @@
+import { concatBytes } from '@noble/hashes/utils.js';
 import { modulusBits, OAEP } from './keys.js';
 
 /**
@@ -24,9 +25,7 @@ export async function blockEncrypt(publicKey: CryptoKey, plaintext: Uint8Array):
   const blocks = await Promise.all(
     Array.from({ length: count }, (_, i) => crypto.subtle.encrypt(OAEP, publicKey, plaintext.slice(i * chunk, (i + 1) * chunk))),
   );
-  const out = new Uint8Array(count * k);
-  blocks.forEach((block, i) => out.set(new Uint8Array(block), i * k));
-  return out;
+  return concatBytes(...blocks.map((block) => new Uint8Array(block))) as Bytes;
 }
 
 /** Why block decryption failed; the caller decides how to answer. */
@@ -51,11 +50,5 @@ export async function blockDecrypt(privateKey: CryptoKey, ciphertext: Uint8Array
   } catch {
     throw new BlockDecryptError('could not be decrypted with the server key (RSA-OAEP, SHA-1)');
   }
-  const out = new Uint8Array(blocks.reduce((sum, block) => sum + block.byteLength, 0));
-  let offset = 0;
-  for (const block of blocks) {
-    out.set(new Uint8Array(block), offset);
-    offset += block.byteLength;
-  }
-  return out;
+  return concatBytes(...blocks.map((block) => new Uint8Array(block)));
 }

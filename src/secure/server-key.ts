@@ -16,11 +16,11 @@ const DEFAULT_SERVER_KEY_BITS = 2048;
 
 /** Loads a PEM private key (PKCS#8 or PKCS#1). Throws a start-up error naming what is wrong. */
 async function loadServerKey(pem: string): Promise<ServerKey> {
+  const der = privateKeyDer(pem); // throws its own `serverKey:` errors
   let extractable: CryptoKey;
   try {
-    extractable = await crypto.subtle.importKey('pkcs8', privateKeyDer(pem), OAEP, true, ['decrypt']);
-  } catch (error) {
-    if (error instanceof Error && error.message.startsWith('serverKey:')) throw error;
+    extractable = await crypto.subtle.importKey('pkcs8', der, OAEP, true, ['decrypt']);
+  } catch {
     throw new Error('serverKey: not a readable RSA private key');
   }
   if (modulusBits(extractable) < 2048) throw new Error(`serverKey: must have at least 2048 bits, not ${modulusBits(extractable)}`);

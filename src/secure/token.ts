@@ -1,5 +1,6 @@
 import { hmac } from '@noble/hashes/hmac.js';
 import { sha256 } from '@noble/hashes/sha2.js';
+import { concatBytes } from '@noble/hashes/utils.js';
 import { base64urlnopad } from '@scure/base';
 
 /**
@@ -23,10 +24,7 @@ export function deriveTokenKey(privateExponent: Uint8Array): Promise<CryptoKey> 
 export async function sealToken(tokenKey: CryptoKey, sessionId: string): Promise<string> {
   const nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
   const sealed = new Uint8Array(await crypto.subtle.encrypt({ name: 'AES-GCM', iv: nonce }, tokenKey, encoder.encode(sessionId)));
-  const out = new Uint8Array(NONCE_BYTES + sealed.length);
-  out.set(nonce);
-  out.set(sealed, NONCE_BYTES);
-  return base64urlnopad.encode(out);
+  return base64urlnopad.encode(concatBytes(nonce, sealed));
 }
 
 /** The session id sealed in `token`, or `undefined` for anything not sealed with this key. */

@@ -13,7 +13,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 const MAC_LABEL = encoder.encode('odbrest secure transport mac');
 
 /** `d` of the counter block: 0 for a request, 1 for its response. */
-export type Direction = 0 | 1;
+type Direction = 0 | 1;
 
 /** Highest message number either side uses; keeps counters exact in a JS number and in JSON. */
 const MAX_COUNTER = Number.MAX_SAFE_INTEGER;
@@ -49,15 +49,10 @@ export function messageKeys(sessionKey: Uint8Array, symmetric: SymmetricCrypto =
   return { ctr: symmetric.aesCtr(sessionKey), mac: symmetric.hmacSha256(macKey(sessionKey, symmetric)) };
 }
 
-/** AES-256-CTR from the message's counter block, incrementing the whole 128-bit block (encrypts and decrypts). */
-async function ctrCipher(keys: MessageKeys, n: number, direction: Direction, data: Uint8Array): Promise<Uint8Array> {
-  return keys.ctr(counterBlock(n, direction), data);
-}
-
-/** The base64 body of a message as ASCII bytes (what is signed); empty for an empty plaintext. */
-async function bodyBytes(keys: MessageKeys, n: number, direction: Direction, plaintext: string): Promise<Uint8Array> {
+/** The base64 body of a message as ASCII bytes (what is signed and sent); empty for an empty plaintext. */
+async function bodyBytes(keys: MessageKeys, n: number, direction: Direction, plaintext: string): Promise<Uint8Array<ArrayBuffer>> {
   if (plaintext === '') return new Uint8Array();
-  return base64Bytes(await ctrCipher(keys, n, direction, encoder.encode(plaintext)));
+  return base64Bytes(await keys.ctr(counterBlock(n, direction), encoder.encode(plaintext)));
 }
 
 /** The base64 body text of a message: base64(AES-256-CTR(K, counter block, UTF-8 text)). */
@@ -65,23 +60,29 @@ export async function encryptBody(keys: MessageKeys, n: number, direction: Direc
   return asciiText(await bodyBytes(keys, n, direction, plaintext));
 }
 
-/** A request's encrypted body and its `Secure-Signature` header, signing the body's bytes as made. */
-export async function sealRequest(keys: MessageKeys, n: number, method: string, target: string, plaintext: string): Promise<{ body: string; signature: string }> {
-  const body = await bodyBytes(keys, n, 0, plaintext);
-  return { body: asciiText(body), signature: base64.encode(requestSignature(keys, n, method, target, body)) };
+/** A sealed message: the base64 body as ASCII bytes (empty for an empty plaintext) and its `Secure-Signature` header. */
+export interface Sealed {
+  body: Uint8Array<ArrayBuffer>;
+  signature: string;
 }
 
-/** A response's encrypted body and its `Secure-Signature` header, signing the body's bytes as made. */
-export async function sealResponse(keys: MessageKeys, n: number, status: number, plaintext: string): Promise<{ body: string; signature: string }> {
+/** A request's encrypted body and its signature, signing the body's bytes as sent. */
+export async function sealRequest(keys: MessageKeys, n: number, method: string, target: string, plaintext: string): Promise<Sealed> {
+  const body = await bodyBytes(keys, n, 0, plaintext);
+  return { body, signature: base64.encode(requestSignature(keys, n, method, target, body)) };
+}
+
+/** A response's encrypted body and its signature, signing the body's bytes as sent. */
+export async function sealResponse(keys: MessageKeys, n: number, status: number, plaintext: string): Promise<Sealed> {
   const body = await bodyBytes(keys, n, 1, plaintext);
-  return { body: asciiText(body), signature: base64.encode(responseSignature(keys, n, status, body)) };
+  return { body, signature: base64.encode(responseSignature(keys, n, status, body)) };
 }
 
 /** The plaintext of a base64 body; `undefined` when it is not base64 or does not decrypt to UTF-8. */
 export async function decryptBody(keys: MessageKeys, n: number, direction: Direction, body: string): Promise<string | undefined> {
   if (body === '') return '';
   try {
-    return utf8.decode(await ctrCipher(keys, n, direction, base64.decode(body)));
+    return utf8.decode(await keys.ctr(counterBlock(n, direction), base64.decode(body)));
   } catch {
     return undefined;
   }

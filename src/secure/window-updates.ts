@@ -1,11 +1,15 @@
-import { ApiError } from '../http/errors.js';
 import type { Session, SessionStore } from '../auth/sessions.js';
+import { gone, rejected } from './refusals.js';
 import { acceptCounter, type SecureSessionState } from './replay.js';
 
 interface Pending {
   n: number;
   resolve: (session: Session) => void;
   reject: (error: unknown) => void;
+}
+
+function refusal(n: number, why: 'replayed' | 'out of window') {
+  return rejected(why === 'replayed' ? `Secure-Counter ${n} was already used` : `Secure-Counter ${n} is below the replay window`);
 }
 
 /**
@@ -21,15 +25,9 @@ export class WindowUpdates {
   /** Sessions with an update running, each with the numbers waiting for the next one. */
   readonly #waiting = new Map<string, Pending[]>();
 
-  constructor(
-    private readonly sessions: SessionStore,
-    /** The error for a refused number. */
-    private readonly refusal: (n: number, why: 'replayed' | 'out of window') => ApiError,
-    /** The error when the session is not (any more) one this transport serves. */
-    private readonly gone: () => ApiError,
-  ) {}
+  constructor(private readonly sessions: SessionStore) {}
 
-  /** Accepts `n` once; resolves with the updated session or rejects with `refusal`/`gone`. */
+  /** Accepts `n` once; resolves with the updated session, or rejects with `205` (a used or too old number) or `201` (no secure session). */
   accept(sessionId: string, n: number): Promise<Session> {
     return new Promise<Session>((resolve, reject) => {
       const waiting = this.#waiting.get(sessionId);
@@ -46,7 +44,7 @@ export class WindowUpdates {
     let outcomes: Array<'replayed' | 'out of window' | 'ok'> = [];
     try {
       const session = await this.sessions.update(sessionId, (current) => {
-        if (current.kind !== 'secure') throw this.gone();
+        if (current.kind !== 'secure') throw gone();
         const state = current.extra as SecureSessionState;
         let window = state.window;
         outcomes = batch.map(({ n }) => {
@@ -60,7 +58,7 @@ export class WindowUpdates {
       batch.forEach((pending, i) => {
         const outcome = outcomes[i]!;
         if (outcome === 'ok') pending.resolve(session);
-        else pending.reject(this.refusal(pending.n, outcome));
+        else pending.reject(refusal(pending.n, outcome));
       });
     } catch (error) {
       for (const pending of batch) pending.reject(error);

@@ -6,11 +6,11 @@ import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test, vi } from 'vitest';
 import { loadConfig } from '../../src/cli/config.js';
 import { keygen, parseKeygenArgs } from '../../src/cli/keygen.js';
 import { createService, MemoryKeyValueStore } from '../../src/index.js';
-import { demoService } from '../helpers.js';
+import { call, demoService, login } from '../helpers.js';
 import { nodeKeyPair, nodeSecureLogin, secureCall, secureRequest, sendSecure, serverKeyPem, type NodeKeyPair } from './node-client.js';
 
 let client: NodeKeyPair;
@@ -71,6 +71,23 @@ describe('a configured key', () => {
     ],
   ])('%s fails start-up', async (_what, serverKey, message) => {
     await expect(createService({ serverKey, onError: () => undefined }).ready).rejects.toThrow(message);
+  });
+});
+
+describe('no configured key', () => {
+  test('one is generated when the first secure login needs it, not at start-up, and then kept', async () => {
+    const generateKey = vi.spyOn(crypto.subtle, 'generateKey');
+    try {
+      const service = await demoService();
+      expect((await call(service, 'GET', '/v1/objects/Customer', { headers: { sessionId: await login(service) } })).status).toBe(200);
+      expect(generateKey).not.toHaveBeenCalled();
+      const first = await call(service, 'GET', '/v2/login/secure/key');
+      expect(generateKey).toHaveBeenCalledTimes(1);
+      expect((await call(service, 'GET', '/v2/login/secure/key')).body).toEqual(first.body);
+      expect(generateKey).toHaveBeenCalledTimes(1);
+    } finally {
+      generateKey.mockRestore();
+    }
   });
 });
 

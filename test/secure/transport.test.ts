@@ -77,7 +77,7 @@ describe('messages the server accepts', () => {
       const params = { text: 'ü'.repeat(size / 2) };
       expect(await secureCall(own, session, i + 2, 'POST', '/v1/execute/echo', params)).toEqual({ status: 200, envelope: { status: OK, data: params } });
     }
-    expect((await sendSecure(own, 'GET', '/v1/object/USR00002', secureRequest(session, 1, 'GET', '/v1/object/USR00002'))).status).not.toBe(200);
+    expectPlainError(await sendSecure(own, 'GET', '/v1/object/USR00002', secureRequest(session, 1, 'GET', '/v1/object/USR00002')), '205', 401, /already used/);
     // the service used the given primitives, and prepared the session's keys once (K for AES; K, then M, for HMAC)
     expect(prepared).toEqual({ aesCtr: 1, hmacSha256: 2 });
   });
