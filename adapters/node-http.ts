@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Service } from '../src/index.js';
-import { once } from 'node:events';
 import { Readable } from 'node:stream';
 
 /**
@@ -53,9 +52,24 @@ export async function writeWebResponse(res: ServerResponse, response: Response):
     return;
   }
   for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    if (!res.write(chunk)) await once(res, 'drain');
+    if (!res.write(chunk)) await drainOrClose(res);
+    // the client went away: leaving the loop cancels the body's stream
+    if (res.destroyed) return;
   }
   res.end();
+}
+
+/** Resolves once `res` takes more data, or once it closed (a closed response never drains). */
+function drainOrClose(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 /**
