@@ -19,7 +19,7 @@ export function createDemoService(env, { basePath = '/api' } = {}) {
     data: demoData,
     databaseName: 'demo',
     basePath,
-    trustProxy: env.ODBREST_TRUST_PROXY === 'true',
+    trustProxy: ['true', '1'].includes(env.ODBREST_TRUST_PROXY), // as loadConfig reads it
     loginLimit: { perUser: number('ODBREST_LOGIN_PER_USER'), perAddress: number('ODBREST_LOGIN_PER_ADDRESS') },
     passwordIterations: number('ODBREST_PASSWORD_ITERATIONS'),
     symmetricCrypto: nodeCrypto,

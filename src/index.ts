@@ -9,8 +9,9 @@ export interface Service {
   /** Answers one request; never throws. `context` carries what the adapter knows (client address). */
   fetch(request: Request, context?: RequestContext): Promise<Response>;
   /**
-   * Whether the service has a route for this method and URL (a `404` from route matching means no).
-   * Middleware adapters use it to leave other requests, body untouched, to the host app.
+   * Whether the service has a route for this URL (a `404` from route matching means no). The method
+   * does not decide: a route answers a wrong one with `405`. Middleware adapters use it to leave
+   * other requests, body untouched, to the host app.
    */
   serves(method: string, url: string | URL): Promise<boolean>;
   /** Register or remove macros at run time. */

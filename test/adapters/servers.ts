@@ -1,6 +1,6 @@
 /** Starts the examples as real server processes for the end-to-end suite. */
 import { execFile } from 'node:child_process';
-import { existsSync, lstatSync } from 'node:fs';
+import { lstatSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { freePort, spawnLines } from '../support/processes.js';
@@ -31,7 +31,6 @@ export interface RunningServer {
 
 /** Starts one example as a child process with these extra environment variables. */
 export async function startServer(kind: ServerKind, env: Record<string, string> = {}): Promise<RunningServer> {
-  if (!existsSync(`${ROOT}dist/index.js`)) throw new Error('dist/ is missing: run `npm run build` before the adapter suite');
   const port = kind === 'next' ? await freePort() : 0;
   const { command, args, ready = LISTENING } = COMMANDS[kind](port);
   const child = spawnLines(
