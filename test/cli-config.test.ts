@@ -1,9 +1,9 @@
 /** Host configuration for the standalone server: api-config.yml, then ODBREST_* variables. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { loadConfig } from '../src/cli/config.js';
+import { loadConfig, type HostConfig } from '../src/cli/config.js';
 import { createService } from '../src/index.js';
 import { call, loginBody, USERS } from './helpers.js';
 
@@ -67,6 +67,34 @@ describe('loadConfig', () => {
   ])('ODBREST_TRUST_PROXY=%s overrides the file', (value, expected) => {
     const dir = dirWith({ 'api-config.yml': `trustProxy: ${!expected}\n` });
     expect(loadConfig({ ODBREST_TRUST_PROXY: value }, dir).options.trustProxy).toBe(expected);
+  });
+
+  test('relative paths are read from the config file’s folder, not the working directory', () => {
+    const dir = dirWith({});
+    mkdirSync(join(dir, 'conf'));
+    writeFileSync(join(dir, 'conf', 'api-config.yml'), 'dataFile: ./data.json\n');
+    writeFileSync(join(dir, 'conf', 'data.json'), JSON.stringify({ objects: [{ '~ClassName': 'Customer', Name: 'only' }] }));
+    const config = loadConfig({ ODBREST_CONFIG: 'conf/api-config.yml' }, dir);
+    expect(config.options.data?.objects).toEqual([{ '~ClassName': 'Customer', Name: 'only' }]);
+  });
+
+  test.each([
+    ['ODBREST_HOSTNAME', '0.0.0.0', (c: HostConfig) => c.hostname, '0.0.0.0'],
+    ['ODBREST_BASE_PATH', '/api', (c: HostConfig) => c.options.basePath, '/api'],
+    ['ODBREST_ALIAS', 'crm', (c: HostConfig) => c.options.alias, 'crm'],
+    ['ODBREST_JWT_SECRET', 'x'.repeat(32), (c: HostConfig) => c.options.jwtSecret, 'x'.repeat(32)],
+    ['ODBREST_IDLE_MINUTES', '5', (c: HostConfig) => c.options.idleTimeoutMs, 300_000],
+    ['ODBREST_ABSOLUTE_HOURS', '2', (c: HostConfig) => c.options.absoluteTimeoutMs, 7_200_000],
+    ['ODBREST_MAX_BODY_BYTES', '4096', (c: HostConfig) => c.options.maxBodyBytes, 4096],
+    ['ODBREST_PUBLIC_URL', 'https://api.example', (c: HostConfig) => c.options.publicUrl, 'https://api.example'],
+  ] as const)('%s=%s sets its option', (name, value, read, expected) => {
+    expect(read(loadConfig({ [name]: value }, dirWith({})))).toEqual(expected);
+  });
+
+  test('an empty variable counts as unset', () => {
+    const dir = dirWith({ 'api-config.yml': 'port: 9090\ndatabaseName: fromfile\n' });
+    const config = loadConfig({ PORT: '', ODBREST_DATABASE_NAME: '', ODBREST_TRUST_PROXY: '' }, dir);
+    expect([config.port, config.options.databaseName, config.options.trustProxy]).toEqual([9090, 'fromfile', undefined]);
   });
 
   test('PORT wins over ODBREST_PORT', () => {

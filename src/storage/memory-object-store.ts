@@ -47,7 +47,7 @@ export class MemoryObjectStore implements ObjectStore {
 
   async put(input: ObjectInput): Promise<StoredObject> {
     const id = input.id ?? this.freeId();
-    return copy(this.load({ id, className: input.className, storeTime: this.#now(), fields: structuredClone(input.fields) }));
+    return copy(this.load({ id, className: input.className, storeTime: this.#now(), fields: cloneValue(input.fields) as Fields }));
   }
 
   /** A new id that no stored object has. */
