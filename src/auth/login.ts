@@ -38,8 +38,11 @@ export type WhileChecking = (candidate: StoredObject) => void;
 
 /**
  * The credential check every login shares: failed-login limits, a constant-cost password check
- * (also for unknown users), then the licences for the requested applications.
+ * (also for unknown users), then the licences for the requested applications. `whileChecking` is
+ * called for database users only, so the overloads allow it only with them.
  */
+export async function authenticate(core: Core, body: LoginBody, address: string | undefined, kind?: 'db', whileChecking?: WhileChecking): Promise<StoredObject>;
+export async function authenticate(core: Core, body: LoginBody, address: string | undefined, kind: PrincipalKind): Promise<StoredObject>;
 export async function authenticate(
   core: Core,
   body: LoginBody,

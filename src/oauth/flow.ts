@@ -4,7 +4,7 @@ import type { Core } from '../core.js';
 import { okReply, type Answer, type JsonReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import type { StoredObject } from '../storage/types.js';
+import { isRef, type StoredObject } from '../storage/types.js';
 import { identify, type PendingLogin } from './exchange.js';
 import { IDENTITY_CLASS, findLink, linkFields, saveLink } from './links.js';
 import { loadProviders, type ConfiguredProvider, type ProviderSetup } from './providers.js';
@@ -117,7 +117,7 @@ export class ExternalLogin {
 
   async #linkedUser(link: Pick<StoredObject, 'fields'>, missing: string): Promise<StoredObject> {
     const ref = link.fields.user;
-    const user = typeof ref === 'object' && ref !== null && '$ref' in ref ? await this.core.store.get(String(ref.$ref)) : undefined;
+    const user = isRef(ref) ? await this.core.store.get(ref.$ref) : undefined;
     if (!user || user.className !== this.setup.userClass) throw new ApiError('500', missing);
     return user;
   }

@@ -1,9 +1,20 @@
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { describe, expect, test } from 'vitest';
 import { clientPassValue, createService, MemoryObjectStore } from '../../src/index.js';
-import { call, CONTACTS, demoService, expectError, loginBody, USERS } from '../helpers.js';
+import { call, CONTACTS, demoService, expectError, loginBody, testClock, USERS } from '../helpers.js';
 
 describe('POST /v1/login', () => {
+  test('expiresAt is the login time plus the absolute session lifetime', async () => {
+    const clock = testClock();
+    const service = await demoService({ now: clock.now, absoluteTimeoutMs: 12 * 3_600_000 });
+    const result = await call(service, 'POST', '/v1/login', { json: loginBody('alice', USERS.alice) });
+    expect(Date.parse(result.body.data.expiresAt)).toBe(clock.now() + 12 * 3_600_000);
+  });
+
+  test('a jwtSecret shorter than 32 bytes is refused when the service is made', () => {
+    expect(() => createService({ jwtSecret: 'x'.repeat(31) })).toThrow('jwtSecret must be at least 32 bytes');
+  });
+
   test('answers the whole envelope with sessionId, the serialized user and databaseName', async () => {
     const service = await demoService({ databaseName: 'demo' });
     const result = await call(service, 'POST', '/v1/login', { json: loginBody('alice', USERS.alice, ['crm', 'shop']) });

@@ -171,8 +171,8 @@ describe('serialization and listing hooks', () => {
 });
 
 describe('POST /v1/execute/{macroName}', () => {
-  async function macroSession(macros: NonNullable<ServiceOptions['macros']>) {
-    const service = await demoService({ macros });
+  async function macroSession(macros: NonNullable<ServiceOptions['macros']>, options: ServiceOptions = {}) {
+    const service = await demoService({ macros, ...options });
     const headers = { sessionId: await login(service) };
     return { service, exec: (name: string, init: { json?: unknown; body?: string; headers?: Record<string, string> } = {}) => call(service, 'POST', `/v1/execute/${name}`, { ...init, headers: { ...headers, ...init.headers } }) };
   }
@@ -215,12 +215,14 @@ describe('POST /v1/execute/{macroName}', () => {
     expect(result.body).toEqual({ status: { internalStatus: '1001', statusMessage: 'customer is locked' }, data: {} });
   });
 
-  test('any other exception is a 500 without details', async () => {
-    const { exec } = await macroSession({ broken: () => { throw new Error('db password is hunter2'); } });
+  test('any other exception is a 500 without details; the host’s onError receives it', async () => {
+    const seen: unknown[] = [];
+    const { exec } = await macroSession({ broken: () => { throw new Error('db password is hunter2'); } }, { onError: (error) => seen.push(error) });
     const result = await exec('broken');
     expectError(result, '500', 500);
     expect(result.text).not.toContain('hunter2');
     expect(result.text).not.toContain('at ');
+    expect(seen).toEqual([new Error('db password is hunter2')]);
   });
 
   test('unknown macros and the xApi_ hooks are 404', async () => {
