@@ -43,7 +43,8 @@ export function createService(options: ServiceOptions = {}): Service {
 
 export type { ServiceOptions, CustomAuthenticator } from './options.js';
 export type { RequestContext, ApiRequest } from './http/request.js';
-export { ApiError, StorageUnavailableError, STATUS_CODES, type StatusCode, type ApiErrorOptions } from './http/errors.js';
+export { ApiError, STATUS_CODES, type StatusCode, type ApiErrorOptions } from './http/errors.js';
+export { StorageUnavailableError, StoreConflictError, StoreValueError } from './storage/errors.js';
 export type { Envelope } from './http/envelope.js';
 export { portableCrypto, type SymmetricCrypto } from './secure/symmetric.js';
 export type {
@@ -54,6 +55,10 @@ export type {
   FindQuery,
   FindResult,
   Where,
+  Condition,
+  FieldOperators,
+  OrderBy,
+  Scalar,
   Fields,
   FieldValue,
   RefValue,

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { ApiError, StorageUnavailableError } from '../src/http/errors.js';
+import { StorageUnavailableError, StoreValueError } from '../src/storage/errors.js';
 import { newObjectId } from '../src/storage/ids.js';
 import type { FindQuery, FindResult, ObjectInput, ObjectStore, StoredObject, Where } from '../src/storage/types.js';
 
@@ -125,7 +125,7 @@ export class PostgresObjectStore implements ObjectStore {
     const json = JSON.stringify(input.fields);
     // an escaped NUL (an odd number of backslashes before u0000) in the JSON text
     if (/(^|[^\\])(\\\\)*\\u0000/.test(json)) {
-      throw new ApiError('400', 'a field value contains the character U+0000, which PostgreSQL cannot store');
+      throw new StoreValueError('a field value contains the character U+0000, which PostgreSQL cannot store');
     }
     const storeTime = this.#now();
     const stored = (id: string): StoredObject => ({ id, className: input.className, storeTime, fields: JSON.parse(json) });

@@ -1,5 +1,5 @@
 import { Redis, ReplyError, type Cluster } from 'ioredis';
-import { StorageUnavailableError } from '../src/http/errors.js';
+import { StorageUnavailableError } from '../src/storage/errors.js';
 import type { KeyValueStore } from '../src/storage/types.js';
 
 export interface RedisKeyValueStoreOptions {

@@ -1,4 +1,5 @@
-import { ApiError, StorageUnavailableError } from './errors.js';
+import { StorageUnavailableError, StoreConflictError, StoreValueError } from '../storage/errors.js';
+import { ApiError } from './errors.js';
 
 /** The body of every JSON response (PROTOCOL.md 1.3). `internalStatus` is always a string. */
 export interface Envelope<T = unknown> {
@@ -65,6 +66,8 @@ export function toApiError(error: unknown, onUnexpected?: (error: unknown) => vo
   if (error instanceof StorageUnavailableError) {
     return new ApiError('503', 'storage unavailable, retry later', { headers: { 'retry-after': '1' } });
   }
+  if (error instanceof StoreConflictError) return new ApiError('409', error.message);
+  if (error instanceof StoreValueError) return new ApiError('400', error.message);
   onUnexpected?.(error);
   return new ApiError('500', 'unexpected server error');
 }

@@ -5,6 +5,7 @@
 export const STATUS_CODES = {
   '0': 200,
   '100': 401,
+  '101': 403,
   '201': 401,
   '204': 401,
   '205': 401,
@@ -13,6 +14,9 @@ export const STATUS_CODES = {
   '306': 403,
   '307': 403,
   '310': 401,
+  '340': 403,
+  '341': 401,
+  '342': 401,
   '320': 400,
   '321': 404,
   '322': 400,
@@ -21,6 +25,7 @@ export const STATUS_CODES = {
   '403': 403,
   '404': 404,
   '405': 405,
+  '409': 409,
   '413': 413,
   '415': 415,
   '500': 500,
@@ -67,12 +72,4 @@ export class ApiError extends Error {
 /** Client input quoted in a message, cut short so that an answer never mirrors a huge input back. */
 export function clip(text: string, max = 100): string {
   return text.length <= max ? text : `${text.slice(0, max)}...`;
-}
-
-/** True for errors that mean "the storage backend is unreachable" (answered with code 503). */
-export class StorageUnavailableError extends Error {
-  constructor(message = 'storage unavailable', options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'StorageUnavailableError';
-  }
 }

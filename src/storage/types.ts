@@ -32,19 +32,70 @@ export interface ObjectInput {
   id?: string;
   className: string;
   fields: Fields;
+  /**
+   * A conditional write: write only if the stored object with this `id` has exactly this store time
+   * (`null`: only if no object has this id). Otherwise `put` throws `StoreConflictError` and writes
+   * nothing. The check and the write are one atomic step: of two writers expecting the same version,
+   * exactly one succeeds.
+   */
+  ifStoreTime?: number | null;
 }
 
-/** Scalar equality filter over fields: `{ Name: "alice" }`. */
-export type Where = Record<string, string | number | boolean | null>;
+/** A value a filter compares a field with. */
+export type Scalar = string | number | boolean | null;
+
+/**
+ * Operators of one field's condition (PROTOCOL.md 6.2); every one given must hold.
+ * - `$ne`: the field does not equal the value (an absent field matches).
+ * - `$gt`, `$gte`, `$lt`, `$lte`: with a number, the field is a number compared numerically; with a
+ *   string, the field is a string compared by Unicode code point. A field of another type never matches.
+ * - `$in`: the field equals one of the scalars (an empty list matches nothing).
+ * - `$prefix`: the field is a string starting with the value.
+ * - `$exists`: `true` when the field is present (also when it holds `null`), `false` when absent.
+ */
+export interface FieldOperators {
+  $ne?: Scalar;
+  $gt?: number | string;
+  $gte?: number | string;
+  $lt?: number | string;
+  $lte?: number | string;
+  $in?: Scalar[];
+  $prefix?: string;
+  $exists?: boolean;
+}
+
+/**
+ * One field's condition:
+ * - a scalar: the field is present and equal to it (same JSON type and value; `null` matches a field
+ *   holding `null`, not an absent one; an array or object never equals a scalar);
+ * - a reference `{ $ref: id }`: the field references that object, directly or as a member of a set;
+ * - an object of operators (`FieldOperators`).
+ */
+export type Condition = Scalar | RefValue | FieldOperators;
+
+/** A filter: every member's condition must hold for its field. `{}` matches every object of the class. */
+export type Where = Record<string, Condition>;
+
+/**
+ * Order of a listing by one field's value. Values rank: absent or `null`, then `false`, `true`, then
+ * numbers (ascending), then strings (by Unicode code point), then anything else (arrays, objects,
+ * references), which all tie. `descending` reverses the value order only: ties always keep creation
+ * order. Without `orderBy` a listing is in creation order.
+ */
+export interface OrderBy {
+  field: string;
+  descending?: boolean;
+}
 
 export interface FindQuery {
   className: string;
   where?: Where;
-  /** Objects to skip (0-based). */
+  orderBy?: OrderBy;
+  /** Objects to skip (0-based), after ordering. */
   offset?: number;
   /** At most this many objects; 0 returns only `total`. */
   limit?: number;
-  /** Listings are in creation order; `reverse` gives newest first. */
+  /** Reverses the whole order (ties included): with no `orderBy`, newest first. */
   reverse?: boolean;
 }
 
@@ -60,7 +111,12 @@ export interface ObjectStore {
   getMany(ids: readonly string[]): Promise<StoredObject[]>;
   find(query: FindQuery): Promise<FindResult>;
   count(className: string, where?: Where): Promise<number>;
-  /** Creates or replaces; assigns `id` (if absent) and `storeTime`. */
+  /**
+   * Creates or replaces; assigns `id` (if absent) and `storeTime`. Store times are whole seconds (epoch
+   * ms divisible by 1000) and strictly increase per object: a write in the same second as the
+   * object's last one takes the next second, so a changed object never shows a store time a client
+   * read before. A replaced object keeps its place in creation order. See `ifStoreTime`.
+   */
   put(object: ObjectInput): Promise<StoredObject>;
   delete(id: string): Promise<boolean>;
   close?(): Promise<void>;

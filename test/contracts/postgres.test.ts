@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/index.js';
+import { StoreValueError } from '../../src/index.js';
 import { PostgresObjectStore } from '../../stores/postgres.js';
 import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from '../support/servers.js';
 import { objectStoreContract } from './object-store.js';
@@ -28,13 +28,13 @@ describe.runIf(available)('PostgresObjectStore', () => {
     },
   });
 
-  it('refuses a field value with U+0000 as a 400 ApiError, and stores the text "\\u0000"', async () => {
+  it('refuses a field value with U+0000 with a StoreValueError (answered 400), and stores the text "\\u0000"', async () => {
     const store = open(`objects_${tables++}`);
     const refused = await store.put({ className: 'Note', fields: { Text: 'a\u0000b' } }).catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(ApiError);
-    expect(refused).toMatchObject({ code: '400', status: 400, message: 'a field value contains the character U+0000, which PostgreSQL cannot store' });
+    expect(refused).toBeInstanceOf(StoreValueError);
+    expect(refused).toMatchObject({ message: 'a field value contains the character U+0000, which PostgreSQL cannot store' });
     const nested = await store.put({ className: 'Note', fields: { List: [{ deep: '\u0000' }] } }).catch((error: unknown) => error);
-    expect(nested).toBeInstanceOf(ApiError);
+    expect(nested).toBeInstanceOf(StoreValueError);
     const literal = await store.put({ className: 'Note', fields: { Text: 'back\\u0000slash' } });
     expect((await store.get(literal.id))?.fields.Text).toBe('back\\u0000slash');
     expect(await store.count('Note')).toBe(1);

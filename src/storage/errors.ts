@@ -1,0 +1,28 @@
+/**
+ * Errors a store throws. A store never speaks HTTP: the service maps these to envelopes in one place
+ * (`http/envelope.ts`): unavailable is `503`, a conflict `409`, a refused value `400`.
+ */
+
+/** The storage backend is unreachable or overloaded; the request may be retried later. */
+export class StorageUnavailableError extends Error {
+  constructor(message = 'storage unavailable', options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StorageUnavailableError';
+  }
+}
+
+/** A conditional write (`ObjectInput.ifStoreTime`) found another version than the one expected; nothing was written. */
+export class StoreConflictError extends Error {
+  constructor(message = 'the object changed since it was read', options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreConflictError';
+  }
+}
+
+/** The store cannot hold a value it was given (for example U+0000 in PostgreSQL text); nothing was written. */
+export class StoreValueError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreValueError';
+  }
+}
