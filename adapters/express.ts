@@ -23,19 +23,16 @@ type ErrorMiddleware = (error: unknown, req: ExpressRequest, res: ServerResponse
  * instead of by Express's HTML error page.
  */
 export function odbrest(service: Service): [Middleware, ErrorMiddleware] {
-  const served = (req: ExpressRequest) => service.serves(req.method ?? 'GET', `http://localhost${req.url ?? '/'}`);
+  const served = (req: ExpressRequest) => service.serves(`http://localhost${req.url ?? '/'}`);
 
   const middleware: Middleware = (req, res, next) => {
-    served(req)
-      .then((yes) => (yes ? respond(service, req, res, bodyAfterParsers(req, req.rawBody, req.body)) : next()))
-      .catch(next);
+    if (!served(req)) return next();
+    respond(service, req, res, bodyAfterParsers(req, req.rawBody, req.body)).catch(next);
   };
   const afterParseError: ErrorMiddleware = (error, req, res, next) => {
     const failed = error as { type?: unknown; body?: unknown };
-    if (failed?.type !== 'entity.parse.failed' || typeof failed.body !== 'string') return next(error);
-    served(req)
-      .then((yes) => (yes ? respond(service, req, res, failed.body as string) : next(error)))
-      .catch(next);
+    if (failed?.type !== 'entity.parse.failed' || typeof failed.body !== 'string' || !served(req)) return next(error);
+    respond(service, req, res, failed.body).catch(next);
   };
   return [middleware, afterParseError];
 }

@@ -23,7 +23,7 @@ type Next = () => Promise<unknown>;
  */
 export function odbrest(service: Service): (ctx: KoaContext, next: Next) => Promise<unknown> {
   return async (ctx, next) => {
-    if (!(await service.serves(ctx.method, `http://localhost${ctx.url}`))) return next();
+    if (!service.serves(`http://localhost${ctx.url}`)) return next();
     const body = bodyAfterParsers(ctx.req, ctx.request.rawBody, ctx.request.body);
     const response = await serviceFetch(service, ctx.req, body);
     // Order matters: Koa turns a null body into 204 unless the status is set afterwards (a 302

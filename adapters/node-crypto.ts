@@ -1,5 +1,5 @@
 import { createCipheriv, createHmac, createSecretKey } from 'node:crypto';
-import type { SymmetricCrypto } from '../src/secure/symmetric.js';
+import type { SymmetricCrypto } from '../src/index.js';
 
 /**
  * The secure transport's AES-256-CTR and HMAC-SHA-256 from node:crypto (also present in Bun and

@@ -10,7 +10,7 @@ const ROUND_MS = 300;
 
 async function demoService(options = {}) {
   // The password hash cost is not what is measured here; a cheap hash keeps set-up short.
-  const service = createService({ data: demoData(), passwordIterations: 1, ...options });
+  const service = createService({ data: demoData(), users: { passwordIterations: 1 }, ...options });
   await service.ready;
   return service;
 }

@@ -20,11 +20,10 @@ export default async function bench({ rates }) {
   const serviceWith = async (symmetricCrypto) => {
     const made = createService({
       data,
-      passwordIterations: 1, // the host's password-hash cost is not what is measured here
-      serverKey,
+      users: { passwordIterations: 1 }, // the host's password-hash cost is not what is measured here
+      secure: { serverKey, symmetricCrypto },
       loginLimit: { perUser: 1e9, perAddress: 1e9 },
       onError: (error) => console.error(error),
-      symmetricCrypto,
     });
     await made.ready;
     return made;

@@ -39,7 +39,7 @@ export default async function bench({ opsPerSecond, medianMs }) {
 
   try {
     if (redisUp && pgUp) {
-      const local = createService({ data: demoData(), passwordIterations: 1000 });
+      const local = createService({ data: demoData(), users: { passwordIterations: 1000 } });
       await local.ready;
       const store = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'demo', maxConnections: 16 });
       const concurrency = 32;
@@ -50,7 +50,7 @@ export default async function bench({ opsPerSecond, medianMs }) {
         ['Redis sessions only', { kv }],
         ['PostgreSQL store only', { store }],
       ]) {
-        const service = createService({ data: demoData(), passwordIterations: 1000, ...stores });
+        const service = createService({ data: demoData(), users: { passwordIterations: 1000 }, ...stores });
         await service.ready;
         const value = await opsPerSecond(await loggedInGet(service), { concurrency });
         rows.push({ name: `GET /v1/object/{id}, ${label}, ${concurrency} concurrent`, value, unit: 'req/s', reference, ratio: value / reference });

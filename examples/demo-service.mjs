@@ -18,11 +18,11 @@ export function createDemoService(env, { basePath = '/api' } = {}) {
   return createService({
     data: demoData,
     databaseName: 'demo',
-    basePath,
+    mount: { basePath },
     trustProxy: ['true', '1'].includes(env.ODBREST_TRUST_PROXY), // as loadConfig reads it
     loginLimit: { perUser: number('ODBREST_LOGIN_PER_USER'), perAddress: number('ODBREST_LOGIN_PER_ADDRESS') },
-    passwordIterations: number('ODBREST_PASSWORD_ITERATIONS'),
-    symmetricCrypto: nodeCrypto,
+    users: { passwordIterations: number('ODBREST_PASSWORD_ITERATIONS') },
+    secure: { symmetricCrypto: nodeCrypto },
     macros: {
       // POST /api/v1/execute/greet {"name": "..."}: greets the name, or the logged-in user.
       greet: async (context, params) => {

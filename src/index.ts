@@ -9,11 +9,11 @@ export interface Service {
   /** Answers one request; never throws. `context` carries what the adapter knows (client address). */
   fetch(request: Request, context?: RequestContext): Promise<Response>;
   /**
-   * Whether the service has a route for this URL (a `404` from route matching means no). The method
-   * does not decide: a route answers a wrong one with `405`. Middleware adapters use it to leave
-   * other requests, body untouched, to the host app.
+   * Whether the service has a route for this URL's path (base path and alias included). The method
+   * does not decide: a route answers a wrong one with `405`, and so is a bad percent-encoding (`400`).
+   * Middleware adapters use it to leave other requests, body untouched, to the host app.
    */
-  serves(method: string, url: string | URL): Promise<boolean>;
+  serves(url: string | URL): boolean;
   /** Register or remove macros at run time. */
   readonly macros: MacroRegistry;
   readonly store: ObjectStore;
@@ -29,20 +29,24 @@ export function createService(options: ServiceOptions = {}): Service {
   const core = new Core(options);
   return {
     fetch: (request, context) => core.fetch(request, context),
-    serves: (method, url) => core.serves(method, url),
-    macros: core.macros,
-    store: core.store,
-    kv: core.kv,
+    serves: (url) => core.serves(url),
+    macros: core.ctx.macros,
+    store: core.ctx.store,
+    kv: core.ctx.kv,
     ready: core.ready,
     close: async () => {
-      await core.store.close?.();
-      await core.kv.close?.();
+      await core.ctx.store.close?.();
+      await core.ctx.kv.close?.();
     },
   };
 }
 
-export type { ServiceOptions, CustomAuthenticator } from './options.js';
-export type { RequestContext, ApiRequest } from './http/request.js';
+export type { ServiceOptions, SecureOptions, ObjectOptions } from './options.js';
+export type { RequestContext } from './http/request.js';
+export type { MountOptions } from './http/mount.js';
+export type { SessionOptions } from './auth/sessions.js';
+export type { CustomAuthenticator, CustomLoginOptions, UserOptions } from './auth/principals.js';
+export type { CacheSizes } from './caches.js';
 export { ApiError, STATUS_CODES, type StatusCode, type ApiErrorOptions } from './http/errors.js';
 export { StorageUnavailableError, StoreConflictError, StoreValueError } from './storage/errors.js';
 export type { Envelope } from './http/envelope.js';
@@ -69,12 +73,20 @@ export { MemoryObjectStore, type MemoryObjectStoreOptions } from './storage/memo
 export { MemoryKeyValueStore, type MemoryKeyValueStoreOptions } from './storage/memory-kv.js';
 export { importObjects, type SeedData, type SeedObject } from './storage/seed.js';
 export { newObjectId } from './storage/ids.js';
-export { MacroRegistry, HOOK_NAMES, type Macro, type MacroContext, type HookName } from './macros/registry.js';
-export type { ObjectSet } from './objects/routes.js';
+export { MacroRegistry, HOOK_NAMES, type Macro, type Macros, type MacroContext, type Hooks, type HookName, type ExternalUserParams } from './macros/registry.js';
+export type { ObjectSet } from './objects/object-set.js';
+export type { JsonObject } from './objects/serialize.js';
 export type { Session, SessionKind } from './auth/sessions.js';
 export type { LoginLimitOptions } from './auth/login-limit.js';
 export { hashPassword, verifyPassword, clientPassValue } from './auth/passwords.js';
 export { formatStoreTime } from './objects/serialize.js';
-export { PROVIDER_CLASS, type OAuthProviderOption } from './oauth/providers.js';
+export { PROVIDER_CLASS } from './oauth/providers.js';
 export { IDENTITY_CLASS } from './oauth/links.js';
-export { PROVIDER_TYPES, type ProviderType, type Endpoints as OAuthEndpoints, type Identity as ExternalIdentity } from './oauth/types.js';
+export {
+  PROVIDER_TYPES,
+  type ProviderType,
+  type Endpoints as ProviderEndpoints,
+  type ExternalLoginOptions,
+  type ExternalProviderOption,
+  type ReadFile,
+} from './oauth/types.js';

@@ -1,5 +1,4 @@
-import { MemoryObjectStore } from '../src/storage/memory-object-store.js';
-import type { FindQuery, FindResult, ObjectInput, ObjectStore, StoredObject, Where } from '../src/storage/types.js';
+import { MemoryObjectStore, type FindQuery, type FindResult, type ObjectInput, type ObjectStore, type StoredObject, type Where } from '../src/index.js';
 import { Journal, RECORD_HEADER } from './journal.js';
 
 export interface FileObjectStoreOptions {

@@ -1,7 +1,15 @@
 import pg from 'pg';
-import { StorageUnavailableError, StoreValueError } from '../src/storage/errors.js';
-import { newObjectId } from '../src/storage/ids.js';
-import type { FindQuery, FindResult, ObjectInput, ObjectStore, StoredObject, Where } from '../src/storage/types.js';
+import {
+  newObjectId,
+  StorageUnavailableError,
+  StoreValueError,
+  type FindQuery,
+  type FindResult,
+  type ObjectInput,
+  type ObjectStore,
+  type StoredObject,
+  type Where,
+} from '../src/index.js';
 
 export interface PostgresObjectStoreOptions {
   /** `postgres://` URL. Default: pg's own defaults (`PGHOST`, `PGUSER`, ... environment variables). */

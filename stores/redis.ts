@@ -1,6 +1,5 @@
 import { Redis, ReplyError, type Cluster } from 'ioredis';
-import { StorageUnavailableError } from '../src/storage/errors.js';
-import type { KeyValueStore } from '../src/storage/types.js';
+import { StorageUnavailableError, type KeyValueStore } from '../src/index.js';
 
 export interface RedisKeyValueStoreOptions {
   /** `redis://` or `rediss://` URL. Default `redis://127.0.0.1:6379`. Ignored when `client` is given. */

@@ -18,7 +18,7 @@ let ctx: Ctx;
 beforeAll(async () => {
   service = await demoService({
     appKeys: [APP_KEY],
-    jwtSecret: JWT_SECRET,
+    session: { jwtSecret: JWT_SECRET },
     // failed logins are part of this suite; the limit itself has its own cases below
     loginLimit: { perUser: 1e9, perAddress: 1e9 },
     macros: {

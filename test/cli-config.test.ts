@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { loadConfig, type HostConfig } from '../src/cli/config.js';
+import { loadConfig, type HostConfig } from '../adapters/node-config.js';
 import { createService } from '../src/index.js';
 import { call, loginBody, USERS } from './helpers.js';
 
@@ -16,13 +16,13 @@ function dirWith(files: Record<string, string>): string {
 describe('loadConfig', () => {
   test('reads api-config.yml and the data file next to it', async () => {
     const dir = dirWith({
-      'api-config.yml': 'port: 9090\ndataFile: ./data.json\ndatabaseName: crm\nappKeys: [web]\nidleTimeoutMinutes: 5\nloginLimit: { perUser: 2 }\n',
+      'api-config.yml': 'port: 9090\ndataFile: ./data.json\ndatabaseName: crm\nappKeys: [web]\nsession: { idleTimeoutMinutes: 5 }\nloginLimit: { perUser: 2 }\n',
       'data.json': JSON.stringify({ objects: [{ '~ClassName': 'User', Name: 'bob', _password: USERS.bob, _licences: ['crm'] }] }),
     });
     const config = loadConfig({}, dir);
     expect(config.port).toBe(9090);
-    expect(config.options).toMatchObject({ databaseName: 'crm', appKeys: ['web'], idleTimeoutMs: 300_000, loginLimit: { perUser: 2 } });
-    const service = createService({ ...config.options, passwordIterations: 1000 });
+    expect(config.options).toMatchObject({ databaseName: 'crm', appKeys: ['web'], session: { idleTimeoutMs: 300_000 }, loginLimit: { perUser: 2 } });
+    const service = createService({ ...config.options, users: { passwordIterations: 1000 } });
     await service.ready;
     const result = await call(service, 'POST', '/v1/login', { json: loginBody('bob', USERS.bob), headers: { appkey: 'web' } });
     expect(result.body.data.databaseName).toBe('crm');
@@ -43,7 +43,7 @@ describe('loadConfig', () => {
 
   test.each([
     ['port: eighty\n', 'invalid configuration (port): port must be a number'],
-    ['jwtSecret: short\n', 'invalid configuration (jwtSecret): jwtSecret must be at least 32 characters'],
+    ['session: { jwtSecret: short }\n', 'invalid configuration (session.jwtSecret): session.jwtSecret must be at least 32 characters'],
     ['appKeys: web\n', 'invalid configuration (appKeys): appKeys must be a list of strings'],
     ['prot: 80\n', 'invalid configuration (prot)'],
     ['- a\n- b\n', 'expected a mapping of options'],
@@ -55,7 +55,7 @@ describe('loadConfig', () => {
   test.each([
     [{ ODBREST_TRUST_PROXY: 'yes' }, 'invalid configuration (trustProxy): trustProxy must be true or false'],
     [{ ODBREST_PORT: 'abc' }, 'invalid configuration (port): port must be a number'],
-    [{ ODBREST_IDLE_MINUTES: 'soon' }, 'invalid configuration (idleTimeoutMinutes): idleTimeoutMinutes must be a number'],
+    [{ ODBREST_IDLE_MINUTES: 'soon' }, 'invalid configuration (session.idleTimeoutMinutes): session.idleTimeoutMinutes must be a number'],
   ])('the variables %j stop with a message naming the option', (env, message) => {
     expect(() => loadConfig(env, dirWith({}))).toThrow(message);
   });
@@ -80,13 +80,13 @@ describe('loadConfig', () => {
 
   test.each([
     ['ODBREST_HOSTNAME', '0.0.0.0', (c: HostConfig) => c.hostname, '0.0.0.0'],
-    ['ODBREST_BASE_PATH', '/api', (c: HostConfig) => c.options.basePath, '/api'],
-    ['ODBREST_ALIAS', 'crm', (c: HostConfig) => c.options.alias, 'crm'],
-    ['ODBREST_JWT_SECRET', 'x'.repeat(32), (c: HostConfig) => c.options.jwtSecret, 'x'.repeat(32)],
-    ['ODBREST_IDLE_MINUTES', '5', (c: HostConfig) => c.options.idleTimeoutMs, 300_000],
-    ['ODBREST_ABSOLUTE_HOURS', '2', (c: HostConfig) => c.options.absoluteTimeoutMs, 7_200_000],
+    ['ODBREST_BASE_PATH', '/api', (c: HostConfig) => c.options.mount?.basePath, '/api'],
+    ['ODBREST_ALIAS', 'crm', (c: HostConfig) => c.options.mount?.alias, 'crm'],
+    ['ODBREST_JWT_SECRET', 'x'.repeat(32), (c: HostConfig) => c.options.session?.jwtSecret, 'x'.repeat(32)],
+    ['ODBREST_IDLE_MINUTES', '5', (c: HostConfig) => c.options.session?.idleTimeoutMs, 300_000],
+    ['ODBREST_ABSOLUTE_HOURS', '2', (c: HostConfig) => c.options.session?.absoluteTimeoutMs, 7_200_000],
     ['ODBREST_MAX_BODY_BYTES', '4096', (c: HostConfig) => c.options.maxBodyBytes, 4096],
-    ['ODBREST_PUBLIC_URL', 'https://api.example', (c: HostConfig) => c.options.publicUrl, 'https://api.example'],
+    ['ODBREST_PUBLIC_URL', 'https://api.example', (c: HostConfig) => c.options.externalLogin?.publicUrl, 'https://api.example'],
   ] as const)('%s=%s sets its option', (name, value, read, expected) => {
     expect(read(loadConfig({ [name]: value }, dirWith({})))).toEqual(expected);
   });

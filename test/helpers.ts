@@ -23,7 +23,7 @@ export function testClock(start = Date.UTC(2026, 0, 15, 9, 0, 0)) {
 
 /** A service on the demo database with cheap password hashing. */
 export async function demoService(options: ServiceOptions = {}): Promise<Service> {
-  const service = createService({ passwordIterations: 1000, data: demoData(), onError: () => undefined, ...options });
+  const service = createService({ data: demoData(), onError: () => undefined, ...options, users: { passwordIterations: 1000, ...options.users } });
   await service.ready;
   return service;
 }

@@ -9,7 +9,7 @@ import { PostgresObjectStore } from 'odbrest/postgres';
 import { RedisKeyValueStore } from 'odbrest/redis';
 
 const config = loadConfig(process.env);
-if (!config.options.jwtSecret) throw new Error('set ODBREST_JWT_SECRET: every instance must sign tokens with the same key');
+if (!config.options.session?.jwtSecret) throw new Error('set ODBREST_JWT_SECRET: every instance must sign tokens with the same key');
 
 const store = new PostgresObjectStore({ connectionString: process.env.DATABASE_URL, table: 'odbrest_demo' });
 const kv = new RedisKeyValueStore({ url: process.env.REDIS_URL, prefix: 'odbrest-demo:' });

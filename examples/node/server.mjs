@@ -19,7 +19,7 @@ const service = createService({
 await service.ready;
 const server = await serve(service, { port: config.port, hostname: config.hostname });
 const port = server.address().port;
-const root = `http://localhost:${port}${config.options.basePath ?? ''}`;
+const root = `http://localhost:${port}${config.options.mount?.basePath ?? ''}`;
 
 console.log(`odbrest demo listening on ${root}`);
 console.log('Log in as alice (password alice-secret; the client sends its hex MD5):');

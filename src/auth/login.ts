@@ -1,11 +1,12 @@
 import * as v from 'valibot';
-import type { Core } from '../core.js';
+import type { ServiceContext } from '../context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
 import type { StoredObject } from '../storage/types.js';
+import type { PrincipalKind } from './principals.js';
 import type { Session, SessionKind } from './sessions.js';
 
 const MAX_CREDENTIAL = 1024;
@@ -27,39 +28,43 @@ export function parseLoginBody(value: unknown): LoginBody {
   return parseInput(LoginBodySchema, value);
 }
 
-/** Which kind of principal a login checks. */
-export type PrincipalKind = 'db' | 'df';
+/** A login under way: its principal found, its password being verified. */
+export interface LoginAttempt {
+  /**
+   * The database user or custom principal the login names, known while its password is still being
+   * verified, so a login can prepare its answer side by side (dropped unless `finish` succeeds).
+   */
+  candidate: StoredObject | undefined;
+  /** Waits for the verification: the principal, or `302` (recorded as a failure) or `306`. */
+  finish(): Promise<StoredObject>;
+}
 
 /**
- * Called with the database user a login names as soon as it is found, while its password is still
- * being checked, so a login can prepare its answer meanwhile; the work is dropped if the check fails.
+ * The credential check every login shares, in its order: the failed-login limit (`303`), then the
+ * principal the login names, whose password is verified at a constant cost (also for unknown
+ * names) while the caller may prepare its answer, then the licences for the requested applications.
  */
-export type WhileChecking = (candidate: StoredObject) => void;
+export async function beginLogin(ctx: ServiceContext, body: LoginBody, address: string | undefined, kind: PrincipalKind = 'db'): Promise<LoginAttempt> {
+  await ctx.limiter.check(body.user, address);
+  const { candidate, verified } = await ctx.principals.check(kind, body.user, body.pass);
+  return {
+    candidate,
+    finish: async () => {
+      const principal = await verified;
+      if (!principal) {
+        await ctx.limiter.recordFailure(body.user, address);
+        throw new ApiError('302', 'wrong user name or password');
+      }
+      await ctx.limiter.recordSuccess(body.user);
+      checkLicences(principal, body.appNames);
+      return principal;
+    },
+  };
+}
 
-/**
- * The credential check every login shares: failed-login limits, a constant-cost password check
- * (also for unknown users), then the licences for the requested applications. `whileChecking` is
- * called for database users only, so the overloads allow it only with them.
- */
-export async function authenticate(core: Core, body: LoginBody, address: string | undefined, kind?: 'db', whileChecking?: WhileChecking): Promise<StoredObject>;
-export async function authenticate(core: Core, body: LoginBody, address: string | undefined, kind: PrincipalKind): Promise<StoredObject>;
-export async function authenticate(
-  core: Core,
-  body: LoginBody,
-  address: string | undefined,
-  kind: PrincipalKind = 'db',
-  whileChecking?: WhileChecking,
-): Promise<StoredObject> {
-  await core.limiter.check(body.user, address);
-  const principal =
-    kind === 'db' ? await core.checkDatabaseUser(body.user, body.pass, whileChecking) : await core.checkCustomUser(body.user, body.pass);
-  if (!principal) {
-    await core.limiter.recordFailure(body.user, address);
-    throw new ApiError('302', 'wrong user name or password');
-  }
-  await core.limiter.recordSuccess(body.user);
-  checkLicences(principal, body.appNames);
-  return principal;
+/** `beginLogin` for callers with nothing to prepare meanwhile. */
+export async function authenticate(ctx: ServiceContext, body: LoginBody, address: string | undefined, kind: PrincipalKind = 'db'): Promise<StoredObject> {
+  return (await beginLogin(ctx, body, address, kind)).finish();
 }
 
 /** Throws `306` unless the principal holds a licence for every requested application. */
@@ -75,68 +80,68 @@ export interface StartSessionOptions {
   principalKind?: PrincipalKind;
   /** Per-kind state kept in the session (the secure transport's key and window). */
   extra?: Record<string, unknown>;
-  /** A session id from `core.sessions.newId()`; a new one by default. */
+  /** A session id from `ctx.sessions.newId()`; a new one by default. */
   id?: string;
 }
 
-/** The session a login makes for a principal, not stored yet (`core.sessions.save`). */
+/** The session a login makes for a principal, not stored yet (`ctx.sessions.save`). */
 export function newSession(
-  core: Core,
+  ctx: ServiceContext,
   kind: SessionKind,
   principal: StoredObject,
   login: Pick<LoginBody, 'user' | 'appNames'>,
   { principalKind = 'db', extra, id }: StartSessionOptions = {},
 ): Session {
-  return core.sessions.prepare(
+  return ctx.sessions.prepare(
     { kind, principalId: principal.id, user: login.user, principal: principalKind, appNames: login.appNames, ...(extra ? { extra } : {}) },
     id,
   );
 }
 
 /** The `data` every login answers with. */
-export async function loginData(core: Core, principal: StoredObject, session: Session): Promise<Record<string, unknown>> {
+export async function loginData(ctx: ServiceContext, principal: StoredObject, session: Session): Promise<Record<string, unknown>> {
   return {
     sessionId: session.id,
-    user: await core.serializer.object(principal),
-    databaseName: core.databaseName,
+    user: await ctx.serializer.object(principal),
+    databaseName: ctx.databaseName,
     expiresAt: new Date(session.expiresAt).toISOString(),
   };
 }
 
 /** Creates and stores the session for an authenticated principal; returns it with the `data` every login answers with. */
 export async function startSession(
-  core: Core,
+  ctx: ServiceContext,
   kind: SessionKind,
   principal: StoredObject,
   login: Pick<LoginBody, 'user' | 'appNames'>,
   options: StartSessionOptions = {},
 ): Promise<{ session: Session; data: Record<string, unknown> }> {
-  const session = newSession(core, kind, principal, login, options);
-  await core.sessions.save(session);
-  return { session, data: await loginData(core, principal, session) };
+  const session = newSession(ctx, kind, principal, login, options);
+  await ctx.sessions.save(session);
+  return { session, data: await loginData(ctx, principal, session) };
 }
 
-async function plainLogin(core: Core, request: ApiRequest, principalKind: PrincipalKind): Promise<JsonReply> {
+async function plainLogin(ctx: ServiceContext, request: ApiRequest, principalKind: PrincipalKind): Promise<JsonReply> {
   const body = parseLoginBody(readJsonObject(request));
-  const principal = await authenticate(core, body, request.clientAddress, principalKind);
-  const { data } = await startSession(core, 'session', principal, body, { principalKind });
+  const principal = await authenticate(ctx, body, request.clientAddress, principalKind);
+  const { data } = await startSession(ctx, 'session', principal, body, { principalKind });
   return okReply(data);
 }
 
-export function loginRoutes(core: Core): Route[] {
+export function loginRoutes(ctx: ServiceContext): Route[] {
   return [
-    { method: 'POST', path: '/v1/login', auth: 'none', handler: (request) => plainLogin(core, request, 'db') },
-    { method: 'POST', path: '/v1/auth/df', auth: 'none', handler: (request) => plainLogin(core, request, 'df') },
+    { method: 'POST', path: '/v1/login', auth: 'none', handler: (request) => plainLogin(ctx, request, 'db') },
+    { method: 'POST', path: '/v1/auth/df', auth: 'none', handler: (request) => plainLogin(ctx, request, 'df') },
     {
       method: 'POST',
       path: '/v2/login',
       auth: 'none',
       handler: async (request) => {
         const body = parseLoginBody(readJsonObject(request));
-        const principal = await authenticate(core, body, request.clientAddress);
-        const { session, data } = await startSession(core, 'token', principal, body);
+        const principal = await authenticate(ctx, body, request.clientAddress);
+        const { session, data } = await startSession(ctx, 'token', principal, body);
         const { sessionId: _hidden, ...rest } = data;
-        const token = await core.tokens.sign(body.user, session.id, session.expiresAt, core.now());
+        const token = await ctx.tokens.sign(body.user, session.id, session.expiresAt, ctx.now());
         return okReply({ token, ...rest });
       },
     },
@@ -145,7 +150,7 @@ export function loginRoutes(core: Core): Route[] {
       path: '/v1/logout',
       auth: 'session',
       handler: async (request) => {
-        await core.sessions.delete(request.session!.id);
+        await ctx.sessions.delete(request.session!.id);
         return okReply({}, 'logged out');
       },
     },

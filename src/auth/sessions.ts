@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '../http/errors.js';
 import { randomToken } from '../storage/ids.js';
+import { kvKeys } from '../storage/keys.js';
 import type { KeyValueStore } from '../storage/types.js';
 
 /** How a session was made; it accepts only that kind of credential (PROTOCOL.md 2.3). */
@@ -31,27 +32,44 @@ export interface StoredSession {
 
 export type NewSession = Omit<Session, 'id' | 'createdAt' | 'expiresAt'>;
 
+/** The `session` service option. */
+export interface SessionOptions {
+  /** Idle timeout of a session, renewed by each authenticated request. Default 30 minutes. */
+  idleTimeoutMs?: number;
+  /** Absolute lifetime of a session. Default 12 hours. */
+  absoluteTimeoutMs?: number;
+  /** HS256 key for `/v2/login` tokens (at least 32 bytes). Default: random per process. */
+  jwtSecret?: string | Uint8Array;
+}
+
 export interface SessionTimes {
   idleMs: number;
   absoluteMs: number;
 }
 
-const key = (id: string) => `sess:{${id}}`;
+export function sessionTimes(options: SessionOptions = {}): SessionTimes {
+  return { idleMs: options.idleTimeoutMs ?? 30 * 60_000, absoluteMs: options.absoluteTimeoutMs ?? 12 * 3_600_000 };
+}
+
+const key = kvKeys.session;
 
 /** Sessions in the KeyValueStore, one JSON entry each, keyed so that a session's keys share a slot. */
 export class SessionStore {
-  constructor(
-    private readonly kv: KeyValueStore,
-    private readonly times: SessionTimes,
-    private readonly now: () => number,
-  ) {}
-
   /**
    * Parsed sessions of this process, reused while the store holds the very same stored form (the
    * store stays the authority: any change there is a different string and is parsed again). Frozen,
    * because one parsed session serves many requests.
    */
-  readonly #parsed = new LRUCache<string, { raw: string; session: Session }>({ max: 10_000 });
+  readonly #parsed: LRUCache<string, { raw: string; session: Session }>;
+
+  constructor(
+    private readonly kv: KeyValueStore,
+    private readonly times: SessionTimes,
+    private readonly now: () => number,
+    cacheSize: number,
+  ) {
+    this.#parsed = new LRUCache({ max: cacheSize });
+  }
 
   #parse(id: string, raw: string): Session {
     const cached = this.#parsed.get(id);

@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { createService } from '../index.js';
-import { serve } from '../../adapters/node.js';
-import { loadConfig } from './config.js';
+import { loadConfig, serve } from '../../adapters/node.js';
 import { keygen, parseKeygenArgs } from './keygen.js';
 
 const USAGE = `usage: odbrest serve        start the service (api-config.yml and ODBREST_* variables)
@@ -18,7 +17,7 @@ export async function runServer(env: Record<string, string | undefined> = proces
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   return {
-    url: `http://localhost:${port}${config.options.basePath ?? ''}${config.options.alias ? `/${config.options.alias}` : ''}`,
+    url: `http://localhost:${port}${config.options.mount?.basePath ?? ''}${config.options.mount?.alias ? `/${config.options.mount.alias}` : ''}`,
     close: () => new Promise<void>((resolve) => server.close(() => service.close().then(() => resolve()))),
   };
 }

@@ -6,7 +6,7 @@ import {
   sealRequest,
   signatureMatches,
   type MessageKeys,
-} from '../secure/transport.js';
+} from '../secure/messages.js';
 import type { SymmetricCrypto } from '../secure/symmetric.js';
 import { OdbRestProtocolError } from './errors.js';
 

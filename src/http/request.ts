@@ -55,3 +55,24 @@ export function asJsonObject(value: unknown, what: string): Record<string, unkno
   }
   return value as Record<string, unknown>;
 }
+
+/**
+ * The routes' view of a web request whose path lies under the service root (`path` is relative to
+ * it). The client address is the connection's, or the first `X-Forwarded-For` entry when the host
+ * trusts its proxy.
+ */
+export function toApiRequest(request: Request, url: URL, path: string, context: RequestContext, trustProxy: boolean): ApiRequest {
+  const forwarded = trustProxy ? request.headers.get('x-forwarded-for')?.split(',')[0]?.trim() : undefined;
+  return {
+    method: request.method.toUpperCase(),
+    path,
+    target: path + url.search,
+    searchParams: url.searchParams,
+    headers: request.headers,
+    raw: request,
+    clientAddress: forwarded || context.clientAddress,
+    bodyText: '',
+    secure: false,
+    params: {},
+  };
+}

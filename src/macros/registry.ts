@@ -1,5 +1,7 @@
 import type { Session } from '../auth/sessions.js';
-import type { KeyValueStore, ObjectStore, StoredObject } from '../storage/types.js';
+import type { ObjectSet } from '../objects/object-set.js';
+import type { JsonObject } from '../objects/serialize.js';
+import type { Fields, KeyValueStore, ObjectStore, StoredObject } from '../storage/types.js';
 
 /** What a macro sees besides its parameters. */
 export interface MacroContext {
@@ -22,17 +24,44 @@ export type Macro<P extends Record<string, unknown> = Record<string, unknown>, R
   params: P,
 ) => R | Promise<R>;
 
-/** The hooks the service calls itself (PROTOCOL.md 7); not callable through `/v1/execute`. */
-export const HOOK_NAMES = ['xApi_DBCreateInit_xApiUserProvider', 'xApi_BuildSerialization', 'xApi_FindObjects'] as const;
-export type HookName = (typeof HOOK_NAMES)[number];
+/** What `xApi_DBCreateInit_xApiUserProvider` receives (PROTOCOL.md 5.2 step 4). */
+export interface ExternalUserParams extends Record<string, unknown> {
+  /** The link object about to be stored; set `userObject.fields.user` to `{ $ref: id }` to assign another user. */
+  userObject: { className: string; fields: Fields };
+  /** The provider entry. */
+  providerConfig: StoredObject;
+  userUuid: string;
+  name: string;
+  surname: string;
+  email: string;
+}
+
+/** The hooks the service calls itself (PROTOCOL.md 7), typed; registered like macros, never callable through `/v1/execute`. */
+export interface Hooks {
+  /** Changes `objectJson` or returns a replacement; applied to every serialized object. */
+  xApi_BuildSerialization: Macro<{ obj: StoredObject; objectJson: JsonObject }, JsonObject | undefined | void>;
+  /** Fills `objectSet.elements` (and `unfilteredCount`) instead of the store's query; `false` fails the listing with `500`. */
+  xApi_FindObjects: Macro<{ objectSet: ObjectSet }, boolean | undefined | void>;
+  /** A new external identity of a provider with a `defaultUser`: non-zero refuses the login. */
+  xApi_DBCreateInit_xApiUserProvider: Macro<ExternalUserParams, number | undefined | void>;
+}
+export type HookName = keyof Hooks;
+export const HOOK_NAMES = ['xApi_DBCreateInit_xApiUserProvider', 'xApi_BuildSerialization', 'xApi_FindObjects'] as const satisfies readonly HookName[];
+
+/** Macros by name; the hook names take their typed signatures. */
+export type Macros = Partial<Hooks> & { [name: string]: Macro<any, any> | undefined };
+
+const isHookName = (name: string): name is HookName => (HOOK_NAMES as readonly string[]).includes(name);
 
 export class MacroRegistry {
   readonly #macros = new Map<string, Macro<any, any>>();
 
-  constructor(initial: Record<string, Macro<any, any>> = {}) {
-    for (const [name, macro] of Object.entries(initial)) this.register(name, macro);
+  constructor(initial: Macros = {}) {
+    for (const [name, macro] of Object.entries(initial)) if (macro !== undefined) this.register(name, macro);
   }
 
+  register<N extends HookName>(name: N, hook: Hooks[N]): this;
+  register(name: string, macro: Macro<any, any>): this;
   register(name: string, macro: Macro<any, any>): this {
     if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/.test(name)) throw new Error(`invalid macro name: ${name}`);
     if (typeof macro !== 'function') throw new Error(`macro ${name} must be a function`);
@@ -44,16 +73,24 @@ export class MacroRegistry {
     return this.#macros.delete(name);
   }
 
-  get(name: string): Macro<any, any> | undefined {
-    return this.#macros.get(name);
+  /** A registered hook, typed. */
+  hook<N extends HookName>(name: N): Hooks[N] | undefined {
+    return this.#macros.get(name) as Hooks[N] | undefined;
   }
 
   /** A macro callable through `/v1/execute` (hooks are not). */
   callable(name: string): Macro<any, any> | undefined {
-    return (HOOK_NAMES as readonly string[]).includes(name) ? undefined : this.#macros.get(name);
+    return isHookName(name) ? undefined : this.#macros.get(name);
   }
+}
 
-  names(): string[] {
-    return [...this.#macros.keys()];
-  }
+/** The context a macro or hook gets. */
+export function macroContext(store: ObjectStore, kv: KeyValueStore, session: Session | undefined, request: Request): MacroContext {
+  return {
+    session,
+    user: async () => (session ? store.get(session.principalId) : undefined),
+    store,
+    kv,
+    request,
+  };
 }

@@ -1,10 +1,10 @@
-import type { Core } from '../core.js';
+import type { ServiceContext } from '../context.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import { asJsonObject, readJson } from '../http/request.js';
 import type { Route } from '../http/router.js';
 
-export function macroRoutes(core: Core): Route[] {
+export function macroRoutes(ctx: ServiceContext): Route[] {
   return [
     {
       method: 'POST',
@@ -12,12 +12,12 @@ export function macroRoutes(core: Core): Route[] {
       auth: 'session',
       handler: async (request) => {
         const name = request.params.macroName!;
-        const macro = core.macros.callable(name);
+        const macro = ctx.macros.callable(name);
         if (!macro) throw new ApiError('404', `no macro ${clip(name)}`);
         // No body means no parameters; a body must be an object (`null` included in the refusal).
         const body = readJson(request);
         const params = body === undefined ? {} : asJsonObject(body, 'macro parameters');
-        const result = await macro(core.macroContext(request), params);
+        const result = await macro(ctx.macroContext(request), params);
         return okReply(result === undefined ? {} : result);
       },
     },

@@ -1,9 +1,10 @@
 import * as oauth from 'oauth4webapi';
 import { checkLicences, startSession } from '../auth/login.js';
-import type { Core } from '../core.js';
+import type { ServiceContext } from '../context.js';
 import { okReply, type Answer, type JsonReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
+import { kvKeys } from '../storage/keys.js';
 import { isRef, type StoredObject } from '../storage/types.js';
 import { identify, type PendingLogin } from './exchange.js';
 import { IDENTITY_CLASS, findLink, linkFields, saveLink } from './links.js';
@@ -12,8 +13,8 @@ import type { Identity } from './types.js';
 
 const STATE_TTL_MS = 10 * 60_000;
 const DF_UUID_TTL_MS = 15 * 60_000;
-const stateKey = (state: string) => `oauth:state:${state}`;
-const dfUuidKey = (dfUuid: string) => `oauth:df:${dfUuid}`;
+const stateKey = kvKeys.oauthState;
+const dfUuidKey = kvKeys.dfUuid;
 const CREATE_HOOK = 'xApi_DBCreateInit_xApiUserProvider';
 
 /** An identity waiting for `/v1/extLogin`, stored under its dfUuid. */
@@ -33,13 +34,13 @@ export class ExternalLogin {
   #providers = new Map<string, ConfiguredProvider>();
 
   constructor(
-    private readonly core: Core,
+    private readonly ctx: ServiceContext,
     private readonly setup: ProviderSetup,
   ) {}
 
   /** Reads and checks the provider entries; rejects with a message saying what is wrong. */
   async load(): Promise<void> {
-    this.#providers = await loadProviders(this.core.store, this.setup);
+    this.#providers = await loadProviders(this.ctx.store, this.setup);
   }
 
   provider(name: string): ConfiguredProvider {
@@ -57,7 +58,7 @@ export class ExternalLogin {
       nonce: provider.kind.openid ? oauth.generateRandomNonce() : undefined,
       appNames,
     };
-    await this.core.kv.set(stateKey(state), JSON.stringify(pending), STATE_TTL_MS);
+    await this.ctx.kv.set(stateKey(state), JSON.stringify(pending), STATE_TTL_MS);
     const url = new URL(provider.endpoints.authorization);
     const params: Record<string, string | undefined> = {
       client_id: provider.credentials.clientIds[0],
@@ -78,17 +79,17 @@ export class ExternalLogin {
   async callback(request: ApiRequest, provider: ConfiguredProvider, params: URLSearchParams): Promise<Answer> {
     const state = params.get('state');
     if (!state) throw new ApiError('322', 'the callback carries no state');
-    const saved = state.length <= 256 ? await this.core.kv.take(stateKey(state)) : undefined;
+    const saved = state.length <= 256 ? await this.ctx.kv.take(stateKey(state)) : undefined;
     if (saved === undefined) throw new ApiError('322', 'unknown, expired or already used state');
     const pending = JSON.parse(saved) as PendingLogin;
     if (pending.provider !== provider.key) throw new ApiError('322', `this state was issued for another provider, not ${provider.name}`);
-    const identity = await identify(provider, pending, state, params, this.core.now());
-    const link = await findLink(this.core.store, provider.key, identity.subject);
+    const identity = await identify(provider, pending, state, params, this.ctx.now());
+    const link = await findLink(this.ctx.store, provider.key, identity.subject);
     if (link) return this.#session(await this.#linkedUser(link, 'the database user linked to this identity no longer exists'), pending.appNames);
     if (provider.defaultUser !== undefined) return this.#session(await this.#linkDefault(request, provider, identity), pending.appNames);
     const dfUuid = crypto.randomUUID();
     const waiting: PendingLink = { provider: provider.key, type: provider.kind.type, identity };
-    await this.core.kv.set(dfUuidKey(dfUuid), JSON.stringify(waiting), DF_UUID_TTL_MS);
+    await this.ctx.kv.set(dfUuidKey(dfUuid), JSON.stringify(waiting), DF_UUID_TTL_MS);
     const message = `no database user is assigned to this ${provider.name} identity yet; assign one with POST /v1/extLogin (user, pass, appNames and this dfUuid)`;
     return noStore(okReply({ dfUuid }, message, message));
   }
@@ -98,26 +99,26 @@ export class ExternalLogin {
    * wrong credentials leave it usable (within its 15 minutes and the failed-login limits).
    */
   async link(dfUuid: string, user: StoredObject): Promise<void> {
-    const saved = await this.core.kv.take(dfUuidKey(dfUuid));
+    const saved = await this.ctx.kv.take(dfUuidKey(dfUuid));
     if (saved === undefined) throw unknownDfUuid();
     const waiting = JSON.parse(saved) as PendingLink;
-    await saveLink(this.core.store, linkFields(waiting.provider, waiting.type, waiting.identity, user.id));
+    await saveLink(this.ctx.store, linkFields(waiting.provider, waiting.type, waiting.identity, user.id));
   }
 
   /** Whether a dfUuid is waiting (checked before the credentials, so an unknown one costs nothing). */
   async checkDfUuid(dfUuid: string): Promise<void> {
-    if (!/^[0-9a-f-]{36}$/.test(dfUuid) || (await this.core.kv.get(dfUuidKey(dfUuid))) === undefined) throw unknownDfUuid();
+    if (!/^[0-9a-f-]{36}$/.test(dfUuid) || (await this.ctx.kv.get(dfUuidKey(dfUuid))) === undefined) throw unknownDfUuid();
   }
 
   async #session(user: StoredObject, appNames: string[]): Promise<Answer> {
     checkLicences(user, appNames);
-    const { data } = await startSession(this.core, 'session', user, { user: String(user.fields.Name ?? ''), appNames });
+    const { data } = await startSession(this.ctx, 'session', user, { user: String(user.fields.Name ?? ''), appNames });
     return noStore(okReply(data));
   }
 
   async #linkedUser(link: Pick<StoredObject, 'fields'>, missing: string): Promise<StoredObject> {
     const ref = link.fields.user;
-    const user = isRef(ref) ? await this.core.store.get(ref.$ref) : undefined;
+    const user = isRef(ref) ? await this.ctx.store.get(ref.$ref) : undefined;
     if (!user || user.className !== this.setup.userClass) throw new ApiError('500', missing);
     return user;
   }
@@ -128,12 +129,12 @@ export class ExternalLogin {
    * assign another user (`userObject.fields.user`); a non-zero return refuses the login.
    */
   async #linkDefault(request: ApiRequest, provider: ConfiguredProvider, identity: Identity): Promise<StoredObject> {
-    const { objects } = await this.core.store.find({ className: this.setup.userClass, where: { Name: provider.defaultUser! }, limit: 1 });
-    if (!objects[0]) throw new ApiError('500', `defaultUser of ${provider.name} is not a database user`);
-    const userObject = { className: IDENTITY_CLASS, fields: linkFields(provider.key, provider.kind.type, identity, objects[0].id) };
-    const hook = this.core.macros.get(CREATE_HOOK);
+    const defaultUser = await this.ctx.principals.findUser(provider.defaultUser!);
+    if (!defaultUser) throw new ApiError('500', `defaultUser of ${provider.name} is not a database user`);
+    const userObject = { className: IDENTITY_CLASS, fields: linkFields(provider.key, provider.kind.type, identity, defaultUser.id) };
+    const hook = this.ctx.macros.hook(CREATE_HOOK);
     if (hook) {
-      const result = await hook(this.core.macroContext(request), {
+      const result = await hook(this.ctx.macroContext(request), {
         userObject,
         providerConfig: provider.entry,
         userUuid: identity.subject,
@@ -144,7 +145,7 @@ export class ExternalLogin {
       if (result !== undefined && result !== 0) throw new ApiError('403', `${CREATE_HOOK} refused the login (returned ${safeResult(result)})`);
     }
     const user = await this.#linkedUser(userObject, `${CREATE_HOOK} assigned no existing database user`);
-    await saveLink(this.core.store, { ...userObject.fields, user: { $ref: user.id } });
+    await saveLink(this.ctx.store, { ...userObject.fields, user: { $ref: user.id } });
     return user;
   }
 }

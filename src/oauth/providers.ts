@@ -1,22 +1,16 @@
-import type { ServiceOptions } from '../options.js';
 import type { ObjectStore, StoredObject } from '../storage/types.js';
 import { apple } from './apple.js';
 import { facebook } from './facebook.js';
 import { google } from './google.js';
 import { microsoft } from './microsoft.js';
 import { isAcceptedUrl, isPlainHttp, mergeEndpoints, parseEndpointsOption } from './settings.js';
-import { ENDPOINT_NAMES, PROVIDER_TYPES, type Credentials, type Endpoints, type ProviderKind, type ProviderType } from './types.js';
+import { ENDPOINT_NAMES, PROVIDER_TYPES, type Credentials, type Endpoints, type ExternalLoginOptions, type ExternalProviderOption, type ProviderKind, type ProviderType } from './types.js';
 
 const PROVIDER_KINDS: Record<ProviderType, ProviderKind> = { google, facebook, microsoft, apple };
 
 /** Class of the provider entries in the database (PROTOCOL.md 5.1). */
 export const PROVIDER_CLASS = 'OAuthProvider';
 
-/** One `oAuthProviders` item: the name of a provider entry, and optional endpoint overrides. */
-export interface OAuthProviderOption {
-  name: string;
-  endpoints?: Partial<Endpoints>;
-}
 
 /** Path segments a provider name would shadow (`/v1/{name}/callback`, `/v1/auth/{name}`). */
 const RESERVED = new Set(['df', 'auth', 'object', 'objects', 'execute', 'callback']);
@@ -41,12 +35,10 @@ export interface ConfiguredProvider {
   jwksCache: Record<string, never>;
 }
 
-export interface ProviderSetup {
-  providers: readonly OAuthProviderOption[];
-  publicUrl: string | undefined;
+/** The `externalLogin` option with where the service is mounted. */
+export interface ProviderSetup extends ExternalLoginOptions {
   alias: string | undefined;
   userClass: string;
-  readFile: ServiceOptions['readFile'];
 }
 
 /**
@@ -55,18 +47,18 @@ export interface ProviderSetup {
  */
 export async function loadProviders(store: ObjectStore, setup: ProviderSetup): Promise<Map<string, ConfiguredProvider>> {
   const configured = new Map<string, ConfiguredProvider>();
-  if (setup.providers.length === 0) return configured;
-  if (!setup.publicUrl) throw new Error('publicUrl (the external https address of the service) is required when oAuthProviders are configured');
-  if (!isAcceptedUrl(setup.publicUrl)) throw new Error('publicUrl must be an https URL (plain http only on localhost)');
+  if (!setup.providers?.length) return configured;
+  if (!setup.publicUrl) throw new Error('externalLogin.publicUrl (the external https address of the service) is required when externalLogin.providers are configured');
+  if (!isAcceptedUrl(setup.publicUrl)) throw new Error('externalLogin.publicUrl must be an https URL (plain http only on localhost)');
   const byType = new Map<ProviderType, string>();
   for (const option of setup.providers) {
     const provider = await loadProvider(store, option, setup).catch((error: unknown) => {
       throw new Error(`OAuth provider ${JSON.stringify(option?.name)}: ${(error as Error).message}`);
     });
-    if (configured.has(provider.key)) throw new Error(`oAuthProviders names ${JSON.stringify(provider.name)} twice (names are compared in lower case)`);
+    if (configured.has(provider.key)) throw new Error(`externalLogin.providers names ${JSON.stringify(provider.name)} twice (names are compared in lower case)`);
     const other = byType.get(provider.kind.type);
     if (other !== undefined) {
-      throw new Error(`oAuthProviders: ${JSON.stringify(other)} and ${JSON.stringify(provider.name)} are both of type ${provider.kind.type}; one configuration per type is allowed`);
+      throw new Error(`externalLogin.providers: ${JSON.stringify(other)} and ${JSON.stringify(provider.name)} are both of type ${provider.kind.type}; one configuration per type is allowed`);
     }
     byType.set(provider.kind.type, provider.name);
     configured.set(provider.key, provider);
@@ -74,7 +66,7 @@ export async function loadProviders(store: ObjectStore, setup: ProviderSetup): P
   return configured;
 }
 
-async function loadProvider(store: ObjectStore, option: OAuthProviderOption, setup: ProviderSetup): Promise<ConfiguredProvider> {
+async function loadProvider(store: ObjectStore, option: ExternalProviderOption, setup: ProviderSetup): Promise<ConfiguredProvider> {
   if (typeof option?.name !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(option.name)) {
     throw new Error('a name of 1 to 64 letters, digits, "_", "." or "-" is required');
   }

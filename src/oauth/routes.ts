@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { LoginBodySchema, authenticate, startSession } from '../auth/login.js';
-import type { Core } from '../core.js';
+import type { ServiceContext } from '../context.js';
 import { isFormContentType } from '../http/body.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
@@ -21,9 +21,9 @@ const MAX_APP_NAMES = 64;
  * A browser navigating to `/v1/auth/{name}` cannot send headers, so the app key may also come as
  * `?appkey=`; the header wins when both are present.
  */
-function checkAppKey(core: Core, request: ApiRequest): void {
+function checkAppKey(ctx: ServiceContext, request: ApiRequest): void {
   const fromQuery = request.searchParams.get('appkey');
-  core.checkAppKey(request.headers.has('appkey') || fromQuery === null ? request.headers : new Headers({ appkey: fromQuery }));
+  ctx.checkAppKey(request.headers.has('appkey') || fromQuery === null ? request.headers : new Headers({ appkey: fromQuery }));
 }
 
 /** `?appNames=crm&appNames=shop` or `?appNames=crm,shop`; none means a macro-only session (PROTOCOL.md 2.1). */
@@ -48,7 +48,7 @@ function callbackParams(request: ApiRequest): URLSearchParams {
   return new URLSearchParams(request.bodyText);
 }
 
-export function externalLoginRoutes(core: Core, flow: ExternalLogin): Route[] {
+export function externalLoginRoutes(ctx: ServiceContext, flow: ExternalLogin): Route[] {
   const callback = (request: ApiRequest) => flow.callback(request, flow.provider(request.params.name!), callbackParams(request));
   return [
     {
@@ -57,7 +57,7 @@ export function externalLoginRoutes(core: Core, flow: ExternalLogin): Route[] {
       auth: 'none',
       appKey: false, // checked below: header or query
       handler: async (request) => {
-        checkAppKey(core, request);
+        checkAppKey(ctx, request);
         return flow.start(flow.provider(request.params.name!), appNamesParam(request));
       },
     },
@@ -71,9 +71,9 @@ export function externalLoginRoutes(core: Core, flow: ExternalLogin): Route[] {
       handler: async (request) => {
         const body = parseInput(ExtLoginSchema, readJsonObject(request));
         await flow.checkDfUuid(body.dfUuid);
-        const user = await authenticate(core, body, request.clientAddress);
+        const user = await authenticate(ctx, body, request.clientAddress);
         await flow.link(body.dfUuid, user);
-        const { data } = await startSession(core, 'session', user, body);
+        const { data } = await startSession(ctx, 'session', user, body);
         return okReply(data);
       },
     },

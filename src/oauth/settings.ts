@@ -44,10 +44,10 @@ export const EndpointsSchema = v.strictObject(
   `endpoints may only name ${ENDPOINT_NAMES.join(', ')}`,
 );
 
-const ENDPOINTS_OPTION = 'oAuthProviders[].endpoints';
+const ENDPOINTS_OPTION = 'externalLogin.providers[].endpoints';
 
 /**
- * The `oAuthProviders[].endpoints` option: an object (options are values, not JSON text), with
+ * The `externalLogin.providers[].endpoints` option: an object (options are values, not JSON text), with
  * errors naming the option rather than `additionalData`.
  */
 export function parseEndpointsOption(value: unknown): Partial<Endpoints> {

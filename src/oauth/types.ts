@@ -1,5 +1,4 @@
 import type { IDToken, TokenEndpointResponse } from 'oauth4webapi';
-import type { ServiceOptions } from '../options.js';
 
 /** The four provider types of PROTOCOL.md 5.1. */
 export const PROVIDER_TYPES = ['google', 'facebook', 'microsoft', 'apple'] as const;
@@ -7,7 +6,7 @@ export type ProviderType = (typeof PROVIDER_TYPES)[number];
 
 /**
  * Where a provider lives. Every member can be overridden (provider entry `additionalData.endpoints`
- * or the `oAuthProviders[].endpoints` option), so tests and hosts can use a compatible local server.
+ * or the `externalLogin.providers[].endpoints` option), so tests and hosts can use a compatible local server.
  */
 export interface Endpoints {
   authorization: string;
@@ -58,9 +57,37 @@ export interface TokenResult {
 
 export type ProviderFetch = (url: string, init?: RequestInit) => Promise<Response>;
 
+/** Reads a file (Apple's `.p8` key); the core reads no files itself. */
+export type ReadFile = (path: string) => Promise<string | Uint8Array>;
+
 /** Inputs the provider files need from the service to read their `additionalData`. */
 export interface CredentialContext {
-  readFile: ServiceOptions['readFile'];
+  readFile: ReadFile | undefined;
+}
+
+/** One configured provider: the name of a provider entry, and optional endpoint overrides. */
+export interface ExternalProviderOption {
+  name: string;
+  endpoints?: Partial<Endpoints>;
+}
+
+/** External login (PROTOCOL.md 5), the `externalLogin` service option. */
+export interface ExternalLoginOptions {
+  /**
+   * Each `name` selects the `OAuthProvider` object of that name in the store; `endpoints` optionally
+   * points the provider elsewhere (a local identity server).
+   */
+  providers?: readonly ExternalProviderOption[];
+  /**
+   * The external https address of the service root (base path included, alias not), e.g.
+   * `https://api.example.com/api`. OAuth callbacks are `{publicUrl}/{alias}/v1/{name}/callback`.
+   */
+  publicUrl?: string;
+  /**
+   * Reads a file, for Apple's `.p8` key named by `additionalData.keyPath`. `odbrest serve` supplies it;
+   * Node hosts pass `readTextFile` from `odbrest/node`.
+   */
+  readFile?: ReadFile;
 }
 
 /**

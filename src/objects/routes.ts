@@ -1,25 +1,13 @@
-import type { Core } from '../core.js';
+import type { ServiceContext } from '../context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import type { StoredObject, Where } from '../storage/types.js';
+import type { ObjectSet } from './object-set.js';
 
 export const DEFAULT_PER_PAGE = 50;
 export const MAX_PER_PAGE = 1000;
-
-/** A listing request, also what the `xApi_FindObjects` hook receives and fills in (`elements`). */
-export interface ObjectSet {
-  className: string;
-  where: Where;
-  page: number;
-  perPage: number;
-  reverseOrder: boolean;
-  /** Filled by the hook: the objects of the requested page. */
-  elements: StoredObject[];
-  /** Filled by the hook: matches before paging (defaults to `elements.length`). */
-  unfilteredCount?: number;
-}
 
 function integerParam(request: ApiRequest, name: string, fallback: number, max: number): number {
   const raw = request.searchParams.get(name);
@@ -56,8 +44,8 @@ function booleanParam(request: ApiRequest, name: string): boolean {
   throw new ApiError('400', `${name} must be true or false`);
 }
 
-async function listing(core: Core, request: ApiRequest, className: string): Promise<JsonReply> {
-  if (core.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
+async function listing(ctx: ServiceContext, request: ApiRequest, className: string): Promise<JsonReply> {
+  if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
   const set: ObjectSet = {
     className,
     where: whereParam(request),
@@ -66,25 +54,25 @@ async function listing(core: Core, request: ApiRequest, className: string): Prom
     reverseOrder: booleanParam(request, 'reverseOrder'),
     elements: [],
   };
-  const hook = core.macros.get('xApi_FindObjects');
+  const hook = ctx.macros.hook('xApi_FindObjects');
   let unfiltered: number;
   if (hook) {
-    const ok = await hook(core.macroContext(request), { objectSet: set });
+    const ok = await hook(ctx.macroContext(request), { objectSet: set });
     if (ok === false) throw new ApiError('500', `xApi_FindObjects could not list ${className}`);
     unfiltered = set.unfilteredCount ?? set.elements.length;
   } else {
-    const found = await core.store.find({
+    const found = await ctx.store.find({
       className,
       where: set.where,
       offset: set.page * set.perPage,
       limit: set.perPage,
       reverse: set.reverseOrder,
     });
-    if (found.total === 0 && (await core.store.count(className)) === 0) throw new ApiError('404', `no class ${className}`);
+    if (found.total === 0 && (await ctx.store.count(className)) === 0) throw new ApiError('404', `no class ${className}`);
     set.elements = found.objects;
     unfiltered = found.total;
   }
-  return okReply(await core.serializer.set(set.elements, unfiltered));
+  return okReply(await ctx.serializer.set(set.elements, unfiltered));
 }
 
 function validName(value: string, what: string): string {
@@ -93,11 +81,11 @@ function validName(value: string, what: string): string {
 }
 
 /** Objects of internal classes are answered exactly like missing ones. */
-function served(core: Core, object: StoredObject | undefined): StoredObject | undefined {
-  return object && !core.internalClasses.has(object.className) ? object : undefined;
+function served(ctx: ServiceContext, object: StoredObject | undefined): StoredObject | undefined {
+  return object && !ctx.internalClasses.has(object.className) ? object : undefined;
 }
 
-export function objectRoutes(core: Core): Route[] {
+export function objectRoutes(ctx: ServiceContext): Route[] {
   return [
     {
       method: 'GET',
@@ -105,9 +93,9 @@ export function objectRoutes(core: Core): Route[] {
       auth: 'objects',
       handler: async (request) => {
         const id = validName(request.params.id!, 'object id');
-        const object = served(core, await core.store.get(id));
-        if (object) return okReply(await core.serializer.object(object));
-        if (!core.internalClasses.has(id) && (await core.store.count(id)) > 0) return listing(core, request, id);
+        const object = served(ctx, await ctx.store.get(id));
+        if (object) return okReply(await ctx.serializer.object(object));
+        if (!ctx.internalClasses.has(id) && (await ctx.store.count(id)) > 0) return listing(ctx, request, id);
         throw new ApiError('404', `no object or class ${id}`);
       },
     },
@@ -115,7 +103,7 @@ export function objectRoutes(core: Core): Route[] {
       method: 'GET',
       path: '/v1/objects/:className',
       auth: 'objects',
-      handler: (request) => listing(core, request, validName(request.params.className!, 'class name')),
+      handler: (request) => listing(ctx, request, validName(request.params.className!, 'class name')),
     },
   ];
 }

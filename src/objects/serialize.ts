@@ -12,27 +12,37 @@ export interface SerializedSet {
 /** Hook that may replace an object's serialization (the `xApi_BuildSerialization` macro). */
 export type SerializationHook = (object: StoredObject, json: JsonObject) => Promise<JsonObject>;
 
-/**
- * Recently formatted store times. Objects keep their store time for long and are read often, so
- * most lookups hit; the cache is emptied when full, which bounds it without bookkeeping.
- */
-const storeTimes = new Map<number, string>();
-const STORE_TIME_CACHE = 10_000;
-
 /** `YYYYMMDDThhmmss+hh:mm` in UTC. */
 export function formatStoreTime(epochMs: number): string {
-  let text = storeTimes.get(epochMs);
-  if (text === undefined) {
-    const iso = new Date(epochMs).toISOString(); // 2026-11-21T05:46:09.123Z
-    text = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}T${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}+00:00`;
-    if (storeTimes.size >= STORE_TIME_CACHE) storeTimes.clear();
-    storeTimes.set(epochMs, text);
-  }
-  return text;
+  const iso = new Date(epochMs).toISOString(); // 2026-11-21T05:46:09.123Z
+  return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}T${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}+00:00`;
 }
 
-export function metadata(object: StoredObject): JsonObject {
-  return { '~ClassName': object.className, '~ObjectID': object.id, '~StoreTime': formatStoreTime(object.storeTime) };
+/**
+ * `formatStoreTime` with recently formatted times kept: objects keep their store time for long and
+ * are read often, so most lookups hit; the cache is emptied when full, which bounds it without
+ * bookkeeping.
+ */
+function cachedStoreTimes(size: number): (epochMs: number) => string {
+  const texts = new Map<number, string>();
+  return (epochMs) => {
+    let text = texts.get(epochMs);
+    if (text === undefined) {
+      text = formatStoreTime(epochMs);
+      if (texts.size >= size) texts.clear();
+      texts.set(epochMs, text);
+    }
+    return text;
+  };
+}
+
+export interface SerializerOptions {
+  /** Nesting depth of referenced objects. */
+  depth: number;
+  /** Classes whose objects appear only as metadata (their fields may hold secrets). */
+  internalClasses: ReadonlySet<string>;
+  /** Formatted store times kept. */
+  storeTimeCache: number;
 }
 
 /**
@@ -41,30 +51,42 @@ export function metadata(object: StoredObject): JsonObject {
  * Fields starting with `_` are internal and never serialized.
  */
 export class Serializer {
+  readonly #depth: number;
+  readonly #internalClasses: ReadonlySet<string>;
+  readonly #storeTime: (epochMs: number) => string;
+
   constructor(
     private readonly store: ObjectStore,
-    private readonly depth: number,
-    private readonly hook?: () => SerializationHook | undefined,
-    /** Classes whose objects appear only as metadata (their fields may hold secrets). */
-    private readonly internalClasses: ReadonlySet<string> = new Set(),
-  ) {}
+    options: SerializerOptions,
+    /** The `xApi_BuildSerialization` hook, looked up per serialization (macros change at run time). */
+    private readonly hook: () => SerializationHook | undefined = () => undefined,
+  ) {
+    this.#depth = options.depth;
+    this.#internalClasses = options.internalClasses;
+    this.#storeTime = cachedStoreTimes(options.storeTimeCache);
+  }
+
+  /** The three metadata members of an object. */
+  metadata(object: StoredObject): JsonObject {
+    return { '~ClassName': object.className, '~ObjectID': object.id, '~StoreTime': this.#storeTime(object.storeTime) };
+  }
 
   async object(object: StoredObject): Promise<JsonObject> {
-    return (await this.#level([object], 0, this.hook?.()))[0]!;
+    return (await this.#level([object], 0, this.hook()))[0]!;
   }
 
   async set(objects: StoredObject[], unfilteredCount: number): Promise<SerializedSet> {
-    const elements = await this.#level(objects, 0, this.hook?.());
+    const elements = await this.#level(objects, 0, this.hook());
     return { '~Count': elements.length, '~UnfilteredCount': unfilteredCount, '~Elements': elements };
   }
 
   // Runs for every object read: no per-field arrays, and promises only where the store or a hook needs them.
   async #level(objects: StoredObject[], level: number, hook: SerializationHook | undefined): Promise<JsonObject[]> {
-    const shown = (object: StoredObject) => !this.internalClasses.has(object.className);
+    const shown = (object: StoredObject) => !this.#internalClasses.has(object.className);
     // objects of internal classes stay metadata only: the hook does not see them
     const finish = (json: JsonObject[]) =>
       hook ? Promise.all(objects.map((object, i) => (shown(object) ? hook(object, json[i]!) : json[i]!))) : json;
-    if (level > this.depth) return finish(objects.map(metadata));
+    if (level > this.#depth) return finish(objects.map((object) => this.metadata(object)));
     const ids = new Set<string>();
     for (const object of objects) if (shown(object)) forVisible(object, (value) => collectRefs(value, ids));
     const nested = new Map<string, JsonObject>();
@@ -74,7 +96,7 @@ export class Serializer {
       for (let i = 0; i < loaded.length; i++) nested.set(loaded[i]!.id, loadedJson[i]!);
     }
     const json = objects.map((object) => {
-      const out = metadata(object);
+      const out = this.metadata(object);
       if (shown(object)) {
         forVisible(object, (value, name) => {
           out[name] = resolve(value, nested);

@@ -1,15 +1,15 @@
 import { base64 } from '@scure/base';
 import * as v from 'valibot';
-import { authenticate, loginData, newSession, parseLoginBody } from '../auth/login.js';
+import { beginLogin, loginData, newSession, parseLoginBody, type LoginBody } from '../auth/login.js';
 import type { Session } from '../auth/sessions.js';
-import type { Core } from '../core.js';
+import type { ServiceContext } from '../context.js';
 import { envelope, okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import { asJsonObject, readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import type { StoredObject } from '../storage/types.js';
 import { parseInput } from '../http/validate.js';
-import { newSecureState } from './replay.js';
+import { newSecureState, type SecureSessionState } from './replay.js';
 import { base64Bytes } from './base64.js';
 import { importClientPublicKey } from './keys.js';
 import { BlockDecryptError, blockDecrypt, blockEncrypt } from './rsa.js';
@@ -56,17 +56,17 @@ async function decryptCredentials(privateKey: CryptoKey, credentials: string): P
   return asJsonObject(body, 'decrypted credentials');
 }
 
-async function secureLogin(core: Core, request: ApiRequest): Promise<Response> {
+async function secureLogin(ctx: ServiceContext, request: ApiRequest): Promise<Response> {
   const input = parseInput(SecureLoginSchema, readJsonObject(request));
   const publicKeyText = input.publicKey ?? input.publickey;
   if (publicKeyText === undefined) throw new ApiError('400', 'publicKey is required');
-  const serverKey = await core.serverKey.get();
+  const serverKey = await ctx.serverKey.get();
   // The RSA decryption and the sealing of the new session's token run in the crypto thread pool;
   // the client key's import runs on this thread (on Node synchronously: ~180 µs), so it starts last,
   // while the others run. A token sealed for a login that then fails names no session and is dropped.
   // A bad key is still reported before bad credentials.
   const credentials = decryptCredentials(serverKey.privateKey, input.credentials);
-  const sessionId = core.sessions.newId();
+  const sessionId = ctx.sessions.newId();
   const token = sealToken(serverKey.tokenKey, sessionId);
   token.catch(() => undefined); // awaited below when the login succeeds
   const clientKey = importClientPublicKey(publicKeyText);
@@ -75,45 +75,57 @@ async function secureLogin(core: Core, request: ApiRequest): Promise<Response> {
   if (decrypted.status === 'rejected') throw decrypted.reason;
   const body = parseLoginBody(decrypted.value);
 
-  // The answer (the user serialized, then RSA-encrypted to the client's key) is prepared while the
-  // password hash is checked: both run at once, and a failed check drops the prepared answer unused.
+  // The login finds its user, and while the password hash is verified, the answer (the user
+  // serialized, then RSA-encrypted to the client's key) is prepared side by side; a failed check
+  // drops the prepared answer unused and stores nothing.
+  const attempt = await beginLogin(ctx, body, request.clientAddress);
   const state = newSecureState(crypto.getRandomValues(new Uint8Array(32)));
-  let prepared: { session: Session; sealed: Promise<Uint8Array> } | undefined;
-  const prepare = (candidate: StoredObject) => {
-    const session = newSession(core, 'secure', candidate, body, { extra: state, id: sessionId });
-    const sealed = sealAnswer(core, imported.value, candidate, session, token, state.key);
-    sealed.catch(() => undefined); // awaited below when the login succeeds
-    prepared = { session, sealed };
-  };
-  // A database user passes the check only after `prepare` was called with it.
-  await authenticate(core, body, request.clientAddress, 'db', prepare);
+  const prepared = attempt.candidate && prepareAnswer(ctx, imported.value, attempt.candidate, body, state, sessionId, token);
+  await attempt.finish();
+  // a database login verifies only the candidate it named, so the answer was prepared
   const { session, sealed } = prepared!;
-  const [, answer] = await Promise.all([core.sessions.save(session), sealed]);
+  const [, answer] = await Promise.all([ctx.sessions.save(session), sealed]);
   return new Response(base64Bytes(answer), { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+}
+
+/** The session a secure login would start for `candidate`, and its answer sealed to the client's key (not awaited yet). */
+function prepareAnswer(
+  ctx: ServiceContext,
+  clientKey: CryptoKey,
+  candidate: StoredObject,
+  body: LoginBody,
+  state: SecureSessionState,
+  sessionId: string,
+  token: Promise<string>,
+): { session: Session; sealed: Promise<Uint8Array> } {
+  const session = newSession(ctx, 'secure', candidate, body, { extra: state, id: sessionId });
+  const sealed = sealAnswer(ctx, clientKey, candidate, session, token, state.key);
+  sealed.catch(() => undefined); // awaited once the login succeeds
+  return { session, sealed };
 }
 
 /** The login answer (PROTOCOL.md 3.3): the envelope with the Secure-Token and K, block-encrypted to the client's key. */
 async function sealAnswer(
-  core: Core,
+  ctx: ServiceContext,
   clientKey: CryptoKey,
   principal: StoredObject,
   session: Session,
   token: Promise<string>,
   symmetricKey: string,
 ): Promise<Uint8Array> {
-  const { sessionId: _internal, user, ...rest } = await loginData(core, principal, session);
+  const { sessionId: _internal, user, ...rest } = await loginData(ctx, principal, session);
   const answer = envelope({ sessionId: await token, user, symmetricKey, ...rest });
   return blockEncrypt(clientKey, encoder.encode(JSON.stringify(answer)));
 }
 
-export function secureLoginRoutes(core: Core): Route[] {
+export function secureLoginRoutes(ctx: ServiceContext): Route[] {
   return [
     {
       method: 'GET',
       path: '/v2/login/secure/key',
       auth: 'none',
-      handler: async () => okReply({ key: (await core.serverKey.get()).publicKeyPem }),
+      handler: async () => okReply({ key: (await ctx.serverKey.get()).publicKeyPem }),
     },
-    { method: 'POST', path: '/v2/login/secure', auth: 'none', handler: (request) => secureLogin(core, request) },
+    { method: 'POST', path: '/v2/login/secure', auth: 'none', handler: (request) => secureLogin(ctx, request) },
   ];
 }

@@ -1,122 +1,129 @@
 import { base64 } from '@scure/base';
-import { timingSafeEqual } from '../auth/passwords.js';
-import { asciiText, base64Bytes } from './base64.js';
-import { portableCrypto, type SymmetricCrypto } from './symmetric.js';
+import { LRUCache } from 'lru-cache';
+import type { Session } from '../auth/sessions.js';
+import type { ServiceContext } from '../context.js';
+import { isSecureContentType, readBodyText } from '../http/body.js';
+import { answerText, errorReply, type Answer } from '../http/envelope.js';
+import { ApiError } from '../http/errors.js';
+import type { ApiRequest } from '../http/request.js';
+import type { SecureSessionState } from './replay.js';
+import { openToken } from './token.js';
+import { WindowUpdates } from './window-updates.js';
+import { gone, rejected } from './refusals.js';
+import {
+  decryptBody,
+  messageKeys,
+  parseCounter,
+  requestSignature,
+  sealResponse,
+  signatureMatches,
+  type MessageKeys,
+} from './messages.js';
 
-/**
- * The message layer of the secure transport (PROTOCOL.md 4), shared by the service and the client:
- * counter blocks, AES-256-CTR bodies and HMAC-SHA-256 signatures, on the primitives of a
- * `SymmetricCrypto` (by default `portableCrypto`).
- */
 const encoder = new TextEncoder();
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-const MAC_LABEL = encoder.encode('odbrest secure transport mac');
-
-/** `d` of the counter block: 0 for a request, 1 for its response. */
-type Direction = 0 | 1;
-
-/** Highest message number either side uses; keeps counters exact in a JS number and in JSON. */
-const MAX_COUNTER = Number.MAX_SAFE_INTEGER;
-
-/** The 16-byte initial counter block `uint64_be(d * 2^63 + n) || uint64_be(0)`. */
-export function counterBlock(n: number, direction: Direction): Uint8Array {
-  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError('message number must be a positive safe integer');
-  const block = new Uint8Array(16);
-  const view = new DataView(block.buffer);
-  // n < 2^53, so its high word fits in 21 bits and bit 63 is free for the direction.
-  view.setUint32(0, (Math.floor(n / 2 ** 32) | (direction << 31)) >>> 0);
-  view.setUint32(4, n >>> 0);
-  return block;
-}
-
-/** `M` = HMAC-SHA-256(K, "odbrest secure transport mac"): the signing key derived from the session key. */
-export function macKey(sessionKey: Uint8Array, symmetric: SymmetricCrypto = portableCrypto): Uint8Array {
-  return symmetric.hmacSha256(sessionKey)(MAC_LABEL);
-}
-
-/** A session's keys prepared once: AES-256-CTR under K and HMAC-SHA-256 under M. */
-export interface MessageKeys {
-  ctr: (counter: Uint8Array, data: Uint8Array) => Uint8Array | Promise<Uint8Array>;
-  mac: (...parts: Uint8Array[]) => Uint8Array;
-}
 
 /**
- * Prepares a session's keys. With the default primitives this needs no WebCrypto, so a request never
- * waits for the crypto thread pool just to start (a request that does can be overtaken by 64 others
- * of its session and fall out of the replay window when the client does not pace its counters).
+ * The secure transport of PROTOCOL.md 4 for requests carrying `Secure-Token`. Failures before the
+ * message is accepted (token, signature, counter, body) are thrown and answered unencrypted; once
+ * accepted, every answer, errors included, is encrypted and signed under the request's number.
  */
-export function messageKeys(sessionKey: Uint8Array, symmetric: SymmetricCrypto = portableCrypto): MessageKeys {
-  return { ctr: symmetric.aesCtr(sessionKey), mac: symmetric.hmacSha256(macKey(sessionKey, symmetric)) };
-}
+export class SecureTransport {
+  /**
+   * Opening a token and preparing its keys are pure and cost as much as the rest of a small request.
+   * A token's opening is kept as its promise, so concurrent first requests of a session share one
+   * opening and go on together, in order; a token that names no session is not kept.
+   */
+  readonly #sessionIds: LRUCache<string, Promise<string | undefined>>;
+  readonly #keys: LRUCache<string, MessageKeys>;
+  readonly #windows: WindowUpdates;
 
-/** The base64 body of a message as ASCII bytes (what is signed and sent); empty for an empty plaintext. */
-async function bodyBytes(keys: MessageKeys, n: number, direction: Direction, plaintext: string): Promise<Uint8Array<ArrayBuffer>> {
-  if (plaintext === '') return new Uint8Array();
-  return base64Bytes(await keys.ctr(counterBlock(n, direction), encoder.encode(plaintext)));
-}
-
-/** The base64 body text of a message: base64(AES-256-CTR(K, counter block, UTF-8 text)). */
-export async function encryptBody(keys: MessageKeys, n: number, direction: Direction, plaintext: string): Promise<string> {
-  return asciiText(await bodyBytes(keys, n, direction, plaintext));
-}
-
-/** A sealed message: the base64 body as ASCII bytes (empty for an empty plaintext) and its `Secure-Signature` header. */
-export interface Sealed {
-  body: Uint8Array<ArrayBuffer>;
-  signature: string;
-}
-
-/** A request's encrypted body and its signature, signing the body's bytes as sent. */
-export async function sealRequest(keys: MessageKeys, n: number, method: string, target: string, plaintext: string): Promise<Sealed> {
-  const body = await bodyBytes(keys, n, 0, plaintext);
-  return { body, signature: base64.encode(requestSignature(keys, n, method, target, body)) };
-}
-
-/** A response's encrypted body and its signature, signing the body's bytes as sent. */
-export async function sealResponse(keys: MessageKeys, n: number, status: number, plaintext: string): Promise<Sealed> {
-  const body = await bodyBytes(keys, n, 1, plaintext);
-  return { body, signature: base64.encode(responseSignature(keys, n, status, body)) };
-}
-
-/** The plaintext of a base64 body; `undefined` when it is not base64 or does not decrypt to UTF-8. */
-export async function decryptBody(keys: MessageKeys, n: number, direction: Direction, body: string): Promise<string | undefined> {
-  if (body === '') return '';
-  try {
-    return utf8.decode(await keys.ctr(counterBlock(n, direction), base64.decode(body)));
-  } catch {
-    return undefined;
+  /** `cacheSize`: sessions whose opened token and prepared keys are kept in this process (the state stays in the store). */
+  constructor(
+    private readonly ctx: ServiceContext,
+    cacheSize: number,
+  ) {
+    this.#sessionIds = new LRUCache({ max: cacheSize });
+    this.#keys = new LRUCache({ max: cacheSize });
+    this.#windows = new WindowUpdates(ctx.sessions);
   }
-}
 
-function sign(keys: MessageKeys, head: string, body: Uint8Array): Uint8Array {
-  return keys.mac(encoder.encode(head), body);
-}
-
-/** HMAC-SHA-256(M, "REQ n METHOD target\n" || body): `target` is path and query relative to the service root. */
-export function requestSignature(keys: MessageKeys, n: number, method: string, target: string, body: Uint8Array): Uint8Array {
-  return sign(keys, `REQ ${n} ${method} ${target}\n`, body);
-}
-
-/** HMAC-SHA-256(M, "RES n status\n" || body). */
-export function responseSignature(keys: MessageKeys, n: number, status: number, body: Uint8Array): Uint8Array {
-  return sign(keys, `RES ${n} ${status}\n`, body);
-}
-
-/** Constant-time check of a base64 signature header against the expected MAC. */
-export function signatureMatches(header: string | null, expected: Uint8Array): boolean {
-  if (header === null) return false;
-  let given: Uint8Array;
-  try {
-    given = base64.decode(header.trim());
-  } catch {
-    return false;
+  claims(headers: Headers): boolean {
+    return headers.has('secure-token');
   }
-  return timingSafeEqual(given, expected);
-}
 
-/** A `Secure-Counter` header value: a decimal message number from 1 to `MAX_COUNTER`, else `undefined`. */
-export function parseCounter(header: string | null): number | undefined {
-  if (header === null || !/^[1-9][0-9]{0,15}$/.test(header.trim())) return undefined;
-  const n = Number(header.trim());
-  return n <= MAX_COUNTER ? n : undefined;
+  /** The session id sealed in a Secure-Token, or `undefined` for a token this service did not issue. */
+  #sessionIdOf(token: string): Promise<string | undefined> {
+    const cached = this.#sessionIds.get(token);
+    if (cached) return cached;
+    const tokenKey = this.ctx.serverKey.current?.tokenKey;
+    if (!tokenKey) return Promise.resolve(undefined);
+    const opening = openToken(tokenKey, token).then((id) => {
+      if (id === undefined && this.#sessionIds.peek(token) === opening) this.#sessionIds.delete(token);
+      return id;
+    });
+    this.#sessionIds.set(token, opening);
+    return opening;
+  }
+
+  /** The live secure session a Secure-Token names, or `undefined`. */
+  async sessionOf(token: string): Promise<Session | undefined> {
+    const id = await this.#sessionIdOf(token);
+    const found = id === undefined ? undefined : await this.ctx.sessions.read(id);
+    return found?.session.kind === 'secure' ? found.session : undefined;
+  }
+
+  async handle(request: ApiRequest, next: (request: ApiRequest) => Promise<Answer>): Promise<Response> {
+    const token = request.headers.get('secure-token')!.trim();
+    if (token === '') throw new ApiError('204', 'Secure-Token header is empty');
+    const id = await this.#sessionIdOf(token);
+    // A session's key never changes, so known keys spare a store read; the window update below reads it anyway.
+    const keys = id === undefined ? undefined : (this.#keys.get(id) ?? (await this.#loadKeys(token)));
+    if (id === undefined || keys === undefined) throw gone();
+    const n = parseCounter(request.headers.get('secure-counter'));
+    if (n === undefined) throw rejected('Secure-Counter must be a positive decimal integer');
+    const bodyText = await readBodyText(request.raw, this.ctx.maxBodyBytes).catch((error: unknown) => {
+      throw error instanceof ApiError && error.code === '400' ? rejected('body is not base64') : error;
+    });
+
+    const expected = requestSignature(keys, n, request.method, request.target, encoder.encode(bodyText));
+    if (!signatureMatches(request.headers.get('secure-signature'), expected)) {
+      if (!(await this.sessionOf(token))) throw gone();
+      throw rejected('Secure-Signature does not match (key, counter, method, target or body)');
+    }
+    const session = await this.#windows.accept(id, n); // also renews the idle timeout
+    const plaintext = await decryptBody(keys, n, 0, bodyText);
+    if (plaintext === undefined) throw rejected('body does not decrypt to UTF-8 text');
+
+    let answer: Answer;
+    if (bodyText !== '' && !isSecureContentType(request.headers.get('content-type'))) {
+      answer = errorReply(new ApiError('415', 'Content-Type of an encrypted body must be application/text'));
+    } else {
+      request.bodyText = plaintext;
+      request.secure = true;
+      request.session = session;
+      answer = await next(request);
+    }
+    return this.#seal(answer, keys, n);
+  }
+
+  async #loadKeys(token: string): Promise<MessageKeys | undefined> {
+    const session = await this.sessionOf(token);
+    if (!session) return undefined;
+    const keys = messageKeys(base64.decode((session.extra as SecureSessionState).key), this.ctx.symmetricCrypto);
+    this.#keys.set(session.id, keys);
+    return keys;
+  }
+
+  /** The one `Response` of an accepted message: the answer encrypted and signed under its number, its other headers kept. */
+  async #seal(answer: Answer, keys: MessageKeys, n: number): Promise<Response> {
+    const { body, signature } = await sealResponse(keys, n, answer.status, await answerText(answer));
+    const sealing = { 'content-type': 'application/text', encrypted: 'true', 'secure-counter': String(n), 'secure-signature': signature };
+    const payload = body.length === 0 ? null : body;
+    if (!(answer instanceof Response)) return new Response(payload, { status: answer.status, headers: { ...answer.headers, ...sealing } });
+    // a route's own Response: its headers are kept, its framing and type replaced
+    const headers = answer.headers;
+    headers.delete('content-length');
+    for (const [name, value] of Object.entries(sealing)) headers.set(name, value);
+    return new Response(payload, { status: answer.status, headers });
+  }
 }

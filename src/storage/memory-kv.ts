@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { KeyValueStore } from './types.js';
 
 export interface MemoryKeyValueStoreOptions {
-  /** Most entries kept; the least recently used go first. Default 1,000,000. */
+  /** Most entries kept; the least recently used go first. Default 1,000,000; memory is taken as entries arrive. */
   maxEntries?: number;
   /** Clock for expiry, so tests can move time. */
   now?: () => number;
@@ -22,7 +22,8 @@ export class MemoryKeyValueStore implements KeyValueStore {
   readonly #now: () => number;
 
   constructor(options: MemoryKeyValueStoreOptions = {}) {
-    this.#entries = new LRUCache({ max: options.maxEntries ?? 1_000_000 });
+    // `maxSize` counted in entries, not `max`: lru-cache allocates its `max` slots up front (28 MB for 1,000,000).
+    this.#entries = new LRUCache({ maxSize: options.maxEntries ?? 1_000_000, sizeCalculation: () => 1 });
     this.#now = options.now ?? Date.now;
   }
 

@@ -13,7 +13,7 @@ export const aliceLogin = loginBody('alice', USERS.alice);
 
 /** The demo service with an `echo` macro that answers its parameters. */
 export async function echoService(basePath: string, options: ServiceOptions = {}): Promise<Service> {
-  const service = await demoService({ basePath, ...options });
+  const service = await demoService({ mount: { basePath }, ...options });
   service.macros.register('echo', (_context, params) => params);
   return service;
 }
@@ -64,7 +64,7 @@ let clientKeys: NodeKeyPair | undefined;
 let serverKeys: NodeKeyPair | undefined;
 
 /** `echoService` options for secure-login tests: one server key for all, instead of one generated per service. */
-export const secureOptions = (): ServiceOptions => ({ serverKey: (serverKeys ??= nodeKeyPair()).privateKey });
+export const secureOptions = (): ServiceOptions => ({ secure: { serverKey: (serverKeys ??= nodeKeyPair()).privateKey } });
 
 /**
  * Secure login at `api` (the node:crypto client), then the `echo` macro with `params` as an encrypted
@@ -88,10 +88,9 @@ export async function oauthService(basePath: string): Promise<Service> {
     additionalData: JSON.stringify({ clientId: 'g-id', clientSecret: 'g-secret' }),
   };
   const service = await demoService({
-    basePath,
+    mount: { basePath },
     data: { objects: [...demoData().objects, provider] },
-    oAuthProviders: [{ name: 'Google' }],
-    publicUrl: 'https://odbrest.example/api',
+    externalLogin: { providers: [{ name: 'Google' }], publicUrl: 'https://odbrest.example/api' },
   });
   return service;
 }

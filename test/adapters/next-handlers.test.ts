@@ -10,7 +10,7 @@ import { call, demoService, loginBody, USERS } from '../helpers.js';
 
 /** The handlers as a `Service` for `call`; they take only the Request, so `call`'s client address never arrives. */
 async function nextRoute(): Promise<Service> {
-  const { POST } = createRouteHandlers(await demoService({ basePath: '/api' }));
+  const { POST } = createRouteHandlers(await demoService({ mount: { basePath: '/api' } }));
   return { fetch: (request: Request) => POST(request) } as unknown as Service;
 }
 

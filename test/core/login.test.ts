@@ -6,13 +6,13 @@ import { call, CONTACTS, demoService, expectError, loginBody, testClock, USERS }
 describe('POST /v1/login', () => {
   test('expiresAt is the login time plus the absolute session lifetime', async () => {
     const clock = testClock();
-    const service = await demoService({ now: clock.now, absoluteTimeoutMs: 12 * 3_600_000 });
+    const service = await demoService({ now: clock.now, session: { absoluteTimeoutMs: 12 * 3_600_000 } });
     const result = await call(service, 'POST', '/v1/login', { json: loginBody('alice', USERS.alice) });
     expect(Date.parse(result.body.data.expiresAt)).toBe(clock.now() + 12 * 3_600_000);
   });
 
   test('a jwtSecret shorter than 32 bytes is refused when the service is made', () => {
-    expect(() => createService({ jwtSecret: 'x'.repeat(31) })).toThrow('jwtSecret must be at least 32 bytes');
+    expect(() => createService({ session: { jwtSecret: 'x'.repeat(31) } })).toThrow('jwtSecret must be at least 32 bytes');
   });
 
   test('answers the whole envelope with sessionId, the serialized user and databaseName', async () => {
@@ -184,7 +184,7 @@ describe('POST /v1/auth/df (custom login of non-database users)', () => {
     const kiosk = await store.put({ className: 'Kiosk', fields: { Name: 'kiosk-1', _licences: ['crm'] } });
     const service = createService({
       store,
-      authenticateCustom: async (user, pass) => (user === 'kiosk-1' && pass === 'open sesame' ? kiosk : undefined),
+      customLogin: { authenticate: async (user, pass) => (user === 'kiosk-1' && pass === 'open sesame' ? kiosk : undefined) },
     });
     const ok = await call(service, 'POST', '/v1/auth/df', { json: { user: 'kiosk-1', pass: 'open sesame', appNames: 'crm' } });
     expect(ok.body.data.user).toMatchObject({ '~ClassName': 'Kiosk', '~ObjectID': kiosk.id, Name: 'kiosk-1' });
@@ -192,12 +192,11 @@ describe('POST /v1/auth/df (custom login of non-database users)', () => {
   });
 });
 
-describe('userClass and customLoginClass', () => {
+describe('users.className and customLogin.className', () => {
   test('name the classes /v1/login and /v1/auth/df check', async () => {
     const service = createService({
-      passwordIterations: 1000,
-      userClass: 'Member',
-      customLoginClass: 'Partner',
+      users: { className: 'Member', passwordIterations: 1000 },
+      customLogin: { className: 'Partner' },
       data: {
         objects: [
           { '~ClassName': 'Member', Name: 'mia', _password: 'mia-secret', _licences: ['crm'] },

@@ -24,7 +24,7 @@ describe('GET /v1/object/{objectId}', () => {
   });
 
   test('the nesting depth is configurable', async () => {
-    const { get } = await session({ serializationDepth: 0 });
+    const { get } = await session({ objects: { serializationDepth: 0 } });
     const data = (await get('/v1/object/CUS00003')).body.data;
     expect(Object.keys(data.AccountManager)).toEqual(['~ClassName', '~ObjectID', '~StoreTime']);
   });
@@ -269,7 +269,7 @@ describe('internal classes', () => {
   );
 
   test('a reference to an internal object shows only its metadata; hosts can add their own classes', async () => {
-    const { get } = await withProviderEntry({ internalClasses: ['Secret'] });
+    const { get } = await withProviderEntry({ objects: { internalClasses: ['Secret'] } });
     const data = (await get('/v1/object/REF00001')).body.data;
     expect(data.About).toEqual({ '~ClassName': 'OAuthProvider', '~ObjectID': 'PRV00001', '~StoreTime': expect.any(String) });
     expect(data.Private).toEqual({ '~ClassName': 'Secret', '~ObjectID': 'SEC00001', '~StoreTime': expect.any(String) });
@@ -280,7 +280,7 @@ describe('internal classes', () => {
 test('the serialization hook never sees internal objects, also below the nesting depth', async () => {
   const seen: string[] = [];
   const { service, get } = await session({
-    serializationDepth: 0,
+    objects: { serializationDepth: 0 },
     macros: {
       xApi_BuildSerialization: (_ctx, { obj, objectJson }: { obj: StoredObject; objectJson: Record<string, unknown> }) => {
         seen.push(obj.className);

@@ -40,7 +40,7 @@ describe('routes', () => {
   });
 
   test('a base path and an alias prefix every route', async () => {
-    const service = await demoService({ basePath: '/api/', alias: 'crmdb' });
+    const service = await demoService({ mount: { basePath: '/api/', alias: 'crmdb' } });
     const ok = await call(service, 'POST', '/api/crmdb/v1/login', { json: loginBody('bob', USERS.bob) });
     expect(ok.body.status.internalStatus).toBe('0');
     expectError(await call(service, 'POST', '/api/v1/login', { json: loginBody('bob', USERS.bob) }), '404', 404);
@@ -49,7 +49,7 @@ describe('routes', () => {
   });
 
   test('serves(): ours exactly when fetch would not answer 404 (a wrong method or a bad encoding is still ours)', async () => {
-    const service = await demoService({ basePath: '/api/', alias: 'crmdb' });
+    const service = await demoService({ mount: { basePath: '/api/', alias: 'crmdb' } });
     const cases: Array<[string, string, boolean]> = [
       ['GET', 'http://h/api/crmdb/v1/object/USR00001', true],
       ['GET', 'http://h/api/crmdb/v1/login', true], // 405
@@ -60,13 +60,13 @@ describe('routes', () => {
       ['GET', 'not a url', false],
     ];
     for (const [method, url, expected] of cases) {
-      expect(await service.serves(method, url), url).toBe(expected);
+      expect(service.serves(url), `${method} ${url}`).toBe(expected);
       if (url.startsWith('http')) expect((await call(service, method, url.slice('http://h'.length))).status !== 404, url).toBe(expected);
     }
   });
 
   test.each(['v1', 'v2', 'a/b', ''])('alias %j is refused at start-up', (alias) => {
-    expect(() => createService({ alias })).toThrow(/alias .* is not allowed/);
+    expect(() => createService({ mount: { alias } })).toThrow(/alias .* is not allowed/);
   });
 
   test('percent-encoded object ids are decoded', async () => {

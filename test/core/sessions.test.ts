@@ -91,7 +91,7 @@ describe('logout', () => {
 describe('forged and expired JWTs get 201', () => {
   async function realToken() {
     const clock = testClock();
-    const service = await demoService({ jwtSecret: JWT_SECRET, now: clock.now });
+    const service = await demoService({ session: { jwtSecret: JWT_SECRET }, now: clock.now });
     const token = await loginToken(service);
     return { service, clock, token, claims: decodeJwt(token) };
   }
@@ -138,7 +138,7 @@ describe('forged and expired JWTs get 201', () => {
 describe('session expiry (controllable clock)', () => {
   test('idle timeout ends a session; each request renews it', async () => {
     const clock = testClock();
-    const service = await demoService({ now: clock.now, idleTimeoutMs: 10 * 60_000 });
+    const service = await demoService({ now: clock.now, session: { idleTimeoutMs: 10 * 60_000 } });
     const id = await login(service);
     const get = () => call(service, 'GET', '/v1/object/CUS00001', { headers: { sessionId: id } });
     for (let i = 0; i < 5; i++) {
@@ -151,7 +151,7 @@ describe('session expiry (controllable clock)', () => {
 
   test('the absolute lifetime ends a session even when it is in use', async () => {
     const clock = testClock();
-    const service = await demoService({ now: clock.now, idleTimeoutMs: 60 * 60_000, absoluteTimeoutMs: 2 * 3600_000 });
+    const service = await demoService({ now: clock.now, session: { idleTimeoutMs: 60 * 60_000, absoluteTimeoutMs: 2 * 3600_000 } });
     const id = await login(service);
     const token = await loginToken(service);
     for (let i = 0; i < 3; i++) {

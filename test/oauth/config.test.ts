@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readTextFile } from '../../adapters/node.js';
-import { loadConfig } from '../../src/cli/config.js';
-import { createService, type OAuthEndpoints, type SeedObject, type Service, type ServiceOptions } from '../../src/index.js';
+import { loadConfig } from '../../adapters/node-config.js';
+import { createService, type ProviderEndpoints, type SeedObject, type Service, type ServiceOptions } from '../../src/index.js';
 import { call, demoData } from '../helpers.js';
 import { appleKey, appleKeyFile } from './provider.js';
 
@@ -25,12 +25,11 @@ const apple = (data: Record<string, unknown>): SeedObject => ({
 
 function service(entries: SeedObject[], names: string[], options: ServiceOptions = {}) {
   return createService({
-    passwordIterations: 1000,
+    users: { passwordIterations: 1000 },
     data: { objects: [...demoData().objects, ...entries] },
-    oAuthProviders: names.map((name) => ({ name })),
-    publicUrl: 'https://odbrest.example',
     onError: () => undefined,
     ...options,
+    externalLogin: { providers: names.map((name) => ({ name })), publicUrl: 'https://odbrest.example', ...options.externalLogin },
   });
 }
 
@@ -40,7 +39,7 @@ const keyFile = async (content?: string) => appleKeyFile('KEY', content ?? (awai
 describe('start-up errors', () => {
   it('two configured names of one type', async () => {
     const started = service([google('Google'), google('Google2')], ['Google', 'Google2']);
-    await expect(started.ready).rejects.toThrow('oAuthProviders: "Google" and "Google2" are both of type google; one configuration per type is allowed');
+    await expect(started.ready).rejects.toThrow('externalLogin.providers: "Google" and "Google2" are both of type google; one configuration per type is allowed');
   });
 
   it('an unknown type', async () => {
@@ -64,12 +63,12 @@ describe('start-up errors', () => {
   });
 
   it('an Apple key file that cannot be read', async () => {
-    const started = service([apple({ keyPath: '/nonexistent/AuthKey_KEY.p8' })], ['Apple'], { readFile: readTextFile });
+    const started = service([apple({ keyPath: '/nonexistent/AuthKey_KEY.p8' })], ['Apple'], { externalLogin: { readFile: readTextFile } });
     await expect(started.ready).rejects.toThrow('OAuth provider "Apple": additionalData.keyPath "/nonexistent/AuthKey_KEY.p8" cannot be read (ENOENT)');
   });
 
   it('an Apple key file that holds no ES256 key', async () => {
-    const started = service([apple({ keyPath: await keyFile('not a key') })], ['Apple'], { readFile: readTextFile });
+    const started = service([apple({ keyPath: await keyFile('not a key') })], ['Apple'], { externalLogin: { readFile: readTextFile } });
     await expect(started.ready).rejects.toThrow('OAuth provider "Apple": the Apple key is not an ES256 private key in PKCS#8 PEM form (an AuthKey_*.p8 file)');
   });
 
@@ -79,18 +78,18 @@ describe('start-up errors', () => {
   });
 
   it('an Apple serverAddress that is not https', async () => {
-    const started = service([apple({ keyPath: await keyFile(), serverAddress: 'http://odbrest.example' })], ['Apple'], { readFile: readTextFile });
+    const started = service([apple({ keyPath: await keyFile(), serverAddress: 'http://odbrest.example' })], ['Apple'], { externalLogin: { readFile: readTextFile } });
     await expect(started.ready).rejects.toThrow('OAuth provider "Apple": additionalData: serverAddress must be an https URL (plain http only on localhost)');
   });
 
   it('missing publicUrl', async () => {
-    const started = service([google()], ['Google'], { publicUrl: undefined });
-    await expect(started.ready).rejects.toThrow('publicUrl (the external https address of the service) is required when oAuthProviders are configured');
+    const started = service([google()], ['Google'], { externalLogin: { publicUrl: undefined } });
+    await expect(started.ready).rejects.toThrow('externalLogin.publicUrl (the external https address of the service) is required when externalLogin.providers are configured');
   });
 
   it('a publicUrl that is not https', async () => {
-    const started = service([google()], ['Google'], { publicUrl: 'http://odbrest.example' });
-    await expect(started.ready).rejects.toThrow('publicUrl must be an https URL (plain http only on localhost)');
+    const started = service([google()], ['Google'], { externalLogin: { publicUrl: 'http://odbrest.example' } });
+    await expect(started.ready).rejects.toThrow('externalLogin.publicUrl must be an https URL (plain http only on localhost)');
   });
 
   it('an endpoint override that is not https', async () => {
@@ -99,20 +98,20 @@ describe('start-up errors', () => {
   });
 
   it('an endpoint override option that is not https names the option', async () => {
-    const started = service([google()], [], { oAuthProviders: [{ name: 'Google', endpoints: { token: 'http://id.example.com/token' } }] });
-    await expect(started.ready).rejects.toThrow('OAuth provider "Google": oAuthProviders[].endpoints.token must be an https URL (plain http only on localhost)');
+    const started = service([google()], [], { externalLogin: { providers: [{ name: 'Google', endpoints: { token: 'http://id.example.com/token' } }] } });
+    await expect(started.ready).rejects.toThrow('OAuth provider "Google": externalLogin.providers[].endpoints.token must be an https URL (plain http only on localhost)');
   });
 
   it('an endpoint override option naming an unknown endpoint', async () => {
-    const endpoints = { ...ENDPOINTS, logout: 'https://id.example.com/logout' } as OAuthEndpoints;
-    const started = service([google()], [], { oAuthProviders: [{ name: 'Google', endpoints }] });
-    await expect(started.ready).rejects.toThrow('OAuth provider "Google": oAuthProviders[].endpoints may only name authorization, token, jwks, issuer, userinfo');
+    const endpoints = { ...ENDPOINTS, logout: 'https://id.example.com/logout' } as ProviderEndpoints;
+    const started = service([google()], [], { externalLogin: { providers: [{ name: 'Google', endpoints }] } });
+    await expect(started.ready).rejects.toThrow('OAuth provider "Google": externalLogin.providers[].endpoints may only name authorization, token, jwks, issuer, userinfo');
   });
 
   it('an endpoint override option given as JSON text', async () => {
-    const endpoints = JSON.stringify(ENDPOINTS) as unknown as OAuthEndpoints;
-    const started = service([google()], [], { oAuthProviders: [{ name: 'Google', endpoints }] });
-    await expect(started.ready).rejects.toThrow('OAuth provider "Google": oAuthProviders[].endpoints must be an object');
+    const endpoints = JSON.stringify(ENDPOINTS) as unknown as ProviderEndpoints;
+    const started = service([google()], [], { externalLogin: { providers: [{ name: 'Google', endpoints }] } });
+    await expect(started.ready).rejects.toThrow('OAuth provider "Google": externalLogin.providers[].endpoints must be an object');
   });
 
   it('an endpoint name that does not exist, in additionalData', async () => {
@@ -122,7 +121,7 @@ describe('start-up errors', () => {
 
   it('one provider configured twice', async () => {
     const started = service([google()], ['Google', 'Google']);
-    await expect(started.ready).rejects.toThrow('oAuthProviders names "Google" twice (names are compared in lower case)');
+    await expect(started.ready).rejects.toThrow('externalLogin.providers names "Google" twice (names are compared in lower case)');
   });
 
   it('a defaultUser that is not a database user', async () => {
@@ -181,7 +180,7 @@ describe('valid configurations', () => {
   it('an Apple key given inline as privateKey, endpoint overrides in the options', async () => {
     const { pem: privateKey } = await appleKey();
     const started = service([apple({ privateKey, clientId: ['com.example.web', 'com.example.app'] })], ['Apple'], {
-      oAuthProviders: [{ name: 'Apple', endpoints: ENDPOINTS }],
+      externalLogin: { providers: [{ name: 'Apple', endpoints: ENDPOINTS }], publicUrl: 'https://odbrest.example' },
     });
     const location = await redirectOf(started, '/v1/auth/apple');
     expect(location.origin + location.pathname).toBe(ENDPOINTS.authorization);
@@ -198,7 +197,7 @@ describe('valid configurations', () => {
   });
 
   it('the callback address includes base path (in publicUrl) and alias', async () => {
-    const started = service([google()], ['Google'], { publicUrl: 'https://odbrest.example/api/', alias: 'db1', basePath: '/api' });
+    const started = service([google()], ['Google'], { externalLogin: { publicUrl: 'https://odbrest.example/api/' }, mount: { alias: 'db1', basePath: '/api' } });
     const location = await redirectOf(started, 'http://odbrest.test/api/db1/v1/auth/google');
     expect(location.searchParams.get('redirect_uri')).toBe('https://odbrest.example/api/db1/v1/google/callback');
   });
@@ -215,14 +214,14 @@ describe('valid configurations', () => {
 
   it('plain http is accepted on localhost and [::1]', async () => {
     const endpoints = { authorization: 'http://[::1]:9/auth', token: 'http://localhost:9/token', jwks: 'http://[::1]:9/jwks' };
-    const started = service([google('Google', { clientId: 'g-id', clientSecret: 'g-secret', endpoints })], ['Google'], { publicUrl: 'http://localhost:3000' });
+    const started = service([google('Google', { clientId: 'g-id', clientSecret: 'g-secret', endpoints })], ['Google'], { externalLogin: { publicUrl: 'http://localhost:3000' } });
     const location = await redirectOf(started);
     expect(location.origin + location.pathname).toBe(endpoints.authorization);
     expect(location.searchParams.get('redirect_uri')).toBe('http://localhost:3000/v1/google/callback');
   });
 
   it('no providers configured: every provider is 321', async () => {
-    const started = service([google()], [], { publicUrl: undefined });
+    const started = service([google()], [], { externalLogin: { publicUrl: undefined } });
     await started.ready;
     const answer = await call(started, 'GET', '/v1/auth/google');
     expect(answer.body).toEqual({ status: { internalStatus: '321', statusMessage: 'unknown or unconfigured external provider "google"' }, data: {} });
@@ -233,11 +232,11 @@ describe('valid configurations', () => {
     writeFileSync(join(dir, 'AuthKey_KEY.p8'), 'key text');
     writeFileSync(
       join(dir, 'api-config.yml'),
-      'publicUrl: https://api.example.com\noAuthProviders:\n  - name: Google\n  - name: Apple\n    endpoints:\n      token: https://id.example.com/token\n',
+      'externalLogin:\n  publicUrl: https://api.example.com\n  providers:\n    - name: Google\n    - name: Apple\n      endpoints:\n        token: https://id.example.com/token\n',
     );
     const { options } = loadConfig({ ODBREST_CONFIG: join(dir, 'api-config.yml') }, dir);
-    expect(options.publicUrl).toBe('https://api.example.com');
-    expect(options.oAuthProviders).toEqual([{ name: 'Google' }, { name: 'Apple', endpoints: { token: 'https://id.example.com/token' } }]);
-    expect(await options.readFile!('AuthKey_KEY.p8')).toBe('key text');
+    expect(options.externalLogin?.publicUrl).toBe('https://api.example.com');
+    expect(options.externalLogin?.providers).toEqual([{ name: 'Google' }, { name: 'Apple', endpoints: { token: 'https://id.example.com/token' } }]);
+    expect(await options.externalLogin?.readFile!('AuthKey_KEY.p8')).toBe('key text');
   });
 });

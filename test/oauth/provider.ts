@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 import { readTextFile, serve } from '../../adapters/node.js';
-import type { Fields, OAuthEndpoints, ProviderType, SeedObject, Service, ServiceOptions, Where } from '../../src/index.js';
+import type { Fields, ProviderEndpoints, ProviderType, SeedObject, Service, ServiceOptions, Where } from '../../src/index.js';
 import { PROVIDER_TYPES } from '../../src/index.js';
 import { expect } from 'vitest';
 import { APP_KEY, USERS, call, demoData, demoService, loginBody, type CallResult } from '../helpers.js';
@@ -27,7 +27,7 @@ export interface LocalProvider {
   id: string;
   kind: ProviderType;
   clientId: string;
-  endpoints: OAuthEndpoints;
+  endpoints: ProviderEndpoints;
   issuer: string;
   /** Apple only: the key files the service reads. */
   apple?: { teamId: string; keyId: string; keyPath: string; clientIds: string[] };
@@ -88,10 +88,10 @@ export class ProviderProcess {
       const keyId = 'KEY123ABCD';
       const keyPath = appleKeyFile(keyId, key.pem);
       const apple = { teamId: 'TEAM123456', keyId, publicJwk: await exportJWK(key.publicKey) };
-      const started = await this.call<{ id: string; endpoints: OAuthEndpoints; issuer: string }>('start', { kind, clientId, apple });
+      const started = await this.call<{ id: string; endpoints: ProviderEndpoints; issuer: string }>('start', { kind, clientId, apple });
       return { ...started, kind, clientId, apple: { teamId: apple.teamId, keyId, keyPath, clientIds: [clientId, 'com.example.app'] } };
     }
-    const started = await this.call<{ id: string; endpoints: OAuthEndpoints; issuer: string }>('start', {
+    const started = await this.call<{ id: string; endpoints: ProviderEndpoints; issuer: string }>('start', {
       kind,
       clientId,
       clientSecret: `${clientId}-secret`,
@@ -181,9 +181,7 @@ export async function startService(
   const entries = providers.map(({ provider, name, defaultUser }) => providerEntry(provider, name, { defaultUser, serverAddress: base }));
   service = await demoService({
     data: { objects: [...demoData().objects, ...entries] },
-    publicUrl: base,
-    oAuthProviders: providers.map(({ name }) => ({ name })),
-    readFile: readTextFile,
+    externalLogin: { publicUrl: base, providers: providers.map(({ name }) => ({ name })), readFile: readTextFile },
     ...options,
   });
   return { base, service, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };

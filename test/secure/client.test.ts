@@ -143,7 +143,7 @@ describe('logins', () => {
 
 describe('secure transport in the client', () => {
   test('under a base path and a database alias', async () => {
-    const mounted = await demoService({ basePath: '/api', alias: 'crm-db' });
+    const mounted = await demoService({ mount: { basePath: '/api', alias: 'crm-db' } });
     const { server: mountedServer, url } = await start(mounted);
     try {
       const client = createClient({ baseUrl: `${url}/api/`, appKey: APP_KEY, alias: 'crm-db' });

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test, vi } from 'vitest';
-import { loadConfig } from '../../src/cli/config.js';
+import { loadConfig } from '../../adapters/node-config.js';
 import { keygen, parseKeygenArgs } from '../../src/cli/keygen.js';
 import { createService, MemoryKeyValueStore } from '../../src/index.js';
 import { call, demoService, login } from '../helpers.js';
@@ -28,9 +28,9 @@ describe('a configured key', () => {
   test.each([
     ['PKCS#8', (pem: string) => pem],
     ['PKCS#1', pkcs1Pem],
-    ['PKCS#1 with CR LF and indentation', (pem: string) => pkcs1Pem(pem).split('\n').map((line) => `  ${line}`).join('\r\n')],
+    ['PKCS#1 with CR LF and indentation', (pem: string) => pkcs1Pem(pem).split('\n').map((line) => `    ${line}`).join('\r\n')],
   ])('%s: the key endpoint answers its public key and logins decrypt with it', async (_form, toPem) => {
-    const service = await demoService({ serverKey: toPem(server.privateKey) });
+    const service = await demoService({ secure: { serverKey: toPem(server.privateKey) } });
     expect(spkiDer(await serverKeyPem(service)).equals(spkiDer(server.publicKey))).toBe(true);
     const login = await nodeSecureLogin(service, client);
     expect((await secureCall(service, login, 1, 'GET', '/v1/object/USR00001')).envelope.data.Name).toBe('alice');
@@ -38,8 +38,8 @@ describe('a configured key', () => {
 
   test('instances sharing the key and the session store accept each other’s tokens', async () => {
     const kv = new MemoryKeyValueStore();
-    const first = await demoService({ serverKey: server.privateKey, kv });
-    const second = await demoService({ serverKey: pkcs1Pem(server.privateKey), kv });
+    const first = await demoService({ secure: { serverKey: server.privateKey }, kv });
+    const second = await demoService({ secure: { serverKey: pkcs1Pem(server.privateKey) }, kv });
     const login = await nodeSecureLogin(first, client);
     expect((await secureCall(second, login, 1, 'GET', '/v1/object/USR00001')).status).toBe(200);
     expect((await secureCall(first, login, 2, 'GET', '/v1/object/USR00001')).status).toBe(200);
@@ -50,7 +50,7 @@ describe('a configured key', () => {
 
   test('an instance with another key does not open the tokens, even with the same session store', async () => {
     const kv = new MemoryKeyValueStore();
-    const first = await demoService({ serverKey: server.privateKey, kv });
+    const first = await demoService({ secure: { serverKey: server.privateKey }, kv });
     const other = await demoService({ kv });
     const login = await nodeSecureLogin(first, client);
     await serverKeyPem(other); // generates its own key
@@ -70,7 +70,7 @@ describe('a configured key', () => {
       /serverKey: must have at least 2048 bits, not 1024/,
     ],
   ])('%s fails start-up', async (_what, serverKey, message) => {
-    await expect(createService({ serverKey, onError: () => undefined }).ready).rejects.toThrow(message);
+    await expect(createService({ secure: { serverKey }, onError: () => undefined }).ready).rejects.toThrow(message);
   });
 });
 
@@ -97,41 +97,41 @@ describe('configuration', () => {
   test('serverKeyFile is read relative to api-config.yml', () => {
     const base = dir();
     writeFileSync(join(base, 'key.pem'), server.privateKey);
-    writeFileSync(join(base, 'api-config.yml'), 'serverKeyFile: key.pem\n');
-    expect(loadConfig({}, base).options.serverKey).toBe(server.privateKey);
+    writeFileSync(join(base, 'api-config.yml'), 'secure: { serverKeyFile: key.pem }\n');
+    expect(loadConfig({}, base).options.secure?.serverKey).toBe(server.privateKey);
   });
 
   test('serverKey is taken by value', () => {
     const base = dir();
-    writeFileSync(join(base, 'api-config.yml'), `serverKey: |\n${server.privateKey.trim().split('\n').map((line) => `  ${line}`).join('\n')}\n`);
-    expect(loadConfig({}, base).options.serverKey?.trim()).toBe(server.privateKey.trim());
+    writeFileSync(join(base, 'api-config.yml'), `secure:\n  serverKey: |\n${server.privateKey.trim().split('\n').map((line) => `    ${line}`).join('\n')}\n`);
+    expect(loadConfig({}, base).options.secure?.serverKey?.trim()).toBe(server.privateKey.trim());
   });
 
   test('ODBREST_SERVER_KEY replaces the file’s serverKeyFile', () => {
     const base = dir();
-    writeFileSync(join(base, 'api-config.yml'), 'serverKeyFile: missing.pem\n');
-    expect(loadConfig({ ODBREST_SERVER_KEY: server.privateKey }, base).options.serverKey).toBe(server.privateKey);
+    writeFileSync(join(base, 'api-config.yml'), 'secure: { serverKeyFile: missing.pem }\n');
+    expect(loadConfig({ ODBREST_SERVER_KEY: server.privateKey }, base).options.secure?.serverKey).toBe(server.privateKey);
   });
 
   test('serverKey and serverKeyFile together are an error', () => {
     const base = dir();
-    writeFileSync(join(base, 'api-config.yml'), 'serverKey: x\nserverKeyFile: key.pem\n');
-    expect(() => loadConfig({}, base)).toThrow('invalid configuration: give serverKey or serverKeyFile, not both');
+    writeFileSync(join(base, 'api-config.yml'), 'secure: { serverKey: x, serverKeyFile: key.pem }\n');
+    expect(() => loadConfig({}, base)).toThrow('invalid configuration: give secure.serverKey or secure.serverKeyFile, not both');
   });
 
   test('ODBREST_SERVER_KEY and ODBREST_SERVER_KEY_FILE together are an error', () => {
     const base = dir();
     writeFileSync(join(base, 'key.pem'), server.privateKey);
     expect(() => loadConfig({ ODBREST_SERVER_KEY: server.privateKey, ODBREST_SERVER_KEY_FILE: 'key.pem' }, base)).toThrow(
-      'invalid configuration: give serverKey or serverKeyFile, not both',
+      'invalid configuration: give secure.serverKey or secure.serverKeyFile, not both',
     );
   });
 
   test('ODBREST_SERVER_KEY_FILE replaces the file’s serverKey', () => {
     const base = dir();
     writeFileSync(join(base, 'key.pem'), server.privateKey);
-    writeFileSync(join(base, 'api-config.yml'), 'serverKey: not-a-pem\n');
-    expect(loadConfig({ ODBREST_SERVER_KEY_FILE: 'key.pem' }, base).options.serverKey).toBe(server.privateKey);
+    writeFileSync(join(base, 'api-config.yml'), 'secure: { serverKey: not-a-pem }\n');
+    expect(loadConfig({ ODBREST_SERVER_KEY_FILE: 'key.pem' }, base).options.secure?.serverKey).toBe(server.privateKey);
   });
 
   test('a missing key file is an error naming it', () => {
@@ -150,7 +150,7 @@ describe('odbrest keygen', () => {
     expect(publicPem).toMatch(/^-----BEGIN PUBLIC KEY-----\r\n/);
     expect(statSync(privateKeyPath).mode & 0o777).toBe(0o600);
     expect(createPrivateKey(privatePem).asymmetricKeyDetails?.modulusLength).toBe(2048);
-    const service = await demoService({ serverKey: privatePem });
+    const service = await demoService({ secure: { serverKey: privatePem } });
     expect(await serverKeyPem(service)).toBe(publicPem);
     expect((await nodeSecureLogin(service, client)).envelope.status.internalStatus).toBe('0');
   });

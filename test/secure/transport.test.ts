@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { MemoryKeyValueStore, StorageUnavailableError, type KeyValueStore, type Service } from '../../src/index.js';
 import { nodeCrypto } from '../../adapters/node-crypto.js';
-import { loadConfig } from '../../src/cli/config.js';
+import { loadConfig } from '../../adapters/node-config.js';
 import { NOBLE_AES_MAX_BYTES, portableCrypto } from '../../src/secure/symmetric.js';
 import { call, countingCrypto, demoData, demoService, login, testClock } from '../helpers.js';
 import {
@@ -69,7 +69,7 @@ describe('messages the server accepts', () => {
     ['nodeCrypto (odbrest/node)', nodeCrypto],
   ])('with %s: every body size, on both sides of where portableCrypto moves from noble to WebCrypto', async (_name, provider) => {
     const { symmetric, prepared } = countingCrypto(provider);
-    const own = await demoService({ macros, symmetricCrypto: symmetric });
+    const own = await demoService({ macros, secure: { symmetricCrypto: symmetric } });
     const session = await nodeSecureLogin(own, keys);
     const { envelope } = await secureCall(own, session, 1, 'GET', '/v1/object/USR00002');
     expect(envelope).toEqual((await call(own, 'GET', '/v1/object/USR00002', { headers: { sessionId: await login(own) } })).body);
@@ -84,7 +84,7 @@ describe('messages the server accepts', () => {
 
   test('an answer a route makes as its own Response (the external-login redirect) is sealed with its headers kept', async () => {
     const google = { '~ClassName': 'OAuthProvider', name: 'Google', type: 'google', additionalData: JSON.stringify({ clientId: 'g-id', clientSecret: 'g-secret' }) };
-    const own = await demoService({ data: { objects: [...demoData().objects, google] }, oAuthProviders: [{ name: 'Google' }], publicUrl: 'https://odbrest.example' });
+    const own = await demoService({ data: { objects: [...demoData().objects, google] }, externalLogin: { providers: [{ name: 'Google' }], publicUrl: 'https://odbrest.example' } });
     const session = await nodeSecureLogin(own, keys);
     const result = await sendSecure(own, 'GET', '/v1/auth/google', secureRequest(session, 1, 'GET', '/v1/auth/google'));
     expect(result.status).toBe(302);
@@ -98,7 +98,7 @@ describe('messages the server accepts', () => {
   });
 
   test('loadConfig gives Node hosts nodeCrypto', () => {
-    expect(loadConfig({}, mkdtempSync(join(tmpdir(), 'odbrest-config-'))).options.symmetricCrypto).toBe(nodeCrypto);
+    expect(loadConfig({}, mkdtempSync(join(tmpdir(), 'odbrest-config-'))).options.secure?.symmetricCrypto).toBe(nodeCrypto);
   });
 
   test('the signed target includes the query string', async () => {
@@ -305,7 +305,7 @@ describe('sessions', () => {
 
   test('each accepted request renews the idle timeout', async () => {
     const clock = testClock();
-    const timed = await demoService({ now: clock.now, idleTimeoutMs: 30 * 60_000 });
+    const timed = await demoService({ now: clock.now, session: { idleTimeoutMs: 30 * 60_000 } });
     const session = await nodeSecureLogin(timed, keys);
     for (let n = 1; n <= 3; n++) {
       clock.advance(20 * 60_000);
@@ -333,7 +333,7 @@ describe('two instances sharing one key-value store and server key', () => {
   beforeAll(async () => {
     const kv = new MemoryKeyValueStore();
     const serverKey = nodeKeyPair().privateKey;
-    [a, b] = await Promise.all([demoService({ kv, serverKey }), demoService({ kv, serverKey })]);
+    [a, b] = await Promise.all([demoService({ kv, secure: { serverKey } }), demoService({ kv, secure: { serverKey } })]);
   });
 
   test('requests alternating between them are each accepted once; a logout on one is seen by the other', async () => {
@@ -402,7 +402,7 @@ describe('store operations per accepted request', () => {
     const shared = new MemoryKeyValueStore();
     const serverKey = nodeKeyPair().privateKey;
     const [a, b] = [counting(shared), counting(shared)];
-    const [first, second] = await Promise.all([demoService({ kv: a.kv, serverKey }), demoService({ kv: b.kv, serverKey })]);
+    const [first, second] = await Promise.all([demoService({ kv: a.kv, secure: { serverKey } }), demoService({ kv: b.kv, secure: { serverKey } })]);
     const session = await nodeSecureLogin(first, keys);
     const get = async (service: Service, n: number) => {
       const result = await sendSecure(service, 'GET', '/v1/object/USR00001', secureRequest(session, n, 'GET', '/v1/object/USR00001'));

@@ -20,7 +20,7 @@ import {
   responseSignature,
   sealRequest,
   sealResponse,
-} from '../../src/secure/transport.js';
+} from '../../src/secure/messages.js';
 import {
   COUNTER_BLOCKS,
   GET_SIGNATURE,

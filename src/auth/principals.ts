@@ -1,0 +1,83 @@
+import type { ObjectStore, StoredObject } from '../storage/types.js';
+import { dummyPasswordHash, verifyPassword } from './passwords.js';
+
+/** Checks a `/v1/auth/df` login; returns the principal's object, or `undefined` for wrong credentials. */
+export type CustomAuthenticator = (user: string, pass: string) => Promise<StoredObject | undefined>;
+
+/** The `users` service option: database users (PROTOCOL.md 2). */
+export interface UserOptions {
+  /** Class of database users, found by `Name`. Default `User`. */
+  className?: string;
+  /** PBKDF2 iterations for hashes made by this service (seed passwords). Default 210,000. */
+  passwordIterations?: number;
+}
+
+/** The `customLogin` service option: `/v1/auth/df` principals (PROTOCOL.md 5.4). */
+export interface CustomLoginOptions {
+  /** Class checked by the default `/v1/auth/df` login, found by `Name`. Default `ContactPerson`. */
+  className?: string;
+  /** Replaces the default check. */
+  authenticate?: CustomAuthenticator;
+}
+
+/** Which kind of principal a login checks: database users, or custom-login principals. */
+export type PrincipalKind = 'db' | 'df';
+
+/** A password check under way for the principal a login names. */
+export interface PasswordCheck {
+  /**
+   * The principal the login names, known before its password is verified (so a login can prepare its
+   * answer meanwhile); `undefined` when no such principal exists or the host's own check decides.
+   */
+  candidate: StoredObject | undefined;
+  /** The principal once its password matched, or `undefined`. */
+  verified: Promise<StoredObject | undefined>;
+}
+
+/**
+ * Finds the principal a login names and verifies its password at a constant cost: an unknown name
+ * costs one slow hash against a dummy, as a known one does.
+ */
+export class Principals {
+  readonly userClass: string;
+  readonly #customClass: string;
+  readonly #authenticateCustom: CustomAuthenticator | undefined;
+  readonly #iterations: number | undefined;
+  #dummyHash: Promise<string> | undefined;
+
+  constructor(
+    private readonly store: ObjectStore,
+    users: UserOptions = {},
+    custom: CustomLoginOptions = {},
+  ) {
+    this.userClass = users.className ?? 'User';
+    this.#iterations = users.passwordIterations;
+    this.#customClass = custom.className ?? 'ContactPerson';
+    this.#authenticateCustom = custom.authenticate;
+  }
+
+  /** The database user with this name, if any. */
+  async findUser(name: string): Promise<StoredObject | undefined> {
+    return this.#findByName(this.userClass, name);
+  }
+
+  /** Starts the password check of the principal `user` names (the hash runs while the caller goes on). */
+  async check(kind: PrincipalKind, user: string, pass: string): Promise<PasswordCheck> {
+    if (kind === 'df' && this.#authenticateCustom) return { candidate: undefined, verified: this.#authenticateCustom(user, pass) };
+    const candidate = await this.#findByName(kind === 'db' ? this.userClass : this.#customClass, user);
+    return { candidate, verified: this.#verify(candidate, pass) };
+  }
+
+  async #verify(candidate: StoredObject | undefined, pass: string): Promise<StoredObject | undefined> {
+    const stored = candidate?.fields._passwordHash;
+    if (typeof stored === 'string') return (await verifyPassword(pass, stored)) ? candidate : undefined;
+    this.#dummyHash ??= dummyPasswordHash(this.#iterations);
+    await verifyPassword(pass, await this.#dummyHash);
+    return undefined;
+  }
+
+  async #findByName(className: string, name: string): Promise<StoredObject | undefined> {
+    const { objects } = await this.store.find({ className, where: { Name: name }, limit: 1 });
+    return objects[0];
+  }
+}

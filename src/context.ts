@@ -1,0 +1,48 @@
+import type { LoginLimiter } from './auth/login-limit.js';
+import type { TokenSigner } from './auth/jwt.js';
+import type { Principals } from './auth/principals.js';
+import type { Session, SessionStore } from './auth/sessions.js';
+import type { ApiRequest } from './http/request.js';
+import type { MacroContext, MacroRegistry } from './macros/registry.js';
+import type { Serializer } from './objects/serialize.js';
+import type { ServerKeySource } from './secure/server-key.js';
+import type { SymmetricCrypto } from './secure/symmetric.js';
+import type { KeyValueStore, ObjectStore } from './storage/types.js';
+
+/**
+ * What route modules see of the service: the stores and the small services built on them. Declared
+ * here, in a leaf module, so a route module depends on this interface and never on the code that
+ * assembles the service (`core.ts`); each can be read, and tested, alone.
+ */
+export interface ServiceContext {
+  readonly store: ObjectStore;
+  readonly kv: KeyValueStore;
+  readonly sessions: SessionStore;
+  /** Finds principals and checks their passwords. */
+  readonly principals: Principals;
+  /** The failed-login limit. */
+  readonly limiter: LoginLimiter;
+  /** Signs and verifies `/v2/login` tokens. */
+  readonly tokens: TokenSigner;
+  readonly macros: MacroRegistry;
+  readonly serializer: Serializer;
+  /** The RSA key of the secure login (configured, or generated on first use). */
+  readonly serverKey: ServerKeySource;
+  /** AES-CTR and HMAC of the secure transport. */
+  readonly symmetricCrypto: SymmetricCrypto;
+  /** The live secure session a Secure-Token names (to refuse such a token sent as `sessionId` with `205`). */
+  secureSessionOf(token: string): Promise<Session | undefined>;
+  /** `databaseName` in login answers. */
+  readonly databaseName: string;
+  /** Classes the object endpoints never serve. */
+  readonly internalClasses: ReadonlySet<string>;
+  /** Largest accepted request body, in bytes. */
+  readonly maxBodyBytes: number;
+  now(): number;
+  /** Throws `100` unless the headers carry an accepted `appkey`. */
+  checkAppKey(headers: Headers): void;
+  /** What a macro or hook called for this request (or outside one) sees. */
+  macroContext(request: ApiRequest | undefined): MacroContext;
+  /** Reports an unexpected error (answered as a bare `500`). */
+  onError(error: unknown): void;
+}

@@ -1,0 +1,122 @@
+import { base64 } from '@scure/base';
+import { timingSafeEqual } from '../auth/passwords.js';
+import { asciiText, base64Bytes } from './base64.js';
+import { portableCrypto, type SymmetricCrypto } from './symmetric.js';
+
+/**
+ * The message layer of the secure transport (PROTOCOL.md 4), shared by the service and the client:
+ * counter blocks, AES-256-CTR bodies and HMAC-SHA-256 signatures, on the primitives of a
+ * `SymmetricCrypto` (by default `portableCrypto`).
+ */
+const encoder = new TextEncoder();
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const MAC_LABEL = encoder.encode('odbrest secure transport mac');
+
+/** `d` of the counter block: 0 for a request, 1 for its response. */
+type Direction = 0 | 1;
+
+/** Highest message number either side uses; keeps counters exact in a JS number and in JSON. */
+const MAX_COUNTER = Number.MAX_SAFE_INTEGER;
+
+/** The 16-byte initial counter block `uint64_be(d * 2^63 + n) || uint64_be(0)`. */
+export function counterBlock(n: number, direction: Direction): Uint8Array {
+  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError('message number must be a positive safe integer');
+  const block = new Uint8Array(16);
+  const view = new DataView(block.buffer);
+  // n < 2^53, so its high word fits in 21 bits and bit 63 is free for the direction.
+  view.setUint32(0, (Math.floor(n / 2 ** 32) | (direction << 31)) >>> 0);
+  view.setUint32(4, n >>> 0);
+  return block;
+}
+
+/** `M` = HMAC-SHA-256(K, "odbrest secure transport mac"): the signing key derived from the session key. */
+export function macKey(sessionKey: Uint8Array, symmetric: SymmetricCrypto = portableCrypto): Uint8Array {
+  return symmetric.hmacSha256(sessionKey)(MAC_LABEL);
+}
+
+/** A session's keys prepared once: AES-256-CTR under K and HMAC-SHA-256 under M. */
+export interface MessageKeys {
+  ctr: (counter: Uint8Array, data: Uint8Array) => Uint8Array | Promise<Uint8Array>;
+  mac: (...parts: Uint8Array[]) => Uint8Array;
+}
+
+/**
+ * Prepares a session's keys. With the default primitives this needs no WebCrypto, so a request never
+ * waits for the crypto thread pool just to start (a request that does can be overtaken by 64 others
+ * of its session and fall out of the replay window when the client does not pace its counters).
+ */
+export function messageKeys(sessionKey: Uint8Array, symmetric: SymmetricCrypto = portableCrypto): MessageKeys {
+  return { ctr: symmetric.aesCtr(sessionKey), mac: symmetric.hmacSha256(macKey(sessionKey, symmetric)) };
+}
+
+/** The base64 body of a message as ASCII bytes (what is signed and sent); empty for an empty plaintext. */
+async function bodyBytes(keys: MessageKeys, n: number, direction: Direction, plaintext: string): Promise<Uint8Array<ArrayBuffer>> {
+  if (plaintext === '') return new Uint8Array();
+  return base64Bytes(await keys.ctr(counterBlock(n, direction), encoder.encode(plaintext)));
+}
+
+/** The base64 body text of a message: base64(AES-256-CTR(K, counter block, UTF-8 text)). */
+export async function encryptBody(keys: MessageKeys, n: number, direction: Direction, plaintext: string): Promise<string> {
+  return asciiText(await bodyBytes(keys, n, direction, plaintext));
+}
+
+/** A sealed message: the base64 body as ASCII bytes (empty for an empty plaintext) and its `Secure-Signature` header. */
+export interface Sealed {
+  body: Uint8Array<ArrayBuffer>;
+  signature: string;
+}
+
+/** A request's encrypted body and its signature, signing the body's bytes as sent. */
+export async function sealRequest(keys: MessageKeys, n: number, method: string, target: string, plaintext: string): Promise<Sealed> {
+  const body = await bodyBytes(keys, n, 0, plaintext);
+  return { body, signature: base64.encode(requestSignature(keys, n, method, target, body)) };
+}
+
+/** A response's encrypted body and its signature, signing the body's bytes as sent. */
+export async function sealResponse(keys: MessageKeys, n: number, status: number, plaintext: string): Promise<Sealed> {
+  const body = await bodyBytes(keys, n, 1, plaintext);
+  return { body, signature: base64.encode(responseSignature(keys, n, status, body)) };
+}
+
+/** The plaintext of a base64 body; `undefined` when it is not base64 or does not decrypt to UTF-8. */
+export async function decryptBody(keys: MessageKeys, n: number, direction: Direction, body: string): Promise<string | undefined> {
+  if (body === '') return '';
+  try {
+    return utf8.decode(await keys.ctr(counterBlock(n, direction), base64.decode(body)));
+  } catch {
+    return undefined;
+  }
+}
+
+function sign(keys: MessageKeys, head: string, body: Uint8Array): Uint8Array {
+  return keys.mac(encoder.encode(head), body);
+}
+
+/** HMAC-SHA-256(M, "REQ n METHOD target\n" || body): `target` is path and query relative to the service root. */
+export function requestSignature(keys: MessageKeys, n: number, method: string, target: string, body: Uint8Array): Uint8Array {
+  return sign(keys, `REQ ${n} ${method} ${target}\n`, body);
+}
+
+/** HMAC-SHA-256(M, "RES n status\n" || body). */
+export function responseSignature(keys: MessageKeys, n: number, status: number, body: Uint8Array): Uint8Array {
+  return sign(keys, `RES ${n} ${status}\n`, body);
+}
+
+/** Constant-time check of a base64 signature header against the expected MAC. */
+export function signatureMatches(header: string | null, expected: Uint8Array): boolean {
+  if (header === null) return false;
+  let given: Uint8Array;
+  try {
+    given = base64.decode(header.trim());
+  } catch {
+    return false;
+  }
+  return timingSafeEqual(given, expected);
+}
+
+/** A `Secure-Counter` header value: a decimal message number from 1 to `MAX_COUNTER`, else `undefined`. */
+export function parseCounter(header: string | null): number | undefined {
+  if (header === null || !/^[1-9][0-9]{0,15}$/.test(header.trim())) return undefined;
+  const n = Number(header.trim());
+  return n <= MAX_COUNTER ? n : undefined;
+}

@@ -1,0 +1,79 @@
+/**
+ * The shape of the code: no import circle in src/ (type imports count too), and the stores and
+ * adapters stand on the package's public entry points only, as a third party's would.
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, test } from 'vitest';
+
+const root = resolve(new URL('..', import.meta.url).pathname);
+/** The public entry points a store or adapter may import from src/. */
+const PUBLIC_ENTRIES = ['src/index.ts', 'src/client/index.ts'];
+
+function files(dir: string): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return files(path);
+    return /\.ts$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** The repository files a module imports (static `import`/`export ... from`, `import type` included; dynamic `import()` too). */
+function importsOf(file: string, base = root): string[] {
+  const text = readFileSync(join(base, file), 'utf8');
+  const specifiers = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2]!);
+  return specifiers.filter((s) => s.startsWith('.')).map((s) => relative(base, resolve(base, dirname(file), s)).replace(/\.js$/, '.ts'));
+}
+
+/** Every import circle, each as the list of files around it. */
+function circles(modules: string[], base = root): string[][] {
+  const graph = new Map(modules.map((file) => [file, importsOf(file, base).filter((target) => target.startsWith('src/'))]));
+  const found: string[][] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const stack: string[] = [];
+  const visit = (file: string) => {
+    state.set(file, 'visiting');
+    stack.push(file);
+    for (const next of graph.get(file) ?? []) {
+      if (state.get(next) === 'visiting') found.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(file, 'done');
+  };
+  for (const file of modules) if (!state.has(file)) visit(file);
+  return found;
+}
+
+describe('module structure', () => {
+  test('src/ has no import circle, type imports included', () => {
+    expect(circles(files('src')).map((circle) => circle.join(' -> '))).toEqual([]);
+  });
+
+  test('the check finds a circle made by a type import and a re-export', () => {
+    const base = mkdtempSync(join(tmpdir(), 'odbrest-circle-'));
+    mkdirSync(join(base, 'src'));
+    writeFileSync(join(base, 'src/a.ts'), "import type { B } from './b.js';\nexport type A = B;\n");
+    writeFileSync(join(base, 'src/b.ts'), "export { c as B } from './a.js';\n");
+    expect(circles(['src/a.ts', 'src/b.ts'], base)).toEqual([['src/a.ts', 'src/b.ts', 'src/a.ts']]);
+  });
+
+  test.each(['stores', 'adapters'])('%s/ imports only the public entry points of src/', (dir) => {
+    const internal = files(dir).flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target.startsWith('src/') && !PUBLIC_ENTRIES.includes(target))
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(internal).toEqual([]);
+  });
+
+  test('core.ts keeps only wiring and dispatch (under 150 lines)', () => {
+    expect(readFileSync(join(root, 'src/core.ts'), 'utf8').trimEnd().split('\n').length).toBeLessThan(150);
+  });
+
+  test('no route module imports the class that assembles the service', () => {
+    const importers = files('src').filter((file) => file !== 'src/index.ts' && importsOf(file).includes('src/core.ts'));
+    expect(importers).toEqual([]);
+  });
+});
