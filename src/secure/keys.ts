@@ -8,6 +8,8 @@ import { ApiError } from '../http/errors.js';
  * and the SPKI PEM the key endpoint answers with. All keys are RSA-OAEP with SHA-1 (OAEP and MGF1).
  */
 export const OAEP = { name: 'RSA-OAEP', hash: 'SHA-1' } as const;
+/** RSA-OAEP with SHA-256 for OAEP and MGF1: the hybrid `/v2/login` (PROTOCOL.md 3.4). */
+export const OAEP_SHA256 = { name: 'RSA-OAEP', hash: 'SHA-256' } as const;
 const MIN_CLIENT_BITS = 2048;
 const MAX_CLIENT_BITS = 4096;
 
@@ -112,12 +114,15 @@ function clientKeyDer(text: string): Bytes {
   return pem.der;
 }
 
-/** Imports a client's public key for RSA-OAEP-SHA-1 encryption; anything malformed or of the wrong size is `310`. */
-export async function importClientPublicKey(text: string): Promise<CryptoKey> {
+/**
+ * Imports a client's public key for RSA-OAEP encryption, SHA-1 (the secure login) unless another
+ * hash is given (WebCrypto binds a key to one hash); anything malformed or of the wrong size is `310`.
+ */
+export async function importClientPublicKey(text: string, algorithm: typeof OAEP | typeof OAEP_SHA256 = OAEP): Promise<CryptoKey> {
   const der = clientKeyDer(text.trim());
   let key: CryptoKey;
   try {
-    key = await crypto.subtle.importKey('spki', der, OAEP, false, ['encrypt']);
+    key = await crypto.subtle.importKey('spki', der, algorithm, false, ['encrypt']);
   } catch {
     throw badKey('is not an RSA public key (SPKI)');
   }

@@ -1,11 +1,13 @@
 import { base64urlnopad } from '@scure/base';
-import { exportKeyPairPem, generateRsaKeyPair, OAEP, privateKeyDer, toPem, modulusBits } from './keys.js';
+import { exportKeyPairPem, generateRsaKeyPair, OAEP, OAEP_SHA256, privateKeyDer, toPem, modulusBits } from './keys.js';
 import { deriveTokenKey } from './token.js';
 
 /** The service's RSA key for the secure login, with what is derived from it. */
 export interface ServerKey {
   /** Non-extractable RSA-OAEP (SHA-1) private key. */
   privateKey: CryptoKey;
+  /** The same private key for RSA-OAEP with SHA-256 (the hybrid `/v2/login`, PROTOCOL.md 3.4). */
+  hybridKey: CryptoKey;
   /** The SPKI PEM `GET /v2/login/secure/key` answers with. */
   publicKeyPem: string;
   /** Seals and opens Secure-Tokens. */
@@ -27,12 +29,15 @@ async function loadServerKey(pem: string): Promise<ServerKey> {
   // WebCrypto cannot derive a public key from a private one directly; its JWK holds n and e.
   const jwk = await crypto.subtle.exportKey('jwk', extractable);
   const publicKey = await crypto.subtle.importKey('jwk', { kty: 'RSA', n: jwk.n, e: jwk.e, ext: true }, OAEP, true, ['encrypt']);
-  const [spki, privateKey] = await Promise.all([
+  // A JWK names its hash in `alg` ("RSA-OAEP" is SHA-1); without it the key imports for either hash.
+  const { alg: _sha1, ...anyHash } = jwk;
+  const [spki, privateKey, hybridKey] = await Promise.all([
     crypto.subtle.exportKey('spki', publicKey),
     crypto.subtle.importKey('jwk', jwk, OAEP, false, ['decrypt']),
+    crypto.subtle.importKey('jwk', anyHash, OAEP_SHA256, false, ['decrypt']),
   ]);
   const tokenKey = await deriveTokenKey(base64urlnopad.decode(jwk.d!));
-  return { privateKey, publicKeyPem: toPem('PUBLIC KEY', new Uint8Array(spki)), tokenKey };
+  return { privateKey, hybridKey, publicKeyPem: toPem('PUBLIC KEY', new Uint8Array(spki)), tokenKey };
 }
 
 /**
