@@ -16,7 +16,12 @@ export interface HybridLoginDeps {
   serverKey: ServerKeys;
   /** The plain login of the decrypted login JSON (any shape: it answers `400` itself); its `/v1/login` data. */
   login(body: unknown, clientAddress: string | undefined): Promise<{ data: Record<string, unknown> }>;
-  /** Counts a `310` against the client address in the failed-login limit (PROTOCOL.md 2.4). */
+  /**
+   * Throws `303` while the client address is over its failed-login limit (PROTOCOL.md 2.4). Called
+   * before any RSA work, so an address cannot query the decryption more often than the limit allows.
+   */
+  checkAddress(clientAddress: string | undefined): Promise<void>;
+  /** Counts a `310` against the client address in the failed-login limit. */
   countFailure(clientAddress: string | undefined): Promise<void>;
 }
 
@@ -26,13 +31,14 @@ export async function loginKeyReply(serverKey: ServerKeys): Promise<JsonReply> {
 }
 
 /**
- * `POST /v2/login` with a hybrid body (`isHybridLoginBody`). A body that cannot be opened is the one
- * `310`, counted against the address; a login that then fails throws the login's own error, answered
- * as a plain envelope. Success is the `/v1/login` envelope: sealed as `A|B` text when the client sent
- * a key, plain JSON otherwise.
+ * `POST /v2/login` with a hybrid body (`isHybridLoginBody`). An address over its failed-login limit
+ * is `303` before any decryption. A body that cannot be opened is the one `310`, counted against the
+ * address; a login that then fails throws the login's own error, answered as a plain envelope.
+ * Success is the `/v1/login` envelope: sealed as `A|B` text when the client sent a key, plain JSON
+ * otherwise.
  */
 export async function hybridLogin(deps: HybridLoginDeps, body: HybridLoginBody, clientAddress: string | undefined): Promise<Answer> {
-  const { hybridKey } = await deps.serverKey.get();
+  const [{ hybridKey }] = await Promise.all([deps.serverKey.get(), deps.checkAddress(clientAddress)]);
   let opened: Awaited<ReturnType<typeof openHybridLogin>>;
   try {
     opened = await openHybridLogin(hybridKey, body);

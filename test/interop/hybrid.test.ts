@@ -43,12 +43,20 @@ beforeAll(async () => {
 
 const open = (body: HybridLoginBody) => openHybridLogin(server.hybridKey, body);
 
-/** A login that knows alice, as the service's plain login would answer; it records what it was given. */
-function fakeService() {
+/**
+ * A login that knows alice, as the service's plain login would answer, and an address limit of
+ * `addressLimit` counted failures; it records what it was given.
+ */
+function fakeService(addressLimit = Infinity) {
   const logins: unknown[] = [];
   const failures: Array<string | undefined> = [];
   const deps: HybridLoginDeps = {
     serverKey: source,
+    async checkAddress(clientAddress) {
+      if (failures.filter((address) => address === clientAddress).length >= addressLimit) {
+        throw new ApiError('303', 'too many failed logins, try again in 900 seconds', { headers: { 'retry-after': '900' } });
+      }
+    },
     async login(body, clientAddress) {
       logins.push(body);
       const { user, pass } = body as Record<string, unknown>;
@@ -180,6 +188,15 @@ describe('what each client sends', () => {
   test('C#: a pretty-printed plaintext with CR LF opens', async () => {
     const opened = await open(JSON.parse(csharp.loginBody(server.publicKeyPem, ALICE)));
     expect(opened.login).toEqual({ user: 'alice', pass: md5Hex('alice-secret'), appNames: ['crm'] });
+  });
+
+  test('the sealed answer is text/plain', async () => {
+    const { deps } = fakeService();
+    const answer = await hybridLogin(deps, JSON.parse(typescript.loginBody(server.publicKeyPem, ALICE)), undefined);
+    expect(answer).toBeInstanceOf(Response);
+    const response = answer as Response;
+    expect([response.status, response.headers.get('content-type')]).toEqual([200, 'text/plain; charset=utf-8']);
+    expect(typescript.readAnswer(await response.text()).envelope.data.sessionId).toBe('session-1');
   });
 
   test('without publicKey the answer is the plain JSON envelope', async () => {
@@ -321,6 +338,22 @@ describe('every failure before the login JSON is read is the same 310', () => {
 });
 
 describe('bounded cost', () => {
+  test('an address over its failed-login limit gets 303 before any decryption, even with a good body', async () => {
+    const { deps, logins, failures } = fakeService(2);
+    for (let i = 0; i < 2; i++) await expect(hybridLogin(deps, { ...OPEN, data: '' }, '192.0.2.5')).rejects.toMatchObject({ code: '310' });
+    const decrypt = vi.spyOn(crypto.subtle, 'decrypt');
+    try {
+      await expect(hybridLogin(deps, JSON.parse(dart.loginBody(server.publicKeyPem, ALICE)), '192.0.2.5')).rejects.toMatchObject({ code: '303' });
+      expect(decrypt).not.toHaveBeenCalled();
+    } finally {
+      decrypt.mockRestore();
+    }
+    expect(failures).toEqual(['192.0.2.5', '192.0.2.5']);
+    expect(logins).toEqual([]);
+    // another address is not affected
+    expect(await hybridLogin(deps, JSON.parse(dart.loginBody(server.publicKeyPem, ALICE)), '192.0.2.6')).toBeInstanceOf(Response);
+  });
+
   test.each([
     ['an aesKey of the wrong length', () => ({ ...OPEN, aesKey: Buffer.concat([Buffer.from(OPEN.aesKey, 'base64'), Buffer.alloc(3)]).toString('base64') })],
     ['data larger than 64 KiB', () => ({ ...OPEN, data: 'A'.repeat(65_540) })],
