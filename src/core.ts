@@ -1,6 +1,5 @@
 import { sessionOf } from './auth/credentials.js';
 import { TokenSigner } from './auth/jwt.js';
-import { loginRoutes } from './auth/login.js';
 import { LoginLimiter } from './auth/login-limit.js';
 import { Principals } from './auth/principals.js';
 import { SessionStore, sessionTimes } from './auth/sessions.js';
@@ -14,15 +13,12 @@ import { toApiRequest, type ApiRequest, type RequestContext } from './http/reque
 import { RouteTable } from './http/router.js';
 import { serializationHook } from './macros/hooks.js';
 import { MacroRegistry, macroContext, type MacroContext } from './macros/registry.js';
-import { macroRoutes } from './macros/routes.js';
 import { ExternalLogin } from './oauth/flow.js';
 import { IDENTITY_CLASS } from './oauth/links.js';
 import { PROVIDER_CLASS } from './oauth/providers.js';
-import { externalLoginRoutes } from './oauth/routes.js';
-import { objectRoutes } from './objects/routes.js';
 import { Serializer } from './objects/serialize.js';
 import type { ServiceOptions } from './options.js';
-import { secureLoginRoutes } from './secure/routes.js';
+import { serviceRoutes } from './routes.js';
 import { ServerKeySource } from './secure/server-key.js';
 import { portableCrypto } from './secure/symmetric.js';
 import { SecureTransport } from './secure/transport.js';
@@ -81,7 +77,7 @@ export class Core {
     this.ctx = ctx;
     this.#secure = new SecureTransport(ctx, caches.secureSessions);
     const externalLogin = new ExternalLogin(ctx, { ...options.externalLogin, alias: this.#mount.alias, userClass: ctx.principals.userClass });
-    this.#routes.add([...loginRoutes(ctx), ...objectRoutes(ctx), ...macroRoutes(ctx), ...secureLoginRoutes(ctx), ...externalLoginRoutes(ctx, externalLogin)]);
+    this.#routes.add(serviceRoutes(ctx, externalLogin));
     const seeded = options.data ? importObjects(store, options.data, options.users?.passwordIterations) : Promise.resolve();
     // Provider entries live in the store, so they are checked once the seed data is in.
     this.ready = Promise.all([seeded.then(() => externalLogin.load()), ctx.serverKey.ready]).then(() => undefined);

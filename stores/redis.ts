@@ -26,15 +26,21 @@ const TRANSIENT_REPLY = /^(LOADING|BUSY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|READONLY
 /** Compare-and-set: writes ARGV[2] with TTL ARGV[3] only if the value is ARGV[1]. */
 const CAS = `if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end return 0`;
-/** Increment whose TTL is set once, when the counter is created, and not renewed by later increments. */
-const INCREMENT = `local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end return n`;
+/**
+ * Increment by ARGV[2], whose TTL is set once, when the counter is created, and not renewed by later
+ * increments; a negative step never creates a counter.
+ */
+const INCREMENT = `local by = tonumber(ARGV[2])
+local existed = redis.call('EXISTS', KEYS[1])
+if existed == 0 and by < 0 then return 0 end
+local n = redis.call('INCRBY', KEYS[1], by)
+if existed == 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end return n`;
 
 type Client = (Redis | Cluster) & ScriptCommands;
 
 interface ScriptCommands {
   odbrestCas(key: string, expected: string, value: string, ttlMs: number): Promise<number>;
-  odbrestIncrement(key: string, ttlMs: number): Promise<number>;
+  odbrestIncrement(key: string, ttlMs: number, by: number): Promise<number>;
 }
 
 /**
@@ -101,8 +107,9 @@ export class RedisKeyValueStore implements KeyValueStore {
     return this.#run(async (client) => (await client.del(this.#key(key))) === 1);
   }
 
-  increment(key: string, ttlMs: number): Promise<number> {
-    return this.#run((client) => client.odbrestIncrement(this.#key(key), toTtl(ttlMs)));
+  increment(key: string, ttlMs: number, by = 1): Promise<number> {
+    if (!Number.isSafeInteger(by)) return Promise.reject(new RangeError('increment: by must be an integer'));
+    return this.#run((client) => client.odbrestIncrement(this.#key(key), toTtl(ttlMs), by));
   }
 
   ttl(key: string): Promise<number> {

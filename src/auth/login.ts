@@ -45,17 +45,14 @@ export interface LoginAttempt {
  * names) while the caller may prepare its answer, then the licences for the requested applications.
  */
 export async function beginLogin(ctx: ServiceContext, body: LoginBody, address: string | undefined, kind: PrincipalKind = 'db'): Promise<LoginAttempt> {
-  await ctx.limiter.check(body.user, address);
+  const admission = await ctx.limiter.admit(body.user, address);
   const { candidate, verified } = await ctx.principals.check(kind, body.user, body.pass);
   return {
     candidate,
     finish: async () => {
       const principal = await verified;
-      if (!principal) {
-        await ctx.limiter.recordFailure(body.user, address);
-        throw new ApiError('302', 'wrong user name or password');
-      }
-      await ctx.limiter.recordSuccess(body.user);
+      if (!principal) throw new ApiError('302', 'wrong user name or password'); // its place in the counts stays taken
+      await admission.succeeded();
       checkLicences(principal, body.appNames);
       return principal;
     },
@@ -121,30 +118,31 @@ export async function startSession(
   return { session, data: await loginData(ctx, principal, session) };
 }
 
-async function plainLogin(ctx: ServiceContext, request: ApiRequest, principalKind: PrincipalKind): Promise<JsonReply> {
-  const body = parseLoginBody(readJsonObject(request));
-  const principal = await authenticate(ctx, body, request.clientAddress, principalKind);
-  const { data } = await startSession(ctx, 'session', principal, body, { principalKind });
-  return okReply(data);
+/** A plain session (`/v1/login`, `/v1/auth/df`, the hybrid `/v2/login`) for a login body of any shape (`400` unless 2.1's). */
+export async function sessionLogin(ctx: ServiceContext, json: unknown, address: string | undefined, principalKind: PrincipalKind = 'db'): Promise<Record<string, unknown>> {
+  const body = parseLoginBody(json);
+  const principal = await authenticate(ctx, body, address, principalKind);
+  return (await startSession(ctx, 'session', principal, body, { principalKind })).data;
 }
 
+/** The JWT login of `/v2/login` (PROTOCOL.md 2.2): the session's data with a `token` instead of its id. */
+export async function tokenLogin(ctx: ServiceContext, json: unknown, address: string | undefined): Promise<JsonReply> {
+  const body = parseLoginBody(json);
+  const principal = await authenticate(ctx, body, address);
+  const { session, data } = await startSession(ctx, 'token', principal, body);
+  const { sessionId: _hidden, ...rest } = data;
+  const token = await ctx.tokens.sign(body.user, session.id, session.expiresAt, ctx.now());
+  return okReply({ token, ...rest });
+}
+
+const plainLogin = async (ctx: ServiceContext, request: ApiRequest, kind: PrincipalKind) =>
+  okReply(await sessionLogin(ctx, readJsonObject(request), request.clientAddress, kind));
+
+/** The plain logins and logout; `/v2/login` (token and hybrid) is in secure/routes.ts. */
 export function loginRoutes(ctx: ServiceContext): Route[] {
   return [
     { method: 'POST', path: '/v1/login', auth: 'none', handler: (request) => plainLogin(ctx, request, 'db') },
     { method: 'POST', path: '/v1/auth/df', auth: 'none', handler: (request) => plainLogin(ctx, request, 'df') },
-    {
-      method: 'POST',
-      path: '/v2/login',
-      auth: 'none',
-      handler: async (request) => {
-        const body = parseLoginBody(readJsonObject(request));
-        const principal = await authenticate(ctx, body, request.clientAddress);
-        const { session, data } = await startSession(ctx, 'token', principal, body);
-        const { sessionId: _hidden, ...rest } = data;
-        const token = await ctx.tokens.sign(body.user, session.id, session.expiresAt, ctx.now());
-        return okReply({ token, ...rest });
-      },
-    },
     {
       method: 'POST',
       path: '/v1/logout',

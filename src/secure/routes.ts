@@ -1,6 +1,8 @@
 import { base64 } from '@scure/base';
 import * as v from 'valibot';
-import { beginLogin, loginData, newSession, parseLoginBody, type LoginBody } from '../auth/login.js';
+import { beginLogin, loginData, newSession, parseLoginBody, tokenLogin, type LoginBody } from '../auth/login.js';
+import { isHybridLoginBody } from './hybrid.js';
+import { hybridLogin, loginKeyReply } from './hybrid-login.js';
 import type { Session } from '../auth/sessions.js';
 import type { ServiceContext } from '../context.js';
 import { envelope, okReply } from '../http/envelope.js';
@@ -60,7 +62,8 @@ async function secureLogin(ctx: ServiceContext, request: ApiRequest): Promise<Re
   const input = parseInput(SecureLoginSchema, readJsonObject(request));
   const publicKeyText = input.publicKey ?? input.publickey;
   if (publicKeyText === undefined) throw new ApiError('400', 'publicKey is required');
-  const serverKey = await ctx.serverKey.get();
+  // An address over its failed-login limit gets no RSA work; every `310` counts against it.
+  const [serverKey] = await Promise.all([ctx.serverKey.get(), ctx.limiter.checkAddress(request.clientAddress)]);
   // The RSA decryption and the sealing of the new session's token run in the crypto thread pool;
   // the client key's import runs on this thread (on Node synchronously: ~180 µs), so it starts last,
   // while the others run. A token sealed for a login that then fails names no session and is dropped.
@@ -71,6 +74,8 @@ async function secureLogin(ctx: ServiceContext, request: ApiRequest): Promise<Re
   token.catch(() => undefined); // awaited below when the login succeeds
   const clientKey = importClientPublicKey(publicKeyText);
   const [imported, decrypted] = await Promise.allSettled([clientKey, credentials]);
+  const failed = imported.status === 'rejected' ? imported.reason : decrypted.status === 'rejected' ? decrypted.reason : undefined;
+  if (failed instanceof ApiError && failed.code === '310') await ctx.limiter.addressFailed(request.clientAddress);
   if (imported.status === 'rejected') throw imported.reason;
   if (decrypted.status === 'rejected') throw decrypted.reason;
   const body = parseLoginBody(decrypted.value);
@@ -118,8 +123,19 @@ async function sealAnswer(
   return blockEncrypt(clientKey, encoder.encode(JSON.stringify(answer)));
 }
 
+/** The secure login, and `/v2/login` in both its forms: hybrid (PROTOCOL.md 3.4) and the JWT login (2.2). */
 export function secureLoginRoutes(ctx: ServiceContext): Route[] {
   return [
+    {
+      method: 'POST',
+      path: '/v2/login',
+      auth: 'none',
+      handler: async (request) => {
+        const json = readJsonObject(request);
+        return isHybridLoginBody(json) ? hybridLogin(ctx, json, request.clientAddress) : tokenLogin(ctx, json, request.clientAddress);
+      },
+    },
+    { method: 'GET', path: '/v2/login/key', auth: 'none', handler: () => loginKeyReply(ctx) },
     {
       method: 'GET',
       path: '/v2/login/secure/key',

@@ -33,7 +33,9 @@ export class BlockDecryptError extends Error {}
 
 /**
  * Decrypts a block-scheme ciphertext. Throws `BlockDecryptError` when the length is not a positive
- * multiple of `k`, when there are more than `maxBlocks` blocks, or when any block fails OAEP.
+ * multiple of `k`, when there are more than `maxBlocks` blocks, or when a block fails OAEP. Blocks are
+ * decrypted one after the other and the first that fails ends the work, so garbage costs one RSA
+ * decryption, not one per block (a login is one or two blocks).
  */
 export async function blockDecrypt(privateKey: CryptoKey, ciphertext: Uint8Array, maxBlocks: number): Promise<Bytes> {
   const k = keyBytes(privateKey);
@@ -42,13 +44,13 @@ export async function blockDecrypt(privateKey: CryptoKey, ciphertext: Uint8Array
   }
   const count = ciphertext.length / k;
   if (count > maxBlocks) throw new BlockDecryptError(`must be at most ${maxBlocks} blocks`);
-  let blocks: ArrayBuffer[];
-  try {
-    blocks = await Promise.all(
-      Array.from({ length: count }, (_, i) => crypto.subtle.decrypt(OAEP, privateKey, ciphertext.slice(i * k, (i + 1) * k))),
-    );
-  } catch {
-    throw new BlockDecryptError('could not be decrypted with the server key (RSA-OAEP, SHA-1)');
+  const blocks: Uint8Array[] = [];
+  for (let i = 0; i < count; i++) {
+    try {
+      blocks.push(new Uint8Array(await crypto.subtle.decrypt(OAEP, privateKey, ciphertext.slice(i * k, (i + 1) * k))));
+    } catch {
+      throw new BlockDecryptError('could not be decrypted with the server key (RSA-OAEP, SHA-1)');
+    }
   }
-  return concatBytes(...blocks.map((block) => new Uint8Array(block)));
+  return concatBytes(...blocks) as Bytes;
 }

@@ -4,8 +4,34 @@
  */
 export const kvKeys = {
   session: (id: string) => `sess:{${id}}`,
+  /** The live sessions of one principal (for the per-user cap). */
+  sessionsOf: (principalId: string) => `sess:user:{${principalId}}`,
   failedLoginsOfUser: (user: string) => `fail:user:${user.toLowerCase()}`,
   failedLoginsOfAddress: (address: string) => `fail:addr:${address}`,
+  externalLoginsOfAddress: (address: string) => `limit:oauth:${address}`,
   oauthState: (state: string) => `oauth:state:${state}`,
   dfUuid: (dfUuid: string) => `oauth:df:${dfUuid}`,
+};
+
+/** One kind of state in the in-memory key-value store, with its own bound. */
+export interface KvPartition {
+  /** Most entries of this kind. */
+  maxEntries: number;
+  /**
+   * When full: `evict` drops the least recently used entry of this kind; `refuse` fails the write of a
+   * new key (answered `503`), so that live entries are never pushed out.
+   */
+  whenFull: 'evict' | 'refuse';
+}
+
+/**
+ * The service's kinds of state by key prefix. Sessions are never evicted: a full store refuses new
+ * logins instead. Failed-login counters are never evicted either (a flood of user names must not
+ * reset the counter that protects a real user); unauthenticated one-time states may be.
+ */
+export const KV_PARTITIONS: Readonly<Record<string, KvPartition>> = {
+  'sess:': { maxEntries: 1_000_000, whenFull: 'refuse' },
+  'fail:': { maxEntries: 200_000, whenFull: 'refuse' },
+  'limit:': { maxEntries: 200_000, whenFull: 'refuse' },
+  'oauth:': { maxEntries: 100_000, whenFull: 'evict' },
 };

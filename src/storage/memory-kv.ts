@@ -1,9 +1,17 @@
 import { LRUCache } from 'lru-cache';
+import { StorageUnavailableError } from './errors.js';
+import { KV_PARTITIONS, type KvPartition } from './keys.js';
 import type { KeyValueStore } from './types.js';
 
 export interface MemoryKeyValueStoreOptions {
-  /** Most entries kept; the least recently used go first. Default 1,000,000; memory is taken as entries arrive. */
+  /** Most entries of keys no partition names; the least recently used go first. Default 100,000. */
   maxEntries?: number;
+  /**
+   * Kinds of state by key prefix, each with its own bound, so that one kind never pushes out another
+   * (a flood of OAuth states or failed-login counters never evicts a live session). Default: the
+   * service's own kinds (`KV_PARTITIONS`).
+   */
+  partitions?: Readonly<Record<string, KvPartition>>;
   /** Clock for expiry, so tests can move time. */
   now?: () => number;
 }
@@ -13,23 +21,76 @@ interface Entry {
   expiresAt: number;
 }
 
+/** Entries of one kind. Memory is taken as entries arrive: nothing is allocated up front. */
+interface Partition {
+  get(key: string): Entry | undefined;
+  /** Stores an entry; `false` when the partition is full and refuses new keys. */
+  set(key: string, entry: Entry): boolean;
+  delete(key: string): void;
+  readonly size: number;
+}
+
+/** Least recently used entries go first. `maxSize` counted in entries, not `max`: lru-cache allocates `max` slots up front. */
+function evicting(maxEntries: number): Partition {
+  const entries = new LRUCache<string, Entry>({ maxSize: maxEntries, sizeCalculation: () => 1 });
+  return {
+    get: (key) => entries.get(key),
+    set: (key, entry) => (entries.set(key, entry), true),
+    delete: (key) => void entries.delete(key),
+    get size() {
+      return entries.size;
+    },
+  };
+}
+
+/** Live entries are never pushed out: when full, expired ones are swept (at most once a second), then new keys are refused. */
+function refusing(maxEntries: number, now: () => number): Partition {
+  const entries = new Map<string, Entry>();
+  let sweptAt = -Infinity;
+  const sweep = () => {
+    const time = now();
+    if (time - sweptAt < 1000) return;
+    sweptAt = time;
+    for (const [key, entry] of entries) if (entry.expiresAt <= time) entries.delete(key);
+  };
+  return {
+    get: (key) => entries.get(key),
+    set: (key, entry) => {
+      if (entries.size >= maxEntries && !entries.has(key)) sweep();
+      if (entries.size >= maxEntries && !entries.has(key)) return false;
+      entries.set(key, entry);
+      return true;
+    },
+    delete: (key) => void entries.delete(key),
+    get size() {
+      return entries.size;
+    },
+  };
+}
+
 /**
- * The default KeyValueStore: a bounded LRU map in this process. Expiry is checked against the
- * injected clock on every read. Every operation runs without awaiting in between, so each is atomic.
+ * The default KeyValueStore: bounded maps in this process, one per kind of state. Expiry is checked
+ * against the injected clock on every read. Every operation runs without awaiting in between, so
+ * each is atomic.
  */
 export class MemoryKeyValueStore implements KeyValueStore {
-  readonly #entries: LRUCache<string, Entry>;
   readonly #now: () => number;
+  readonly #partitions: Array<[prefix: string, partition: Partition, bound: number]>;
+  readonly #rest: Partition;
 
   constructor(options: MemoryKeyValueStoreOptions = {}) {
-    // `maxSize` counted in entries, not `max`: lru-cache allocates its `max` slots up front (28 MB for 1,000,000).
-    this.#entries = new LRUCache({ maxSize: options.maxEntries ?? 1_000_000, sizeCalculation: () => 1 });
     this.#now = options.now ?? Date.now;
+    this.#partitions = Object.entries(options.partitions ?? KV_PARTITIONS).map(([prefix, { maxEntries, whenFull }]) => [
+      prefix,
+      whenFull === 'refuse' ? refusing(maxEntries, this.#now) : evicting(maxEntries),
+      maxEntries,
+    ]);
+    this.#rest = evicting(options.maxEntries ?? 100_000);
   }
 
   /** Live and expired entries not yet collected (for tests and metrics). */
   get size(): number {
-    return this.#entries.size;
+    return this.#partitions.reduce((sum, [, partition]) => sum + partition.size, this.#rest.size);
   }
 
   async get(key: string): Promise<string | undefined> {
@@ -37,34 +98,35 @@ export class MemoryKeyValueStore implements KeyValueStore {
   }
 
   async set(key: string, value: string, ttlMs: number): Promise<void> {
-    this.#entries.set(key, { value, expiresAt: this.#now() + ttlMs });
+    this.#store(key, value, ttlMs);
   }
 
   async compareAndSet(key: string, expected: string | undefined, value: string, ttlMs: number): Promise<boolean> {
     if (this.#live(key)?.value !== expected) return false;
-    this.#entries.set(key, { value, expiresAt: this.#now() + ttlMs });
+    this.#store(key, value, ttlMs);
     return true;
   }
 
   async take(key: string): Promise<string | undefined> {
     const entry = this.#live(key);
-    if (entry) this.#entries.delete(key);
+    if (entry) this.#of(key).delete(key);
     return entry?.value;
   }
 
   async delete(key: string): Promise<boolean> {
     const existed = this.#live(key) !== undefined;
-    this.#entries.delete(key);
+    this.#of(key).delete(key);
     return existed;
   }
 
-  async increment(key: string, ttlMs: number): Promise<number> {
+  async increment(key: string, ttlMs: number, by = 1): Promise<number> {
     const entry = this.#live(key);
     if (!entry) {
-      this.#entries.set(key, { value: '1', expiresAt: this.#now() + ttlMs });
-      return 1;
+      if (by < 0) return 0;
+      this.#store(key, String(by), ttlMs);
+      return by;
     }
-    entry.value = String(Number(entry.value) + 1);
+    entry.value = String(Number(entry.value) + by);
     return Number(entry.value);
   }
 
@@ -80,10 +142,22 @@ export class MemoryKeyValueStore implements KeyValueStore {
     return true;
   }
 
+  #of(key: string): Partition {
+    for (const [prefix, partition] of this.#partitions) if (key.startsWith(prefix)) return partition;
+    return this.#rest;
+  }
+
+  #store(key: string, value: string, ttlMs: number): void {
+    if (this.#of(key).set(key, { value, expiresAt: this.#now() + ttlMs })) return;
+    const bound = this.#partitions.find(([prefix]) => key.startsWith(prefix))![2];
+    throw new StorageUnavailableError(`the in-memory store holds the most entries of this kind it may (${bound}); retry later`);
+  }
+
   #live(key: string): Entry | undefined {
-    const entry = this.#entries.get(key);
+    const partition = this.#of(key);
+    const entry = partition.get(key);
     if (entry && entry.expiresAt <= this.#now()) {
-      this.#entries.delete(key);
+      partition.delete(key);
       return undefined;
     }
     return entry;

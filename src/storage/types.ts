@@ -137,8 +137,12 @@ export interface KeyValueStore {
   /** Reads and removes in one step (one-time values). */
   take(key: string): Promise<string | undefined>;
   delete(key: string): Promise<boolean>;
-  /** Adds one to a counter; a new counter starts at 1 and lives `ttlMs`. Returns the new value. */
-  increment(key: string, ttlMs: number): Promise<number>;
+  /**
+   * Adds `by` (default 1, may be negative) to a counter and returns the new value. A new counter starts
+   * at `by` and lives `ttlMs` (later increments keep that lifetime); with a negative `by` an absent
+   * counter stays absent and the answer is 0.
+   */
+  increment(key: string, ttlMs: number, by?: number): Promise<number>;
   /** Remaining lifetime in ms, or 0 when the key is absent. */
   ttl(key: string): Promise<number>;
   /** Sets a new lifetime; false when the key is absent. */

@@ -270,6 +270,15 @@ export function keyValueStoreContract(name: string, create: () => Promise<KeyVal
         expect(await kv.ttl('n')).toBeGreaterThan(SHORT);
       });
 
+      it('adds a given step, also a negative one, which never creates a counter', async () => {
+        const kv = await fresh();
+        expect(await kv.increment('n', LONG, 3)).toBe(3);
+        expect(await kv.increment('n', LONG, -1)).toBe(2);
+        expect(await kv.increment('absent', LONG, -1)).toBe(0);
+        expect(await kv.get('absent')).toBeUndefined();
+        expect(await kv.get('n')).toBe('2');
+      });
+
       it('counts every one of many concurrent increments', async () => {
         const kv = await fresh();
         const results = await Promise.all(Array.from({ length: 100 }, () => kv.increment('n', LONG)));

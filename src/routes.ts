@@ -1,0 +1,13 @@
+import { loginRoutes } from './auth/login.js';
+import type { ServiceContext } from './context.js';
+import type { Route } from './http/router.js';
+import { macroRoutes } from './macros/routes.js';
+import type { ExternalLogin } from './oauth/flow.js';
+import { externalLoginRoutes } from './oauth/routes.js';
+import { objectRoutes } from './objects/routes.js';
+import { secureLoginRoutes } from './secure/routes.js';
+
+/** Every route of the service, from each folder's route module. */
+export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin): Route[] {
+  return [...loginRoutes(ctx), ...secureLoginRoutes(ctx), ...objectRoutes(ctx), ...macroRoutes(ctx), ...externalLoginRoutes(ctx, externalLogin)];
+}
