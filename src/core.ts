@@ -2,7 +2,7 @@ import { sessionOf } from './auth/credentials.js';
 import { TokenSigner } from './auth/jwt.js';
 import { LoginLimiter } from './auth/login-limit.js';
 import { Principals } from './auth/principals.js';
-import { SessionStore, sessionTimes } from './auth/sessions.js';
+import { SessionStore, sessionLimits } from './auth/sessions.js';
 import { cacheSizes } from './caches.js';
 import type { ServiceContext } from './context.js';
 import { readBodyText } from './http/body.js';
@@ -51,7 +51,7 @@ export class Core {
     const ctx: ServiceContext = {
       store,
       kv,
-      sessions: new SessionStore(kv, sessionTimes(options.session), now, caches.sessions),
+      sessions: new SessionStore(kv, sessionLimits(options.session), now, caches.sessions),
       principals: new Principals(store, options.users, options.customLogin),
       limiter: new LoginLimiter(kv, options.loginLimit),
       tokens: new TokenSigner(options.session?.jwtSecret),

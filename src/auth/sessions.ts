@@ -40,16 +40,24 @@ export interface SessionOptions {
   absoluteTimeoutMs?: number;
   /** HS256 key for `/v2/login` tokens (at least 32 bytes). Default: random per process. */
   jwtSecret?: string | Uint8Array;
+  /** Live sessions one principal may hold; a login beyond it ends that principal's oldest session. Default 1000. */
+  maxPerUser?: number;
 }
 
-export interface SessionTimes {
+export interface SessionLimits {
   idleMs: number;
   absoluteMs: number;
+  maxPerUser: number;
 }
 
-export function sessionTimes(options: SessionOptions = {}): SessionTimes {
-  return { idleMs: options.idleTimeoutMs ?? 30 * 60_000, absoluteMs: options.absoluteTimeoutMs ?? 12 * 3_600_000 };
+export function sessionLimits(options: SessionOptions = {}): SessionLimits {
+  const maxPerUser = options.maxPerUser ?? 1000;
+  if (!Number.isSafeInteger(maxPerUser) || maxPerUser < 1) throw new Error('session.maxPerUser must be a positive integer');
+  return { idleMs: options.idleTimeoutMs ?? 30 * 60_000, absoluteMs: options.absoluteTimeoutMs ?? 12 * 3_600_000, maxPerUser };
 }
+
+/** A principal's sessions as kept for the per-user cap: `[id, expiresAt]`, oldest first. */
+type SessionList = Array<[id: string, expiresAt: number]>;
 
 const key = kvKeys.session;
 
@@ -64,7 +72,7 @@ export class SessionStore {
 
   constructor(
     private readonly kv: KeyValueStore,
-    private readonly times: SessionTimes,
+    private readonly times: SessionLimits,
     private readonly now: () => number,
     cacheSize: number,
   ) {
@@ -90,9 +98,47 @@ export class SessionStore {
     return { ...fields, id, createdAt, expiresAt: createdAt + this.times.absoluteMs };
   }
 
-  /** Stores a session made by `prepare`. */
+  /**
+   * Stores a session made by `prepare`, and counts it among its principal's: when that makes more than
+   * `maxPerUser`, the oldest end.
+   */
   async save(session: Session): Promise<void> {
     await this.kv.set(key(session.id), JSON.stringify(session), this.#ttl(session));
+    const ended = await this.#inTurn(session.principalId, () => this.#listed(session)).catch(async (error: unknown) => {
+      await this.delete(session.id);
+      throw error;
+    });
+    await Promise.all(ended.map((id) => this.delete(id)));
+  }
+
+  /** Principals whose list is being updated by this process, each with the end of its queue. */
+  readonly #listUpdates = new Map<string, Promise<unknown>>();
+
+  /**
+   * Runs `work` after every earlier one of this principal in this process, so concurrent logins of one
+   * user do not race each other's compare-and-set (which then only has other instances to retry for).
+   */
+  #inTurn<T>(principalId: string, work: () => Promise<T>): Promise<T> {
+    const next = (this.#listUpdates.get(principalId) ?? Promise.resolve()).then(work, work);
+    const settled = next.catch(() => undefined);
+    this.#listUpdates.set(principalId, settled);
+    void settled.then(() => this.#listUpdates.get(principalId) === settled && this.#listUpdates.delete(principalId));
+    return next;
+  }
+
+  /** Adds the session to its principal's list (one atomic update); returns the ids beyond the cap, oldest first. */
+  async #listed(session: Session): Promise<string[]> {
+    const listKey = kvKeys.sessionsOf(session.principalId);
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const raw = await this.kv.get(listKey);
+      const now = this.now();
+      const list = (raw === undefined ? [] : (JSON.parse(raw) as SessionList)).filter(([, expiresAt]) => expiresAt > now);
+      list.push([session.id, session.expiresAt]);
+      const ended = list.splice(0, Math.max(0, list.length - this.times.maxPerUser));
+      const lifetime = Math.max(...list.map(([, expiresAt]) => expiresAt)) - now;
+      if (await this.kv.compareAndSet(listKey, raw, JSON.stringify(list), lifetime)) return ended.map(([id]) => id);
+    }
+    throw new ApiError('503', 'too many logins of this user at once, retry later');
   }
 
   /** The live session with this id, its idle timeout renewed; `undefined` if unknown or expired. */

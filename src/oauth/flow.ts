@@ -12,6 +12,8 @@ import { loadProviders, type ConfiguredProvider, type ProviderSetup } from './pr
 import type { Identity } from './types.js';
 
 const STATE_TTL_MS = 10 * 60_000;
+/** External logins one client address may start per state lifetime: each keeps server-side state, unauthenticated. */
+const STARTS_PER_ADDRESS = 60;
 const DF_UUID_TTL_MS = 15 * 60_000;
 const stateKey = kvKeys.oauthState;
 const dfUuidKey = kvKeys.dfUuid;
@@ -49,8 +51,21 @@ export class ExternalLogin {
     return provider;
   }
 
-  /** Step 1: the redirect to the provider, with state, PKCE (S256) and, for OpenID providers, nonce. */
-  async start(provider: ConfiguredProvider, appNames: string[]): Promise<Answer> {
+  /**
+   * Step 1: the redirect to the provider, with state, PKCE (S256) and, for OpenID providers, nonce.
+   * The state is kept server-side before anyone authenticated, so each client address may start only
+   * so many (`303` after that, until the oldest could have expired).
+   */
+  async start(provider: ConfiguredProvider, appNames: string[], clientAddress: string | undefined): Promise<Answer> {
+    if (clientAddress !== undefined) {
+      const key = kvKeys.externalLoginsOfAddress(clientAddress);
+      if ((await this.ctx.kv.increment(key, STATE_TTL_MS)) > STARTS_PER_ADDRESS) {
+        const seconds = Math.max(1, Math.ceil((await this.ctx.kv.ttl(key)) / 1000));
+        throw new ApiError('303', `too many external logins started from this address, try again in ${seconds} seconds`, {
+          headers: { 'retry-after': String(seconds) },
+        });
+      }
+    }
     const state = oauth.generateRandomState();
     const pending: PendingLogin = {
       provider: provider.key,

@@ -58,7 +58,7 @@ export function externalLoginRoutes(ctx: ServiceContext, flow: ExternalLogin): R
       appKey: false, // checked below: header or query
       handler: async (request) => {
         checkAppKey(ctx, request);
-        return flow.start(flow.provider(request.params.name!), appNamesParam(request));
+        return flow.start(flow.provider(request.params.name!), appNamesParam(request), request.clientAddress);
       },
     },
     // The provider's redirect carries no app key; the one-time state authenticates it.

@@ -75,6 +75,19 @@ export class Serializer {
     return (await this.#level([object], 0, this.hook()))[0]!;
   }
 
+  /**
+   * A value (a macro's result) with every stored object in it, at any depth, serialized as `GET` would
+   * serve it: so an object read from the store never reaches a client with its `_` fields.
+   */
+  async embedded(value: unknown, depth = 0): Promise<unknown> {
+    if (typeof value !== 'object' || value === null || depth > MAX_EMBEDDING_DEPTH || !holdsStoredObject(value, depth)) return value;
+    if (isStoredObject(value)) return this.object(value);
+    if (Array.isArray(value)) return Promise.all(value.map((item) => this.embedded(item, depth + 1)));
+    const out: JsonObject = {};
+    for (const [name, item] of Object.entries(value)) out[name] = await this.embedded(item, depth + 1);
+    return out;
+  }
+
   async set(objects: StoredObject[], unfilteredCount: number): Promise<SerializedSet> {
     const elements = await this.#level(objects, 0, this.hook());
     return { '~Count': elements.length, '~UnfilteredCount': unfilteredCount, '~Elements': elements };
@@ -106,6 +119,22 @@ export class Serializer {
     });
     return finish(json);
   }
+}
+
+/** Deeper than this, a macro's result is sent as it is (JSON nesting of answers stays bounded). */
+const MAX_EMBEDDING_DEPTH = 64;
+
+/** A stored object as stores return them (any store's, so by shape). */
+function isStoredObject(value: object): value is StoredObject {
+  const { id, className, storeTime, fields } = value as Partial<StoredObject>;
+  return typeof id === 'string' && typeof className === 'string' && typeof storeTime === 'number' && typeof fields === 'object' && fields !== null;
+}
+
+/** Whether a stored object sits anywhere in `value` (a synchronous walk, so plain results cost no promises). */
+function holdsStoredObject(value: unknown, depth: number): boolean {
+  if (typeof value !== 'object' || value === null || depth > MAX_EMBEDDING_DEPTH) return false;
+  if (isStoredObject(value)) return true;
+  return (Array.isArray(value) ? value : Object.values(value)).some((item) => holdsStoredObject(item, depth + 1));
 }
 
 /** Calls `visit` with each serialized field (names starting with `_` are internal). */
