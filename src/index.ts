@@ -79,6 +79,23 @@ export type { JsonObject } from './objects/serialize.js';
 export type { Session, SessionKind } from './auth/sessions.js';
 export type { LoginLimitOptions } from './auth/login-limit.js';
 export { hashPassword, verifyPassword, clientPassValue } from './auth/passwords.js';
+export {
+  TwoFactor,
+  TWO_FACTOR_FIELD,
+  readTwoFactorState,
+  twoFactorRequirement,
+  twoFactorStatus,
+  qrCodeDataUrl,
+  type TwoFactorOptions,
+  type TwoFactorPolicy,
+  type TwoFactorPolicies,
+  type TwoFactorRequirement,
+  type TwoFactorState,
+  type Enrolment,
+  type PrincipalRef,
+} from './auth/two-factor.js';
+export { SecretSealer, type SealingKey } from './auth/sealing.js';
+export { SeatCounter, readLicences, type SeatRequest, type SeatHolder, type IsLive } from './auth/seats.js';
 export { formatStoreTime } from './objects/serialize.js';
 export { PROVIDER_CLASS } from './oauth/providers.js';
 export { IDENTITY_CLASS } from './oauth/links.js';
