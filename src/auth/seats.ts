@@ -25,14 +25,18 @@ const EMPTY_TTL_MS = 60_000;
 
 /**
  * A principal's licences from its `_licences` field (PROTOCOL.md 2.7): application name to seat count,
- * `undefined` for a licence without seats (`"crm"`). Entries of another shape are no licence.
+ * `undefined` for a licence without seats (`"crm"`). Entries of another shape are no licence; of two
+ * entries for one application, the one with the fewest seats holds.
  */
 export function readLicences(licences: FieldValue | undefined): Map<string, number | undefined> {
   const held = new Map<string, number | undefined>();
   if (!Array.isArray(licences)) return held;
   for (const entry of licences) {
-    if (typeof entry === 'string') held.set(entry, undefined);
-    else if (isSeatLicence(entry)) held.set(entry.app, entry.parallel);
+    if (typeof entry === 'string') {
+      if (!held.has(entry)) held.set(entry, undefined);
+    } else if (isSeatLicence(entry)) {
+      held.set(entry.app, Math.min(entry.parallel, held.get(entry.app) ?? Infinity));
+    }
   }
   return held;
 }

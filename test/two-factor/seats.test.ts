@@ -173,6 +173,11 @@ describe('readLicences', () => {
     ]);
   });
 
+  it('keeps the fewest seats when an application is listed twice', () => {
+    const licences = readLicences(['shop', { app: 'shop', parallel: 3 }, 'shop', { app: 'shop', parallel: 1 }, { app: 'shop', parallel: 2 }]);
+    expect([...licences]).toEqual([['shop', 1]]);
+  });
+
   it.each([[undefined], [null], ['crm'], [{ app: 'crm' }]])('holds nothing for a field that is no list (%j)', (field) => {
     expect(readLicences(field).size).toBe(0);
   });
