@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+
 /**
  * Sizes of the per-process caches, in entries, in one place (`ServiceOptions.caches`). Each cache only
  * spares work: the stores stay the authority, so a smaller cache costs time, never correctness.
@@ -19,4 +21,13 @@ export function cacheSizes(given: Partial<CacheSizes> = {}): CacheSizes {
     if (!Number.isSafeInteger(size) || size < 1) throw new Error(`caches.${name} must be a positive integer`);
   }
   return sizes;
+}
+
+/**
+ * An LRU cache of at most `entries` entries that takes memory as entries arrive. (lru-cache's `max`
+ * allocates all its slots up front: about 4 ms and 80 KB for 10,000, 28 MB for 1,000,000; a bound
+ * counted as `maxSize` in entries does not.)
+ */
+export function lruCache<K extends {}, V extends {}>(entries: number): LRUCache<K, V> {
+  return new LRUCache<K, V>({ maxSize: entries, sizeCalculation: () => 1 });
 }

@@ -1,4 +1,5 @@
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { lruCache } from '../caches.js';
 import { ApiError } from '../http/errors.js';
 import { randomToken } from '../storage/ids.js';
 import { kvKeys } from '../storage/keys.js';
@@ -76,7 +77,7 @@ export class SessionStore {
     private readonly now: () => number,
     cacheSize: number,
   ) {
-    this.#parsed = new LRUCache({ max: cacheSize });
+    this.#parsed = lruCache(cacheSize);
   }
 
   #parse(id: string, raw: string): Session {

@@ -1,5 +1,6 @@
 import { base64 } from '@scure/base';
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { lruCache } from '../caches.js';
 import type { Session } from '../auth/sessions.js';
 import type { ServiceContext } from '../context.js';
 import { isSecureContentType, readBodyText } from '../http/body.js';
@@ -42,8 +43,8 @@ export class SecureTransport {
     private readonly ctx: ServiceContext,
     cacheSize: number,
   ) {
-    this.#sessionIds = new LRUCache({ max: cacheSize });
-    this.#keys = new LRUCache({ max: cacheSize });
+    this.#sessionIds = lruCache(cacheSize);
+    this.#keys = lruCache(cacheSize);
     this.#windows = new WindowUpdates(ctx.sessions);
   }
 

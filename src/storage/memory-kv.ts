@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache';
+import { lruCache } from '../caches.js';
 import { StorageUnavailableError } from './errors.js';
 import { KV_PARTITIONS, type KvPartition } from './keys.js';
 import type { KeyValueStore } from './types.js';
@@ -30,9 +30,9 @@ interface Partition {
   readonly size: number;
 }
 
-/** Least recently used entries go first. `maxSize` counted in entries, not `max`: lru-cache allocates `max` slots up front. */
+/** Least recently used entries go first. */
 function evicting(maxEntries: number): Partition {
-  const entries = new LRUCache<string, Entry>({ maxSize: maxEntries, sizeCalculation: () => 1 });
+  const entries = lruCache<string, Entry>(maxEntries);
   return {
     get: (key) => entries.get(key),
     set: (key, entry) => (entries.set(key, entry), true),
