@@ -104,7 +104,7 @@ export function orderKeys(orderBy: OrderBy | undefined, reverse: boolean, params
   const seq = { expr: 'seq', dir: reverse ? 'DESC' : 'ASC' } as const;
   if (!orderBy) return [seq];
   const f = params.add(orderBy.field);
-  const dir = orderBy.descending !== reverse ? 'DESC' : 'ASC';
+  const dir = (orderBy.descending ?? false) !== reverse ? 'DESC' : 'ASC';
   const rank = `(CASE jsonb_typeof(data -> ${f}) WHEN 'boolean' THEN (CASE WHEN data -> ${f} = 'true'::jsonb THEN 2 ELSE 1 END)
     WHEN 'number' THEN 3 WHEN 'string' THEN 4 WHEN 'array' THEN 5 WHEN 'object' THEN 5 ELSE 0 END)`;
   return [{ expr: rank, dir }, { expr: numberOf(f), dir }, { expr: stringOf(f), dir }, seq];

@@ -7,11 +7,11 @@ import { objectStoreContract } from './object-store.js';
 const available = await serverAvailable('PostgreSQL', 'the ObjectStore contract on PostgresObjectStore');
 const schema = `odbrest_test_${RUN_ID}`; // this run's own schema, dropped afterwards
 let tables = 0;
-const tableOf = new WeakMap<object, string>();
+const openedWith = new WeakMap<object, { table: string; now?: () => number }>();
 
-function open(table: string) {
-  const store = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table });
-  tableOf.set(store, table);
+function open(table: string, now?: () => number) {
+  const store = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table, now });
+  openedWith.set(store, { table, now });
   return store;
 }
 
@@ -21,10 +21,11 @@ describe.runIf(available)('PostgresObjectStore', () => {
     for (const name of [schema, ...freshSchemas]) await dropSchema(name);
   });
   objectStoreContract('PostgresObjectStore', {
-    create: async () => open(`objects_${tables++}`),
+    create: async (options) => open(`objects_${tables++}`, options?.now),
     reopen: async (store) => {
       await store.close?.();
-      return open(tableOf.get(store)!);
+      const { table, now } = openedWith.get(store)!;
+      return open(table, now);
     },
   });
 
