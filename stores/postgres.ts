@@ -171,12 +171,14 @@ export class PostgresObjectStore implements ObjectStore {
     const conditions = whereSql(query.where, params);
     const filtered = conditions !== '';
     const filterKey = filtered ? JSON.stringify(query.where) : undefined;
-    const cached = filtered
-      ? `(SELECT c.n FROM ${this.#counts} c WHERE c.class_name = $1 AND c.filter = ${params.add(filterKey)} AND c.version = st.v)`
-      : 'st.n';
-    const head = `WITH st AS (SELECT coalesce(sum(n), 0)::int8 AS n, coalesce(sum(version), 0)::int8 AS v FROM ${this.#stats} WHERE class_name = $1),
-      head AS (SELECT v, cached, COALESCE(cached, (SELECT count(*) FROM ${this.#table} WHERE class_name = $1${conditions})) AS total
-        FROM (SELECT st.v, ${cached} AS cached FROM st) s)`;
+    const stats = `WITH st AS (SELECT coalesce(sum(n), 0)::int8 AS n, coalesce(sum(version), 0)::int8 AS v FROM ${this.#stats} WHERE class_name = $1)`;
+    // OFFSET 0 keeps the cache lookup one subquery (flattened, it would run once per use of `cached`);
+    // the count runs only when the cache has no total at this version (COALESCE evaluates lazily).
+    const head = filtered
+      ? `${stats}, head AS (SELECT v, cached, COALESCE(cached, (SELECT count(*) FROM ${this.#table} WHERE class_name = $1${conditions})) AS total
+          FROM (SELECT st.v, (SELECT c.n FROM ${this.#counts} c WHERE c.class_name = $1 AND c.filter = ${params.add(filterKey)} AND c.version = st.v) AS cached
+            FROM st OFFSET 0) s)`
+      : `${stats}, head AS (SELECT v, n AS cached, n AS total FROM st)`;
     if (query.limit === 0) return { sql: `${head} SELECT v, total, cached, NULL AS id FROM head`, params: params.values, filterKey };
 
     const keys = orderKeys(query.orderBy, query.reverse ?? false, params);

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { StoreValueError } from '../../src/index.js';
+import { StoreConflictError, StoreValueError } from '../../src/index.js';
 import { PostgresObjectStore } from '../../stores/postgres.js';
 import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from '../support/servers.js';
 import { objectStoreContract } from './object-store.js';
@@ -40,6 +40,63 @@ describe.runIf(available)('PostgresObjectStore', () => {
     expect((await store.get(literal.id))?.fields.Text).toBe('back\\u0000slash');
     expect(await store.count('Note')).toBe(1);
     await store.close();
+  });
+
+  it('50 parallel conditional writes on one object from two stores (two pools): exactly one wins', async () => {
+    const table = `objects_${tables++}`;
+    const [a, b] = [open(table), open(table)];
+    try {
+      const first = await a.put({ className: 'Doc', fields: { v: 0 } });
+      const results = await Promise.allSettled(
+        Array.from({ length: 50 }, (_, i) => (i % 2 ? b : a).put({ id: first.id, className: 'Doc', fields: { v: i + 1 }, ifStoreTime: first.storeTime })),
+      );
+      const won = results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+      expect(won).toHaveLength(1);
+      for (const result of results) if (result.status === 'rejected') expect(result.reason).toBeInstanceOf(StoreConflictError);
+      expect(won[0]!.storeTime).toBeGreaterThan(first.storeTime);
+      expect(await b.get(first.id)).toEqual(won[0]);
+      // and a create-only write (null) from both: one wins
+      const created = await Promise.allSettled([a, b, a, b].map((store, i) => store.put({ id: 'NEWONE01', className: 'Doc', fields: { i }, ifStoreTime: null })));
+      expect(created.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+      expect(await a.count('Doc')).toBe(2);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('totals and deep pages stay exact when another store writes the same table', async () => {
+    const table = `objects_${tables++}`;
+    const [reader, writer] = [open(table), open(table)];
+    try {
+      const items = [];
+      for (let i = 0; i < 12; i++) items.push(await writer.put({ className: 'Item', fields: { i, Even: i % 2 === 0 } }));
+      const even = { className: 'Item', where: { Even: true } };
+      const ids = async (query: object) => (await reader.find({ className: 'Item', ...query })).objects.map((object) => object.fields.i);
+      // learn the totals and where pages start (each asked twice: the second answer uses what the first taught)
+      for (let round = 0; round < 2; round++) {
+        expect(await reader.count('Item', { Even: true })).toBe(6);
+        expect(await ids({ offset: 4, limit: 3 })).toEqual([4, 5, 6]);
+        expect(await ids({ offset: 7, limit: 3 })).toEqual([7, 8, 9]);
+        expect(await ids({ where: { Even: true }, offset: 2, limit: 2 })).toEqual([4, 6]);
+        expect(await ids({ offset: 3, limit: 2, reverse: true })).toEqual([8, 7]);
+      }
+      await writer.delete(items[0]!.id);
+      await writer.put({ id: items[2]!.id, className: 'Item', fields: { i: 2, Even: false } });
+      await writer.put({ className: 'Item', fields: { i: 12, Even: true } });
+      expect(await reader.find({ ...even, limit: 0 })).toEqual({ objects: [], total: 5 });
+      expect(await reader.count('Item')).toBe(12);
+      expect(await ids({ offset: 4, limit: 3 })).toEqual([5, 6, 7]);
+      expect(await ids({ offset: 7, limit: 3 })).toEqual([8, 9, 10]);
+      expect(await ids({ where: { Even: true }, offset: 2, limit: 2 })).toEqual([8, 10]);
+      expect(await ids({ offset: 3, limit: 2, reverse: true })).toEqual([9, 8]);
+      await writer.put({ id: items[4]!.id, className: 'Moved', fields: { i: 4, Even: true } });
+      expect(await reader.count('Item', { Even: true })).toBe(4);
+      expect(await reader.count('Moved', { Even: true })).toBe(1);
+    } finally {
+      await reader.close();
+      await writer.close();
+    }
   });
 
   it('two stores start together on one fresh schema and table: every first count and put succeeds', async () => {
