@@ -8,7 +8,7 @@
  * as a member of a set) and `$in`. The others test one member (`data -> 'f'`) by its JSON type:
  * strings compare under `COLLATE "C"`, which on a UTF-8 database is Unicode code point order.
  */
-import { isRef, type Condition, type FieldOperators, type OrderBy, type Scalar, type Where } from '../src/index.js';
+import { isRef, isScalar, type FieldOperators, type OrderBy, type Scalar, type Where } from '../src/index.js';
 
 /** Collects parameters; `add` answers the placeholder of a new one. */
 export class Params {
@@ -47,51 +47,56 @@ export function whereSql(where: Where | undefined, params: Params): string {
     else if (isRef(condition)) {
       const either = [member(field, { $ref: condition.$ref }), member(field, { $set: [condition.$ref] })];
       parts.push(`data @> ANY(${params.add(either)}::jsonb[])`);
-    } else parts.push(...operatorSql(field, condition, params));
+    } else parts.push(operatorsSql(field, condition, params));
   }
   if (equal.length > 0) parts.unshift(`data @> ${params.add(`{${equal.join(',')}}`)}::jsonb`);
   return parts.map((part) => ` AND ${part}`).join('');
 }
 
-function operatorSql(field: string, operators: FieldOperators, params: Params): string[] {
+/**
+ * The conditions of one field's operators, ANDed. Anything that is not a valid condition (an unknown
+ * operator, an operand of the wrong type) matches nothing, as in every store: the service refuses such
+ * filters before a store sees them, and a store must never widen an answer.
+ */
+function operatorsSql(field: string, operators: FieldOperators, params: Params): string {
+  if (typeof operators !== 'object' || operators === null || Array.isArray(operators)) return 'false';
   const parts: string[] = [];
+  const mark = params.values.length;
   let name: string | undefined;
   const f = () => (name ??= params.add(field));
-  for (const [operator, value] of Object.entries(operators)) {
-    if (value === undefined) continue;
-    switch (operator) {
-      case '$ne':
-        parts.push(`NOT (data @> ${params.add(member(field, value))}::jsonb)`);
-        break;
-      case '$in': {
-        const list = value as Scalar[];
-        parts.push(list.length === 0 ? 'false' : `data @> ANY(${params.add(list.map((item) => member(field, item)))}::jsonb[])`);
-        break;
-      }
-      case '$gt':
-      case '$gte':
-      case '$lt':
-      case '$lte': {
-        const op = RANGE[operator];
-        if (typeof value === 'number') parts.push(`${numberOf(f())} ${op} ${params.add(String(value))}::numeric`);
-        else parts.push(`${stringOf(f())} ${op} ${params.add(value)}::text`);
-        break;
-      }
-      case '$prefix':
-        parts.push(`starts_with(${stringOf(f())}, ${params.add(value)}::text)`);
-        break;
-      case '$exists':
-        parts.push(value ? `data ? ${f()}` : `NOT (data ? ${f()})`);
-        break;
-      default:
-        throw new Error(`PostgresObjectStore: unknown filter operator ${JSON.stringify(operator)}`);
+  for (const [operator, value] of Object.entries(operators) as [string, unknown][]) {
+    const part = operatorSql(operator, value, field, f, params);
+    if (part === undefined) {
+      params.values.length = mark; // the parameters of the operators before it go unused
+      return 'false';
     }
+    parts.push(part);
   }
-  return parts;
+  return parts.length === 0 ? 'true' : parts.join(' AND ');
 }
 
-function isScalar(condition: Condition): condition is Scalar {
-  return condition === null || typeof condition !== 'object';
+function operatorSql(operator: string, value: unknown, field: string, f: () => string, params: Params): string | undefined {
+  switch (operator) {
+    case '$ne':
+      return isScalar(value) ? `NOT (data @> ${params.add(member(field, value))}::jsonb)` : undefined;
+    case '$in':
+      if (!Array.isArray(value) || !value.every(isScalar)) return undefined;
+      return value.length === 0 ? 'false' : `data @> ANY(${params.add((value as Scalar[]).map((item) => member(field, item)))}::jsonb[])`;
+    case '$gt':
+    case '$gte':
+    case '$lt':
+    case '$lte':
+      if (typeof value === 'number') return `${numberOf(f())} ${RANGE[operator]} ${params.add(String(value))}::numeric`;
+      if (typeof value === 'string') return `${stringOf(f())} ${RANGE[operator]} ${params.add(value)}::text`;
+      return undefined;
+    case '$prefix':
+      return typeof value === 'string' ? `starts_with(${stringOf(f())}, ${params.add(value)}::text)` : undefined;
+    case '$exists':
+      if (typeof value !== 'boolean') return undefined;
+      return value ? `data ? ${f()}` : `NOT (data ? ${f()})`;
+    default:
+      return undefined;
+  }
 }
 
 /**

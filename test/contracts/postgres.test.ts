@@ -99,6 +99,20 @@ describe.runIf(available)('PostgresObjectStore', () => {
     }
   });
 
+  it('a condition that is not valid (unknown operator, operand of the wrong type) matches nothing, as in the memory store', async () => {
+    const store = open(`objects_${tables++}`);
+    try {
+      await store.put({ className: 'V', fields: { v: 1 } });
+      const invalid = [{ $nope: 1 }, { $gt: true }, { $in: 'x' }, { $in: [[1]] }, { $prefix: 1 }, { $exists: 'yes' }, { $ne: { a: 1 } }, [1], { $gte: 0, $lt: null }];
+      for (const condition of invalid) {
+        expect(await store.find({ className: 'V', where: { v: condition } as never }), JSON.stringify(condition)).toEqual({ objects: [], total: 0 });
+      }
+      expect(await store.count('V', { v: {} })).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('two stores start together on one fresh schema and table: every first count and put succeeds', async () => {
     // Several rounds, each on a schema and table that do not exist yet, to give the creation race its chance.
     for (let round = 0; round < 5; round++) {
