@@ -1,7 +1,6 @@
-// Storage benches, against the built package (dist/):
+// Storage benches, against the built package (dist/) (PostgreSQL listings: postgres-listing.bench.mjs):
 // - authenticated GET /v1/object/{id} through service.fetch with Redis sessions and the PostgreSQL
 //   store, as a ratio against the in-process defaults measured in the same run;
-// - p50 of a listing page of 50 from 100,000 objects of one class in PostgreSQL, with and without a filter;
 // - file store writes per second (each one fsynced), one writer and 32 concurrent, against memory.
 // REDIS_URL and DATABASE_URL choose the servers; rows that need an unreachable server say so.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -28,7 +27,7 @@ async function reachable(check) {
   }
 }
 
-export default async function bench({ opsPerSecond, medianMs }) {
+export default async function bench({ opsPerSecond }) {
   const rows = [];
   const admin = new pg.Client({ connectionString: DATABASE_URL });
   const pgUp = await reachable(() => admin.connect());
@@ -60,33 +59,6 @@ export default async function bench({ opsPerSecond, medianMs }) {
       rows.push({ name: 'GET with Redis + PostgreSQL: skipped', value: `${redisUp ? '' : 'Redis '}${pgUp ? '' : 'PostgreSQL '}unreachable`, unit: '' });
     }
 
-    if (pgUp) {
-      const store = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'objects' });
-      await store.count('Customer'); // creates the table
-      // 100,000 customers (the class measured) among 200,000 objects, loaded in bulk SQL.
-      await admin.query(`INSERT INTO "${schema}".objects (id, class_name, store_time, data)
-        SELECT c || lpad(i::text, 6, '0'), c, 0,
-          json_build_object('Name', 'customer ' || i, 'City', 'city ' || (i % 100), 'Active', i % 2 = 0, 'Number', i)
-        FROM generate_series(1, 100000) i, unnest(array['Customer', 'Order']) c ORDER BY i, c`);
-      // What autovacuum does to a table in steady state: statistics, and the visibility map that lets
-      // the total be counted from the index alone.
-      await admin.query(`VACUUM ANALYZE "${schema}".objects`);
-      const cases = [
-        ['first page, no filter', { className: 'Customer', limit: 50 }],
-        ['page 1000 (offset 50,000), no filter', { className: 'Customer', offset: 50_000, limit: 50 }],
-        ['first page, filter matching 1%', { className: 'Customer', where: { City: 'city 7' }, limit: 50 }],
-        ['page 10, filter matching 1%', { className: 'Customer', where: { City: 'city 7' }, offset: 500, limit: 50 }],
-        ['filter matching 1 object', { className: 'Customer', where: { Name: 'customer 77777' }, limit: 50 }],
-      ];
-      for (const [label, query] of cases) {
-        const found = await store.find(query);
-        if (found.objects.length === 0) throw new Error(`${label}: nothing found`);
-        rows.push({ name: `PostgreSQL listing of 100,000 objects, ${label} (p50, total included)`, value: await medianMs(() => store.find(query), 50), unit: 'ms' });
-      }
-      await store.close();
-    } else {
-      rows.push({ name: 'PostgreSQL listings: skipped', value: 'PostgreSQL unreachable', unit: '' });
-    }
   } finally {
     await kv.close();
     if (redisUp) {

@@ -9,7 +9,7 @@ export interface FileObjectStoreOptions {
    * records. Default 16 MiB.
    */
   compactMinBytes?: number;
-  /** Clock for `storeTime`, for tests. */
+  /** Clock for `storeTime` (whole seconds, strictly increasing per object, also across reopens), for tests. */
   now?: () => number;
 }
 
@@ -40,6 +40,8 @@ export class FileObjectStore implements ObjectStore {
   readonly #opening: Promise<Journal>;
   /** Ids chosen for creates whose record is not yet durable, so two creates never pick the same. */
   readonly #pendingIds = new Set<string>();
+  /** Per id, the settling of its last queued write (see `#oneAtATime`). */
+  readonly #writing = new Map<string, Promise<void>>();
   /** Size in the file of each live object's latest record, to know how much of the file is garbage. */
   readonly #recordBytes = new Map<string, number>();
   #liveBytes = 0;
@@ -108,38 +110,66 @@ export class FileObjectStore implements ObjectStore {
 
   async put(input: ObjectInput): Promise<StoredObject> {
     const journal = await this.#opening;
-    let id = input.id;
-    if (id === undefined) {
-      do id = this.#memory.freeId();
-      while (this.#pendingIds.has(id));
-      this.#pendingIds.add(id);
+    const given = input.id;
+    if (given !== undefined) return this.#oneAtATime(given, () => this.#write(journal, input, given));
+    let id: string;
+    do id = this.#memory.freeId();
+    while (this.#pendingIds.has(id));
+    this.#pendingIds.add(id);
+    try {
+      return await this.#write(journal, input, id);
+    } finally {
+      this.#pendingIds.delete(id);
     }
+  }
+
+  /**
+   * Checks the write against the object as it is in memory and queues its record, in one synchronous
+   * step. Writes of one id run one at a time (`#oneAtATime`), so memory then holds every earlier write
+   * of this id: the check sees them, and the store time follows theirs.
+   */
+  async #write(journal: Journal, input: ObjectInput, id: string): Promise<StoredObject> {
+    const storeTime = this.#memory.checkWrite(input);
     // Serialized once: the same JSON goes to disk and (parsed back) into memory, so the object read
     // after a restart is exactly the one read before it.
     const fieldsJson = JSON.stringify(input.fields);
-    const storeTime = this.#now();
     const payload = putPayload(id, input.className, storeTime, fieldsJson);
     const record: JournalRecord = ['p', id, input.className, storeTime, JSON.parse(fieldsJson)];
-    let stored: StoredObject;
-    try {
-      stored = await journal.append(payload, () => {
-        this.#apply(record, payload.length);
-        return { id, className: input.className, storeTime, fields: JSON.parse(fieldsJson) };
-      });
-    } finally {
-      if (input.id === undefined) this.#pendingIds.delete(id);
-    }
+    const stored = await journal.append(payload, () => {
+      this.#apply(record, payload.length);
+      return { id, className: input.className, storeTime, fields: JSON.parse(fieldsJson) };
+    });
     this.#compactIfWorthIt(journal);
     return stored;
   }
 
   async delete(id: string): Promise<boolean> {
     const journal = await this.#opening;
-    if (!this.#memory.has(id)) return false;
-    const payload = encoder.encode(JSON.stringify(['d', id]));
-    const existed = await journal.append(payload, () => this.#apply(['d', id], payload.length));
-    this.#compactIfWorthIt(journal);
-    return existed;
+    return this.#oneAtATime(id, async () => {
+      if (!this.#memory.has(id)) return false;
+      const payload = encoder.encode(JSON.stringify(['d', id]));
+      const existed = await journal.append(payload, () => this.#apply(['d', id], payload.length));
+      this.#compactIfWorthIt(journal);
+      return existed;
+    });
+  }
+
+  /**
+   * Runs `task` once every earlier write of `id` has been applied or has failed: a check against
+   * memory is then a check against the latest version, and the check and the write stay one step.
+   */
+  #oneAtATime<T>(id: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.#writing.get(id);
+    const result = previous ? previous.then(task) : task();
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#writing.set(id, settled);
+    void settled.then(() => {
+      if (this.#writing.get(id) === settled) this.#writing.delete(id);
+    });
+    return result;
   }
 
   /** Rewrites the file now with only the live objects. Normally automatic; useful before a backup. */

@@ -2,6 +2,7 @@ import pg from 'pg';
 import {
   newObjectId,
   StorageUnavailableError,
+  StoreConflictError,
   StoreValueError,
   type FindQuery,
   type FindResult,
@@ -10,6 +11,7 @@ import {
   type StoredObject,
   type Where,
 } from '../src/index.js';
+import { orderKeys, Params, whereSql } from './postgres-sql.js';
 
 export interface PostgresObjectStoreOptions {
   /** `postgres://` URL. Default: pg's own defaults (`PGHOST`, `PGUSER`, ... environment variables). */
@@ -18,7 +20,10 @@ export interface PostgresObjectStoreOptions {
   pool?: pg.Pool;
   /** Schema of the table, created on first use. Default `public`. */
   schema?: string;
-  /** Table of objects, created on first use. Default `odbrest_objects`. */
+  /**
+   * Table of objects, created on first use with its companions `<table>_stats`, `<table>_counts` and
+   * `<table>_seq`. Default `odbrest_store` (tables of the earlier `json` layout are refused).
+   */
   table?: string;
   /** Longest wait for a connection. Default 2000 ms. */
   connectTimeoutMs?: number;
@@ -38,42 +43,71 @@ const CONNECTION_FAILURE =
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,50}$/;
 
+/** Slots per class in the stats table: concurrent writers of one class mostly update different rows. */
+const STAT_SLOTS = 8;
+/** Listings (class, filter, direction) and page starts per listing that `PageStarts` remembers. */
+const MAX_LISTINGS = 500;
+const MAX_STARTS = 200;
+
 interface Row {
   id: string;
   class_name: string;
   store_time: string;
-  data: StoredObject['fields'];
+  body: string;
+}
+
+/** A listing's answer: the first row always carries the class version and the total; page rows follow. */
+interface ListingRow {
+  v: string;
+  total: string;
+  cached: string | null;
+  id: string | null;
+  store_time: string | null;
+  body: string | null;
+  seq: string | null;
 }
 
 /**
- * ObjectStore on PostgreSQL. One table: `id` (primary key), `seq` (an identity column giving creation
- * order; a replaced object keeps it), `class_name`, `store_time` and `data`, the fields as `json`.
- * `json` keeps the fields exactly as written (member order, number spelling); filters use them as
- * `jsonb` through an expression GIN index (`jsonb_path_ops`), so `where` is a containment test
- * (`data::jsonb @> '{"Name":"Alice"}'`) the index answers. A btree on `(class_name, seq)` serves
- * listings in order. Paging and counting happen in the database; nothing is scanned in JavaScript.
+ * ObjectStore on PostgreSQL. One table: `id` (primary key), `seq` (creation order; a replaced object
+ * keeps it), `class_name`, `store_time` (epoch ms, whole seconds), `data` (the fields as `jsonb`, for
+ * filters, under a GIN index) and `body` (the same fields as JSON text, exactly as written, so answers
+ * keep the order of members, which `jsonb` loses). A btree on `(class_name, seq)` serves pages in order.
+ *
+ * Totals never scan the class: statement triggers keep per class the number of objects and a version
+ * (`<table>_stats`, which every write to the class raises, in the write's own transaction), and
+ * filtered totals are cached in `<table>_counts` under the version they were counted at. Both are
+ * read in the same statement (one snapshot) as the page, so every instance sharing the table answers
+ * exact totals. Deep pages in creation order start from the position learned from earlier pages of
+ * the same listing at the same version (keyset paging), or else skip through the index.
  *
  * PostgreSQL cannot hold the character U+0000 in text, so a field value containing it is refused.
  */
 export class PostgresObjectStore implements ObjectStore {
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
-  readonly #table: string;
   readonly #schema: string;
   readonly #name: string;
+  readonly #table: string;
+  readonly #stats: string;
+  readonly #counts: string;
+  readonly #sequence: string;
   readonly #tableHash: string;
   readonly #now: () => number;
+  readonly #starts = new PageStarts();
   #setup: Promise<void> | undefined;
 
   constructor(options: PostgresObjectStoreOptions = {}) {
     const schema = options.schema ?? 'public';
-    const table = options.table ?? 'odbrest_objects';
+    const table = options.table ?? 'odbrest_store';
     for (const name of [schema, table]) {
       if (!IDENTIFIER.test(name)) throw new Error(`PostgresObjectStore: ${JSON.stringify(name)} is not a plain SQL identifier`);
     }
     this.#schema = schema;
     this.#name = table;
     this.#table = `"${schema}"."${table}"`;
+    this.#stats = `"${schema}"."${table}_stats"`;
+    this.#counts = `"${schema}"."${table}_counts"`;
+    this.#sequence = `"${schema}"."${table}_seq"`;
     this.#tableHash = hash(this.#table);
     this.#now = options.now ?? Date.now;
     this.#ownsPool = options.pool === undefined;
@@ -93,13 +127,13 @@ export class PostgresObjectStore implements ObjectStore {
   }
 
   async get(id: string): Promise<StoredObject | undefined> {
-    const rows = await this.#query<Row>(`SELECT id, class_name, store_time, data FROM ${this.#table} WHERE id = $1`, [id], 'get');
+    const rows = await this.#query<Row>(`SELECT id, class_name, store_time, body FROM ${this.#table} WHERE id = $1`, [id], 'get');
     return rows[0] && toObject(rows[0]);
   }
 
   async getMany(ids: readonly string[]): Promise<StoredObject[]> {
     if (ids.length === 0) return [];
-    const rows = await this.#query<Row>(`SELECT id, class_name, store_time, data FROM ${this.#table} WHERE id = ANY($1::text[])`, [ids], 'get_many');
+    const rows = await this.#query<Row>(`SELECT id, class_name, store_time, body FROM ${this.#table} WHERE id = ANY($1::text[])`, [ids], 'get_many');
     const byId = new Map(rows.map((row) => [row.id, row]));
     return ids.flatMap((id) => {
       const row = byId.get(id);
@@ -108,25 +142,78 @@ export class PostgresObjectStore implements ObjectStore {
   }
 
   async find(query: FindQuery): Promise<FindResult> {
-    const { sql, params } = this.#findSql(query);
-    const limit = query.limit ?? null;
-    const [count, page] = await Promise.all([
-      this.count(query.className, query.where),
-      limit === 0 ? [] : this.#query<Row>(sql, params),
-    ]);
-    return { objects: page.map(toObject), total: count };
+    const listing = this.#listingSql(query);
+    const rows = await this.#query<ListingRow>(listing.sql, listing.params);
+    const head = rows[0]!;
+    const total = Number(head.total);
+    if (listing.filterKey !== undefined && head.cached === null) await this.#cacheCount(query.className, listing.filterKey, head.v, head.total);
+    const page = head.id === null ? [] : rows;
+    if (listing.startsKey !== undefined && page.length > 0) {
+      const offset = query.offset!;
+      this.#starts.learn(listing.startsKey, head.v, offset, page[0]!.seq!);
+      if (query.limit !== undefined && page.length > query.limit) this.#starts.learn(listing.startsKey, head.v, offset + query.limit, page[query.limit]!.seq!);
+    }
+    const objects = page.slice(0, query.limit ?? page.length).map((row) => toObject({ id: row.id!, class_name: query.className, store_time: row.store_time!, body: row.body! }));
+    return { objects, total };
   }
 
   async count(className: string, where?: Where): Promise<number> {
-    const { sql, params } = this.#countSql(className, where);
-    const rows = await this.#query<{ n: string }>(sql, params);
-    return Number(rows[0]!.n);
+    return (await this.find({ className, where, limit: 0 })).total;
   }
 
-  /** The query `count` runs (and `explain` plans). */
-  #countSql(className: string, where: Where | undefined): { sql: string; params: unknown[] } {
-    const params: unknown[] = [className];
-    return { sql: `SELECT count(*) AS n FROM ${this.#table} WHERE class_name = $1${whereSql(where, params)}`, params };
+  /**
+   * One statement for a listing: the class's stats, the total (from the stats, the count cache at the
+   * current version, or counted), and the page. `filterKey` is set when the total is a filtered one;
+   * `startsKey` when the page may be started from a learned position (creation order, offset > 0).
+   */
+  #listingSql(query: FindQuery): { sql: string; params: unknown[]; filterKey?: string; startsKey?: string } {
+    const params = new Params(query.className);
+    const conditions = whereSql(query.where, params);
+    const filtered = conditions !== '';
+    const filterKey = filtered ? JSON.stringify(query.where) : undefined;
+    const stats = `WITH st AS (SELECT coalesce(sum(n), 0)::int8 AS n, coalesce(sum(version), 0)::int8 AS v FROM ${this.#stats} WHERE class_name = $1)`;
+    // OFFSET 0 keeps the cache lookup one subquery (flattened, it would run once per use of `cached`);
+    // the count runs only when the cache has no total at this version (COALESCE evaluates lazily).
+    const head = filtered
+      ? `${stats}, head AS (SELECT v, cached, COALESCE(cached, (SELECT count(*) FROM ${this.#table} WHERE class_name = $1${conditions})) AS total
+          FROM (SELECT st.v, (SELECT c.n FROM ${this.#counts} c WHERE c.class_name = $1 AND c.filter = ${params.add(filterKey)} AND c.version = st.v) AS cached
+            FROM st OFFSET 0) s)`
+      : `${stats}, head AS (SELECT v, n AS cached, n AS total FROM st)`;
+    if (query.limit === 0) return { sql: `${head} SELECT v, total, cached, NULL AS id FROM head`, params: params.values, filterKey };
+
+    const keys = orderKeys(query.orderBy, query.reverse ?? false, params);
+    const offset = Math.max(0, Math.floor(query.offset ?? 0));
+    const limit = query.limit === undefined ? undefined : Math.max(0, Math.floor(query.limit));
+    const select = keys.map((key, i) => (key.expr === 'seq' ? 'seq' : `${key.expr} AS k${i}`));
+    const order = (prefix: string) => keys.map((key, i) => `${prefix}${key.expr === 'seq' ? 'seq' : `k${i}`} ${key.dir}`).join(', ');
+    let from = `FROM ${this.#table} WHERE class_name = $1${conditions}`;
+    let paging = '';
+    // Creation order: a page starts at the seq of the row at `offset` (learned from an earlier page, or
+    // found through the index) instead of carrying `offset` rows through the page; it takes one row
+    // more than asked, whose seq is where the next page starts.
+    const startsKey = query.orderBy ? undefined : `${keys[0]!.dir} ${filterKey ?? ''}`;
+    if (startsKey !== undefined && offset > 0) {
+      const find = `(SELECT seq ${from} ORDER BY seq ${keys[0]!.dir} OFFSET ${offset} LIMIT 1)`;
+      const known = this.#starts.get(startsKey, offset);
+      const start = known ? `CASE WHEN head.v = ${params.add(known.version)}::int8 THEN ${params.add(known.seq)}::int8 ELSE ${find} END` : find;
+      from += ` AND seq ${keys[0]!.dir === 'ASC' ? '>=' : '<='} ${start}`;
+    } else if (offset > 0) paging = ` OFFSET ${offset}`;
+    if (limit !== undefined) paging = ` LIMIT ${startsKey === undefined ? limit : limit + 1}${paging}`;
+    const page = `SELECT id, store_time, body, ${select.join(', ')} ${from} ORDER BY ${order('')}${paging}`;
+    const sql = `${head} SELECT head.v, head.total, head.cached, p.id, p.store_time, p.body, p.seq
+      FROM head LEFT JOIN LATERAL (${page}) p ON true ORDER BY ${order('p.')}`;
+    return { sql, params: params.values, filterKey, startsKey };
+  }
+
+  /** Remembers a filtered total at the class version it was counted at; drops totals of older versions. */
+  async #cacheCount(className: string, filterKey: string, version: string, total: string): Promise<void> {
+    await this.#query(
+      `WITH stale AS (DELETE FROM ${this.#counts} WHERE class_name = $1 AND version < $3::int8)
+       INSERT INTO ${this.#counts} AS c (class_name, filter, version, n) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (class_name, filter) DO UPDATE SET version = EXCLUDED.version, n = EXCLUDED.n WHERE c.version < EXCLUDED.version`,
+      [className, filterKey, version, total],
+      'cache_count',
+    );
   }
 
   async put(input: ObjectInput): Promise<StoredObject> {
@@ -135,26 +222,44 @@ export class PostgresObjectStore implements ObjectStore {
     if (/(^|[^\\])(\\\\)*\\u0000/.test(json)) {
       throw new StoreValueError('a field value contains the character U+0000, which PostgreSQL cannot store');
     }
-    const storeTime = this.#now();
-    const stored = (id: string): StoredObject => ({ id, className: input.className, storeTime, fields: JSON.parse(json) });
-    if (input.id !== undefined) {
-      await this.#query(
-        `INSERT INTO ${this.#table} (id, class_name, store_time, data) VALUES ($1, $2, $3, $4::json)
-         ON CONFLICT (id) DO UPDATE SET class_name = EXCLUDED.class_name, store_time = EXCLUDED.store_time, data = EXCLUDED.data`,
-        [input.id, input.className, storeTime, json],
+    const now = Math.floor(this.#now() / 1000) * 1000;
+    const expected = input.ifStoreTime;
+    const write = async (purpose: string, sql: string, id: string, extra: unknown[] = []) => {
+      const rows = await this.#query<{ store_time: string }>(sql, [id, input.className, now, json, ...extra], purpose).catch(refuseValue);
+      return rows[0] && { id, className: input.className, storeTime: Number(rows[0].store_time), fields: JSON.parse(json) as StoredObject['fields'] };
+    };
+    const insert = `INSERT INTO ${this.#table} (id, class_name, store_time, data, body) VALUES ($1, $2, $3, $4::text::jsonb, $4::text)`;
+    if (input.id === undefined) {
+      if (typeof expected === 'number') throw new StoreConflictError();
+      for (;;) {
+        const created = await write('create', `${insert} ON CONFLICT (id) DO NOTHING RETURNING store_time`, newObjectId());
+        if (created) return created; // otherwise the random id was taken: draw again
+      }
+    }
+    let stored: StoredObject | undefined;
+    if (expected === undefined) {
+      // A replaced object keeps its place in creation order, unless it moves to another class.
+      stored = await write(
         'put',
+        `${insert} ON CONFLICT (id) DO UPDATE SET seq = CASE WHEN o.class_name = EXCLUDED.class_name THEN o.seq ELSE EXCLUDED.seq END,
+           class_name = EXCLUDED.class_name, data = EXCLUDED.data, body = EXCLUDED.body, store_time = GREATEST(EXCLUDED.store_time, o.store_time + 1000)
+         RETURNING store_time`.replace(`INSERT INTO ${this.#table}`, `INSERT INTO ${this.#table} AS o`),
+        input.id,
       );
-      return stored(input.id);
-    }
-    for (;;) {
-      const id = newObjectId();
-      const rows = await this.#query(
-        `INSERT INTO ${this.#table} (id, class_name, store_time, data) VALUES ($1, $2, $3, $4::json) ON CONFLICT (id) DO NOTHING RETURNING id`,
-        [id, input.className, storeTime, json],
-        'create',
+    } else if (expected === null) {
+      stored = await write('put_new', `${insert} ON CONFLICT (id) DO NOTHING RETURNING store_time`, input.id);
+    } else {
+      stored = await write(
+        'put_if',
+        `UPDATE ${this.#table} SET seq = CASE WHEN class_name = $2 THEN seq ELSE nextval('${this.#sequence}') END,
+           class_name = $2, data = $4::text::jsonb, body = $4::text, store_time = GREATEST($3::int8, store_time + 1000)
+         WHERE id = $1 AND store_time = $5::int8 RETURNING store_time`,
+        input.id,
+        [expected],
       );
-      if (rows.length === 1) return stored(id); // otherwise the random id was taken: draw again
     }
+    if (!stored) throw new StoreConflictError();
+    return stored;
   }
 
   async delete(id: string): Promise<boolean> {
@@ -162,47 +267,30 @@ export class PostgresObjectStore implements ObjectStore {
     return result.rowCount === 1;
   }
 
-  /** PostgreSQL's plans (EXPLAIN, JSON format) for a listing and its count, to check that indexes serve it. */
-  async explain(query: FindQuery): Promise<{ page: unknown; count: unknown }> {
-    const { sql, params } = this.#findSql(query);
-    const count = this.#countSql(query.className, query.where);
-    const plan = async (text: string, values: unknown[]) =>
-      (await this.#query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${text}`, values))[0]!['QUERY PLAN'];
-    return { page: await plan(sql, params), count: await plan(count.sql, count.params) };
+  /** PostgreSQL's plan (EXPLAIN, JSON format) of the statement a listing runs (page and total), to check that indexes serve it. */
+  async explain(query: FindQuery): Promise<unknown> {
+    const { sql, params } = this.#listingSql(query);
+    return (await this.#query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sql}`, params))[0]!['QUERY PLAN'];
   }
 
   async close(): Promise<void> {
     if (this.#ownsPool) await this.#pool.end();
   }
 
-  #findSql(query: FindQuery): { sql: string; params: unknown[] } {
-    const params: unknown[] = [query.className];
-    let sql = `SELECT id, class_name, store_time, data FROM ${this.#table} WHERE class_name = $1${whereSql(query.where, params)}`;
-    sql += ` ORDER BY seq ${query.reverse ? 'DESC' : 'ASC'}`;
-    if (query.limit !== undefined) sql += ` LIMIT ${Math.max(0, Math.floor(query.limit))}`;
-    if (query.offset) sql += ` OFFSET ${Math.max(0, Math.floor(query.offset))}`;
-    return { sql, params };
-  }
-
-  /** Creates the schema, table and indexes once (under an advisory lock, so instances may race). */
+  /** Creates the schema, tables, indexes and triggers once (under an advisory lock, so instances may race). */
   #ensureSchema(): Promise<void> {
     this.#setup ??= this.#run(async (client) => {
       await client.query('BEGIN');
       try {
         await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`odbrest:${this.#table}`]);
-        await client.query(`CREATE SCHEMA IF NOT EXISTS "${this.#schema}"`);
-        await client.query(`CREATE TABLE IF NOT EXISTS ${this.#table} (
-          id text PRIMARY KEY,
-          seq bigint GENERATED ALWAYS AS IDENTITY,
-          class_name text NOT NULL,
-          store_time bigint NOT NULL,
-          data json NOT NULL)`);
-        await client.query(`CREATE INDEX IF NOT EXISTS "${this.#name}_class_seq" ON ${this.#table} (class_name, seq)`);
-        // fastupdate off: with GIN's pending list, recent rows are costed as a scan of that list and the
-        // planner falls back to reading the whole class (measured: 15 ms instead of 0.05 ms on 6,000 rows).
-        await client.query(
-          `CREATE INDEX IF NOT EXISTS "${this.#name}_fields" ON ${this.#table} USING gin ((data::jsonb) jsonb_path_ops) WITH (fastupdate = off)`,
-        );
+        const found = await client.query<{ table: string | null; stats: string | null }>(`SELECT to_regclass($1) AS table, to_regclass($2) AS stats`, [
+          this.#table,
+          this.#stats,
+        ]);
+        if (found.rows[0]!.table !== null && found.rows[0]!.stats === null) {
+          throw new Error(`PostgresObjectStore: ${this.#table} has an earlier layout (json fields, no ${this.#stats}); give a new table name`);
+        }
+        if (found.rows[0]!.table === null) for (const statement of this.#schemaSql()) await client.query(statement);
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
@@ -213,6 +301,55 @@ export class PostgresObjectStore implements ObjectStore {
       throw error;
     });
     return this.#setup;
+  }
+
+  #schemaSql(): string[] {
+    const [t, name, stats] = [this.#table, this.#name, this.#stats];
+    const tally = `"${this.#schema}"."${name}_tally"`;
+    const upsert = (select: string) =>
+      `INSERT INTO ${stats} AS s (class_name, slot, n, version) ${select}
+       ON CONFLICT (class_name, slot) DO UPDATE SET n = s.n + EXCLUDED.n, version = s.version + EXCLUDED.version;`;
+    const slot = `pg_backend_pid() % ${STAT_SLOTS}`;
+    return [
+      `CREATE SCHEMA IF NOT EXISTS "${this.#schema}"`,
+      `CREATE SEQUENCE ${this.#sequence}`,
+      `CREATE TABLE ${t} (
+        id text COLLATE "C" PRIMARY KEY,
+        seq bigint NOT NULL DEFAULT nextval('${this.#sequence}'),
+        class_name text COLLATE "C" NOT NULL,
+        store_time bigint NOT NULL,
+        data jsonb NOT NULL,
+        body text NOT NULL)`,
+      `ALTER SEQUENCE ${this.#sequence} OWNED BY ${t}.seq`,
+      `CREATE UNIQUE INDEX "${name}_class_seq" ON ${t} (class_name, seq)`,
+      // fastupdate off: with GIN's pending list, recent rows are costed as a scan of that list and the
+      // planner falls back to reading the whole class (measured: 15 ms instead of 0.05 ms on 6,000 rows).
+      `CREATE INDEX "${name}_fields" ON ${t} USING gin (data jsonb_path_ops) WITH (fastupdate = off)`,
+      `CREATE TABLE ${stats} (class_name text COLLATE "C" NOT NULL, slot int NOT NULL, n bigint NOT NULL, version bigint NOT NULL, PRIMARY KEY (class_name, slot))`,
+      `CREATE TABLE ${this.#counts} (class_name text COLLATE "C" NOT NULL, filter text COLLATE "C" NOT NULL, version bigint NOT NULL, n bigint NOT NULL,
+        PRIMARY KEY (class_name, filter))`,
+      // Every statement adds its rows per class to one slot of the stats and raises the version by the
+      // rows it touched; TRUNCATE empties the classes and forgets the cached totals.
+      `CREATE FUNCTION ${tally}() RETURNS trigger LANGUAGE plpgsql AS $tally$
+      BEGIN
+        IF TG_OP = 'INSERT' THEN
+          ${upsert(`SELECT class_name, ${slot}, count(*), count(*) FROM new_rows GROUP BY class_name ORDER BY class_name`)}
+        ELSIF TG_OP = 'DELETE' THEN
+          ${upsert(`SELECT class_name, ${slot}, -count(*), count(*) FROM old_rows GROUP BY class_name ORDER BY class_name`)}
+        ELSIF TG_OP = 'UPDATE' THEN
+          ${upsert(`SELECT class_name, ${slot}, sum(d), count(*) FROM (SELECT class_name, 1 AS d FROM new_rows UNION ALL SELECT class_name, -1 FROM old_rows) c
+             GROUP BY class_name ORDER BY class_name`)}
+        ELSE
+          UPDATE ${stats} SET n = 0, version = version + 1;
+          DELETE FROM ${this.#counts};
+        END IF;
+        RETURN NULL;
+      END $tally$`,
+      `CREATE TRIGGER tally_insert AFTER INSERT ON ${t} REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${tally}()`,
+      `CREATE TRIGGER tally_update AFTER UPDATE ON ${t} REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${tally}()`,
+      `CREATE TRIGGER tally_delete AFTER DELETE ON ${t} REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION ${tally}()`,
+      `CREATE TRIGGER tally_truncate AFTER TRUNCATE ON ${t} FOR EACH STATEMENT EXECUTE FUNCTION ${tally}()`,
+    ];
   }
 
   /**
@@ -256,14 +393,42 @@ export class PostgresObjectStore implements ObjectStore {
   }
 }
 
-function whereSql(where: Where | undefined, params: unknown[]): string {
-  if (!where || Object.keys(where).length === 0) return '';
-  params.push(JSON.stringify(where));
-  return ` AND data::jsonb @> $${params.length}::jsonb`;
+/**
+ * Where pages of a listing start (the seq of the row at an offset), learned from pages answered, per
+ * listing (direction and filter) and valid at one version of the class: the listing statement checks
+ * the version before using one, so a position learned before a write is never used after it.
+ */
+class PageStarts {
+  readonly #byListing = new Map<string, { version: string; seqs: Map<number, string> }>();
+
+  get(listing: string, offset: number): { version: string; seq: string } | undefined {
+    const known = this.#byListing.get(listing);
+    const seq = known?.seqs.get(offset);
+    return seq === undefined ? undefined : { version: known!.version, seq };
+  }
+
+  learn(listing: string, version: string, offset: number, seq: string): void {
+    let known = this.#byListing.get(listing);
+    if (!known || known.version !== version) {
+      this.#byListing.delete(listing);
+      if (this.#byListing.size >= MAX_LISTINGS) this.#byListing.delete(this.#byListing.keys().next().value!);
+      this.#byListing.set(listing, (known = { version, seqs: new Map() }));
+    }
+    if (known.seqs.size >= MAX_STARTS) known.seqs.delete(known.seqs.keys().next().value!);
+    known.seqs.set(offset, seq);
+  }
 }
 
 function toObject(row: Row): StoredObject {
-  return { id: row.id, className: row.class_name, storeTime: Number(row.store_time), fields: row.data };
+  return { id: row.id, className: row.class_name, storeTime: Number(row.store_time), fields: JSON.parse(row.body) as StoredObject['fields'] };
+}
+
+/** A value PostgreSQL refuses (SQLSTATE class 22, e.g. a lone surrogate in `jsonb`) is the caller's: `StoreValueError`. */
+function refuseValue(error: unknown): never {
+  if (error instanceof pg.DatabaseError && error.code?.startsWith('22')) {
+    throw new StoreValueError(`PostgreSQL cannot store a field value: ${error.message}`, { cause: error });
+  }
+  throw error;
 }
 
 function isUnavailable(error: unknown): boolean {

@@ -11,7 +11,7 @@ import { RedisKeyValueStore } from 'odbrest/redis';
 const config = loadConfig(process.env);
 if (!config.options.session?.jwtSecret) throw new Error('set ODBREST_JWT_SECRET: every instance must sign tokens with the same key');
 
-const store = new PostgresObjectStore({ connectionString: process.env.DATABASE_URL, table: 'odbrest_demo' });
+const store = new PostgresObjectStore({ connectionString: process.env.DATABASE_URL, table: 'odbrest_demo_store' });
 const kv = new RedisKeyValueStore({ url: process.env.REDIS_URL, prefix: 'odbrest-demo:' });
 // The demo database goes into PostgreSQL once, by whichever instance finds it empty (ids are fixed,
 // so two instances doing it at the same time write the same objects).

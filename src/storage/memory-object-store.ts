@@ -1,5 +1,21 @@
+import { StoreConflictError } from './errors.js';
+import { compareFieldValues, compileWhere, fieldValue, isScalar } from './filter.js';
 import { newObjectId } from './ids.js';
-import type { FieldValue, Fields, FindQuery, FindResult, ObjectInput, ObjectStore, StoredObject, Where } from './types.js';
+import { nextStoreTime } from './store-time.js';
+import {
+  isRef,
+  isSet,
+  type FieldValue,
+  type Fields,
+  type FindQuery,
+  type FindResult,
+  type ObjectInput,
+  type ObjectStore,
+  type OrderBy,
+  type Scalar,
+  type StoredObject,
+  type Where,
+} from './types.js';
 
 export interface MemoryObjectStoreOptions {
   now?: () => number;
@@ -8,10 +24,16 @@ export interface MemoryObjectStoreOptions {
 /**
  * The default ObjectStore: objects in memory, per class in creation order. Returned objects are
  * copies, so callers cannot change the store behind its back.
+ *
+ * A page is answered without walking the class where it can be: each class keeps its objects in an
+ * array in creation order (deleted ones leave a hole until the array is compacted), so an unfiltered
+ * page costs its own length; equality, `$in` and reference filters use an index per field, and
+ * ordered listings an index per order, each built the first time a query needs it and then kept up
+ * to date by every write to the class.
  */
 export class MemoryObjectStore implements ObjectStore {
-  readonly #byId = new Map<string, StoredObject>();
-  readonly #byClass = new Map<string, Map<string, StoredObject>>();
+  readonly #byId = new Map<string, Entry>();
+  readonly #classes = new Map<string, ClassObjects>();
   readonly #now: () => number;
 
   constructor(options: MemoryObjectStoreOptions = {}) {
@@ -33,21 +55,33 @@ export class MemoryObjectStore implements ObjectStore {
   }
 
   async find(query: FindQuery): Promise<FindResult> {
-    const matches = this.#matching(query.className, query.where);
-    if (query.reverse) matches.reverse();
-    const offset = query.offset ?? 0;
-    const limit = query.limit ?? matches.length;
-    return { objects: matches.slice(offset, offset + limit).map(copy), total: matches.length };
+    const objects = this.#classes.get(query.className);
+    if (!objects) return { objects: [], total: 0 };
+    const { entries, total } = objects.select(query);
+    return { objects: entries.map(copy), total };
   }
 
   async count(className: string, where?: Where): Promise<number> {
-    if (!where || Object.keys(where).length === 0) return this.#byClass.get(className)?.size ?? 0;
-    return this.#matching(className, where).length;
+    return this.#classes.get(className)?.select({ className, where, limit: 0 }).total ?? 0;
   }
 
   async put(input: ObjectInput): Promise<StoredObject> {
+    const storeTime = this.checkWrite(input); // checked and written in one synchronous step
     const id = input.id ?? this.freeId();
-    return copy(this.load({ id, className: input.className, storeTime: this.#now(), fields: cloneValue(input.fields) as Fields }));
+    return copy(this.load({ id, className: input.className, storeTime, fields: cloneValue(input.fields) as Fields }));
+  }
+
+  /**
+   * Checks a write's `ifStoreTime` against the stored object (throws `StoreConflictError`) and
+   * answers the store time the write gets. For stores built on this one, which then `load` it.
+   */
+  checkWrite(input: ObjectInput): number {
+    const existing = input.id === undefined ? undefined : this.#byId.get(input.id);
+    const expected = input.ifStoreTime;
+    if (expected !== undefined && (expected === null ? existing !== undefined : existing?.storeTime !== expected)) {
+      throw new StoreConflictError();
+    }
+    return nextStoreTime(this.#now(), existing?.storeTime);
   }
 
   /** A new id that no stored object has. */
@@ -60,21 +94,27 @@ export class MemoryObjectStore implements ObjectStore {
 
   /**
    * Creates or replaces an object exactly as given (id and store time included), taking ownership of
-   * `stored` (no copy). For stores built on this one, such as the file store replaying its journal.
+   * `stored.fields` (no copy). For stores built on this one, such as the file store replaying its journal.
    */
   load(stored: StoredObject): StoredObject {
     const existing = this.#byId.get(stored.id);
-    if (existing && existing.className !== stored.className) this.#byClass.get(existing.className)?.delete(stored.id);
-    this.#byId.set(stored.id, stored);
-    let members = this.#byClass.get(stored.className);
-    if (!members) this.#byClass.set(stored.className, (members = new Map()));
-    members.set(stored.id, stored); // a replaced object keeps its place in creation order
-    return stored;
+    if (existing && existing.className === stored.className) {
+      // a replaced object keeps its place in creation order
+      this.#classes.get(existing.className)!.replace(existing, stored.storeTime, stored.fields);
+      return existing;
+    }
+    if (existing) this.remove(existing.id);
+    const entry = new Entry(stored.id, stored.className, stored.storeTime, stored.fields);
+    this.#byId.set(entry.id, entry);
+    let objects = this.#classes.get(entry.className);
+    if (!objects) this.#classes.set(entry.className, (objects = new ClassObjects()));
+    objects.append(entry);
+    return entry;
   }
 
   /** Every object, class by class, each class in creation order; not copies (read, do not change). */
   *objects(): IterableIterator<StoredObject> {
-    for (const members of this.#byClass.values()) yield* members.values();
+    for (const objects of this.#classes.values()) yield* objects.entries();
   }
 
   has(id: string): boolean {
@@ -90,20 +130,345 @@ export class MemoryObjectStore implements ObjectStore {
     const found = this.#byId.get(id);
     if (!found) return false;
     this.#byId.delete(id);
-    this.#byClass.get(found.className)?.delete(id);
+    const objects = this.#classes.get(found.className)!;
+    objects.remove(found);
+    if (objects.live === 0) this.#classes.delete(found.className);
     return true;
   }
+}
 
-  #matching(className: string, where: Where | undefined): StoredObject[] {
-    const members = this.#byClass.get(className);
-    if (!members) return [];
-    const entries = where ? Object.entries(where) : [];
-    const out: StoredObject[] = [];
-    for (const object of members.values()) {
-      if (entries.every(([field, value]) => object.fields[field] === value)) out.push(object);
+/** A stored object, with its place in its class's creation order. */
+class Entry implements StoredObject {
+  position = 0;
+  constructor(
+    readonly id: string,
+    readonly className: string,
+    public storeTime: number,
+    public fields: Fields,
+  ) {}
+}
+
+/** Slots per block of the live-count table that finds the k-th live object past holes. */
+const BLOCK_BITS = 10;
+/** Indexes kept per class and kind; the least recently used one is dropped beyond this. */
+const MAX_INDEXES = 16;
+/** A filtered, ordered listing with at most this many candidates sorts them instead of walking an order index. */
+const SORT_CANDIDATES_UP_TO = 2048;
+
+/** One class's objects: creation order, field indexes and order indexes. */
+class ClassObjects {
+  /** Entries in creation order; `undefined` where one was removed (until compaction). */
+  #slots: Array<Entry | undefined> = [];
+  /** Live entries per block of slots. */
+  #blockLive: number[] = [];
+  live = 0;
+  readonly #fieldIndexes = new Map<string, FieldIndex>();
+  readonly #orderIndexes = new Map<string, OrderIndex>();
+
+  append(entry: Entry): void {
+    entry.position = this.#slots.length;
+    this.#slots.push(entry);
+    const block = entry.position >> BLOCK_BITS;
+    this.#blockLive[block] = (this.#blockLive[block] ?? 0) + 1;
+    this.live++;
+    for (const index of this.#indexes()) index.add(entry);
+  }
+
+  replace(entry: Entry, storeTime: number, fields: Fields): void {
+    const indexes = [...this.#indexes()];
+    for (const index of indexes) index.remove(entry);
+    entry.storeTime = storeTime;
+    entry.fields = fields;
+    for (const index of indexes) index.add(entry);
+  }
+
+  remove(entry: Entry): void {
+    for (const index of this.#indexes()) index.remove(entry);
+    this.#slots[entry.position] = undefined;
+    this.#blockLive[entry.position >> BLOCK_BITS]!--;
+    this.live--;
+    const holes = this.#slots.length - this.live;
+    if (holes > 1024 && holes > this.live) this.#compact();
+  }
+
+  *entries(): IterableIterator<Entry> {
+    for (const entry of this.#slots) if (entry) yield entry;
+  }
+
+  *#indexes(): IterableIterator<FieldIndex | OrderIndex> {
+    yield* this.#fieldIndexes.values();
+    yield* this.#orderIndexes.values();
+  }
+
+  /** Drops the holes; entries keep their relative order, so every index stays sorted. */
+  #compact(): void {
+    const slots: Entry[] = [];
+    for (const entry of this.#slots) {
+      if (!entry) continue;
+      entry.position = slots.length;
+      slots.push(entry);
+    }
+    this.#slots = slots;
+    this.#blockLive = [];
+    for (let block = 0; block << BLOCK_BITS < slots.length; block++) {
+      this.#blockLive.push(Math.min(1 << BLOCK_BITS, slots.length - (block << BLOCK_BITS)));
+    }
+  }
+
+  /** The matching entries of one page, and how many match in all. */
+  select(query: FindQuery): { entries: Entry[]; total: number } {
+    const offset = Math.max(0, query.offset ?? 0);
+    const limit = Math.max(0, query.limit ?? Infinity);
+    const where = query.where ?? {};
+    const names = Object.keys(where);
+    const indexed = this.#fromIndex(where, names);
+    // exact: the candidates are exactly the matches (one condition, answered by an index)
+    const exact = names.length === 0 || (indexed !== undefined && indexed.exact && names.length === 1);
+    const test = exact ? undefined : compileWhere(where);
+    const candidates = indexed?.entries;
+    const page = new Page(offset, limit);
+
+    if (query.orderBy && (!candidates || candidates.length > SORT_CANDIDATES_UP_TO)) {
+      const ordered = this.#orderIndex(query.orderBy).entries;
+      const total = exact ? (candidates?.length ?? this.live) : undefined;
+      if (!test && !candidates) return { entries: sliceOf(ordered, offset, limit, query.reverse), total: total! };
+      // walk the order index, testing each entry; stop early when the total is already known
+      const member = test ?? compileWhere(where);
+      const step = query.reverse ? -1 : 1;
+      for (let i = query.reverse ? ordered.length - 1 : 0; i >= 0 && i < ordered.length; i += step) {
+        const entry = ordered[i]!;
+        if (member(entry.fields) && !page.add(entry) && total !== undefined) break;
+      }
+      return { entries: page.entries, total: total ?? page.seen };
+    }
+
+    let source: readonly (Entry | undefined)[];
+    if (candidates) {
+      source = candidates;
+      if (query.orderBy) source = sortedCopy(candidates, query.orderBy);
+    } else {
+      if (exact) return { entries: this.#creationPage(offset, limit, query.reverse), total: this.live };
+      source = this.#slots;
+    }
+    if (!test) return { entries: sliceOf(source as Entry[], offset, limit, query.reverse), total: source.length };
+    const step = query.reverse ? -1 : 1;
+    for (let i = query.reverse ? source.length - 1 : 0; i >= 0 && i < source.length; i += step) {
+      const entry = source[i];
+      if (entry && test(entry.fields)) page.add(entry);
+    }
+    return { entries: page.entries, total: page.seen };
+  }
+
+  /** A page of the whole class in creation order, found past holes by counting live entries per block. */
+  #creationPage(offset: number, limit: number, reverse = false): Entry[] {
+    const out: Entry[] = [];
+    if (offset >= this.live || limit === 0) return out;
+    const slots = this.#slots;
+    let i = this.#positionOf(reverse ? this.live - 1 - offset : offset);
+    for (const step = reverse ? -1 : 1; i >= 0 && i < slots.length && out.length < limit; i += step) {
+      const entry = slots[i];
+      if (entry) out.push(entry);
     }
     return out;
   }
+
+  /** The slot of the `k`-th live entry (0-based). */
+  #positionOf(k: number): number {
+    if (this.live === this.#slots.length) return k;
+    let block = 0;
+    while (k >= this.#blockLive[block]!) k -= this.#blockLive[block++]!;
+    for (let i = block << BLOCK_BITS; ; i++) {
+      if (this.#slots[i] && k-- === 0) return i;
+    }
+  }
+
+  /**
+   * Candidates from the field index of the most selective equality, reference or `$in` condition, in
+   * creation order; `exact` when that condition is all its field asks.
+   */
+  #fromIndex(where: Where, names: string[]): { entries: readonly Entry[]; exact: boolean } | undefined {
+    let best: { entries: readonly Entry[]; exact: boolean } | undefined;
+    for (const name of names) {
+      const condition: unknown = where[name];
+      let found: { entries: readonly Entry[]; exact: boolean } | undefined;
+      if (isScalar(condition)) found = { entries: this.#fieldIndex(name).withValue(condition), exact: true };
+      else if (isRef(condition)) found = { entries: this.#fieldIndex(name).referencing(condition.$ref), exact: true };
+      else if (typeof condition === 'object' && condition !== null && '$in' in condition) {
+        const values = condition.$in;
+        if (!Array.isArray(values) || !values.every(isScalar)) continue;
+        found = { entries: this.#fieldIndex(name).withAnyOf(values), exact: Object.keys(condition).length === 1 };
+      }
+      if (found && (!best || found.entries.length < best.entries.length)) best = found;
+    }
+    return best;
+  }
+
+  #fieldIndex(name: string): FieldIndex {
+    return recentlyUsed(this.#fieldIndexes, name, () => new FieldIndex(name, this.entries()));
+  }
+
+  #orderIndex(orderBy: OrderBy): OrderIndex {
+    const key = `${orderBy.descending ? '-' : '+'}${orderBy.field}`;
+    return recentlyUsed(this.#orderIndexes, key, () => new OrderIndex(orderBy, this.entries()));
+  }
+}
+
+/** `map.get(key)`, made the most recently used, or a new one (dropping the least recently used). */
+function recentlyUsed<T>(map: Map<string, T>, key: string, create: () => T): T {
+  let value = map.get(key);
+  if (value) map.delete(key);
+  else {
+    value = create();
+    if (map.size >= MAX_INDEXES) map.delete(map.keys().next().value!);
+  }
+  map.set(key, value);
+  return value;
+}
+
+/** Collects the entries of one page while counting every entry offered. */
+class Page {
+  readonly entries: Entry[] = [];
+  seen = 0;
+  constructor(
+    readonly offset: number,
+    readonly limit: number,
+  ) {}
+  /** Offers the next match; answers whether the page still takes more. */
+  add(entry: Entry): boolean {
+    const at = this.seen++;
+    if (at >= this.offset && this.entries.length < this.limit) this.entries.push(entry);
+    return this.entries.length < this.limit;
+  }
+}
+
+function sliceOf(entries: readonly Entry[], offset: number, limit: number, reverse = false): Entry[] {
+  const end = Math.min(entries.length, offset + limit);
+  if (!reverse) return entries.slice(offset, end);
+  const out: Entry[] = [];
+  for (let i = offset; i < end; i++) out.push(entries[entries.length - 1 - i]!);
+  return out;
+}
+
+/** Entries sorted by `orderBy`, ties in creation order (the input's order: the sort is stable). */
+function sortedCopy(entries: readonly Entry[], orderBy: OrderBy): Entry[] {
+  const compare = orderComparatorOf(orderBy);
+  return [...entries].sort(compare);
+}
+
+/** Orders entries by `orderBy`, then by creation order: a total order, so it can be searched. */
+function orderComparatorOf(orderBy: OrderBy): (a: Entry, b: Entry) => number {
+  const { field } = orderBy;
+  const sign = orderBy.descending ? -1 : 1;
+  return (a, b) => sign * compareFieldValues(fieldValue(a.fields, field), fieldValue(b.fields, field)) || a.position - b.position;
+}
+
+const NONE: readonly Entry[] = Object.freeze([]);
+
+/** One field's values and references, each with its entries in creation order. */
+class FieldIndex {
+  readonly #values = new Map<Scalar, Entry[]>();
+  readonly #refs = new Map<string, Entry[]>();
+
+  constructor(
+    readonly field: string,
+    entries: Iterable<Entry>,
+  ) {
+    for (const entry of entries) this.add(entry);
+  }
+
+  withValue(value: Scalar): readonly Entry[] {
+    return this.#values.get(value) ?? NONE;
+  }
+
+  referencing(id: string): readonly Entry[] {
+    return this.#refs.get(id) ?? NONE;
+  }
+
+  /** Entries holding any of `values`, in creation order (a field holds one value: the lists are disjoint). */
+  withAnyOf(values: readonly Scalar[]): readonly Entry[] {
+    const lists = [...new Set(values)].map((value) => this.withValue(value)).filter((list) => list.length > 0);
+    if (lists.length <= 1) return lists[0] ?? NONE;
+    return lists.flat().sort(byPosition);
+  }
+
+  add(entry: Entry): void {
+    this.#each(entry, (map, key) => {
+      const list = map.get(key);
+      if (list) insertByPosition(list, entry);
+      else map.set(key, [entry]);
+    });
+  }
+
+  remove(entry: Entry): void {
+    this.#each(entry, (map, key) => {
+      const list = map.get(key)!;
+      list.splice(searchByPosition(list, entry.position), 1);
+      if (list.length === 0) map.delete(key);
+    });
+  }
+
+  /** Calls `visit` once per key the entry is indexed under. */
+  #each(entry: Entry, visit: <K>(map: Map<K, Entry[]>, key: K) => void): void {
+    const value: FieldValue | undefined = fieldValue(entry.fields, this.field);
+    if (isScalar(value)) visit(this.#values, value);
+    else {
+      if (isRef(value)) visit(this.#refs, value.$ref);
+      if (isSet(value)) {
+        for (const id of new Set(value.$set)) if (typeof id === 'string' && !(isRef(value) && id === value.$ref)) visit(this.#refs, id);
+      }
+    }
+  }
+}
+
+/** Every entry of a class sorted by one `OrderBy`, ties in creation order. */
+class OrderIndex {
+  readonly entries: Entry[];
+  readonly #compare: (a: Entry, b: Entry) => number;
+
+  constructor(orderBy: OrderBy, entries: Iterable<Entry>) {
+    this.#compare = orderComparatorOf(orderBy);
+    this.entries = [...entries].sort(this.#compare);
+  }
+
+  add(entry: Entry): void {
+    const last = this.entries[this.entries.length - 1];
+    if (!last || this.#compare(last, entry) < 0) this.entries.push(entry);
+    else this.entries.splice(this.#search(entry), 0, entry);
+  }
+
+  remove(entry: Entry): void {
+    this.entries.splice(this.#search(entry), 1);
+  }
+
+  /** Where `entry` is or belongs (the comparator is a total order: positions are unique). */
+  #search(entry: Entry): number {
+    return lowerBound(this.entries, (other) => this.#compare(other, entry) < 0);
+  }
+}
+
+const byPosition = (a: Entry, b: Entry) => a.position - b.position;
+
+/** The first index in the sorted `list` whose item is not `before` the one looked for. */
+function lowerBound(list: readonly Entry[], before: (item: Entry) => boolean): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (before(list[middle]!)) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** Where an entry at `position` is or belongs in a list sorted by position. */
+function searchByPosition(list: readonly Entry[], position: number): number {
+  return lowerBound(list, (item) => item.position < position);
+}
+
+function insertByPosition(list: Entry[], entry: Entry): void {
+  const last = list[list.length - 1];
+  if (!last || last.position < entry.position) list.push(entry);
+  else list.splice(searchByPosition(list, entry.position), 0, entry);
 }
 
 function copy(object: StoredObject): StoredObject {

@@ -4,7 +4,7 @@ import { testClock } from '../helpers.js';
 import { keyValueStoreContract } from './key-value-store.js';
 import { objectStoreContract } from './object-store.js';
 
-objectStoreContract('MemoryObjectStore', { create: async () => new MemoryObjectStore() });
+objectStoreContract('MemoryObjectStore', { create: async (options) => new MemoryObjectStore(options) });
 
 const clock = testClock();
 keyValueStoreContract('MemoryKeyValueStore', async () => new MemoryKeyValueStore({ now: clock.now }), {

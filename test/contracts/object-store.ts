@@ -8,22 +8,34 @@
  * store and opens the same data again; the contract then checks that nothing was lost.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Fields, ObjectStore, StoredObject } from '../../src/storage/types.js';
+import { StoreConflictError } from '../../src/storage/errors.js';
+import type { Fields, FindQuery, ObjectStore, StoredObject, Where } from '../../src/storage/types.js';
+
+export interface ObjectStoreHarnessOptions {
+  /**
+   * The clock store times are taken from (epoch ms). A store that takes its time elsewhere (a database
+   * server's clock) may ignore it: the tests that pass one hold either way.
+   */
+  now?: () => number;
+}
 
 export interface ObjectStoreHarness {
   /** A new, empty store. */
-  create(): Promise<ObjectStore>;
-  /** Closes `store` and opens the same data again (durable stores only). */
+  create(options?: ObjectStoreHarnessOptions): Promise<ObjectStore>;
+  /** Closes `store` and opens the same data again, with the options it was created with (durable stores only). */
   reopen?(store: ObjectStore): Promise<ObjectStore>;
 }
+
+/** A clock that stands still half-way through a second, so every write in a test falls in that second. */
+const frozenClock = () => Date.UTC(2026, 0, 15, 9, 0, 0, 500);
 
 const byIds = (objects: StoredObject[]) => objects.map((object) => object.id);
 
 export function objectStoreContract(name: string, harness: ObjectStoreHarness): void {
   describe(`ObjectStore contract: ${name}`, () => {
     const open: ObjectStore[] = [];
-    const fresh = async () => {
-      const store = await harness.create();
+    const fresh = async (options?: ObjectStoreHarnessOptions) => {
+      const store = await harness.create(options);
       open.push(store);
       return store;
     };
@@ -344,6 +356,424 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness): 
         expect(await store.delete(a!.id)).toBe(true);
         expect(await store.delete(a!.id)).toBe(false);
       });
+    });
+
+    describe('filters with operators', () => {
+      /**
+       * One field `v` holding every kind of value, in creation order; `expectIds` names them by key.
+       * Wrong types are the point: an operator never matches a field of another type.
+       */
+      const KINDS: Array<[string, Fields]> = [
+        ['n1', { v: 1 }],
+        ['n2_5', { v: 2.5 }],
+        ['nNeg', { v: -3 }],
+        ['n10', { v: 10 }],
+        ['s10', { v: '10' }],
+        ['sa', { v: 'a' }],
+        ['sab', { v: 'ab' }],
+        ['sB', { v: 'B' }],
+        ['sEmpty', { v: '' }],
+        ['yes', { v: true }],
+        ['no', { v: false }],
+        ['nul', { v: null }],
+        ['absent', {}],
+        ['list', { v: [1, 'a', null] }],
+        ['object', { v: { a: 1 } }],
+        ['ref', { v: { $ref: 'NOSUCH01' } }],
+      ];
+      const ALL = KINDS.map(([key]) => key);
+      const except = (...keys: string[]) => ALL.filter((key) => !keys.includes(key));
+
+      async function kinds() {
+        const store = await fresh();
+        const byKey = new Map<string, StoredObject>();
+        for (const [key, fields] of KINDS) byKey.set(key, await store.put({ className: 'Kind', fields }));
+        const keyOf = new Map([...byKey].map(([key, object]) => [object.id, key]));
+        /** The keys `find` answers for `where`, in the answer's order; checks `total` and `count` agree. */
+        const keys = async (where: Where) => {
+          const found = await store.find({ className: 'Kind', where });
+          expect(found.total).toBe(found.objects.length);
+          expect(await store.count('Kind', where)).toBe(found.total);
+          return found.objects.map((object) => keyOf.get(object.id));
+        };
+        return { store, byKey, keys };
+      }
+
+      it('$gt, $gte, $lt, $lte with a number match only numbers, numerically', async () => {
+        const { keys } = await kinds();
+        expect(await keys({ v: { $gt: 2 } })).toEqual(['n2_5', 'n10']);
+        expect(await keys({ v: { $gte: 2.5 } })).toEqual(['n2_5', 'n10']);
+        expect(await keys({ v: { $lt: 1 } })).toEqual(['nNeg']);
+        expect(await keys({ v: { $lte: 1 } })).toEqual(['n1', 'nNeg']);
+        expect(await keys({ v: { $gt: 0, $lt: 5 } })).toEqual(['n1', 'n2_5']);
+        expect(await keys({ v: { $gte: 100 } })).toEqual([]);
+        expect(await keys({ v: { $gt: -1e300 } })).toEqual(['n1', 'n2_5', 'nNeg', 'n10']);
+      });
+
+      it('$gt, $gte, $lt, $lte with a string match only strings, by code point', async () => {
+        const { keys } = await kinds();
+        expect(await keys({ v: { $gt: 'a' } })).toEqual(['sab']);
+        expect(await keys({ v: { $gte: 'B' } })).toEqual(['sa', 'sab', 'sB']);
+        expect(await keys({ v: { $lt: 'B' } })).toEqual(['s10', 'sEmpty']);
+        expect(await keys({ v: { $lte: '' } })).toEqual(['sEmpty']);
+        expect(await keys({ v: { $gte: '' } })).toEqual(['s10', 'sa', 'sab', 'sB', 'sEmpty']);
+        expect(await keys({ v: { $gt: '1', $lt: 'a' } })).toEqual(['s10', 'sB']);
+      });
+
+      it('$ne matches every other value, other types and absent fields included', async () => {
+        const { keys } = await kinds();
+        expect(await keys({ v: { $ne: 1 } })).toEqual(except('n1'));
+        expect(await keys({ v: { $ne: '1' } })).toEqual(ALL);
+        expect(await keys({ v: { $ne: 'a' } })).toEqual(except('sa'));
+        expect(await keys({ v: { $ne: null } })).toEqual(except('nul'));
+        expect(await keys({ v: { $ne: false } })).toEqual(except('no'));
+        expect(await keys({ missing: { $ne: 1 } })).toEqual(ALL);
+      });
+
+      it('$in matches any of its scalars by type and value; an empty list matches nothing', async () => {
+        const { keys } = await kinds();
+        expect(await keys({ v: { $in: [1, 'a', true, null] } })).toEqual(['n1', 'sa', 'yes', 'nul']);
+        expect(await keys({ v: { $in: ['1', 2, 'A', 'true'] } })).toEqual([]);
+        expect(await keys({ v: { $in: [10, 10, '10'] } })).toEqual(['n10', 's10']);
+        expect(await keys({ v: { $in: [] } })).toEqual([]);
+        expect(await keys({ missing: { $in: [null] } })).toEqual([]);
+      });
+
+      it('$prefix matches strings only', async () => {
+        const { keys } = await kinds();
+        expect(await keys({ v: { $prefix: 'a' } })).toEqual(['sa', 'sab']);
+        expect(await keys({ v: { $prefix: 'ab' } })).toEqual(['sab']);
+        expect(await keys({ v: { $prefix: 'abc' } })).toEqual([]);
+        expect(await keys({ v: { $prefix: '1' } })).toEqual(['s10']);
+        expect(await keys({ v: { $prefix: 'A' } })).toEqual([]);
+        expect(await keys({ v: { $prefix: '' } })).toEqual(['s10', 'sa', 'sab', 'sB', 'sEmpty']);
+      });
+
+      it('$exists: true for a present field (also null), false for an absent one', async () => {
+        const { keys } = await kinds();
+        expect(await keys({ v: { $exists: true } })).toEqual(except('absent'));
+        expect(await keys({ v: { $exists: false } })).toEqual(['absent']);
+        expect(await keys({ missing: { $exists: false } })).toEqual(ALL);
+        expect(await keys({ missing: { $exists: true } })).toEqual([]);
+      });
+
+      it('equality with null matches a stored null, not an absent field; a scalar never equals a list', async () => {
+        const { keys } = await kinds();
+        expect(await keys({ v: null })).toEqual(['nul']);
+        expect(await keys({ v: 1 })).toEqual(['n1']);
+        expect(await keys({ v: 'a' })).toEqual(['sa']);
+        expect(await keys({ v: false })).toEqual(['no']);
+      });
+
+      it('every operator of a condition and every condition must hold', async () => {
+        const { keys } = await kinds();
+        expect(await keys({ v: { $gt: 'a', $prefix: 'a' } })).toEqual(['sab']);
+        expect(await keys({ v: { $in: [1, 2.5, 'a'], $ne: 2.5 } })).toEqual(['n1', 'sa']);
+        expect(await keys({ v: { $exists: true, $ne: null, $lt: 0 } })).toEqual(['nNeg']);
+        expect(await keys({ v: { $in: [1, 10] }, missing: { $exists: false } })).toEqual(['n1', 'n10']);
+        expect(await keys({ v: { $in: [1, 10] }, missing: { $exists: true } })).toEqual([]);
+        expect(await keys({ v: 'a', missing: null })).toEqual([]);
+      });
+    });
+
+    describe('filters on references', () => {
+      async function team() {
+        const store = await fresh();
+        const [lead, other] = await fill(store, 'Employee', 2);
+        const put = (fields: Fields) => store.put({ className: 'Customer', fields });
+        const direct = await put({ Manager: { $ref: lead!.id }, Team: { $set: [other!.id] } });
+        const elsewhere = await put({ Manager: { $ref: other!.id } });
+        const inSet = await put({ Team: { $set: [other!.id, lead!.id] } });
+        const textId = await put({ Manager: lead!.id, Team: [lead!.id] });
+        const setAsManager = await put({ Manager: { $set: [lead!.id] } });
+        const none = await put({ Manager: null, Team: { $set: [] } });
+        return { store, lead: lead!, other: other!, direct, elsewhere, inSet, textId, setAsManager, none };
+      }
+      const ids = async (store: ObjectStore, where: Where, extra: Partial<FindQuery> = {}) =>
+        byIds((await store.find({ className: 'Customer', where, ...extra })).objects);
+
+      it('matches objects that reference the object directly or as a member of a set, not its id as text', async () => {
+        const { store, lead, other, direct, elsewhere, inSet, setAsManager } = await team();
+        expect(await ids(store, { Manager: { $ref: lead.id } })).toEqual([direct.id, setAsManager.id]);
+        expect(await ids(store, { Team: { $ref: lead.id } })).toEqual([inSet.id]);
+        expect(await ids(store, { Team: { $ref: other.id } })).toEqual([direct.id, inSet.id]);
+        expect(await ids(store, { Manager: { $ref: other.id } })).toEqual([elsewhere.id]);
+        expect(await ids(store, { Manager: { $ref: 'NOSUCH01' } })).toEqual([]);
+        expect(await store.count('Customer', { Team: { $ref: other.id } })).toBe(2);
+        expect(await ids(store, { Team: { $ref: other.id } }, { reverse: true, limit: 1 })).toEqual([inSet.id]);
+      });
+
+      it('combines a reference with other conditions', async () => {
+        const { store, lead, other, direct, inSet } = await team();
+        expect(await ids(store, { Team: { $ref: other.id }, Manager: { $ref: lead.id } })).toEqual([direct.id]);
+        expect(await ids(store, { Team: { $ref: other.id }, Manager: { $exists: false } })).toEqual([inSet.id]);
+      });
+
+      it('follows writes: a changed, deleted or new reference is found where it now is, in creation order', async () => {
+        const { store, lead, other, direct, elsewhere, inSet, setAsManager, none } = await team();
+        expect(await ids(store, { Manager: { $ref: lead.id } })).toEqual([direct.id, setAsManager.id]);
+        await store.put({ id: elsewhere.id, className: 'Customer', fields: { Manager: { $ref: lead.id } } });
+        await store.put({ id: direct.id, className: 'Customer', fields: { Manager: { $ref: other.id } } });
+        await store.delete(setAsManager.id);
+        await store.put({ id: none.id, className: 'Customer', fields: { Team: { $set: [lead.id, lead.id] } } });
+        const added = await store.put({ className: 'Customer', fields: { Manager: { $ref: lead.id } } });
+        expect(await ids(store, { Manager: { $ref: lead.id } })).toEqual([elsewhere.id, added.id]);
+        expect(await ids(store, { Manager: { $ref: other.id } })).toEqual([direct.id]);
+        expect(await ids(store, { Team: { $ref: lead.id } })).toEqual([inSet.id, none.id]);
+        expect(await ids(store, { Team: { $ref: other.id } })).toEqual([inSet.id]);
+      });
+    });
+
+    describe('filters follow writes', () => {
+      it('equality and $in answers change with puts, replacements and deletes, in creation order', async () => {
+        const store = await fresh();
+        const items = await fill(store, 'Item', 12, (i) => ({ Color: ['red', 'green', 'blue'][i % 3]!, i }));
+        const ids = async (where: Where) => byIds((await store.find({ className: 'Item', where })).objects);
+        const at = (...indexes: number[]) => indexes.map((index) => items[index]!.id);
+        expect(await ids({ Color: 'red' })).toEqual(at(0, 3, 6, 9));
+        expect(await ids({ Color: { $in: ['green', 'blue'] } })).toEqual(at(1, 2, 4, 5, 7, 8, 10, 11));
+        await store.put({ id: items[4]!.id, className: 'Item', fields: { Color: 'red' } });
+        await store.put({ id: items[9]!.id, className: 'Item', fields: { Color: 'green' } });
+        await store.put({ id: items[2]!.id, className: 'Item', fields: { Color: 7 } });
+        await store.delete(items[0]!.id);
+        await store.put({ id: items[5]!.id, className: 'Other', fields: { Color: 'red' } });
+        const added = await store.put({ className: 'Item', fields: { Color: 'red' } });
+        expect(await ids({ Color: 'red' })).toEqual([...at(3, 4, 6), added.id]);
+        expect(await ids({ Color: { $in: ['green', 'blue'] } })).toEqual(at(1, 7, 8, 9, 10, 11));
+        expect(await ids({ Color: 7 })).toEqual(at(2));
+        const page = await store.find({ className: 'Item', where: { Color: 'red' }, offset: 1, limit: 2, reverse: true });
+        expect(page).toEqual({ objects: [items[6], await store.get(items[4]!.id)], total: 4 });
+        expect(await store.count('Item', { Color: { $in: ['red', 7] } })).toBe(5);
+      });
+    });
+
+    describe('orderBy', () => {
+      /** One of each rank, with ties, in this creation order. */
+      const VALUES: Array<[string, Fields]> = [
+        ['two_a', { v: 2 }],
+        ['b', { v: 'b' }],
+        ['absent', {}],
+        ['nul', { v: null }],
+        ['yes', { v: true }],
+        ['no', { v: false }],
+        ['two_b', { v: 2 }],
+        ['list', { v: [1] }],
+        ['minus', { v: -1 }],
+        ['a', { v: 'a' }],
+        ['object', { v: { x: 1 } }],
+        ['two_c', { v: 2 }],
+        ['ref', { v: { $ref: 'NOSUCH01' } }],
+        ['big', { v: 1e21 }],
+        ['bigText', { v: 'B' }],
+      ];
+      const ASCENDING = ['absent', 'nul', 'no', 'yes', 'minus', 'two_a', 'two_b', 'two_c', 'big', 'bigText', 'a', 'b', 'list', 'object', 'ref'];
+      const DESCENDING = ['list', 'object', 'ref', 'b', 'a', 'bigText', 'big', 'two_a', 'two_b', 'two_c', 'minus', 'yes', 'no', 'absent', 'nul'];
+
+      async function ranked() {
+        const store = await fresh();
+        const keyOf = new Map<string, string>();
+        for (const [key, fields] of VALUES) keyOf.set((await store.put({ className: 'Ranked', fields })).id, key);
+        const keys = async (query: Omit<FindQuery, 'className'>) => {
+          const found = await store.find({ className: 'Ranked', ...query });
+          return { keys: found.objects.map((object) => keyOf.get(object.id)), total: found.total };
+        };
+        return { store, keys };
+      }
+
+      it('ranks absent and null, false, true, numbers, strings, then everything else; ties keep creation order', async () => {
+        const { keys } = await ranked();
+        expect(await keys({ orderBy: { field: 'v' } })).toEqual({ keys: ASCENDING, total: VALUES.length });
+      });
+
+      it('descending reverses the value order only: ties keep creation order', async () => {
+        const { keys } = await ranked();
+        expect(await keys({ orderBy: { field: 'v', descending: true } })).toEqual({ keys: DESCENDING, total: VALUES.length });
+      });
+
+      it('reverse reverses the whole order, ties included', async () => {
+        const { keys } = await ranked();
+        expect((await keys({ orderBy: { field: 'v' }, reverse: true })).keys).toEqual([...ASCENDING].reverse());
+        expect((await keys({ orderBy: { field: 'v', descending: true }, reverse: true })).keys).toEqual([...DESCENDING].reverse());
+      });
+
+      it('orders by a field no object has in creation order', async () => {
+        const { keys } = await ranked();
+        expect((await keys({ orderBy: { field: 'nowhere', descending: true } })).keys).toEqual(VALUES.map(([key]) => key));
+      });
+
+      it('pages an ordered listing', async () => {
+        const { keys } = await ranked();
+        expect(await keys({ orderBy: { field: 'v' }, offset: 4, limit: 5 })).toEqual({ keys: ASCENDING.slice(4, 9), total: VALUES.length });
+        expect(await keys({ orderBy: { field: 'v', descending: true }, offset: 13, limit: 5 })).toEqual({ keys: DESCENDING.slice(13), total: VALUES.length });
+        expect(await keys({ orderBy: { field: 'v' }, reverse: true, offset: 2, limit: 3 })).toEqual({ keys: [...ASCENDING].reverse().slice(2, 5), total: VALUES.length });
+        expect(await keys({ orderBy: { field: 'v' }, limit: 0 })).toEqual({ keys: [], total: VALUES.length });
+      });
+
+      it('orders strings by code point, not by UTF-16 code unit: an astral character sorts after U+FFFF', async () => {
+        const store = await fresh();
+        const names = ['\uFFFF', '😀', 'z', 'Z', 'é', 'a', '\uFFFFa', '😀a', '\uE000', '\uD7FF'];
+        const byName = new Map<string, string>();
+        for (const Name of names) byName.set((await store.put({ className: 'Text', fields: { Name } })).id, Name);
+        const ordered = async (query: Partial<FindQuery>) =>
+          (await store.find({ className: 'Text', ...query })).objects.map((object) => byName.get(object.id));
+        const codePointOrder = ['Z', 'a', 'z', 'é', '\uD7FF', '\uE000', '\uFFFF', '\uFFFFa', '😀', '😀a'];
+        expect(await ordered({ orderBy: { field: 'Name' } })).toEqual(codePointOrder);
+        expect(await ordered({ orderBy: { field: 'Name', descending: true } })).toEqual([...codePointOrder].reverse());
+        expect(await ordered({ where: { Name: { $gt: '\uFFFF' } } })).toEqual(['😀', '\uFFFFa', '😀a']);
+        expect(await ordered({ where: { Name: { $lt: '😀' } } })).toEqual(['\uFFFF', 'z', 'Z', 'é', 'a', '\uFFFFa', '\uE000', '\uD7FF']);
+        expect(await ordered({ where: { Name: { $gte: '\uE000', $lte: '\uFFFFa' } } })).toEqual(['\uFFFF', '\uFFFFa', '\uE000']);
+        expect(await ordered({ where: { Name: { $prefix: '😀' } } })).toEqual(['😀', '😀a']);
+      });
+
+      it('pages over a filtered and ordered listing, with the total of the filter', async () => {
+        const store = await fresh();
+        const items = await fill(store, 'Item', 60, (i) => ({ Group: i % 4, Score: (i * 7) % 10, Name: `item ${i}` }));
+        const inGroup = items.filter((item) => item.fields.Group === 1);
+        // stable sort of the creation order: ties keep it
+        const byScoreDesc = [...inGroup].sort((x, y) => (y.fields.Score as number) - (x.fields.Score as number));
+        const query: FindQuery = { className: 'Item', where: { Group: 1 }, orderBy: { field: 'Score', descending: true } };
+        expect(await store.find({ ...query, offset: 3, limit: 4 })).toEqual({ objects: byScoreDesc.slice(3, 7), total: 15 });
+        expect(await store.find({ ...query, offset: 12, limit: 4 })).toEqual({ objects: byScoreDesc.slice(12), total: 15 });
+        expect(await store.find({ ...query, offset: 0, limit: 5, reverse: true })).toEqual({ objects: [...byScoreDesc].reverse().slice(0, 5), total: 15 });
+        const ranged: FindQuery = { className: 'Item', where: { Score: { $gte: 3, $lt: 8 }, Group: { $in: [0, 2] } }, orderBy: { field: 'Name' } };
+        const expected = items
+          .filter((item) => [0, 2].includes(item.fields.Group as number) && (item.fields.Score as number) >= 3 && (item.fields.Score as number) < 8)
+          .sort((x, y) => ((x.fields.Name as string) < (y.fields.Name as string) ? -1 : 1));
+        expect(await store.find({ ...ranged, offset: 2, limit: 3 })).toEqual({ objects: expected.slice(2, 5), total: expected.length });
+      });
+
+      it('a replaced object keeps its place among ties', async () => {
+        const store = await fresh();
+        const items = await fill(store, 'Item', 5, () => ({ Rank: 1 }));
+        await store.put({ id: items[1]!.id, className: 'Item', fields: { Rank: 1, changed: true } });
+        await store.put({ id: items[3]!.id, className: 'Item', fields: { Rank: 0 } });
+        const found = await store.find({ className: 'Item', orderBy: { field: 'Rank' } });
+        expect(byIds(found.objects)).toEqual(byIds([items[3]!, items[0]!, items[1]!, items[2]!, items[4]!]));
+      });
+    });
+
+    describe('conditional writes (ifStoreTime)', () => {
+      const conflict = (promise: Promise<unknown>) => expect(promise).rejects.toBeInstanceOf(StoreConflictError);
+
+      it('writes when the stored object has the expected store time', async () => {
+        const store = await fresh();
+        const first = await store.put({ className: 'Doc', fields: { v: 1 } });
+        const second = await store.put({ id: first.id, className: 'Doc', fields: { v: 2 }, ifStoreTime: first.storeTime });
+        expect(second).toMatchObject({ id: first.id, fields: { v: 2 } });
+        expect(second.storeTime).toBeGreaterThan(first.storeTime);
+        const third = await store.put({ id: first.id, className: 'Doc', fields: { v: 3 }, ifStoreTime: second.storeTime });
+        expect(await store.get(first.id)).toEqual(third);
+      });
+
+      it('refuses another store time and writes nothing', async () => {
+        const store = await fresh();
+        const first = await store.put({ className: 'Doc', fields: { v: 1 } });
+        const second = await store.put({ id: first.id, className: 'Doc', fields: { v: 2 } });
+        await conflict(store.put({ id: first.id, className: 'Doc', fields: { v: 3 }, ifStoreTime: first.storeTime }));
+        await conflict(store.put({ id: first.id, className: 'Doc', fields: { v: 3 }, ifStoreTime: second.storeTime + 1000 }));
+        await conflict(store.put({ id: first.id, className: 'Doc', fields: { v: 3 }, ifStoreTime: null }));
+        expect(await store.get(first.id)).toEqual(second);
+        expect(await store.find({ className: 'Doc', where: { v: 3 } })).toEqual({ objects: [], total: 0 });
+      });
+
+      it('null creates only when no object has the id', async () => {
+        const store = await fresh();
+        const created = await store.put({ id: 'ONLYNEW1', className: 'Doc', fields: { v: 1 }, ifStoreTime: null });
+        expect(await store.get('ONLYNEW1')).toEqual(created);
+        await conflict(store.put({ id: 'ONLYNEW1', className: 'Doc', fields: { v: 2 }, ifStoreTime: null }));
+        await conflict(store.put({ id: 'ONLYNEW1', className: 'Other', fields: { v: 2 }, ifStoreTime: null }));
+        expect(await store.get('ONLYNEW1')).toEqual(created);
+        const fresh1 = await store.put({ className: 'Doc', fields: { v: 3 }, ifStoreTime: null });
+        expect(await store.get(fresh1.id)).toEqual(fresh1);
+      });
+
+      it('refuses a store time for a missing or deleted object and creates nothing', async () => {
+        const store = await fresh();
+        const gone = await store.put({ className: 'Doc', fields: { v: 1 } });
+        await store.delete(gone.id);
+        await conflict(store.put({ id: gone.id, className: 'Doc', fields: { v: 2 }, ifStoreTime: gone.storeTime }));
+        await conflict(store.put({ id: 'NOSUCH01', className: 'Doc', fields: { v: 2 }, ifStoreTime: gone.storeTime }));
+        await conflict(store.put({ className: 'Doc', fields: { v: 2 }, ifStoreTime: gone.storeTime }));
+        expect(await store.get(gone.id)).toBeUndefined();
+        expect(await store.get('NOSUCH01')).toBeUndefined();
+        expect(await store.count('Doc')).toBe(0);
+      });
+
+      it('of 50 parallel writes expecting the same store time exactly one wins', async () => {
+        const store = await fresh();
+        const original = await store.put({ className: 'Doc', fields: { writer: -1 } });
+        const results = await Promise.allSettled(
+          Array.from({ length: 50 }, (_, writer) => store.put({ id: original.id, className: 'Doc', fields: { writer }, ifStoreTime: original.storeTime })),
+        );
+        const won = results.filter((result) => result.status === 'fulfilled');
+        const lost = results.filter((result) => result.status === 'rejected');
+        expect(won).toHaveLength(1);
+        expect(lost.every((result) => result.reason instanceof StoreConflictError)).toBe(true);
+        const winner = (won[0] as PromiseFulfilledResult<StoredObject>).value;
+        expect(await store.get(original.id)).toEqual(winner);
+        expect(winner.storeTime).toBeGreaterThan(original.storeTime);
+      });
+
+      it('of 20 parallel creates of one id with null exactly one wins', async () => {
+        const store = await fresh();
+        const results = await Promise.allSettled(
+          Array.from({ length: 20 }, (_, writer) => store.put({ id: 'RACE0001', className: 'Doc', fields: { writer }, ifStoreTime: null })),
+        );
+        expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+        expect(await store.count('Doc')).toBe(1);
+      });
+
+      it('a replaced object keeps its place in creation order', async () => {
+        const store = await fresh();
+        const items = await fill(store, 'Item', 4);
+        const replaced = await store.put({ id: items[1]!.id, className: 'Item', fields: { v: 'new' }, ifStoreTime: items[1]!.storeTime });
+        expect((await store.find({ className: 'Item' })).objects).toEqual([items[0], replaced, items[2], items[3]]);
+      });
+    });
+
+    describe('store times', () => {
+      it('are whole seconds and strictly increase per object, also for writes within one second', async () => {
+        const store = await fresh({ now: frozenClock });
+        const first = await store.put({ className: 'Doc', fields: { v: 0 } });
+        const times = [first.storeTime];
+        for (let v = 1; v <= 4; v++) times.push((await store.put({ id: first.id, className: 'Doc', fields: { v } })).storeTime);
+        let last = (await store.get(first.id))!;
+        for (let v = 5; v <= 7; v++) {
+          last = await store.put({ id: first.id, className: 'Doc', fields: { v }, ifStoreTime: last.storeTime });
+          times.push(last.storeTime);
+        }
+        for (const time of times) expect(time % 1000).toBe(0);
+        for (let i = 1; i < times.length; i++) expect(times[i]).toBeGreaterThan(times[i - 1]!);
+        expect((await store.get(first.id))!.storeTime).toBe(times.at(-1));
+        const other = await store.put({ className: 'Doc', fields: {} });
+        expect(other.storeTime % 1000).toBe(0);
+      });
+
+      it('strictly increase for parallel writes of one object', async () => {
+        const store = await fresh({ now: frozenClock });
+        const first = await store.put({ className: 'Doc', fields: { v: 0 } });
+        const written = await Promise.all(Array.from({ length: 10 }, (_, v) => store.put({ id: first.id, className: 'Doc', fields: { v } })));
+        const times = written.map((object) => object.storeTime);
+        expect(new Set(times).size).toBe(10);
+        for (const time of times) expect(time).toBeGreaterThan(first.storeTime);
+        expect((await store.get(first.id))!.storeTime).toBe(Math.max(...times));
+      });
+
+      if (harness.reopen) {
+        const reopen = harness.reopen;
+        it('keep increasing after a close and reopen', async () => {
+          const store = await fresh({ now: frozenClock });
+          let last = await store.put({ className: 'Doc', fields: { v: 0 } });
+          for (let v = 1; v <= 3; v++) last = await store.put({ id: last.id, className: 'Doc', fields: { v } });
+          open.splice(open.indexOf(store), 1);
+          const again = await reopen(store);
+          open.push(again);
+          expect(await again.get(last.id)).toEqual(last);
+          const next = await again.put({ id: last.id, className: 'Doc', fields: { v: 4 }, ifStoreTime: last.storeTime });
+          expect(next.storeTime).toBeGreaterThan(last.storeTime);
+          expect(next.storeTime % 1000).toBe(0);
+        });
+      }
     });
 
     it('takes concurrent writes of different objects without losing any', async () => {

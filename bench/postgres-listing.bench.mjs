@@ -1,0 +1,128 @@
+// PostgreSQL listings (issue 16): five pages from 100,000 objects of one class shaped like the demo's
+// Customer, each through PostgresObjectStore.find (page and exact total), as ratios against
+//   - the floor: the same page and count in one statement straight through `pg`, on a table with a
+//     column per field and the best btree index for that query;
+//   - the in-memory store holding the same objects.
+// Warm figures repeat one listing (totals cached, page starts learned); cold ones write to the class
+// before each call, so every cache is invalid. Answers are checked against each other first.
+// DATABASE_URL chooses the server.
+import pg from 'pg';
+import { MemoryObjectStore } from '../dist/index.js';
+import { PostgresObjectStore } from '../dist/postgres.js';
+import { alternatingMedians, median } from './common.mjs';
+
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const RUN = `${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+const COUNT = 100_000;
+const CITIES = ['Hamburg', 'Munich', 'Berlin', 'Cologne', 'Frankfurt', 'Stuttgart', 'Leipzig', 'Dresden', 'Bremen', 'Hanover'];
+
+/** The i-th customer's fields, in the order the demo writes them (SQL below builds the same). */
+const customer = (i) => ({
+  Name: `Customer ${i}`,
+  Number: i,
+  City: CITIES[i % 10],
+  Active: i % 3 !== 0,
+  Revenue: (i * 7919) % 100_000,
+  AccountManager: { $ref: `EMP${String(i % 40).padStart(5, '0')}` },
+});
+
+const CASES = [
+  { label: 'first page, no filter', query: { limit: 50 }, floor: { order: 'seq', offset: 0 } },
+  { label: 'page 1000 (skip 50,000), no filter', query: { offset: 50_000, limit: 50 }, floor: { order: 'seq', offset: 50_000 } },
+  { label: 'first page, 10% equality filter', query: { where: { City: 'Berlin' }, limit: 50 }, floor: { city: 'Berlin', order: 'seq', offset: 0 } },
+  { label: 'page 100 (skip 5,000), 10% equality filter', query: { where: { City: 'Berlin' }, offset: 5000, limit: 50 }, floor: { city: 'Berlin', order: 'seq', offset: 5000 } },
+  {
+    label: 'first page, 10% equality filter, ordered by a number field',
+    query: { where: { City: 'Berlin' }, orderBy: { field: 'Revenue' }, limit: 50 },
+    floor: { city: 'Berlin', order: 'revenue, seq', offset: 0 },
+  },
+];
+
+export default async function bench() {
+  const admin = new pg.Client({ connectionString: DATABASE_URL });
+  try {
+    await admin.connect();
+  } catch {
+    return [{ name: 'PostgreSQL listings: skipped', value: 'PostgreSQL unreachable', unit: '' }];
+  }
+  const schema = `odbrest_bench_${RUN}`;
+  const store = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'objects' });
+  const floorPool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+  const rows = [];
+  try {
+    await store.count('Customer'); // creates the tables
+    // The same customers three ways: the store's table (bulk SQL; its triggers keep the totals), a
+    // table with a column per field for the floor, and the memory store. 20,000 orders share the table.
+    const fields = `json_build_object('Name', 'Customer ' || i, 'Number', i, 'City', (${sqlArray(CITIES)})[i % 10 + 1], 'Active', i % 3 <> 0,
+      'Revenue', (i::int8 * 7919) % 100000, 'AccountManager', json_build_object('$ref', 'EMP' || lpad((i % 40)::text, 5, '0')))::text`;
+    await admin.query(`INSERT INTO "${schema}".objects (id, class_name, store_time, data, body)
+      SELECT id, c, 1767225600000, f::jsonb, f FROM (
+        SELECT CASE WHEN c = 'Customer' THEN 'CUS' ELSE 'ORD' END || lpad(i::text, 6, '0') AS id, c, ${fields} AS f
+        FROM generate_series(0, ${COUNT - 1}) i, unnest(array['Customer', 'Order']) c WHERE c = 'Customer' OR i % 5 = 0 ORDER BY i, c) rows`);
+    await admin.query(`CREATE TABLE "${schema}".floor (seq int8 PRIMARY KEY, id text NOT NULL, city text NOT NULL, revenue int8 NOT NULL, body text NOT NULL)`);
+    await admin.query(`INSERT INTO "${schema}".floor SELECT i, 'CUS' || lpad(i::text, 6, '0'), (${sqlArray(CITIES)})[i % 10 + 1], (i::int8 * 7919) % 100000, ${fields}
+      FROM generate_series(0, ${COUNT - 1}) i`);
+    await admin.query(`CREATE INDEX ON "${schema}".floor (city, seq)`);
+    await admin.query(`CREATE INDEX ON "${schema}".floor (city, revenue, seq)`);
+    // What autovacuum does to tables in steady state: statistics, and the visibility map that lets
+    // index-only scans skip the table.
+    await admin.query(`VACUUM ANALYZE "${schema}".objects, "${schema}".floor`);
+    const memory = new MemoryObjectStore();
+    for (let i = 0; i < COUNT; i++) await memory.put({ id: `CUS${String(i).padStart(6, '0')}`, className: 'Customer', fields: customer(i) });
+
+    const floorQuery = ({ city, order, offset }) => {
+      const where = city ? 'WHERE city = $1' : '';
+      return {
+        text: `SELECT t.total, p.id, p.body FROM (SELECT count(*) AS total FROM "${schema}".floor ${where}) t
+          LEFT JOIN LATERAL (SELECT id, body FROM "${schema}".floor ${where} ORDER BY ${order} OFFSET ${offset} LIMIT 50) p ON true`,
+        values: city ? [city] : [],
+      };
+    };
+    const floor = async (spec) => {
+      const { rows: found } = await floorPool.query(floorQuery(spec));
+      return { total: Number(found[0].total), objects: found.filter((row) => row.id !== null).map((row) => ({ id: row.id, fields: JSON.parse(row.body) })) };
+    };
+    let touched = 0;
+    /** A write to the class (one customer written again as it is), which invalidates every cache of it. */
+    const write = () => {
+      const i = (touched++ * 7) % COUNT;
+      return store.put({ id: `CUS${String(i).padStart(6, '0')}`, className: 'Customer', fields: customer(i) });
+    };
+
+    for (const { label, query, floor: spec } of CASES) {
+      const find = () => store.find({ className: 'Customer', ...query });
+      const fromMemory = () => memory.find({ className: 'Customer', ...query });
+      const [got, expected, inMemory] = await Promise.all([find(), floor(spec), fromMemory()]);
+      const same = (a, b) => a.total === b.total && JSON.stringify(a.objects.map((o) => [o.id, o.fields])) === JSON.stringify(b.objects.map((o) => [o.id, o.fields]));
+      if (!same(got, expected)) throw new Error(`${label}: the store's answer differs from the floor's`);
+      const memoryAgrees = same(got, inMemory);
+      const [warm, floorMs, memoryMs] = await alternatingMedians([find, () => floor(spec), fromMemory], 31);
+      const cold = [];
+      for (let run = 0; run < 21; run++) {
+        await write();
+        const start = performance.now();
+        await find();
+        cold.push(performance.now() - start);
+      }
+      const coldMs = median(cold);
+      const name = `PostgreSQL listing of ${COUNT.toLocaleString('en')} objects, ${label}, p50 (total included)`;
+      rows.push({ name: `${name}, warm (reference: floor)`, value: warm, unit: 'ms', reference: floorMs, ratio: warm / floorMs });
+      rows.push({ name: `${name}, cold: after a write to the class (reference: floor)`, value: coldMs, unit: 'ms', reference: floorMs, ratio: coldMs / floorMs });
+      rows.push(
+        memoryAgrees
+          ? { name: `${name}, warm (reference: memory store)`, value: warm, unit: 'ms', reference: memoryMs, ratio: warm / memoryMs }
+          : { name: `${name}, memory store`, value: 'answers differently (no support for this query)', unit: '' },
+      );
+    }
+  } finally {
+    await store.close();
+    await floorPool.end();
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.end();
+  }
+  return rows;
+}
+
+function sqlArray(values) {
+  return `array[${values.map((value) => `'${value}'`).join(', ')}]`;
+}

@@ -1,0 +1,116 @@
+/**
+ * The SQL that PostgresObjectStore's filters and orderings become (PROTOCOL.md 6.2, `Where` and
+ * `OrderBy` in the storage types). Values always travel as parameters; only operator choice and
+ * parameter numbers are spliced into the text.
+ *
+ * Fields live in a `jsonb` column `data`, indexed by a GIN index (`jsonb_path_ops`). Every condition
+ * the index can answer is written as containment (`data @> {...}`): equality, references (directly or
+ * as a member of a set) and `$in`. The others test one member (`data -> 'f'`) by its JSON type:
+ * strings compare under `COLLATE "C"`, which on a UTF-8 database is Unicode code point order.
+ */
+import { isRef, isScalar, type FieldOperators, type OrderBy, type Scalar, type Where } from '../src/index.js';
+
+/** Collects parameters; `add` answers the placeholder of a new one. */
+export class Params {
+  readonly values: unknown[];
+  constructor(...initial: unknown[]) {
+    this.values = initial;
+  }
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/** `{"<field>": <value>}` as JSON text, built as text so that any field name (even `__proto__`) stays data. */
+function member(field: string, value: unknown): string {
+  return `{${JSON.stringify(field)}:${JSON.stringify(value)}}`;
+}
+
+const RANGE = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
+
+/** The member as a number when it is one, else NULL (so a comparison with it is never true). */
+const numberOf = (f: string) => `(CASE WHEN jsonb_typeof(data -> ${f}) = 'number' THEN (data -> ${f})::numeric END)`;
+/** The member as text when it is a string, else NULL; compared by code point. */
+const stringOf = (f: string) => `(CASE WHEN jsonb_typeof(data -> ${f}) = 'string' THEN data ->> ${f} END COLLATE "C")`;
+
+/**
+ * `AND ...` for every condition of `where` (empty for none). Scalar equalities of several fields are
+ * one containment test, so the GIN index sees them together.
+ */
+export function whereSql(where: Where | undefined, params: Params): string {
+  if (!where) return '';
+  const equal: string[] = [];
+  const parts: string[] = [];
+  for (const [field, condition] of Object.entries(where)) {
+    if (isScalar(condition)) equal.push(`${JSON.stringify(field)}:${JSON.stringify(condition)}`);
+    else if (isRef(condition)) {
+      const either = [member(field, { $ref: condition.$ref }), member(field, { $set: [condition.$ref] })];
+      parts.push(`data @> ANY(${params.add(either)}::jsonb[])`);
+    } else parts.push(operatorsSql(field, condition, params));
+  }
+  if (equal.length > 0) parts.unshift(`data @> ${params.add(`{${equal.join(',')}}`)}::jsonb`);
+  return parts.map((part) => ` AND ${part}`).join('');
+}
+
+/**
+ * The conditions of one field's operators, ANDed. Anything that is not a valid condition (an unknown
+ * operator, an operand of the wrong type) matches nothing, as in every store: the service refuses such
+ * filters before a store sees them, and a store must never widen an answer.
+ */
+function operatorsSql(field: string, operators: FieldOperators, params: Params): string {
+  if (typeof operators !== 'object' || operators === null || Array.isArray(operators)) return 'false';
+  const parts: string[] = [];
+  const mark = params.values.length;
+  let name: string | undefined;
+  const f = () => (name ??= params.add(field));
+  for (const [operator, value] of Object.entries(operators) as [string, unknown][]) {
+    const part = operatorSql(operator, value, field, f, params);
+    if (part === undefined) {
+      params.values.length = mark; // the parameters of the operators before it go unused
+      return 'false';
+    }
+    parts.push(part);
+  }
+  return parts.length === 0 ? 'true' : parts.join(' AND ');
+}
+
+function operatorSql(operator: string, value: unknown, field: string, f: () => string, params: Params): string | undefined {
+  switch (operator) {
+    case '$ne':
+      return isScalar(value) ? `NOT (data @> ${params.add(member(field, value))}::jsonb)` : undefined;
+    case '$in':
+      if (!Array.isArray(value) || !value.every(isScalar)) return undefined;
+      return value.length === 0 ? 'false' : `data @> ANY(${params.add((value as Scalar[]).map((item) => member(field, item)))}::jsonb[])`;
+    case '$gt':
+    case '$gte':
+    case '$lt':
+    case '$lte':
+      if (typeof value === 'number') return `${numberOf(f())} ${RANGE[operator]} ${params.add(String(value))}::numeric`;
+      if (typeof value === 'string') return `${stringOf(f())} ${RANGE[operator]} ${params.add(value)}::text`;
+      return undefined;
+    case '$prefix':
+      return typeof value === 'string' ? `starts_with(${stringOf(f())}, ${params.add(value)}::text)` : undefined;
+    case '$exists':
+      if (typeof value !== 'boolean') return undefined;
+      return value ? `data ? ${f()}` : `NOT (data ? ${f()})`;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The sort keys of a listing, outermost first, each with its direction: for `orderBy` the value's
+ * rank (absent/null 0, false 1, true 2, numbers 3, strings 4, anything else 5), its number, its
+ * string, then creation order (`seq`). `descending` flips the value keys only; `reverse` flips all.
+ * Expressions name columns bare, so they work in the page query and, prefixed, outside it.
+ */
+export function orderKeys(orderBy: OrderBy | undefined, reverse: boolean, params: Params): { expr: string; dir: 'ASC' | 'DESC' }[] {
+  const seq = { expr: 'seq', dir: reverse ? 'DESC' : 'ASC' } as const;
+  if (!orderBy) return [seq];
+  const f = params.add(orderBy.field);
+  const dir = (orderBy.descending ?? false) !== reverse ? 'DESC' : 'ASC';
+  const rank = `(CASE jsonb_typeof(data -> ${f}) WHEN 'boolean' THEN (CASE WHEN data -> ${f} = 'true'::jsonb THEN 2 ELSE 1 END)
+    WHEN 'number' THEN 3 WHEN 'string' THEN 4 WHEN 'array' THEN 5 WHEN 'object' THEN 5 ELSE 0 END)`;
+  return [{ expr: rank, dir }, { expr: numberOf(f), dir }, { expr: stringOf(f), dir }, seq];
+}
