@@ -44,7 +44,7 @@ export function createService(options: ServiceOptions = {}): Service {
 export type { ServiceOptions, CustomAuthenticator } from './options.js';
 export type { RequestContext, ApiRequest } from './http/request.js';
 export { ApiError, STATUS_CODES, type StatusCode, type ApiErrorOptions } from './http/errors.js';
-export { StorageUnavailableError, StoreConflictError, StoreValueError } from './storage/errors.js';
+export { StorageUnavailableError, StoreConflictError, StoreValueError, BlobTooLargeError } from './storage/errors.js';
 export type { Envelope } from './http/envelope.js';
 export { portableCrypto, type SymmetricCrypto } from './secure/symmetric.js';
 export type {
@@ -67,6 +67,24 @@ export type {
 export { isRef, isSet } from './storage/types.js';
 export { MemoryObjectStore, type MemoryObjectStoreOptions } from './storage/memory-object-store.js';
 export { MemoryKeyValueStore, type MemoryKeyValueStoreOptions } from './storage/memory-kv.js';
+export {
+  BLOB_ID,
+  BlobMeter,
+  invalidBlobId,
+  pieces,
+  pieceStream,
+  refuseStream,
+  resolveRange,
+  type BlobStore,
+  type BlobPutOptions,
+  type BlobWritten,
+  type BlobStat,
+  type BlobRange,
+  type BlobRead,
+  type BlobMeterOptions,
+  type IncrementalHash,
+} from './storage/blobs.js';
+export { MemoryBlobStore, type MemoryBlobStoreOptions } from './storage/memory-blobs.js';
 export { importObjects, type SeedData, type SeedObject } from './storage/seed.js';
 export { newObjectId } from './storage/ids.js';
 export { MacroRegistry, HOOK_NAMES, type Macro, type MacroContext, type HookName } from './macros/registry.js';

@@ -7,8 +7,9 @@
  * `create` returns a new, empty store for each test. Durable stores also pass `reopen`, which closes a
  * store and opens the same data again; the contract then checks that nothing was lost.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Fields, ObjectStore, StoredObject } from '../../src/storage/types.js';
+import { openedStores } from './opened-stores.js';
 
 export interface ObjectStoreHarness {
   /** A new, empty store. */
@@ -21,15 +22,7 @@ const byIds = (objects: StoredObject[]) => objects.map((object) => object.id);
 
 export function objectStoreContract(name: string, harness: ObjectStoreHarness): void {
   describe(`ObjectStore contract: ${name}`, () => {
-    const open: ObjectStore[] = [];
-    const fresh = async () => {
-      const store = await harness.create();
-      open.push(store);
-      return store;
-    };
-    afterEach(async () => {
-      for (const store of open.splice(0)) await store.close?.();
-    });
+    const { fresh, reopened } = openedStores(() => harness.create());
 
     /** Creates `count` objects of `className`, fields from `fields(i)`, one after the other. */
     async function fill(store: ObjectStore, className: string, count: number, fields: (i: number) => Fields = (i) => ({ i })) {
@@ -371,9 +364,7 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness): 
         await store.delete(items[4]!.id);
         await store.put({ id: items[6]!.id, className: 'Moved', fields: { moved: 'ü😀' } });
         const before = await Promise.all(['Item', 'Moved'].map((className) => store.find({ className })));
-        open.splice(open.indexOf(store), 1);
-        const again = await reopen(store);
-        open.push(again);
+        const again = await reopened(store, reopen);
         const after = await Promise.all(['Item', 'Moved'].map((className) => again.find({ className })));
         expect(after).toEqual(before);
         const fives = before[0]!.objects.filter((object) => object.fields.Tag === 'five');
