@@ -100,6 +100,7 @@ export class BlobMeter {
   readonly #hash: IncrementalHash;
   readonly #maxBytes: number;
   #size = 0;
+  #failure: unknown;
 
   constructor(options: BlobMeterOptions = {}) {
     this.#hash = options.sha256?.() ?? sha256.create();
@@ -128,10 +129,22 @@ export class BlobMeter {
         this.#hash.update(value);
         yield value;
       }
+    } catch (error) {
+      this.#failure = error;
+      throw error;
     } finally {
       if (finished) reader.releaseLock();
       else await reader.cancel().catch(() => undefined);
     }
+  }
+
+  /**
+   * What `read` failed with (the stream's own error, `BlobTooLargeError`), if it did. A store whose
+   * backend wraps errors thrown inside its work rethrows this one instead, so a dropped upload is not
+   * mistaken for a storage failure.
+   */
+  get failure(): unknown {
+    return this.#failure;
   }
 
   /** Size and hash of what `read` passed; call once, after reading to the end. */
