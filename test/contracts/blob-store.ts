@@ -293,10 +293,15 @@ export function blobStoreContract(name: string, harness: BlobStoreHarness): void
       it('an upload dropped while the store waits for more bytes: put rejects with the abort, keeps nothing', async () => {
         const store = await fresh();
         let source!: ReadableStreamDefaultController<Uint8Array>;
-        const stream = new ReadableStream<Uint8Array>({ start: (controller) => void (source = controller) });
+        let asked!: () => void;
+        const waiting = new Promise<void>((resolve) => (asked = resolve));
+        const stream = new ReadableStream<Uint8Array>({
+          start: (controller) => void (source = controller),
+          pull: () => asked(), // the store has taken what there was and asks for more
+        });
         source.enqueue(patternBytes(700_000));
         const putting = store.put('stalled', stream);
-        await new Promise((resolve) => setTimeout(resolve, 50)); // the store has read what there is and waits
+        await waiting;
         const abort = new DOMException('The upload was dropped', 'AbortError');
         source.error(abort);
         await expect(putting).rejects.toBe(abort);
