@@ -48,7 +48,7 @@ export type { SessionOptions } from './auth/sessions.js';
 export type { CustomAuthenticator, CustomLoginOptions, UserOptions } from './auth/principals.js';
 export type { CacheSizes } from './caches.js';
 export { ApiError, STATUS_CODES, type StatusCode, type ApiErrorOptions } from './http/errors.js';
-export { StorageUnavailableError, StoreConflictError, StoreValueError } from './storage/errors.js';
+export { StorageUnavailableError, StoreConflictError, StoreValueError, BlobTooLargeError } from './storage/errors.js';
 export type { Envelope } from './http/envelope.js';
 export { portableCrypto, type SymmetricCrypto } from './secure/symmetric.js';
 export type {
@@ -73,6 +73,24 @@ export { matches, compileWhere, compareFieldValues, compareCodePoints, orderComp
 export { nextStoreTime } from './storage/store-time.js';
 export { MemoryObjectStore, type MemoryObjectStoreOptions } from './storage/memory-object-store.js';
 export { MemoryKeyValueStore, type MemoryKeyValueStoreOptions } from './storage/memory-kv.js';
+export {
+  BLOB_ID,
+  BlobMeter,
+  invalidBlobId,
+  pieces,
+  pieceStream,
+  refuseStream,
+  resolveRange,
+  type BlobStore,
+  type BlobPutOptions,
+  type BlobWritten,
+  type BlobStat,
+  type BlobRange,
+  type BlobRead,
+  type BlobMeterOptions,
+  type IncrementalHash,
+} from './storage/blobs.js';
+export { MemoryBlobStore, type MemoryBlobStoreOptions } from './storage/memory-blobs.js';
 export { importObjects, type SeedData, type SeedObject } from './storage/seed.js';
 export { newObjectId } from './storage/ids.js';
 export { MacroRegistry, HOOK_NAMES, type Macro, type Macros, type MacroContext, type Hooks, type HookName, type ExternalUserParams } from './macros/registry.js';

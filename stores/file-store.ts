@@ -218,3 +218,4 @@ export class FileObjectStore implements ObjectStore {
     return this.#compaction;
   }
 }
+export { FolderBlobStore, type FolderBlobStoreOptions } from './blob-folder.js';

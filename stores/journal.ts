@@ -235,7 +235,7 @@ function frame(payload: Uint8Array): Uint8Array {
   return out;
 }
 
-async function writeAll(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
+export async function writeAll(handle: FileHandle, bytes: Uint8Array, position: number): Promise<void> {
   let written = 0;
   while (written < bytes.length) {
     const { bytesWritten } = await handle.write(bytes, written, bytes.length - written, position + written);
@@ -244,7 +244,7 @@ async function writeAll(handle: FileHandle, bytes: Uint8Array, position: number)
 }
 
 /** Makes a created or renamed file's directory entry durable (not possible, nor needed, on Windows). */
-async function syncDirectory(path: string): Promise<void> {
+export async function syncDirectory(path: string): Promise<void> {
   let dir: FileHandle | undefined;
   try {
     dir = await open(dirname(path), 'r');

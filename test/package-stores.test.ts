@@ -3,6 +3,9 @@
  * one of them is answered 503 by the core: the error class is shared between the bundles, not copied.
  */
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { expect, test } from 'vitest';
 import { freePort } from './support/processes.js';
@@ -35,4 +38,28 @@ test('CommonJS: the same through require', async () => {
     const { PostgresObjectStore } = require('odbrest/postgres'); const { FileObjectStore } = require('odbrest/file-store');`;
   const { stdout } = await run(process.execPath, ['-e', requires + body(await freePort())], { cwd: root });
   expect(JSON.parse(stdout)).toEqual(expected);
+});
+
+/** Puts 11 bytes with a limit of 10 into each blob store from the built package; prints what was thrown. */
+const blobBody = (dir: string) => `
+  const stores = [new MemoryBlobStore(), new FolderBlobStore({ path: ${JSON.stringify(dir)} }), new PostgresBlobStore({ connectionString: 'postgres://postgres@127.0.0.1:1/x' })];
+  Promise.all(stores.slice(0, 2).map((store) => store.put('big', new Blob([new Uint8Array(11)]).stream(), { maxBytes: 10 }).catch((e) => e instanceof BlobTooLargeError)))
+    .then((tooLarge) => console.log(JSON.stringify({ tooLarge, types: stores.map((store) => typeof store.put) })))
+    .finally(() => stores[2].close());`;
+const blobExpected = { tooLarge: [true, true], types: ['function', 'function', 'function'] };
+
+test('ESM and CommonJS: the blob stores load from odbrest/file-store and odbrest/postgres; their errors are the core\'s classes', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'odbrest-package-blobs-'));
+  try {
+    const imports = `import { MemoryBlobStore, BlobTooLargeError } from 'odbrest'; import { FolderBlobStore } from 'odbrest/file-store';
+      import { PostgresBlobStore } from 'odbrest/postgres';`;
+    const esm = await run(process.execPath, ['--input-type=module', '-e', imports + blobBody(join(dir, 'esm'))], { cwd: root });
+    expect(JSON.parse(esm.stdout)).toEqual(blobExpected);
+    const requires = `const { MemoryBlobStore, BlobTooLargeError } = require('odbrest'); const { FolderBlobStore } = require('odbrest/file-store');
+      const { PostgresBlobStore } = require('odbrest/postgres');`;
+    const cjs = await run(process.execPath, ['-e', requires + blobBody(join(dir, 'cjs'))], { cwd: root });
+    expect(JSON.parse(cjs.stdout)).toEqual(blobExpected);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

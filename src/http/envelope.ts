@@ -1,4 +1,4 @@
-import { StorageUnavailableError, StoreConflictError, StoreValueError } from '../storage/errors.js';
+import { BlobTooLargeError, StorageUnavailableError, StoreConflictError, StoreValueError } from '../storage/errors.js';
 import { ApiError } from './errors.js';
 
 /** The body of every JSON response (PROTOCOL.md 1.3). `internalStatus` is always a string. */
@@ -68,6 +68,7 @@ export function toApiError(error: unknown, onUnexpected?: (error: unknown) => vo
   }
   if (error instanceof StoreConflictError) return new ApiError('409', error.message);
   if (error instanceof StoreValueError) return new ApiError('400', error.message);
+  if (error instanceof BlobTooLargeError) return new ApiError('413', error.message);
   onUnexpected?.(error);
   return new ApiError('500', 'unexpected server error');
 }

@@ -26,3 +26,16 @@ export class StoreValueError extends Error {
     this.name = 'StoreValueError';
   }
 }
+
+/**
+ * A blob grew past the `maxBytes` given to `BlobStore.put`; the store stopped reading its stream at
+ * that point, cancelled it, and kept nothing. The routes answer `413`.
+ */
+export class BlobTooLargeError extends Error {
+  readonly maxBytes: number;
+  constructor(maxBytes: number, options?: { cause?: unknown }) {
+    super(`the file is larger than ${maxBytes} bytes`, options);
+    this.name = 'BlobTooLargeError';
+    this.maxBytes = maxBytes;
+  }
+}
