@@ -11,13 +11,10 @@ import {
   type StoredObject,
   type Where,
 } from '../src/index.js';
+import { checkIdentifiers, hash, onConnection, openPool, type PostgresPoolOptions } from './pg-common.js';
 import { orderKeys, Params, whereSql } from './postgres-sql.js';
 
-export interface PostgresObjectStoreOptions {
-  /** `postgres://` URL. Default: pg's own defaults (`PGHOST`, `PGUSER`, ... environment variables). */
-  connectionString?: string;
-  /** A pool of your own instead; it is not closed by `close()`. Give it an `on('error')` listener. */
-  pool?: pg.Pool;
+export interface PostgresObjectStoreOptions extends PostgresPoolOptions {
   /** Schema of the table, created on first use. Default `public`. */
   schema?: string;
   /**
@@ -25,23 +22,9 @@ export interface PostgresObjectStoreOptions {
    * `<table>_seq`. Default `odbrest_store` (tables of the earlier `json` layout are refused).
    */
   table?: string;
-  /** Longest wait for a connection. Default 2000 ms. */
-  connectTimeoutMs?: number;
-  /** Longest run of one statement (server side). Default 10 s. */
-  statementTimeoutMs?: number;
-  /** Most connections in the pool. Default 10. */
-  maxConnections?: number;
   /** Clock for `storeTime`, for tests. */
   now?: () => number;
 }
-
-/** Server states that mean "unreachable or overloaded, retry later" (SQLSTATE classes 08, 53, 57). */
-const UNAVAILABLE_STATES = /^(08|53|57P0|57014)/;
-/** Client-side failures of the connection itself (pg raises these as plain errors). */
-const CONNECTION_FAILURE =
-  /Connection terminated|connection timeout|timeout exceeded when trying to connect|not queryable|Query read timeout|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN/i;
-
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,50}$/;
 
 /** Slots per class in the stats table: concurrent writers of one class mostly update different rows. */
 const STAT_SLOTS = 8;
@@ -99,9 +82,7 @@ export class PostgresObjectStore implements ObjectStore {
   constructor(options: PostgresObjectStoreOptions = {}) {
     const schema = options.schema ?? 'public';
     const table = options.table ?? 'odbrest_store';
-    for (const name of [schema, table]) {
-      if (!IDENTIFIER.test(name)) throw new Error(`PostgresObjectStore: ${JSON.stringify(name)} is not a plain SQL identifier`);
-    }
+    checkIdentifiers('PostgresObjectStore', schema, table);
     this.#schema = schema;
     this.#name = table;
     this.#table = `"${schema}"."${table}"`;
@@ -110,20 +91,7 @@ export class PostgresObjectStore implements ObjectStore {
     this.#sequence = `"${schema}"."${table}_seq"`;
     this.#tableHash = hash(this.#table);
     this.#now = options.now ?? Date.now;
-    this.#ownsPool = options.pool === undefined;
-    this.#pool =
-      options.pool ??
-      new pg.Pool({
-        connectionString: options.connectionString,
-        connectionTimeoutMillis: options.connectTimeoutMs ?? 2000,
-        statement_timeout: options.statementTimeoutMs ?? 10_000,
-        query_timeout: (options.statementTimeoutMs ?? 10_000) + 5000,
-        max: options.maxConnections ?? 10,
-        keepAlive: true,
-      });
-    // An idle connection that dies (server restart, pg_terminate_backend) is reported here; without a
-    // listener it would crash the process. The pool drops it and opens a new one when needed.
-    if (this.#ownsPool) this.#pool.on('error', () => undefined);
+    ({ pool: this.#pool, owned: this.#ownsPool } = openPool(options));
   }
 
   async get(id: string): Promise<StoredObject | undefined> {
@@ -369,27 +337,8 @@ export class PostgresObjectStore implements ObjectStore {
 
   /** Runs `work` on a pooled connection; connection trouble becomes `StorageUnavailableError`. */
   async #run<T>(work: (client: pg.PoolClient) => Promise<T>, setup = true): Promise<T> {
-    try {
-      if (setup) await this.#ensureSchema();
-      const client = await this.#pool.connect();
-      // A checked-out connection that breaks between statements emits 'error'; unheard, that would
-      // crash the process. The statement in progress fails on its own; this only marks the connection.
-      let broken: Error | undefined;
-      const onError = (error: Error) => void (broken = error);
-      client.on('error', onError);
-      try {
-        return await work(client);
-      } catch (error) {
-        if (isUnavailable(error)) broken ??= error as Error;
-        throw error;
-      } finally {
-        client.off('error', onError);
-        client.release(broken); // a broken connection is not reused
-      }
-    } catch (error) {
-      if (error instanceof StorageUnavailableError || !isUnavailable(error)) throw error;
-      throw new StorageUnavailableError('PostgreSQL is unavailable', { cause: error });
-    }
+    if (setup) await this.#ensureSchema();
+    return onConnection(this.#pool, work);
   }
 }
 
@@ -431,17 +380,5 @@ function refuseValue(error: unknown): never {
   throw error;
 }
 
-function isUnavailable(error: unknown): boolean {
-  if (error instanceof StorageUnavailableError) return true;
-  if (error instanceof pg.DatabaseError) return UNAVAILABLE_STATES.test(error.code ?? '');
-  if (!(error instanceof Error)) return false;
-  const code = (error as NodeJS.ErrnoException).code ?? '';
-  return CONNECTION_FAILURE.test(`${code} ${error.message}`);
-}
-
-/** FNV-1a of a string, in base 36: short, stable statement names. */
-function hash(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return (h >>> 0).toString(36);
-}
+export { PostgresBlobStore, BLOB_CHUNK_BYTES, type PostgresBlobStoreOptions } from './blob-postgres.js';
+export type { PostgresPoolOptions } from './pg-common.js';
