@@ -14,6 +14,13 @@ import { eventually, PrivateRedis, sleep, startLoad, TcpProxy } from './support/
 import { freePort } from './support/processes.js';
 import { DATABASE_URL, dropSchema, requireOrSkip, RUN_ID, serverAvailable } from './support/servers.js';
 
+/**
+ * Eight clients log in as alice at once: more attempts in flight than the default per-user limit
+ * admits (each takes its place before its password is checked), so these tests, which are about
+ * outages, raise it.
+ */
+const LOAD_LIMITS = { loginLimit: { perUser: 100, perAddress: 1000 } };
+
 /** A client that holds a session and logs in again when it is gone, as the real client does on 201. */
 function sessionClient(service: Service) {
   let sessionId: string | undefined;
@@ -38,7 +45,7 @@ describe.runIf(redisServerInstalled)('Redis outage', () => {
     const redis = new PrivateRedis(await freePort());
     await redis.start();
     const kv = new RedisKeyValueStore({ url: redis.url });
-    const service = await demoService({ kv });
+    const service = await demoService({ kv, ...LOAD_LIMITS });
     try {
       const load = startLoad(sessionClient(service), 8, true);
       await eventually(() => load.tally.ok > 50);
@@ -103,7 +110,7 @@ describe.runIf(postgres)('PostgreSQL outage', () => {
     url.host = `127.0.0.1:${proxy.port}`;
     url.searchParams.set('application_name', appName);
     const store = new PostgresObjectStore({ connectionString: url.href, schema, table: 'objects', connectTimeoutMs: 1000 });
-    const service = await demoService({ store });
+    const service = await demoService({ store, ...LOAD_LIMITS });
     try {
       const load = startLoad(sessionClient(service), 8);
       const bob = await loginOnce(service);

@@ -22,7 +22,8 @@ export interface Admission {
  * takes its place in the address's and the user's counts with one atomic increment each BEFORE its
  * password is hashed, so that however many arrive at once (on one instance or on several sharing
  * Redis), at most the limit's number are ever checked in a window; the rest get `303`. A failed check
- * keeps its place (it is a failure), a successful one gives it back.
+ * keeps its place (it is a failure), a successful one gives it back, and a refused attempt takes none
+ * (it was never checked), so refusals never extend a block.
  */
 export class LoginLimiter {
   readonly #perUser: number;
@@ -40,13 +41,18 @@ export class LoginLimiter {
 
   /** Takes a place for a login of `user` from `address`, or throws `303` when either has none left. */
   async admit(user: string, address: string | undefined): Promise<Admission> {
-    if (address !== undefined) await this.#take(kvKeys.failedLoginsOfAddress(address), this.#perAddress);
+    const addressKey = address === undefined ? undefined : kvKeys.failedLoginsOfAddress(address);
     const userKey = kvKeys.failedLoginsOfUser(user);
-    await this.#take(userKey, this.#perUser);
+    if (addressKey) await this.#take(addressKey, this.#perAddress);
+    try {
+      await this.#take(userKey, this.#perUser);
+    } catch (error) {
+      if (addressKey) await this.#giveBack(addressKey);
+      throw error;
+    }
     return {
-      succeeded: async () => {
-        await Promise.all([this.kv.delete(userKey), address === undefined ? undefined : this.kv.increment(kvKeys.failedLoginsOfAddress(address), this.#windowMs, -1)]);
-      },
+      // a success clears the user's failures and gives the address its place back
+      succeeded: async () => void (await Promise.all([this.kv.delete(userKey), addressKey && this.#giveBack(addressKey)])),
     };
   }
 
@@ -62,8 +68,16 @@ export class LoginLimiter {
     if (address !== undefined) await this.kv.increment(kvKeys.failedLoginsOfAddress(address), this.#windowMs);
   }
 
+  /** One place in the count at `key`, or `303` (and no place taken) when all `limit` are taken. */
   async #take(key: string, limit: number): Promise<void> {
-    if ((await this.kv.increment(key, this.#windowMs)) > limit) throw await this.#refusal(key);
+    if ((await this.kv.increment(key, this.#windowMs)) <= limit) return;
+    const refusal = await this.#refusal(key);
+    await this.#giveBack(key);
+    throw refusal;
+  }
+
+  async #giveBack(key: string): Promise<void> {
+    await this.kv.increment(key, this.#windowMs, -1);
   }
 
   async #refusal(key: string): Promise<ApiError> {
