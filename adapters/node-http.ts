@@ -37,12 +37,19 @@ function webUrl(req: IncomingMessage): string {
   const target = requestTarget(req.url);
   if (target === undefined) throw new ApiError('400', 'the request-target must be a path');
   const protocol = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
-  const href = `${protocol}://${checkHost(req.headers.host) ?? 'localhost'}${target}`;
-  const url = URL.canParse(href) ? new URL(href) : undefined;
-  if (url?.pathname !== target.split(/[?#]/, 1)[0]) {
+  const url = parsedUrl(`${protocol}://${checkHost(req.headers.host) ?? 'localhost'}${target}`);
+  if (url === undefined || url.pathname !== target.split(/[?#]/, 1)[0]) {
     throw new ApiError('400', 'the request path must be in normal form: no dot segments, backslashes or unescaped characters');
   }
-  return url!.href;
+  return url.href;
+}
+
+function parsedUrl(href: string): URL | undefined {
+  try {
+    return new URL(href);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
