@@ -1,4 +1,7 @@
 import type { Service } from '../src/index.js';
+import { fetchChecked } from './request-checks.js';
+
+export { refuseMalformedHost } from './request-checks.js';
 
 /** The part of `Deno.ServeHandlerInfo` this adapter uses. */
 export interface DenoServeInfo {
@@ -7,8 +10,10 @@ export interface DenoServeInfo {
 
 /**
  * A handler for `Deno.serve`: passes the connection's address from `info.remoteAddr` (none for Unix
- * sockets). Web APIs only, so this module loads in any runtime.
+ * sockets). Deno builds the URL by appending the request-target to the `Host` header, so a `Host`
+ * that is not `host[:port]` is answered `400` before it can move the path (see `checkWebRequest`).
+ * Web APIs only, so this module loads in any runtime.
  */
 export function createDenoHandler(service: Service): (request: Request, info: DenoServeInfo) => Promise<Response> {
-  return (request, info) => service.fetch(request, { clientAddress: info.remoteAddr.hostname });
+  return (request, info) => fetchChecked(service, request, { clientAddress: info.remoteAddr.hostname });
 }

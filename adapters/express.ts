@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Service } from '../src/index.js';
-import { bodyAfterParsers, respond } from './node-http.js';
+import { bodyAfterParsers, respond, servesNodeRequest } from './node-http.js';
 
 /**
  * Express's request as this adapter reads it: `body` set by `express.json()` and friends, and
@@ -23,7 +23,7 @@ type ErrorMiddleware = (error: unknown, req: ExpressRequest, res: ServerResponse
  * instead of by Express's HTML error page.
  */
 export function odbrest(service: Service): [Middleware, ErrorMiddleware] {
-  const served = (req: ExpressRequest) => service.serves(`http://localhost${req.url ?? '/'}`);
+  const served = (req: ExpressRequest) => servesNodeRequest(service, req);
 
   const middleware: Middleware = (req, res, next) => {
     if (!served(req)) return next();

@@ -1,13 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Service } from '../src/index.js';
-import { bodyAfterParsers, serviceFetch } from './node-http.js';
+import { bodyAfterParsers, serviceFetch, servesNodeRequest } from './node-http.js';
 
 /** The parts of Koa's context this adapter uses (Koa itself is not imported). */
 interface KoaContext {
   req: IncomingMessage;
-  method: string;
-  url: string;
   request: { body?: unknown; rawBody?: unknown };
   status: number;
   body: unknown;
@@ -23,7 +21,7 @@ type Next = () => Promise<unknown>;
  */
 export function odbrest(service: Service): (ctx: KoaContext, next: Next) => Promise<unknown> {
   return async (ctx, next) => {
-    if (!service.serves(`http://localhost${ctx.url}`)) return next();
+    if (!servesNodeRequest(service, ctx.req)) return next();
     const body = bodyAfterParsers(ctx.req, ctx.request.rawBody, ctx.request.body);
     const response = await serviceFetch(service, ctx.req, body);
     // Order matters: Koa turns a null body into 204 unless the status is set afterwards (a 302

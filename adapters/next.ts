@@ -1,5 +1,6 @@
 import type { Service } from '../src/index.js';
 import { CLIENT_ADDRESS_KEY, type ClientAddressStore } from './next-client-address.js';
+import { fetchChecked } from './request-checks.js';
 
 type RouteHandler = (request: Request) => Promise<Response>;
 
@@ -15,7 +16,7 @@ type RouteHandler = (request: Request) => Promise<Response>;
  * Web APIs only, so this module also loads in the Edge runtime.
  */
 export function createRouteHandlers(service: Service): Record<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', RouteHandler> {
-  const handler: RouteHandler = (request) => service.fetch(request, { clientAddress: connectionAddress() });
+  const handler: RouteHandler = (request) => fetchChecked(service, request, { clientAddress: connectionAddress() });
   return { GET: handler, POST: handler, PUT: handler, PATCH: handler, DELETE: handler };
 }
 

@@ -1,20 +1,74 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Service } from '../src/index.js';
 import { Readable } from 'node:stream';
+import { ApiError, clip } from '../src/http/errors.js';
+import { checkHost, refusalOf } from './request-checks.js';
 
 /**
  * Conversions between Node's `http` objects and web Request/Response, shared by the Node, Express and
  * Koa adapters. `req.url` is used as is: frameworks that mount middleware under a path (Express's
  * `app.use('/api', ...)`, koa-mount) rewrite it to the path below the mount point.
  */
-export function toWebRequest(req: IncomingMessage, body?: BodyInit | null): Request {
-  const host = req.headers.host ?? 'localhost';
+
+/** Methods Node's parser passes on but a web `Request` cannot carry (`new Request` throws for them). */
+const NO_WEB_METHOD = new Set(['CONNECT', 'TRACE', 'TRACK']);
+/** An absolute-form request-target (`GET http://host/path`): its path and query follow the authority. */
+const ABSOLUTE_FORM = /^https?:\/\/[^/?#]*(.*)$/is;
+
+/**
+ * The request-target's path and query: origin-form as sent, or the path and query of an
+ * absolute-form target; `undefined` for anything else (`*`).
+ */
+function requestTarget(url: string | undefined): string | undefined {
+  const raw = url ?? '/';
+  if (raw.startsWith('/')) return raw;
+  const rest = ABSOLUTE_FORM.exec(raw)?.[1];
+  if (rest === undefined) return undefined;
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
+/**
+ * The web URL of a Node request. The path is the request-target's and nothing else: the `Host`
+ * header must be `host[:port]` (`400`), and a path the URL parser would change (dot segments,
+ * backslashes, characters it escapes) is `400` too, since the service would route another path than
+ * the one a host app's own checks on `req.url` saw.
+ */
+function webUrl(req: IncomingMessage): string {
+  const target = requestTarget(req.url);
+  if (target === undefined) throw new ApiError('400', 'the request-target must be a path');
   const protocol = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  const url = parsedUrl(`${protocol}://${checkHost(req.headers.host) ?? 'localhost'}${target}`);
+  if (url === undefined || url.pathname !== target.split(/[?#]/, 1)[0]) {
+    throw new ApiError('400', 'the request path must be in normal form: no dot segments, backslashes or unescaped characters');
+  }
+  return url.href;
+}
+
+function parsedUrl(href: string): URL | undefined {
+  try {
+    return new URL(href);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The web Request of a Node request. Throws an `ApiError` for a request that has none: a method a
+ * web Request cannot carry (`405`), a malformed `Host` or request-target (`400`).
+ */
+export function toWebRequest(req: IncomingMessage, body?: BodyInit | null): Request {
+  const method = req.method ?? 'GET';
+  if (NO_WEB_METHOD.has(method.toUpperCase())) throw new ApiError('405', `method ${clip(method)} is not allowed`);
+  const url = webUrl(req);
   const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
-    else headers.set(name, value);
+  try {
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value === undefined) continue;
+      if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+      else headers.set(name, value);
+    }
+  } catch {
+    throw new ApiError('400', 'a request header is not a valid HTTP header');
   }
   if (body !== undefined) {
     // A body handed over in place of the stream (kept or re-serialized by a body parser) has its own
@@ -22,9 +76,8 @@ export function toWebRequest(req: IncomingMessage, body?: BodyInit | null): Requ
     headers.delete('content-length');
     headers.delete('transfer-encoding');
   }
-  const method = req.method ?? 'GET';
   const hasBody = method !== 'GET' && method !== 'HEAD';
-  return new Request(`${protocol}://${host}${req.url ?? '/'}`, {
+  return new Request(url, {
     method,
     headers,
     body: hasBody ? (body !== undefined ? body : (Readable.toWeb(req) as ReadableStream<Uint8Array>)) : undefined,
@@ -33,9 +86,27 @@ export function toWebRequest(req: IncomingMessage, body?: BodyInit | null): Requ
   });
 }
 
-/** The service's answer to a Node request, with the socket's address for the failed-login limit. */
+/**
+ * Whether the service has a route for a Node request's path (framework adapters leave the others to
+ * the app). The method and `Host` do not decide; the service refuses a wrong one itself.
+ */
+export function servesNodeRequest(service: Service, req: IncomingMessage): boolean {
+  const target = requestTarget(req.url);
+  return target !== undefined && service.serves(`http://localhost${target}`);
+}
+
+/**
+ * The service's answer to a Node request, with the socket's address for the failed-login limit. A
+ * request without a web form is answered with its envelope here.
+ */
 export function serviceFetch(service: Service, req: IncomingMessage, body?: BodyInit | null): Promise<Response> {
-  return service.fetch(toWebRequest(req, body), { clientAddress: req.socket.remoteAddress });
+  let request: Request;
+  try {
+    request = toWebRequest(req, body);
+  } catch (error) {
+    return Promise.resolve(refusalOf(error));
+  }
+  return service.fetch(request, { clientAddress: req.socket.remoteAddress });
 }
 
 /** Answers a Node request with the service and writes the answer back. */

@@ -28,3 +28,29 @@ export class OdbRestProtocolError extends Error {
     this.httpStatus = httpStatus;
   }
 }
+
+/**
+ * A refusal of a secure request that came back unencrypted and unsigned, as PROTOCOL.md 4 allows
+ * for refusals of the message itself: `205` (rejected), `201`/`204` (no live session), `413` (body too
+ * large), `503` (storage unavailable before the message was accepted). Nothing authenticates it: an
+ * attacker on the path could have sent it, so its claims (message, `Retry-After`) are not the
+ * server's word and no data is taken from it. Retrying, or logging in again for `201`/`204`, is safe.
+ */
+export class OdbRestUnauthenticatedRefusal extends Error {
+  /** The code the answer claims. */
+  readonly internalStatus: string;
+  readonly httpStatus: number;
+  /** The `statusMessage` the answer claims (possibly forged; not part of `message`). */
+  readonly claimedMessage: string;
+
+  constructor(internalStatus: string, httpStatus: number, claimedMessage: string) {
+    super(
+      `unauthenticated refusal ${internalStatus} (HTTP ${httpStatus}): the answer was neither encrypted nor signed, ` +
+        'so it may have been forged by anyone on the path',
+    );
+    this.name = 'OdbRestUnauthenticatedRefusal';
+    this.internalStatus = internalStatus;
+    this.httpStatus = httpStatus;
+    this.claimedMessage = claimedMessage;
+  }
+}

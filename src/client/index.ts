@@ -3,8 +3,9 @@ import type { Envelope } from '../http/envelope.js';
 import { clientPassValue } from '../auth/passwords.js';
 import { generateRsaKeyPair, OAEP, pemBody, toPem } from '../secure/keys.js';
 import { blockDecrypt, blockEncrypt } from '../secure/rsa.js';
-import { OdbRestError, OdbRestProtocolError } from './errors.js';
+import { OdbRestError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal } from './errors.js';
 import { SecureChannel, type FetchFunction } from './secure-channel.js';
+import { isPinnedKey, pinnedKeyHashes } from './server-key-pin.js';
 import type { SymmetricCrypto } from '../secure/symmetric.js';
 import type { ListOptions, LoginCredentials, SecureLogin, SerializedObject, SerializedSet, SessionKind, SessionLogin, TokenLogin } from './types.js';
 
@@ -20,6 +21,13 @@ export interface ClientOptions {
   alias?: string;
   /** Default: the global `fetch`. */
   fetch?: FetchFunction;
+  /**
+   * The server key a secure login must find: its public key as a PEM, or the SHA-256 fingerprint of
+   * its SPKI DER (64 hex digits or base64); a list accepts any of them (while a key is changed). Any
+   * other key is refused before the credentials are encrypted and sent. Without it, the client
+   * trusts the key `GET /v2/login/secure/key` answers, which anyone on the path can swap.
+   */
+  serverKey?: string | readonly string[];
   /** AES-CTR and HMAC of the secure transport. Default: `portableCrypto`; on Node, Bun or Deno `nodeCrypto` from `odbrest/node` is faster. */
   symmetricCrypto?: SymmetricCrypto;
 }
@@ -51,6 +59,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
   const fetchFn: FetchFunction = options.fetch ?? ((input, init) => fetch(input, init));
   const root = options.baseUrl.replace(/\/+$/, '') + (options.alias ? `/${encodeURIComponent(options.alias)}` : '');
   const rootPath = new URL(root).pathname.replace(/\/+$/, '');
+  const pinnedKeys = options.serverKey === undefined ? undefined : pinnedKeyHashes(options.serverKey);
   let credential: Credential | undefined;
 
   /** One request; returns `data` of a success envelope, throws `OdbRestError` for a failure envelope. */
@@ -62,9 +71,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
       // The signed target is the path and query as the URL parser normalized them, as the server sees them.
       const target = url.pathname.slice(rootPath.length) + url.search;
       const answer = await credential.channel.exchange(fetchFn, method, url.href, target, headers, json);
-      if (!answer.encrypted && answer.status < 400) {
-        throw new OdbRestProtocolError('secure response refused: a successful answer was not encrypted', answer.status);
-      }
+      if (!answer.encrypted) throw unencryptedAnswer(answer.status, answer.text);
       return unwrap<T>(answer.status, answer.headers, answer.text);
     }
     if (auth && credential?.kind === 'session') headers.set('sessionId', credential.sessionId);
@@ -84,6 +91,9 @@ export function createClient(options: ClientOptions): OdbRestClient {
     const { key } = await request<{ key: string }>('GET', '/v2/login/secure/key', undefined, false);
     const serverDer = pemBody(key, ['PUBLIC KEY']);
     if (!serverDer) throw new OdbRestProtocolError('the server key is not an SPKI PEM', 200);
+    if (pinnedKeys && !isPinnedKey(serverDer.der, pinnedKeys)) {
+      throw new OdbRestProtocolError('secure login refused: the server key is not the pinned serverKey; the credentials were not sent', 200);
+    }
     const serverKey = await crypto.subtle.importKey('spki', serverDer.der, OAEP, false, ['encrypt']);
     const keyPair = secureOptions.keyPair ?? (await generateRsaKeyPair(2048));
     const publicKey = toPem('PUBLIC KEY', new Uint8Array(await crypto.subtle.exportKey('spki', keyPair.publicKey)));
@@ -148,24 +158,55 @@ export function createClient(options: ClientOptions): OdbRestClient {
   };
 }
 
+/**
+ * The unencrypted answers a secure request may get (PROTOCOL.md 4), with their HTTP status: the
+ * refusals of the message itself, which the server cannot encrypt.
+ */
+const UNENCRYPTED_REFUSALS = new Map([
+  ['201', 401],
+  ['204', 401],
+  ['205', 401],
+  ['413', 413],
+  ['503', 503],
+]);
+
+/**
+ * What an unencrypted answer to a secure request is: never data. One of the refusals the protocol
+ * sends in the clear is an `OdbRestUnauthenticatedRefusal` (it may be forged); anything else, a
+ * "success" or any other code, is a protocol error.
+ */
+function unencryptedAnswer(httpStatus: number, text: string): Error {
+  const status = parseEnvelope<unknown>(text)?.status;
+  const code = status?.internalStatus;
+  if (typeof code === 'string' && UNENCRYPTED_REFUSALS.get(code) === httpStatus) {
+    return new OdbRestUnauthenticatedRefusal(code, httpStatus, String(status?.statusMessage ?? ''));
+  }
+  return new OdbRestProtocolError(`secure response refused: an answer (HTTP ${httpStatus}) was not encrypted and is not a transport refusal`, httpStatus);
+}
+
+function parseEnvelope<T>(text: string): Partial<Envelope<T>> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'object' && parsed !== null ? (parsed as Partial<Envelope<T>>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `data` of a success envelope; a failure envelope is thrown as `OdbRestError`. */
 function unwrap<T>(httpStatus: number, headers: Headers, text: string): T {
-  let parsed: Envelope<T>;
-  try {
-    parsed = JSON.parse(text) as Envelope<T>;
-  } catch {
-    throw new OdbRestProtocolError(`answer is not a JSON envelope (HTTP ${httpStatus})`, httpStatus);
-  }
-  const status = parsed?.status;
+  const parsed = parseEnvelope<T>(text);
+  if (parsed === undefined) throw new OdbRestProtocolError(`answer is not a JSON envelope (HTTP ${httpStatus})`, httpStatus);
+  const status = parsed.status;
   if (typeof status?.internalStatus !== 'string') throw new OdbRestProtocolError(`answer is not an envelope (HTTP ${httpStatus})`, httpStatus);
   if (status.internalStatus !== '0') {
     const retryAfter = Number(headers.get('retry-after') ?? Number.NaN);
     throw new OdbRestError(status.internalStatus, httpStatus, status.statusMessage, Number.isFinite(retryAfter) ? retryAfter : undefined);
   }
-  return parsed.data;
+  return parsed.data as T;
 }
 
-export { OdbRestError, OdbRestProtocolError } from './errors.js';
+export { OdbRestError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal } from './errors.js';
 export type { FetchFunction } from './secure-channel.js';
 export { portableCrypto, type SymmetricCrypto } from '../secure/symmetric.js';
 export type * from './types.js';

@@ -1,4 +1,5 @@
 import { ApiError } from './errors.js';
+import { parseJsonText } from './json.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -76,12 +77,8 @@ export function isSecureContentType(value: string | null): boolean {
   return type === 'application/text' || type === 'text/plain';
 }
 
-/** Parses a JSON body; '' parses to `undefined`. */
+/** Parses a JSON body (nesting bounded, see `parseJsonText`); '' parses to `undefined`. */
 export function parseJson(text: string): unknown {
   if (text.trim() === '') return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new ApiError('400', 'request body is not valid JSON');
-  }
+  return parseJsonText(text);
 }

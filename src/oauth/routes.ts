@@ -19,11 +19,19 @@ const MAX_APP_NAMES = 64;
 
 /**
  * A browser navigating to `/v1/auth/{name}` cannot send headers, so the app key may also come as
- * `?appkey=`; the header wins when both are present.
+ * `?appkey=`; the header wins when both are present. A query value no header could carry (`%FF`
+ * decodes to U+FFFD, `%C4%80` to U+0100, `%00` to NUL) is no app key: `100`.
  */
 function checkAppKey(ctx: ServiceContext, request: ApiRequest): void {
   const fromQuery = request.searchParams.get('appkey');
-  ctx.checkAppKey(request.headers.has('appkey') || fromQuery === null ? request.headers : new Headers({ appkey: fromQuery }));
+  if (request.headers.has('appkey') || fromQuery === null) return ctx.checkAppKey(request.headers);
+  let headers: Headers;
+  try {
+    headers = new Headers({ appkey: fromQuery });
+  } catch {
+    throw new ApiError('100', 'appkey not accepted: it is not a valid header value');
+  }
+  ctx.checkAppKey(headers);
 }
 
 /** `?appNames=crm&appNames=shop` or `?appNames=crm,shop`; none means a macro-only session (PROTOCOL.md 2.1). */

@@ -265,6 +265,6 @@ describe('secure transport in the client', () => {
 
   test('a successful answer sent unencrypted is rejected', async () => {
     const client = await tamperedClient(() => Response.json({ status: { internalStatus: '0', statusMessage: 'ok' }, data: { Name: 'mallory' } }));
-    await expect(client.getObject('USR00001')).rejects.toThrow('secure response refused: a successful answer was not encrypted');
+    await expect(client.getObject('USR00001')).rejects.toThrow('secure response refused: an answer (HTTP 200) was not encrypted and is not a transport refusal');
   });
 });

@@ -1,0 +1,66 @@
+import { errorReply, toResponse } from '../src/http/envelope.js';
+import { ApiError } from '../src/http/errors.js';
+import type { RequestContext, Service } from '../src/index.js';
+
+/**
+ * What every adapter checks before the service sees a request. Runtimes and frameworks build the
+ * request's URL from the `Host` header and the request-target; some simply concatenate the two (Deno,
+ * and our own Node conversion did), so `Host: x/v1/object/OTHER?` moved the routed path into the host
+ * and a host app's path checks saw another path than the service routed. A `Host` that is anything
+ * but `host[:port]` is refused here, so the path always comes from the request-target.
+ */
+
+/** RFC 9110 7.2 `Host`: a name (letters, digits, `-._~`), an IPv4 or a bracketed IPv6 literal; a port. */
+const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
+
+/** The `Host` value when it is a valid `host[:port]`, `undefined` when there is none; `400` otherwise. */
+export function checkHost(value: string | null | undefined): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  const match = HOST.exec(value);
+  const port = match?.[1];
+  if (!match || (port !== undefined && Number(port) > 65535) || !URL.canParse(`http://${value}/`)) {
+    throw new ApiError('400', 'the Host header must be host or host:port');
+  }
+  return value;
+}
+
+/** The envelope answering an `ApiError` an adapter raised before the service was asked; anything else is rethrown. */
+export function refusalOf(error: unknown): Response {
+  if (error instanceof ApiError) return toResponse(errorReply(error));
+  throw error;
+}
+
+/**
+ * The request as the service must see it, for runtimes that hand over a web Request (Bun, Deno, Next):
+ * the `Host` checked, and a URL that is absolute (Bun leaves it relative when no `Host` was sent).
+ */
+export function checkWebRequest(request: Request): Request {
+  checkHost(request.headers.get('host'));
+  if (URL.canParse(request.url)) return request;
+  return new Request(new URL(request.url, 'http://localhost'), request);
+}
+
+/**
+ * The `400` envelope for a runtime's request whose `Host` is not `host[:port]`, else `undefined`. A
+ * host app that routes by `request.url` beside the service calls it first: on Deno such a `Host`
+ * changes the URL's path (see examples/deno).
+ */
+export function refuseMalformedHost(request: Request): Response | undefined {
+  try {
+    checkHost(request.headers.get('host'));
+    return undefined;
+  } catch (error) {
+    return refusalOf(error);
+  }
+}
+
+/** `service.fetch` for a runtime's web Request, a malformed one answered with its envelope. */
+export function fetchChecked(service: Service, request: Request, context: RequestContext): Promise<Response> {
+  let checked: Request;
+  try {
+    checked = checkWebRequest(request);
+  } catch (error) {
+    return Promise.resolve(refusalOf(error));
+  }
+  return service.fetch(checked, context);
+}
