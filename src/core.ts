@@ -5,6 +5,7 @@ import { Principals } from './auth/principals.js';
 import { SessionStore, sessionTimes } from './auth/sessions.js';
 import { cacheSizes } from './caches.js';
 import type { ServiceContext } from './context.js';
+import { appKeyCheck } from './http/app-keys.js';
 import { readBodyText } from './http/body.js';
 import { errorReply, toApiError, toResponse, type Answer } from './http/envelope.js';
 import { ApiError, clip } from './http/errors.js';
@@ -41,7 +42,6 @@ export class Core {
     const store = options.store ?? new MemoryObjectStore({ now });
     const kv = options.kv ?? new MemoryKeyValueStore({ now });
     const caches = cacheSizes(options.caches);
-    const appKeys = options.appKeys && new Set(options.appKeys);
     const macros = new MacroRegistry(options.macros);
     const internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, ...(options.objects?.internalClasses ?? [])]);
     const onError = options.onError ?? ((error: unknown) => console.error('odbrest: unexpected error', error));
@@ -66,18 +66,14 @@ export class Core {
       internalClasses,
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
       now,
-      checkAppKey(headers) {
-        const appKey = headers.get('appkey');
-        if (!appKey) throw new ApiError('100', 'appkey header missing');
-        if (appKeys && !appKeys.has(appKey)) throw new ApiError('100', 'appkey not accepted');
-      },
+      checkAppKey: appKeyCheck(options.appKeys),
       macroContext: (request) => macroContext(store, kv, request?.session, request?.raw ?? new Request('http://odbrest/')),
       onError,
     };
     this.ctx = ctx;
     this.#secure = new SecureTransport(ctx, caches.secureSessions);
     const externalLogin = new ExternalLogin(ctx, { ...options.externalLogin, alias: this.#mount.alias, userClass: ctx.principals.userClass });
-    this.#routes.add(serviceRoutes(ctx, externalLogin));
+    this.#routes.add(serviceRoutes(ctx, externalLogin, options));
     const seeded = options.data ? importObjects(store, options.data, options.users?.passwordIterations) : Promise.resolve();
     // Provider entries live in the store, so they are checked once the seed data is in.
     this.ready = Promise.all([seeded.then(() => externalLogin.load()), ctx.serverKey.ready]).then(() => undefined);

@@ -2,6 +2,7 @@ import type { LoginLimitOptions } from './auth/login-limit.js';
 import type { CustomLoginOptions, UserOptions } from './auth/principals.js';
 import type { SessionOptions } from './auth/sessions.js';
 import type { CacheSizes } from './caches.js';
+import type { ServiceCheckOptions } from './checks/routes.js';
 import type { MountOptions } from './http/mount.js';
 import type { Macros } from './macros/registry.js';
 import type { ExternalLoginOptions } from './oauth/types.js';
@@ -70,6 +71,8 @@ export interface ServiceOptions {
   objects?: ObjectOptions;
   /** Macros by name, including the typed `xApi_*` hooks (PROTOCOL.md 7). */
   macros?: Macros;
+  /** What `_CheckService` and `/v1/versioninfo` report, and the health check's time limit (PROTOCOL.md 2.5). */
+  serviceCheck?: ServiceCheckOptions;
   /** Sizes of the per-process caches (entries). */
   caches?: Partial<CacheSizes>;
   /** Clock in epoch ms, for tests. */
