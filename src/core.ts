@@ -10,7 +10,7 @@ import { readBodyText } from './http/body.js';
 import { errorReply, toApiError, toResponse, type Answer } from './http/envelope.js';
 import { ApiError, clip } from './http/errors.js';
 import { Mount } from './http/mount.js';
-import { toApiRequest, type ApiRequest, type RequestContext } from './http/request.js';
+import { decodeQb64, toApiRequest, type ApiRequest, type RequestContext } from './http/request.js';
 import { RouteTable } from './http/router.js';
 import { serializationHook } from './macros/hooks.js';
 import { MacroRegistry, macroContext, type MacroContext } from './macros/registry.js';
@@ -127,6 +127,7 @@ export class Core {
       const { route, params } = matched;
       request.params = params;
       if (route.appKey !== false) this.ctx.checkAppKey(request.headers);
+      decodeQb64(request);
       if (route.auth !== 'none') {
         request.session ??= await sessionOf(this.ctx, request);
         if (route.auth === 'objects' && request.session.appNames.length === 0) {
