@@ -11,7 +11,7 @@ import { errorReply, toApiError, toResponse, type Answer } from './http/envelope
 import { ApiError, clip } from './http/errors.js';
 import { Mount } from './http/mount.js';
 import { decodeQb64, toApiRequest, type ApiRequest, type RequestContext } from './http/request.js';
-import { RouteTable } from './http/router.js';
+import { checkBatchItem, RouteTable } from './http/router.js';
 import { serializationHook } from './macros/hooks.js';
 import { MacroRegistry, macroContext, type MacroContext } from './macros/registry.js';
 import { ExternalLogin } from './oauth/flow.js';
@@ -69,6 +69,7 @@ export class Core {
       checkAppKey: appKeyCheck(options.appKeys),
       macroContext: (request) => macroContext(store, kv, request?.session, request?.raw ?? new Request('http://odbrest/')),
       onError,
+      dispatch: (inner) => this.#dispatch(inner),
     };
     this.ctx = ctx;
     this.#secure = new SecureTransport(ctx, caches.secureSessions);
@@ -127,6 +128,7 @@ export class Core {
       const { route, params } = matched;
       request.params = params;
       if (route.appKey !== false) this.ctx.checkAppKey(request.headers);
+      checkBatchItem(request, route);
       decodeQb64(request);
       if (route.auth !== 'none') {
         request.session ??= await sessionOf(this.ctx, request);

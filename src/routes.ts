@@ -1,4 +1,5 @@
 import { loginRoutes } from './auth/login.js';
+import { batchRoutes } from './batch/routes.js';
 import { checkRoutes } from './checks/routes.js';
 import type { ServiceContext } from './context.js';
 import type { Route } from './http/router.js';
@@ -18,5 +19,6 @@ export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin,
     ...macroRoutes(ctx),
     ...externalLoginRoutes(ctx, externalLogin),
     ...checkRoutes(ctx, options.serviceCheck),
+    ...batchRoutes(ctx),
   ];
 }

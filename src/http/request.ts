@@ -33,6 +33,8 @@ export interface ApiRequest {
   session?: Session;
   /** Route parameters, URL-decoded. */
   params: Record<string, string>;
+  /** Set for a `/v1/multi` item: routes not allowed as items refuse it (`400`). */
+  batchItem?: boolean;
 }
 
 /** The JSON body: `undefined` when empty; `415` for a body that is not declared as JSON. */
@@ -79,7 +81,7 @@ export function toApiRequest(request: Request, url: URL, path: string, context: 
 }
 
 /** The query of a URL as sent, `?` included: a bare `?` stays (the URL parser's `search` drops it). */
-function searchAsSent(href: string): string {
+export function searchAsSent(href: string): string {
   const start = href.indexOf('?');
   return start < 0 ? '' : href.slice(start);
 }
