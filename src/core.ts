@@ -7,6 +7,7 @@ import { cacheSizes } from './caches.js';
 import type { ServiceContext } from './context.js';
 import { appKeyCheck } from './http/app-keys.js';
 import { readBodyText } from './http/body.js';
+import { Cors } from './http/cors.js';
 import { errorReply, toApiError, toResponse, type Answer } from './http/envelope.js';
 import { ApiError, clip } from './http/errors.js';
 import { Mount } from './http/mount.js';
@@ -35,6 +36,7 @@ export class Core {
   readonly #mount: Mount;
   readonly #secure: SecureTransport;
   readonly #trustProxy: boolean;
+  readonly #cors: Cors;
   #loaded = false;
 
   constructor(options: ServiceOptions = {}) {
@@ -47,6 +49,7 @@ export class Core {
     const onError = options.onError ?? ((error: unknown) => console.error('odbrest: unexpected error', error));
     this.#mount = new Mount(options.mount);
     this.#trustProxy = options.trustProxy ?? false;
+    this.#cors = new Cors(options.cors);
     let hookContext: MacroContext | undefined; // what hooks called outside a request see, made once
     const ctx: ServiceContext = {
       store,
@@ -83,7 +86,11 @@ export class Core {
   }
 
   /** Answers a web request; never throws. */
-  async fetch(request: Request, context: RequestContext = {}): Promise<Response> {
+  fetch(request: Request, context: RequestContext = {}): Promise<Response> {
+    return this.#cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context));
+  }
+
+  async #answer(request: Request, context: RequestContext): Promise<Response> {
     try {
       // awaiting even a settled promise costs a microtask turn per request, so only until it settles
       if (!this.#loaded) {
@@ -105,13 +112,7 @@ export class Core {
 
   /** Whether a route answers this URL's path (base path and alias included); see `Service.serves`. */
   serves(url: string | URL): boolean {
-    let pathname: string;
-    try {
-      pathname = new URL(url).pathname;
-    } catch {
-      return false;
-    }
-    const path = this.#mount.relativePath(pathname);
+    const path = URL.canParse(url) ? this.#mount.relativePath(new URL(url).pathname) : undefined;
     return path !== undefined && this.#routes.fits(path);
   }
 

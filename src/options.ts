@@ -3,6 +3,7 @@ import type { CustomLoginOptions, UserOptions } from './auth/principals.js';
 import type { SessionOptions } from './auth/sessions.js';
 import type { CacheSizes } from './caches.js';
 import type { ServiceCheckOptions } from './checks/routes.js';
+import type { CorsOptions } from './http/cors.js';
 import type { MountOptions } from './http/mount.js';
 import type { Macros } from './macros/registry.js';
 import type { ExternalLoginOptions } from './oauth/types.js';
@@ -51,6 +52,8 @@ export interface ServiceOptions {
   mount?: MountOptions;
   /** Accepted `appkey` values. Default: any non-empty value. */
   appKeys?: readonly string[];
+  /** Cross-origin requests from browser pages on these origins (PROTOCOL.md 1.5). Default: none. */
+  cors?: CorsOptions;
   /** Take the client address from the first `X-Forwarded-For` entry. Only behind a proxy you run. */
   trustProxy?: boolean;
   /** Largest accepted request body. Default 1 MiB. */
