@@ -1,4 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
+
+/** package.json's version, compiled into the build (src/version.ts); the core never reads files. */
+export const versionDefine = { __ODBREST_VERSION__: JSON.stringify(JSON.parse(readFileSync(new URL('package.json', import.meta.url), 'utf8')).version) };
 
 /** One entry per public subpath (package.json "exports" lists the same names). */
 export const entries = {
@@ -29,4 +33,5 @@ export default defineConfig({
   removeNodeProtocol: false, // keep `node:` specifiers: Deno resolves built-ins only with the prefix
   splitting: true,
   treeshake: true,
+  define: versionDefine,
 });

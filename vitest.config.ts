@@ -1,6 +1,8 @@
 import { defineConfig } from 'vitest/config';
+import { versionDefine } from './tsup.config.js';
 
 export default defineConfig({
+  define: versionDefine,
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],

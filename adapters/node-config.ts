@@ -25,6 +25,15 @@ const ConfigSchema = v.strictObject({
   mount: group('mount', { basePath: v.optional(text('mount.basePath')), alias: v.optional(text('mount.alias')) }),
   appKeys: v.optional(v.array(v.string(), 'appKeys must be a list of strings')),
   trustProxy: v.optional(v.boolean('trustProxy must be true or false')),
+  cors: group('cors', {
+    origins: v.array(v.string(), 'cors.origins must be a list of origins such as https://app.example.com'),
+    maxAgeSeconds: v.optional(v.pipe(number('cors.maxAgeSeconds'), v.integer('cors.maxAgeSeconds must be an integer'), v.minValue(0))),
+  }),
+  serviceCheck: group('serviceCheck', {
+    applicationName: v.optional(text('serviceCheck.applicationName')),
+    applicationVersion: v.optional(text('serviceCheck.applicationVersion')),
+    timeoutMs: v.optional(positive('serviceCheck.timeoutMs')),
+  }),
   maxBodyBytes: v.optional(count('maxBodyBytes')),
   session: group('session', {
     idleTimeoutMinutes: v.optional(positive('session.idleTimeoutMinutes')),
@@ -97,6 +106,7 @@ const ENV: Record<string, [string[], (value: string) => unknown]> = {
   ODBREST_MAX_BODY_BYTES: [['maxBodyBytes'], Number],
   // Anything but true/1/false/0 goes through as a string, so the schema's trustProxy message names it.
   ODBREST_TRUST_PROXY: [['trustProxy'], (x) => (x === 'true' || x === '1' ? true : x === 'false' || x === '0' ? false : x)],
+  ODBREST_CORS_ORIGINS: [['cors', 'origins'], (x) => x.split(',').map((origin) => origin.trim()).filter(Boolean)],
   ODBREST_PUBLIC_URL: [['externalLogin', 'publicUrl'], String],
   ODBREST_SERVER_KEY_FILE: [['secure', 'serverKeyFile'], String],
   ODBREST_SERVER_KEY: [['secure', 'serverKey'], String],
@@ -149,6 +159,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mount: file.mount,
     appKeys: file.appKeys,
     trustProxy: file.trustProxy,
+    cors: file.cors,
+    serviceCheck: file.serviceCheck,
     maxBodyBytes: file.maxBodyBytes,
     session: file.session && {
       jwtSecret: file.session.jwtSecret,

@@ -4,6 +4,7 @@
 //   ODBREST_LOGIN_PER_USER=5        failed logins per user name within the window
 //   ODBREST_LOGIN_PER_ADDRESS=20    failed logins per client address within the window
 //   ODBREST_PASSWORD_ITERATIONS=n   PBKDF2 iterations for the demo passwords (lower starts faster)
+//   ODBREST_CORS_ORIGINS=a,b        origins whose browser pages may call the service (CORS)
 import { createService } from 'odbrest';
 // Native AES-CTR and HMAC for the secure transport: node:crypto, which Node, Bun and Deno all have.
 import { nodeCrypto } from 'odbrest/node';
@@ -20,6 +21,7 @@ export function createDemoService(env, { basePath = '/api' } = {}) {
     databaseName: 'demo',
     mount: { basePath },
     trustProxy: ['true', '1'].includes(env.ODBREST_TRUST_PROXY), // as loadConfig reads it
+    cors: env.ODBREST_CORS_ORIGINS ? { origins: env.ODBREST_CORS_ORIGINS.split(',').map((origin) => origin.trim()) } : undefined,
     loginLimit: { perUser: number('ODBREST_LOGIN_PER_USER'), perAddress: number('ODBREST_LOGIN_PER_ADDRESS') },
     users: { passwordIterations: number('ODBREST_PASSWORD_ITERATIONS') },
     secure: { symmetricCrypto: nodeCrypto },

@@ -2,6 +2,7 @@ import type { LoginLimiter } from './auth/login-limit.js';
 import type { TokenSigner } from './auth/jwt.js';
 import type { Principals } from './auth/principals.js';
 import type { Session, SessionStore } from './auth/sessions.js';
+import type { Answer } from './http/envelope.js';
 import type { ApiRequest } from './http/request.js';
 import type { MacroContext, MacroRegistry } from './macros/registry.js';
 import type { Serializer } from './objects/serialize.js';
@@ -43,6 +44,11 @@ export interface ServiceContext {
   checkAppKey(headers: Headers): void;
   /** What a macro or hook called for this request (or outside one) sees. */
   macroContext(request: ApiRequest | undefined): MacroContext;
+  /**
+   * Routes a request whose body has been read, as the service routes any (`/v1/multi` items): app key,
+   * credential (unless `session` is set) and route; every failure is an envelope.
+   */
+  dispatch(request: ApiRequest): Promise<Answer>;
   /** Reports an unexpected error (answered as a bare `500`). */
   onError(error: unknown): void;
 }

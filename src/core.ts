@@ -5,12 +5,14 @@ import { Principals } from './auth/principals.js';
 import { SessionStore, sessionLimits } from './auth/sessions.js';
 import { cacheSizes } from './caches.js';
 import type { ServiceContext } from './context.js';
+import { appKeyCheck } from './http/app-keys.js';
 import { readBodyText } from './http/body.js';
+import { Cors } from './http/cors.js';
 import { errorReply, toApiError, toResponse, type Answer } from './http/envelope.js';
 import { ApiError, clip } from './http/errors.js';
 import { Mount } from './http/mount.js';
-import { toApiRequest, type ApiRequest, type RequestContext } from './http/request.js';
-import { RouteTable } from './http/router.js';
+import { decodeQb64, toApiRequest, type ApiRequest, type RequestContext } from './http/request.js';
+import { checkBatchItem, RouteTable } from './http/router.js';
 import { serializationHook } from './macros/hooks.js';
 import { MacroRegistry, macroContext, type MacroContext } from './macros/registry.js';
 import { ExternalLogin } from './oauth/flow.js';
@@ -34,6 +36,7 @@ export class Core {
   readonly #mount: Mount;
   readonly #secure: SecureTransport;
   readonly #trustProxy: boolean;
+  readonly #cors: Cors;
   #loaded = false;
 
   constructor(options: ServiceOptions = {}) {
@@ -41,12 +44,12 @@ export class Core {
     const store = options.store ?? new MemoryObjectStore({ now });
     const kv = options.kv ?? new MemoryKeyValueStore({ now });
     const caches = cacheSizes(options.caches);
-    const appKeys = options.appKeys && new Set(options.appKeys);
     const macros = new MacroRegistry(options.macros);
     const internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, ...(options.objects?.internalClasses ?? [])]);
     const onError = options.onError ?? ((error: unknown) => console.error('odbrest: unexpected error', error));
     this.#mount = new Mount(options.mount);
     this.#trustProxy = options.trustProxy ?? false;
+    this.#cors = new Cors(options.cors);
     let hookContext: MacroContext | undefined; // what hooks called outside a request see, made once
     const ctx: ServiceContext = {
       store,
@@ -66,18 +69,15 @@ export class Core {
       internalClasses,
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
       now,
-      checkAppKey(headers) {
-        const appKey = headers.get('appkey');
-        if (!appKey) throw new ApiError('100', 'appkey header missing');
-        if (appKeys && !appKeys.has(appKey)) throw new ApiError('100', 'appkey not accepted');
-      },
+      checkAppKey: appKeyCheck(options.appKeys),
       macroContext: (request) => macroContext(store, kv, request?.session, request?.raw ?? new Request('http://odbrest/')),
       onError,
+      dispatch: (inner) => this.#dispatch(inner),
     };
     this.ctx = ctx;
     this.#secure = new SecureTransport(ctx, caches.secureSessions);
     const externalLogin = new ExternalLogin(ctx, { ...options.externalLogin, alias: this.#mount.alias, userClass: ctx.principals.userClass });
-    this.#routes.add(serviceRoutes(ctx, externalLogin));
+    this.#routes.add(serviceRoutes(ctx, externalLogin, options));
     const seeded = options.data ? importObjects(store, options.data, options.users?.passwordIterations) : Promise.resolve();
     // Provider entries live in the store, so they are checked once the seed data is in.
     this.ready = Promise.all([seeded.then(() => externalLogin.load()), ctx.serverKey.ready]).then(() => undefined);
@@ -86,7 +86,11 @@ export class Core {
   }
 
   /** Answers a web request; never throws. */
-  async fetch(request: Request, context: RequestContext = {}): Promise<Response> {
+  fetch(request: Request, context: RequestContext = {}): Promise<Response> {
+    return this.#cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context));
+  }
+
+  async #answer(request: Request, context: RequestContext): Promise<Response> {
     try {
       // awaiting even a settled promise costs a microtask turn per request, so only until it settles
       if (!this.#loaded) {
@@ -108,13 +112,7 @@ export class Core {
 
   /** Whether a route answers this URL's path (base path and alias included); see `Service.serves`. */
   serves(url: string | URL): boolean {
-    let pathname: string;
-    try {
-      pathname = new URL(url).pathname;
-    } catch {
-      return false;
-    }
-    const path = this.#mount.relativePath(pathname);
+    const path = URL.canParse(url) ? this.#mount.relativePath(new URL(url).pathname) : undefined;
     return path !== undefined && this.#routes.fits(path);
   }
 
@@ -131,6 +129,8 @@ export class Core {
       const { route, params } = matched;
       request.params = params;
       if (route.appKey !== false) this.ctx.checkAppKey(request.headers);
+      checkBatchItem(request, route);
+      decodeQb64(request);
       if (route.auth !== 'none') {
         request.session ??= await sessionOf(this.ctx, request);
         if (route.auth === 'objects' && request.session.appNames.length === 0) {

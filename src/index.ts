@@ -44,6 +44,8 @@ export function createService(options: ServiceOptions = {}): Service {
 export type { ServiceOptions, SecureOptions, ObjectOptions } from './options.js';
 export type { RequestContext } from './http/request.js';
 export type { MountOptions } from './http/mount.js';
+export type { CorsOptions } from './http/cors.js';
+export type { ServiceCheckOptions } from './checks/routes.js';
 export type { SessionOptions } from './auth/sessions.js';
 export type { CustomAuthenticator, CustomLoginOptions, UserOptions } from './auth/principals.js';
 export type { CacheSizes } from './caches.js';

@@ -2,6 +2,8 @@ import type { LoginLimitOptions } from './auth/login-limit.js';
 import type { CustomLoginOptions, UserOptions } from './auth/principals.js';
 import type { SessionOptions } from './auth/sessions.js';
 import type { CacheSizes } from './caches.js';
+import type { ServiceCheckOptions } from './checks/routes.js';
+import type { CorsOptions } from './http/cors.js';
 import type { MountOptions } from './http/mount.js';
 import type { Macros } from './macros/registry.js';
 import type { ExternalLoginOptions } from './oauth/types.js';
@@ -50,6 +52,8 @@ export interface ServiceOptions {
   mount?: MountOptions;
   /** Accepted `appkey` values. Default: any non-empty value. */
   appKeys?: readonly string[];
+  /** Cross-origin requests from browser pages on these origins (PROTOCOL.md 1.5). Default: none. */
+  cors?: CorsOptions;
   /** Take the client address from the first `X-Forwarded-For` entry. Only behind a proxy you run. */
   trustProxy?: boolean;
   /** Largest accepted request body. Default 1 MiB. */
@@ -70,6 +74,8 @@ export interface ServiceOptions {
   objects?: ObjectOptions;
   /** Macros by name, including the typed `xApi_*` hooks (PROTOCOL.md 7). */
   macros?: Macros;
+  /** What `_CheckService` and `/v1/versioninfo` report, and the health check's time limit (PROTOCOL.md 2.5). */
+  serviceCheck?: ServiceCheckOptions;
   /** Sizes of the per-process caches (entries). */
   caches?: Partial<CacheSizes>;
   /** Clock in epoch ms, for tests. */

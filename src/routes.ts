@@ -1,13 +1,24 @@
 import { loginRoutes } from './auth/login.js';
+import { batchRoutes } from './batch/routes.js';
+import { checkRoutes } from './checks/routes.js';
 import type { ServiceContext } from './context.js';
 import type { Route } from './http/router.js';
 import { macroRoutes } from './macros/routes.js';
 import type { ExternalLogin } from './oauth/flow.js';
 import { externalLoginRoutes } from './oauth/routes.js';
 import { objectRoutes } from './objects/routes.js';
+import type { ServiceOptions } from './options.js';
 import { secureLoginRoutes } from './secure/routes.js';
 
 /** Every route of the service, from each folder's route module. */
-export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin): Route[] {
-  return [...loginRoutes(ctx), ...secureLoginRoutes(ctx), ...objectRoutes(ctx), ...macroRoutes(ctx), ...externalLoginRoutes(ctx, externalLogin)];
+export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin, options: ServiceOptions): Route[] {
+  return [
+    ...loginRoutes(ctx),
+    ...secureLoginRoutes(ctx),
+    ...objectRoutes(ctx),
+    ...macroRoutes(ctx),
+    ...externalLoginRoutes(ctx, externalLogin),
+    ...checkRoutes(ctx, options.serviceCheck),
+    ...batchRoutes(ctx),
+  ];
 }

@@ -416,6 +416,7 @@ function transportCases(): BadCase[] {
     ['/v1/logout', VALID.plain], // refused before the handler: the session survives
     ['/v1/execute/ping', VALID.plain],
     ['/v1/execute/ping', undefined],
+    ['/v1/multi', VALID.plain],
     ['/no/such/route', undefined],
   ];
   return targets.flatMap(([path, credential]) => transportBodies().map((body) => bodyCase('POST', path, body, credential)));
@@ -463,6 +464,37 @@ function executeCases(): BadCase[] {
       headers: (c: Ctx) => ({ ...VALID.plain.headers(c), ...JSON_TYPE }),
       body: () => '{}',
       expect: { code },
+    })),
+  ];
+}
+
+/** `/v1/multi` bodies refused as a whole, the checks' credentials, and `qb64` queries (items are judged in test/core/multi.test.ts). */
+function batchAndCheckCases(): BadCase[] {
+  const path = '/v1/multi';
+  const item = '{"method":"GET","path":"/_CheckSession"}';
+  const notArray = (name: string, text: string): Body => ({ name, body: () => text, headers: JSON_TYPE, code: '400', mentions: 'JSON array' });
+  const batches = [
+    notArray('an object', `{"items":[${item}]}`),
+    notArray('null', 'null'),
+    notArray('a string', '"GET /_CheckSession"'),
+    notArray('a number', '100'),
+    notArray('no body', ''),
+    { name: '101 items', body: () => `[${Array(101).fill(item).join(',')}]`, headers: JSON_TYPE, code: '400', mentions: 'at most 100' },
+    { name: '100,000 items', body: () => `[${Array(100_000).fill('0').join(',')}]`, headers: JSON_TYPE, code: '400', mentions: 'at most 100' },
+  ];
+  const qb64 = ['!', 'A', '%zz', 'cGVy+GFnZT0y', '_w', 'cG=VyUGFnZT0y', 'q'.repeat(100_001)];
+  return [
+    ...[VALID.plain, VALID.token, VALID.macroOnly].flatMap((credential) => [...batches, ...unparsableBodies(`[${item}]`)].map((body) => bodyCase('POST', path, body, credential))),
+    ...REFUSED.map((credential) => bodyCase('POST', path, { name: 'a valid batch', body: () => `[${item}]`, headers: JSON_TYPE, code: credential.code! }, credential)),
+    ...['/_CheckSession', '/v1/versioninfo'].flatMap((target) =>
+      REFUSED.map((credential) => ({ name: `GET ${target}: ${credential.name}`, method: 'GET', path: target, headers: credential.headers, expect: { code: credential.code! } })),
+    ),
+    ...qb64.map((value) => ({
+      name: `GET /v1/objects/{class}?qb64=${short(value)}`,
+      method: 'GET',
+      path: `/v1/objects/Customer?qb64=${value}`,
+      headers: VALID.plain.headers,
+      expect: { code: '400', mentions: 'qb64' },
     })),
   ];
 }
@@ -612,6 +644,9 @@ function appKeyCases(): BadCase[] {
     ['GET', '/no/such/route', VALID.plain, undefined],
     ['DELETE', '/v1/login', undefined, undefined],
     ['GET', '/v1/object/%zz', VALID.plain, undefined],
+    ['POST', '/v1/multi', VALID.plain, '[]'],
+    ['GET', '/_CheckSession', VALID.plain, undefined],
+    ['GET', '/v1/versioninfo', VALID.token, undefined],
   ];
   const keys: Array<[string, string | null]> = [
     ['no appkey', null],
@@ -638,6 +673,7 @@ export function generateCases(): Record<string, BadCase[]> {
     'bodies refused before routing': transportCases(),
     'macro execution': executeCases(),
     logout: logoutCases(),
+    'batches, checks and qb64': batchAndCheckCases(),
     'objects and listings': objectCases(),
     'unknown routes and wrong methods': routeCases(),
     'app keys': appKeyCases(),

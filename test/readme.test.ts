@@ -65,7 +65,7 @@ test('the README\'s secure transport test vectors are the ones the vector tests 
 
 test('the README has a checked example for every core endpoint', () => {
   const commands = examples().map((example) => example.command).join('\n');
-  for (const path of ['/v1/login', '/v2/login', '/v1/auth/df', '/v1/object/', '/v1/objects/', '/v1/execute/', '/v1/logout']) {
+  for (const path of ['/v1/login', '/v2/login', '/v1/auth/df', '/v1/object/', '/v1/objects/', '/v1/execute/', '/v1/logout', '/_CheckSession', '/_CheckService', '/v1/multi']) {
     expect(commands).toContain(path);
   }
 });
@@ -89,14 +89,20 @@ test('the start-up banner prints a curl line that logs in', async () => {
   expect(JSON.parse(stdout)).toMatchObject({ status: { internalStatus: '0', statusMessage: 'ok' }, data: { user: { Name: 'alice' }, databaseName: 'demo' } });
 });
 
-/** A fenced code block of the README's "Secure login" section. */
-function secureBlock(language: string): string {
+/** The text of one `## ` section of the README. */
+function section(title: string): string {
   const readme = readFileSync(`${root}README.md`, 'utf8');
-  const start = readme.indexOf('## Secure login');
+  const start = readme.indexOf(`## ${title}\n`);
+  expect(start, title).toBeGreaterThan(0);
   const end = readme.indexOf('\n## ', start + 5);
-  const section = readme.slice(start, end < 0 ? undefined : end);
-  return new RegExp('```' + language + '\\n([\\s\\S]*?)```').exec(section)![1]!;
+  return readme.slice(start, end < 0 ? undefined : end);
 }
+
+/** The fenced code blocks of a README section in one language, in order. */
+const blocks = (text: string, language: string) => [...text.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!);
+
+/** The first fenced code block of the README's "Secure login" section in a language. */
+const secureBlock = (language: string): string => blocks(section('Secure login'), language)[0]!;
 
 /** The `// value` comments of a code block, in order. */
 const promised = (code: string, comment: string) => [...code.matchAll(new RegExp(`${comment} (.+)$`, 'gm'))].map((m) => m[1]!.trim());
@@ -125,4 +131,15 @@ test.skipIf(!hasPythonCrypto)('the Python client logs in securely and prints wha
   writeFileSync(join(dir, 'client.py'), code.replace('http://localhost:8080', `http://localhost:${port}`));
   const { stdout } = await run('python3', [join(dir, 'client.py')]);
   expect(stdout.trim().split('\n')).toEqual(promised(code, '#').filter((value) => !value.startsWith('secure login')));
+});
+
+test("the hybrid login walkthrough runs as printed and prints what it shows", async () => {
+  const text = section('Hybrid login');
+  const script = blocks(text, 'js').find((code) => code.startsWith('// hybrid-login.mjs'))!;
+  const [commands] = blocks(text, 'sh');
+  const [expected] = blocks(text, 'text');
+  const dir = mkdtempSync(join(tmpdir(), 'odbrest-readme-'));
+  writeFileSync(join(dir, 'hybrid-login.mjs'), script);
+  const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', commands!.replaceAll('http://localhost:8080', `http://localhost:${port}`)], { cwd: dir });
+  expect(stdout.trim().split('\n')).toEqual(expected!.trim().split('\n'));
 });

@@ -147,6 +147,7 @@ export function loginRoutes(ctx: ServiceContext): Route[] {
       method: 'POST',
       path: '/v1/logout',
       auth: 'session',
+      batch: false,
       handler: async (request) => {
         await ctx.sessions.delete(request.session!.id);
         return okReply({}, 'logged out');

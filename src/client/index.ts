@@ -4,10 +4,23 @@ import { clientPassValue } from '../auth/passwords.js';
 import { generateRsaKeyPair, OAEP, pemBody, toPem } from '../secure/keys.js';
 import { blockDecrypt, blockEncrypt } from '../secure/rsa.js';
 import { OdbRestError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal } from './errors.js';
+import { hybridKeyPair, hybridLoginBody, openHybridAnswer } from './hybrid-login.js';
 import { SecureChannel, type FetchFunction } from './secure-channel.js';
 import { isPinnedKey, pinnedKeyHashes } from './server-key-pin.js';
 import type { SymmetricCrypto } from '../secure/symmetric.js';
-import type { ListOptions, LoginCredentials, SecureLogin, SerializedObject, SerializedSet, SessionKind, SessionLogin, TokenLogin } from './types.js';
+import type {
+  BatchItem,
+  BatchResult,
+  ListOptions,
+  LoginCredentials,
+  SecureLogin,
+  SerializedObject,
+  SerializedSet,
+  ServiceInfo,
+  SessionKind,
+  SessionLogin,
+  TokenLogin,
+} from './types.js';
 
 /**
  * A typed odbrest client for any runtime (web APIs only): every login variant, objects, macros, and
@@ -30,6 +43,12 @@ export interface ClientOptions {
   serverKey?: string | readonly string[];
   /** AES-CTR and HMAC of the secure transport. Default: `portableCrypto`; on Node, Bun or Deno `nodeCrypto` from `odbrest/node` is faster. */
   symmetricCrypto?: SymmetricCrypto;
+  /**
+   * Log in again by itself, with the last login's variant and credentials, when a request is refused
+   * with `201` or `204` (the session expired or was lost), then send the request once more, as the
+   * real clients do. Concurrent refusals share one login. Off by default; `logout` ends it.
+   */
+  relogin?: boolean;
 }
 
 export interface SecureLoginOptions {
@@ -37,9 +56,18 @@ export interface SecureLoginOptions {
   keyPair?: CryptoKeyPair;
 }
 
+export interface HybridLoginOptions {
+  /** The client's RSA-OAEP (SHA-256) key pair for the sealed answer; default a new 2048-bit pair per login. */
+  keyPair?: CryptoKeyPair;
+  /** Send no public key: the answer comes as plain JSON. Default false (sealed, as the real clients ask). */
+  plainAnswer?: boolean;
+}
+
 export interface OdbRestClient {
   /** Plain login; later requests send `sessionId`. */
   login(credentials: LoginCredentials): Promise<SessionLogin>;
+  /** Hybrid login (what the product's clients do): the login sealed to the server key, a plain session after. */
+  loginHybrid(credentials: LoginCredentials, options?: HybridLoginOptions): Promise<SessionLogin>;
   /** Token login; later requests send `Authorization: Bearer <jwt>`. */
   loginToken(credentials: LoginCredentials): Promise<TokenLogin>;
   /** Secure login; later requests go through the encrypted, signed transport. */
@@ -47,6 +75,12 @@ export interface OdbRestClient {
   getObject<T extends SerializedObject = SerializedObject>(objectId: string): Promise<T>;
   listObjects<T extends SerializedObject = SerializedObject>(className: string, options?: ListOptions): Promise<SerializedSet<T>>;
   execute<T = unknown>(macroName: string, params?: Record<string, unknown>): Promise<T>;
+  /** Runs up to 100 requests in one `/v1/multi` round trip, in order; each answers its own status and envelope. */
+  multi(items: readonly BatchItem[]): Promise<BatchResult[]>;
+  /** Whether the current session still lives (`_CheckSession`); false on `201`/`204`, never logging in again. */
+  checkSession(): Promise<boolean>;
+  /** `_CheckService`, sent without any header: fails with `503` while a store of the service is down. */
+  checkService(): Promise<ServiceInfo>;
   /** Ends the current session (any variant) and forgets its credential. */
   logout(): Promise<void>;
   /** The kind of the current login, if any. */
@@ -62,23 +96,52 @@ export function createClient(options: ClientOptions): OdbRestClient {
   const pinnedKeys = options.serverKey === undefined ? undefined : pinnedKeyHashes(options.serverKey);
   let credential: Credential | undefined;
 
-  /** One request; returns `data` of a success envelope, throws `OdbRestError` for a failure envelope. */
-  async function request<T>(method: string, path: string, body?: unknown, auth = true): Promise<T> {
+  /** Sends one request; returns `data` of a success envelope, throws `OdbRestError` for a failure envelope. */
+  async function send<T>(method: string, path: string, body: unknown, using: Credential | undefined, bare = false): Promise<T> {
     const url = new URL(root + path);
-    const headers = new Headers({ appkey: options.appKey });
+    const headers = new Headers(bare ? {} : { appkey: options.appKey });
     const json = body === undefined ? undefined : JSON.stringify(body);
-    if (auth && credential?.kind === 'secure') {
+    if (using?.kind === 'secure') {
       // The signed target is the path and query as the URL parser normalized them, as the server sees them.
       const target = url.pathname.slice(rootPath.length) + url.search;
-      const answer = await credential.channel.exchange(fetchFn, method, url.href, target, headers, json);
+      const answer = await using.channel.exchange(fetchFn, method, url.href, target, headers, json);
       if (!answer.encrypted) throw unencryptedAnswer(answer.status, answer.text);
       return unwrap<T>(answer.status, answer.headers, answer.text);
     }
-    if (auth && credential?.kind === 'session') headers.set('sessionId', credential.sessionId);
-    if (auth && credential?.kind === 'token') headers.set('authorization', `Bearer ${credential.token}`);
+    if (using?.kind === 'session') headers.set('sessionId', using.sessionId);
+    if (using?.kind === 'token') headers.set('authorization', `Bearer ${using.token}`);
     if (json !== undefined) headers.set('content-type', 'application/json');
     const response = await fetchFn(url.href, { method, headers, body: json });
     return unwrap<T>(response.status, response.headers, await response.text());
+  }
+
+  /** The last login, repeated when `relogin` is on and a session is refused. */
+  let lastLogin: (() => Promise<unknown>) | undefined;
+  let relogging: Promise<unknown> | undefined;
+  const remember = <A extends unknown[], R>(login: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> => {
+      if (options.relogin) lastLogin = () => login(...args);
+      return login(...args);
+    };
+  /** Logs in again for a request refused with `used`, once for all requests refused meanwhile. */
+  function relogin(used: Credential | undefined): Promise<unknown> {
+    if (relogging) return relogging;
+    if (credential !== used) return Promise.resolve(); // a login since this request was sent
+    relogging = lastLogin!().finally(() => (relogging = undefined));
+    return relogging;
+  }
+
+  /** A request with the current credential (none when `auth` is false), logging in again on `201`/`204` when asked to. */
+  async function request<T>(method: string, path: string, body?: unknown, auth = true): Promise<T> {
+    const used = auth ? credential : undefined;
+    try {
+      return await send<T>(method, path, body, used);
+    } catch (error) {
+      const expired = error instanceof OdbRestError && (error.internalStatus === '201' || error.internalStatus === '204');
+      if (!auth || !expired || !lastLogin) throw error;
+      await relogin(used);
+      return send<T>(method, path, body, credential);
+    }
   }
 
   function loginBody(credentials: LoginCredentials) {
@@ -122,18 +185,35 @@ export function createClient(options: ClientOptions): OdbRestClient {
     return answer;
   }
 
+  async function loginHybrid(credentials: LoginCredentials, hybrid: HybridLoginOptions = {}): Promise<SessionLogin> {
+    const { key } = await request<{ key: string }>('GET', '/v2/login/key', undefined, false);
+    const keyPair = hybrid.plainAnswer ? undefined : (hybrid.keyPair ?? (await hybridKeyPair()));
+    const response = await fetchFn(`${root}/v2/login`, {
+      method: 'POST',
+      headers: { appkey: options.appKey, 'content-type': 'application/json' },
+      body: await hybridLoginBody(key, JSON.stringify(loginBody(credentials)), keyPair?.publicKey),
+    });
+    const text = await response.text();
+    // Read as the real clients do: JSON when it starts with `{` (failures, or no key sent), else `A|B`.
+    const envelope = text.startsWith('{') || !keyPair ? text : JSON.stringify(await openHybridAnswer(keyPair.privateKey, text, response.status));
+    const data = unwrap<SessionLogin>(response.status, response.headers, envelope);
+    credential = { kind: 'session', sessionId: data.sessionId };
+    return data;
+  }
+
   return {
-    async login(credentials) {
+    login: remember(async (credentials: LoginCredentials) => {
       const data = await request<SessionLogin>('POST', '/v1/login', loginBody(credentials), false);
       credential = { kind: 'session', sessionId: data.sessionId };
       return data;
-    },
-    async loginToken(credentials) {
+    }),
+    loginHybrid: remember(loginHybrid),
+    loginToken: remember(async (credentials: LoginCredentials) => {
       const data = await request<TokenLogin>('POST', '/v2/login', loginBody(credentials), false);
       credential = { kind: 'token', token: data.token };
       return data;
-    },
-    loginSecure,
+    }),
+    loginSecure: remember(loginSecure),
     getObject: (objectId) => request('GET', `/v1/object/${encodeURIComponent(objectId)}`),
     listObjects(className, list = {}) {
       const query = new URLSearchParams();
@@ -145,9 +225,21 @@ export function createClient(options: ClientOptions): OdbRestClient {
       return request('GET', `/v1/objects/${encodeURIComponent(className)}${search}`);
     },
     execute: (macroName, params) => request('POST', `/v1/execute/${encodeURIComponent(macroName)}`, params ?? undefined),
-    async logout() {
+    multi: (items) => request('POST', '/v1/multi', items),
+    async checkSession() {
       try {
-        await request('POST', '/v1/logout');
+        await send('GET', '/_CheckSession', undefined, credential);
+        return true;
+      } catch (error) {
+        if (error instanceof OdbRestError && (error.internalStatus === '201' || error.internalStatus === '204')) return false;
+        throw error;
+      }
+    },
+    checkService: () => send('GET', '/_CheckService', undefined, undefined, true),
+    async logout() {
+      lastLogin = undefined;
+      try {
+        await send('POST', '/v1/logout', undefined, credential);
       } finally {
         credential = undefined;
       }

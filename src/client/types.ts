@@ -59,3 +59,23 @@ export interface ListOptions {
 
 /** Which login the client's requests currently use (the service's own session kinds). */
 export type { SessionKind } from '../auth/sessions.js';
+
+/** One request of a `/v1/multi` batch: `path` relative to the service root, `data` its JSON body. */
+export interface BatchItem {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  data?: unknown;
+}
+
+/** What one batch item answered: its HTTP status and its whole envelope. */
+export interface BatchResult<T = unknown> {
+  httpStatus: number;
+  result: { status: { internalStatus: string; statusMessage: string; debugMessage?: string }; data: T };
+}
+
+/** `_CheckService`: the application and the database modules it serves. */
+export interface ServiceInfo {
+  applicationName: string;
+  applicationVersion: string;
+  webservice: { version: string; moduleVersion: Record<string, Array<{ moduleName: string; moduleVersion: string }>> };
+}

@@ -1,3 +1,4 @@
+import { base64urlnopad } from '@scure/base';
 import type { Session } from '../auth/sessions.js';
 import { isJsonContentType, parseJson } from './body.js';
 import { ApiError } from './errors.js';
@@ -32,6 +33,8 @@ export interface ApiRequest {
   session?: Session;
   /** Route parameters, URL-decoded. */
   params: Record<string, string>;
+  /** Set for a `/v1/multi` item: routes not allowed as items refuse it (`400`). */
+  batchItem?: boolean;
 }
 
 /** The JSON body: `undefined` when empty; `415` for a body that is not declared as JSON. */
@@ -66,7 +69,7 @@ export function toApiRequest(request: Request, url: URL, path: string, context: 
   return {
     method: request.method.toUpperCase(),
     path,
-    target: path + url.search,
+    target: path + searchAsSent(request.url),
     searchParams: url.searchParams,
     headers: request.headers,
     raw: request,
@@ -75,4 +78,29 @@ export function toApiRequest(request: Request, url: URL, path: string, context: 
     secure: false,
     params: {},
   };
+}
+
+/** The query of a URL as sent, `?` included: a bare `?` stays (the URL parser's `search` drops it). */
+export function searchAsSent(href: string): string {
+  const start = href.indexOf('?');
+  return start < 0 ? '' : href.slice(start);
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * A query that is exactly `qb64=<base64url>` (PROTOCOL.md 1.1) is replaced by the query it encodes;
+ * a bad encoding is `400`. `target` keeps the query as sent (the secure transport signed that).
+ */
+export function decodeQb64(request: ApiRequest): void {
+  const encoded = /^\?qb64=([^&]*)$/.exec(request.target.slice(request.path.length))?.[1];
+  if (encoded === undefined) return;
+  let query: string;
+  try {
+    if (!/^[A-Za-z0-9_-]*={0,2}$/.test(encoded)) throw new Error('not base64url');
+    query = utf8.decode(base64urlnopad.decode(encoded.replace(/=+$/, '')));
+  } catch {
+    throw new ApiError('400', 'qb64 must be the base64url encoding of a UTF-8 query string');
+  }
+  request.searchParams = new URLSearchParams(query);
 }

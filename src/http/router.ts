@@ -16,6 +16,11 @@ export interface Route {
   auth: RouteAuth;
   /** False for routes a browser or provider reaches without an `appkey` header (OAuth callbacks). */
   appKey?: boolean;
+  /**
+   * False for routes that are not allowed as `/v1/multi` items (logout, the batch itself). Routes
+   * without a credential check (`auth: 'none'`: logins, keys, callbacks) never are.
+   */
+  batch?: boolean;
   handler: (request: ApiRequest) => Promise<Answer>;
 }
 
@@ -62,6 +67,13 @@ export class RouteTable {
       throw new ApiError('405', `method ${clip(request.method)} not allowed here; use ${allow}`, { headers: { allow } });
     }
     throw new ApiError('404', `no route ${clip(request.method)} ${clip(request.path)}`);
+  }
+}
+
+/** Throws `400` when a `/v1/multi` item names a route that may not run in a batch (PROTOCOL.md 6.5). */
+export function checkBatchItem(request: ApiRequest, route: Route): void {
+  if (request.batchItem && (route.auth === 'none' || route.batch === false)) {
+    throw new ApiError('400', `${clip(request.method)} ${clip(request.path)} is not allowed in /v1/multi (logins, logout and batches are not)`);
   }
 }
 

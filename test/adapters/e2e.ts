@@ -21,6 +21,9 @@ import { buildNextExample, startServer, type RunningServer, type ServerKind } fr
 
 const APP_KEY = 'e2e';
 const REFERENCE_ADDRESS = '127.0.0.1';
+/** The origin the example servers of the main suite allow (ODBREST_CORS_ORIGINS). */
+const BROWSER_ORIGIN = 'http://app.e2e.test';
+const OK = { internalStatus: '0', statusMessage: 'ok' };
 
 interface Sent {
   /** Local address to connect from (any 127.x.y.z works on Linux), instead of 127.0.0.1. */
@@ -348,6 +351,109 @@ const E2E_CASES: E2eCase[] = [
     },
   },
   {
+    name: '/v1/multi: items in order with integer statuses, a failing item between two that succeed, refused items',
+    async run(pair) {
+      const credential = await pair.login('session');
+      const items = [
+        { method: 'GET', path: '/v1/object/USR00001' },
+        { method: 'GET', path: '/v1/object/NOPE0000?' },
+        { method: 'POST', path: '/v1/execute/greet', data: { name: 'Ada' } },
+        { method: 'POST', path: '/v1/logout' },
+        { method: 'POST', path: '/v1/multi', data: [] },
+        { method: 'GET' },
+        { method: 'GET', path: '/_CheckSession' },
+      ];
+      const { server } = await pair.both('POST', '/api/v1/multi', (side) => ({ headers: credential(side), json: items }));
+      expect(server.body.status).toEqual(OK);
+      expect(server.body.data.map((item: any) => [item.httpStatus, item.result.status.internalStatus])).toEqual([
+        [200, '0'],
+        [404, '404'],
+        [200, '0'],
+        [400, '400'],
+        [400, '400'],
+        [400, '400'],
+        [200, '0'],
+      ]);
+      expect(server.body.data[2].result).toEqual({ status: OK, data: { greeting: 'Hello, Ada!', user: 'alice' } });
+      const tooMany = await pair.both('POST', '/api/v1/multi', (side) => ({ headers: credential(side), json: Array(101).fill(items[0]) }));
+      expect([tooMany.server.status, tooMany.server.body.status.internalStatus]).toEqual([400, '400']);
+    },
+  },
+  {
+    name: '/v1/multi through the secure transport: one encrypted message',
+    async run(pair) {
+      const logins = await pair.secureLogin('bob');
+      const items = [
+        { method: 'GET', path: '/v1/object/CUS00001' },
+        { method: 'GET', path: '/v1/object/NOPE0000' },
+        { method: 'POST', path: '/v1/execute/greet' },
+      ];
+      const batch = await pair.secureBoth(logins, 1, 'POST', '/v1/multi', items);
+      expect(batch.envelope.data.map((item: any) => item.httpStatus)).toEqual([200, 404, 200]);
+      expect(batch.envelope.data[2].result.data).toEqual({ greeting: 'Hello, bob!', user: 'bob' });
+      // the items used no message numbers: number 2 is the next one accepted
+      const check = await pair.secureBoth(logins, 2, 'GET', '/_CheckSession');
+      expect(check.envelope).toEqual({ status: OK, data: {} });
+    },
+  },
+  {
+    name: '_CheckService without any header, _CheckSession and /v1/versioninfo with a session',
+    async run(pair) {
+      const service = await pair.both('GET', '/api/_CheckService', () => ({ noAppKey: true }));
+      expect([service.server.status, service.server.body.data.applicationName]).toEqual([200, 'odbrest']);
+      const credential = await pair.login('token');
+      const session = await pair.both('GET', '/api/_CheckSession', (side) => ({ headers: credential(side) }));
+      expect(session.server.body).toEqual({ status: OK, data: {} });
+      const version = await pair.send('server', 'GET', '/api/v1/versioninfo', { headers: credential('server') });
+      expect(version.body.data.webserviceVersion).toBe(service.server.body.data.webservice.version);
+    },
+  },
+  {
+    name: 'requests as the real clients send them: a bare ?, qb64, a GET with an empty JSON body, a DELETE with a JSON body, header names in any case',
+    async run(pair) {
+      const credential = await pair.login('session');
+      const headers = (side: Side) => ({ SESSIONID: credential(side).sessionId!, APPKEY: APP_KEY });
+      const plain = await pair.both('GET', '/api/v1/objects/Customer?perPage=2', (side) => ({ headers: headers(side) }));
+      const bare = await pair.both('GET', '/api/v1/object/USR00001?', (side) => ({ headers: headers(side) }));
+      expect(bare.server.body.data.Name).toBe('alice');
+      const encoded = await pair.both('GET', `/api/v1/objects/Customer?qb64=${Buffer.from('perPage=2').toString('base64url')}`, (side) => ({ headers: headers(side) }));
+      expect(encoded.server.body).toEqual(plain.server.body);
+      // fetch cannot send a GET with a body; node:http can
+      const emptyBody = await pair.send('server', 'GET', '/api/v1/object/USR00001', {
+        from: '127.0.0.1',
+        body: '',
+        headers: { ...headers('server'), 'content-type': 'application/json', 'content-length': '0' },
+      });
+      expect([emptyBody.status, emptyBody.body.data.Name]).toEqual([200, 'alice']);
+      const withBody = await pair.both('DELETE', '/api/v1/object/CUS00002', (side) => ({ headers: headers(side), json: { moveToRecycler: true } }));
+      const without = await pair.both('DELETE', '/api/v1/object/CUS00002', (side) => ({ headers: headers(side) }));
+      expect([withBody.server.status, withBody.server.body]).toEqual([without.server.status, without.server.body]);
+    },
+  },
+  {
+    name: 'CORS: a preflight is answered without appkey, answers to the listed origin expose the headers, other origins get none',
+    async run(pair) {
+      const preflight = (origin: string) =>
+        fetch(`${pair.origin}/api/v1/login`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'appkey, content-type' } });
+      const allowed = await preflight(BROWSER_ORIGIN);
+      expect([allowed.status, allowed.headers.get('access-control-allow-origin'), allowed.headers.get('access-control-allow-headers')]).toEqual([
+        204,
+        BROWSER_ORIGIN,
+        'appkey, sessionId, Authorization, Content-Type, Secure-Token, Secure-Counter, Secure-Signature',
+      ]);
+      expect(allowed.headers.get('access-control-allow-credentials')).toBeNull();
+      const refused = await preflight('http://other.e2e.test');
+      expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+      const answer = await fetch(`${pair.origin}/api/_CheckService`, { headers: { origin: BROWSER_ORIGIN } });
+      expect([answer.status, answer.headers.get('access-control-allow-origin'), answer.headers.get('access-control-expose-headers')]).toEqual([
+        200,
+        BROWSER_ORIGIN,
+        'Encrypted, Secure-Counter, Secure-Signature, Retry-After',
+      ]);
+      expect(answer.headers.get('vary')).toMatch(/Origin/);
+    },
+  },
+  {
     name: 'a bad request: a login member of the wrong type',
     async run(pair) {
       const { server } = await pair.both('POST', '/api/v1/login', () => ({ json: { user: 5, pass: 'x', appNames: ['crm'] } }));
@@ -425,7 +531,7 @@ export function describeServerKind(kind: ServerKind): void {
       const { ms, bundler } = await buildNextExample();
       console.log(`next build of examples/next (${bundler}): ${(ms / 1000).toFixed(1)} s`);
     }
-    reference = createDemoService({ ODBREST_PASSWORD_ITERATIONS: '1000' });
+    reference = createDemoService({ ODBREST_PASSWORD_ITERATIONS: '1000', ODBREST_CORS_ORIGINS: BROWSER_ORIGIN });
     await reference.ready;
   });
   afterAll(async () => {
@@ -440,7 +546,7 @@ export function describeServerKind(kind: ServerKind): void {
   describe(`${kind}: the example app as a real process`, () => {
     let pair: Pair;
     beforeAll(async () => {
-      pair = await start();
+      pair = await start({ ODBREST_CORS_ORIGINS: BROWSER_ORIGIN });
     });
     for (const item of E2E_CASES.filter((candidate) => !candidate.only || candidate.only.includes(kind))) {
       test(item.name, () => item.run(pair, kind));

@@ -5,4 +5,4 @@ import { createDemoService } from '../../../../demo-service.mjs';
 const service = createDemoService(process.env, { basePath: '/api' });
 
 export const dynamic = 'force-dynamic';
-export const { GET, POST, PUT, PATCH, DELETE } = createRouteHandlers(service);
+export const { GET, POST, PUT, PATCH, DELETE, OPTIONS } = createRouteHandlers(service);

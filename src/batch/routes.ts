@@ -1,0 +1,98 @@
+import * as v from 'valibot';
+import type { ServiceContext } from '../context.js';
+import { answerText, errorReply, okReply, toApiError, type Answer } from '../http/envelope.js';
+import { ApiError } from '../http/errors.js';
+import { asJsonObject, readJson, searchAsSent, type ApiRequest } from '../http/request.js';
+import type { Route } from '../http/router.js';
+import { parseInput } from '../http/validate.js';
+
+/** Most items in one `/v1/multi` batch (PROTOCOL.md 6.5). */
+export const MAX_BATCH_ITEMS = 100;
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+const MAX_PATH = 4096;
+
+const ItemSchema = v.object({
+  method: v.pipe(
+    v.string('method must be a string'),
+    v.transform((method) => method.toUpperCase()),
+    v.check((method) => METHODS.includes(method), `method must be one of ${METHODS.join(', ')}`),
+  ),
+  path: v.pipe(
+    v.string('path must be a string'),
+    v.maxLength(MAX_PATH, `path must be at most ${MAX_PATH} characters`),
+    v.regex(/^\/(?!\/)/, 'path must start with one / (relative to the service root, e.g. /v1/object/A1)'),
+  ),
+  data: v.optional(v.unknown()),
+});
+
+/**
+ * One item as a request of its own: the outer request's headers (appkey, credential), client address
+ * and session, the item's method, path and `data` as its JSON body.
+ */
+function itemRequest(outer: ApiRequest, item: unknown, index: number): ApiRequest {
+  const what = `item ${index}`;
+  const { method, path, data } = parseInput(ItemSchema, asJsonObject(item, what), what);
+  // Concatenated, not resolved against a base: the path can never name another host.
+  const url = new URL(`http://odbrest${path}`);
+  const headers = new Headers(outer.headers);
+  headers.delete('content-length');
+  headers.set('content-type', 'application/json');
+  return {
+    method,
+    path: url.pathname,
+    target: url.pathname + searchAsSent(url.href),
+    searchParams: url.searchParams,
+    headers,
+    raw: outer.raw,
+    clientAddress: outer.clientAddress,
+    bodyText: data === undefined ? '' : JSON.stringify(data),
+    secure: outer.secure,
+    session: outer.session,
+    params: {},
+    batchItem: true,
+  };
+}
+
+/** `{httpStatus, result}` of one answer: the integer status and the whole envelope. */
+async function itemResult(answer: Answer): Promise<{ httpStatus: number; result: unknown }> {
+  const text = await answerText(answer);
+  let result: unknown;
+  try {
+    result = JSON.parse(text);
+  } catch {
+    result = text; // a macro's own non-JSON answer
+  }
+  return { httpStatus: answer.status, result };
+}
+
+/**
+ * `POST /v1/multi`: the items run in order, each as if sent alone with the outer credential; a failing
+ * item does not stop the others. Through the secure transport the batch is one message: its items
+ * share the session the transport accepted and never touch the replay window.
+ */
+export function batchRoutes(ctx: ServiceContext): Route[] {
+  return [
+    {
+      method: 'POST',
+      path: '/v1/multi',
+      auth: 'session',
+      batch: false,
+      handler: async (request) => {
+        const items = readJson(request);
+        if (!Array.isArray(items)) throw new ApiError('400', 'the body must be a JSON array of {method, path, data?} items');
+        if (items.length > MAX_BATCH_ITEMS) throw new ApiError('400', `a batch has at most ${MAX_BATCH_ITEMS} items, not ${items.length}`);
+        const results = [];
+        for (const [index, item] of items.entries()) {
+          let answer: Answer;
+          try {
+            answer = await ctx.dispatch(itemRequest(request, item, index));
+          } catch (error) {
+            answer = errorReply(toApiError(error, ctx.onError)); // a malformed item
+          }
+          results.push(await itemResult(answer));
+        }
+        return okReply(results);
+      },
+    },
+  ];
+}

@@ -1,0 +1,63 @@
+import type { ServiceContext } from '../context.js';
+import { okReply } from '../http/envelope.js';
+import { ApiError } from '../http/errors.js';
+import type { Route } from '../http/router.js';
+import { PACKAGE_VERSION } from '../version.js';
+
+/** What `_CheckService` and `/v1/versioninfo` report, and how long the health check waits (PROTOCOL.md 2.5). */
+export interface ServiceCheckOptions {
+  /** `applicationName`. Default `odbrest`. */
+  applicationName?: string;
+  /** `applicationVersion`. Default: this package's version. */
+  applicationVersion?: string;
+  /** How long `_CheckService` waits for each store before answering `503`. Default 2000 ms. */
+  timeoutMs?: number;
+}
+
+/** An object id no store holds (ids are alphanumeric), read to see that the object store answers. */
+const PROBE_OBJECT_ID = '~odbrest-health';
+const PROBE_KEY = 'health:probe';
+
+/** Resolves when `work` settles in time; rejects when it fails or takes longer than `ms`. */
+function within<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('timed out')), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** `503` naming the first store that did not answer in time. */
+async function checkStores(ctx: ServiceContext, timeoutMs: number): Promise<void> {
+  const [store, kv] = await Promise.allSettled([within(timeoutMs, ctx.store.get(PROBE_OBJECT_ID)), within(timeoutMs, ctx.kv.get(PROBE_KEY))]);
+  const down = store.status === 'rejected' ? 'the object store' : kv.status === 'rejected' ? 'the key-value store' : undefined;
+  if (down) throw new ApiError('503', `${down} does not answer`, { headers: { 'retry-after': '1' } });
+}
+
+/** `/_CheckSession`, `/_CheckService` (beside `v1`) and `/v1/versioninfo`. */
+export function checkRoutes(ctx: ServiceContext, options: ServiceCheckOptions = {}): Route[] {
+  const { applicationName = 'odbrest', applicationVersion = PACKAGE_VERSION, timeoutMs = 2000 } = options;
+  if (!(timeoutMs > 0)) throw new Error('serviceCheck.timeoutMs must be positive');
+  const modules = [{ moduleName: applicationName, moduleVersion: applicationVersion }];
+  const startedAt = new Date(ctx.now()).toISOString();
+  return [
+    // any credential; the session check itself (201/204) is the route's credential check
+    { method: 'GET', path: '/_CheckSession', auth: 'session', handler: async () => okReply({}) },
+    {
+      method: 'GET',
+      path: '/_CheckService',
+      auth: 'none',
+      appKey: false,
+      handler: async () => {
+        await checkStores(ctx, timeoutMs);
+        return okReply({ applicationName, applicationVersion, webservice: { version: PACKAGE_VERSION, moduleVersion: { [ctx.databaseName]: modules } } });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/versioninfo',
+      auth: 'session',
+      handler: async () => okReply({ webserviceVersion: PACKAGE_VERSION, structureChangeDate: startedAt, listOfModules: modules }),
+    },
+  ];
+}
