@@ -4,6 +4,7 @@
 //   ODBREST_LOGIN_PER_USER=5        failed logins per user name within the window
 //   ODBREST_LOGIN_PER_ADDRESS=20    failed logins per client address within the window
 //   ODBREST_PASSWORD_ITERATIONS=n   PBKDF2 iterations for the demo passwords (lower starts faster)
+//   ODBREST_2FA_KEY=...             the key that seals two-factor secrets (32 characters or more)
 import { createService } from 'odbrest';
 // Native AES-CTR and HMAC for the secure transport: node:crypto, which Node, Bun and Deno all have.
 import { nodeCrypto } from 'odbrest/node';
@@ -23,6 +24,8 @@ export function createDemoService(env, { basePath = '/api' } = {}) {
     loginLimit: { perUser: number('ODBREST_LOGIN_PER_USER'), perAddress: number('ODBREST_LOGIN_PER_ADDRESS') },
     users: { passwordIterations: number('ODBREST_PASSWORD_ITERATIONS') },
     secure: { symmetricCrypto: nodeCrypto },
+    // Two-factor login for the demo application `hr`; the key seals the users' TOTP secrets (demo only).
+    twoFactor: { policies: { hr: 'optional' }, key: env.ODBREST_2FA_KEY || 'odbrest demo two-factor key: never use it in production', issuer: 'odbrest demo' },
     macros: {
       // POST /api/v1/execute/greet {"name": "..."}: greets the name, or the logged-in user.
       greet: async (context, params) => {

@@ -1,4 +1,6 @@
+import { licenceRoutes } from './auth/licence-routes.js';
 import { loginRoutes } from './auth/login.js';
+import { twoFactorRoutes } from './auth/two-factor-routes.js';
 import type { ServiceContext } from './context.js';
 import type { Route } from './http/router.js';
 import { macroRoutes } from './macros/routes.js';
@@ -9,5 +11,13 @@ import { secureLoginRoutes } from './secure/routes.js';
 
 /** Every route of the service, from each folder's route module. */
 export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin): Route[] {
-  return [...loginRoutes(ctx), ...secureLoginRoutes(ctx), ...objectRoutes(ctx), ...macroRoutes(ctx), ...externalLoginRoutes(ctx, externalLogin)];
+  return [
+    ...loginRoutes(ctx),
+    ...secureLoginRoutes(ctx),
+    ...twoFactorRoutes(ctx),
+    ...licenceRoutes(ctx),
+    ...objectRoutes(ctx),
+    ...macroRoutes(ctx),
+    ...externalLoginRoutes(ctx, externalLogin),
+  ];
 }

@@ -15,6 +15,12 @@ export interface LoginLimitOptions {
 export interface Admission {
   /** The password matched: the user's count is cleared and the address gets its place back. */
   succeeded(): Promise<void>;
+  /**
+   * The attempt ends without a verdict (`341`: the password matched, the second factor is still to
+   * come): its places are given back, and the failures counted so far stay, so an attempt without a
+   * code never clears the count of wrong codes.
+   */
+  withdrawn(): Promise<void>;
 }
 
 /**
@@ -43,9 +49,13 @@ export class LoginLimiter {
     if (address !== undefined) await this.#take(kvKeys.failedLoginsOfAddress(address), this.#perAddress);
     const userKey = kvKeys.failedLoginsOfUser(user);
     await this.#take(userKey, this.#perUser);
+    const addressBack = () => (address === undefined ? undefined : this.kv.increment(kvKeys.failedLoginsOfAddress(address), this.#windowMs, -1));
     return {
       succeeded: async () => {
-        await Promise.all([this.kv.delete(userKey), address === undefined ? undefined : this.kv.increment(kvKeys.failedLoginsOfAddress(address), this.#windowMs, -1)]);
+        await Promise.all([this.kv.delete(userKey), addressBack()]);
+      },
+      withdrawn: async () => {
+        await Promise.all([this.kv.increment(userKey, this.#windowMs, -1), addressBack()]);
       },
     };
   }
