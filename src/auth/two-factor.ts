@@ -156,7 +156,7 @@ export class TwoFactor {
   async #totpStep(owner: string, sealed: SealedSecret, lastStep: number | undefined, token: string): Promise<number | undefined> {
     if (!/^\d{6}$/.test(token)) return undefined;
     const bytes = await this.#sealer.open(owner, sealed.secret);
-    if (!bytes) throw new Error('a stored two-factor secret does not open with the configured twoFactorKey');
+    if (!bytes) throw new Error('a stored two-factor secret does not open with the configured twoFactor.key');
     const timestamp = this.#now();
     const delta = TOTP.validate({ ...TOTP_PARAMS, token, secret: new Secret({ buffer: bytes.slice().buffer }), timestamp, window: DRIFT_STEPS });
     if (delta === null) return undefined;
