@@ -15,7 +15,7 @@ const text = (name: string) => v.string(`${name} must be a string`);
 const number = (name: string) => v.number(`${name} must be a number`);
 const positive = (name: string) => v.pipe(number(name), v.minValue(0.001, `${name} must be positive`));
 const count = (name: string) => v.pipe(number(name), v.integer(`${name} must be an integer`), v.minValue(1, `${name} must be at least 1`));
-const twoFactorKey = v.pipe(v.string(), v.minLength(32));
+const twoFactorKey = v.pipe(v.string('twoFactor.key must be a string'), v.minLength(32, 'twoFactor.key must be at least 32 characters'));
 const group = <T extends v.ObjectEntries>(name: string, entries: T) => v.optional(v.strictObject(entries, `${name} must be a mapping`));
 
 const ConfigSchema = v.strictObject({

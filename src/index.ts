@@ -45,6 +45,7 @@ export type { ServiceOptions, SecureOptions, ObjectOptions } from './options.js'
 export type { RequestContext } from './http/request.js';
 export type { MountOptions } from './http/mount.js';
 export type { SessionOptions } from './auth/sessions.js';
+export type { TwoFactorLoginOptions } from './auth/two-factor-login.js';
 export type { CustomAuthenticator, CustomLoginOptions, UserOptions } from './auth/principals.js';
 export type { CacheSizes } from './caches.js';
 export { ApiError, STATUS_CODES, type StatusCode, type ApiErrorOptions } from './http/errors.js';

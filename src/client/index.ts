@@ -3,10 +3,22 @@ import type { Envelope } from '../http/envelope.js';
 import { clientPassValue } from '../auth/passwords.js';
 import { generateRsaKeyPair, OAEP, pemBody, toPem } from '../secure/keys.js';
 import { blockDecrypt, blockEncrypt } from '../secure/rsa.js';
-import { OdbRestError, OdbRestProtocolError } from './errors.js';
+import { OdbRestError, OdbRestProtocolError, TwoFactorError } from './errors.js';
 import { SecureChannel, type FetchFunction } from './secure-channel.js';
 import type { SymmetricCrypto } from '../secure/symmetric.js';
-import type { ListOptions, LoginCredentials, SecureLogin, SerializedObject, SerializedSet, SessionKind, SessionLogin, TokenLogin } from './types.js';
+import type {
+  ListOptions,
+  LoginCredentials,
+  SecureLogin,
+  SerializedObject,
+  SerializedSet,
+  SessionKind,
+  SessionLogin,
+  TokenLogin,
+  TwoFactorCalls,
+  TwoFactorEnrolment,
+  TwoFactorStatus,
+} from './types.js';
 
 /**
  * A typed odbrest client for any runtime (web APIs only): every login variant, objects, macros, and
@@ -29,6 +41,11 @@ export interface SecureLoginOptions {
   keyPair?: CryptoKeyPair;
 }
 
+/**
+ * Every login throws `TwoFactorError` when the service asks for a second factor: `need` says what to
+ * do (`code`: ask for one and log in again with `twoFactorToken`; `enrolment`: set it up through
+ * `twoFactor`, with the set-up session the client then holds, and log in again).
+ */
 export interface OdbRestClient {
   /** Plain login; later requests send `sessionId`. */
   login(credentials: LoginCredentials): Promise<SessionLogin>;
@@ -41,6 +58,10 @@ export interface OdbRestClient {
   execute<T = unknown>(macroName: string, params?: Record<string, unknown>): Promise<T>;
   /** Ends the current session (any variant) and forgets its credential. */
   logout(): Promise<void>;
+  /** `/v1/2fa/*` for the logged-in user (also with the set-up session of a `340`). */
+  readonly twoFactor: TwoFactorCalls;
+  /** Gives back the licence seats of these applications (`/v1/license/release`); the session no longer holds them. */
+  releaseLicences(appNames: string[] | string): Promise<void>;
   /** The kind of the current login, if any. */
   readonly sessionKind: SessionKind | undefined;
 }
@@ -77,8 +98,28 @@ export function createClient(options: ClientOptions): OdbRestClient {
   function loginBody(credentials: LoginCredentials) {
     const pass = credentials.pass ?? (credentials.password === undefined ? undefined : clientPassValue(credentials.password));
     if (pass === undefined) throw new TypeError('login needs password or pass');
-    return { user: credentials.user, pass, appNames: credentials.appNames };
+    const body = { user: credentials.user, pass, appNames: credentials.appNames };
+    return credentials.twoFactorToken === undefined ? body : { ...body, '2faToken': credentials.twoFactorToken };
   }
+
+  /** Runs a login; after a `340` the client holds the set-up session it gave. */
+  async function loggingIn<T>(login: () => Promise<T>): Promise<T> {
+    try {
+      return await login();
+    } catch (error) {
+      if (error instanceof TwoFactorError && error.setupSessionId !== undefined) credential = { kind: 'session', sessionId: error.setupSessionId };
+      throw error;
+    }
+  }
+
+  const twoFactorPath = (path: string, app: string) => `/v1/2fa/${path}?app=${encodeURIComponent(app)}`;
+  const twoFactor: TwoFactorCalls = {
+    status: (app) => request<TwoFactorStatus>('GET', twoFactorPath('secret', app)),
+    enrol: (app) => request<TwoFactorEnrolment>('POST', twoFactorPath('secret', app)),
+    confirm: async (app, token) => void (await request('PATCH', twoFactorPath('secret', app), { token })),
+    remove: async (app, token) => void (await request('DELETE', twoFactorPath('secret', app), { token })),
+    validate: async (app, token) => void (await request('POST', twoFactorPath('validate', app), { token })),
+  };
 
   async function loginSecure(credentials: LoginCredentials, secureOptions: SecureLoginOptions = {}): Promise<SecureLogin> {
     const { key } = await request<{ key: string }>('GET', '/v2/login/secure/key', undefined, false);
@@ -113,17 +154,21 @@ export function createClient(options: ClientOptions): OdbRestClient {
   }
 
   return {
-    async login(credentials) {
-      const data = await request<SessionLogin>('POST', '/v1/login', loginBody(credentials), false);
-      credential = { kind: 'session', sessionId: data.sessionId };
-      return data;
-    },
-    async loginToken(credentials) {
-      const data = await request<TokenLogin>('POST', '/v2/login', loginBody(credentials), false);
-      credential = { kind: 'token', token: data.token };
-      return data;
-    },
-    loginSecure,
+    login: (credentials) =>
+      loggingIn(async () => {
+        const data = await request<SessionLogin>('POST', '/v1/login', loginBody(credentials), false);
+        credential = { kind: 'session', sessionId: data.sessionId };
+        return data;
+      }),
+    loginToken: (credentials) =>
+      loggingIn(async () => {
+        const data = await request<TokenLogin>('POST', '/v2/login', loginBody(credentials), false);
+        credential = { kind: 'token', token: data.token };
+        return data;
+      }),
+    loginSecure: (credentials, secureOptions) => loggingIn(() => loginSecure(credentials, secureOptions)),
+    twoFactor,
+    releaseLicences: async (appNames) => void (await request('POST', '/v1/license/release', { appNames })),
     getObject: (objectId) => request('GET', `/v1/object/${encodeURIComponent(objectId)}`),
     listObjects(className, list = {}) {
       const query = new URLSearchParams();
@@ -158,6 +203,10 @@ function unwrap<T>(httpStatus: number, headers: Headers, text: string): T {
   }
   const status = parsed?.status;
   if (typeof status?.internalStatus !== 'string') throw new OdbRestProtocolError(`answer is not an envelope (HTTP ${httpStatus})`, httpStatus);
+  if (TwoFactorError.isCode(status.internalStatus)) {
+    const data = parsed.data as { sessionId?: unknown } | undefined;
+    throw new TwoFactorError(status.internalStatus, httpStatus, status.statusMessage, typeof data?.sessionId === 'string' ? data.sessionId : undefined);
+  }
   if (status.internalStatus !== '0') {
     const retryAfter = Number(headers.get('retry-after') ?? Number.NaN);
     throw new OdbRestError(status.internalStatus, httpStatus, status.statusMessage, Number.isFinite(retryAfter) ? retryAfter : undefined);
@@ -165,7 +214,7 @@ function unwrap<T>(httpStatus: number, headers: Headers, text: string): T {
   return parsed.data;
 }
 
-export { OdbRestError, OdbRestProtocolError } from './errors.js';
+export { OdbRestError, OdbRestProtocolError, TwoFactorError, type TwoFactorNeed } from './errors.js';
 export type { FetchFunction } from './secure-channel.js';
 export { portableCrypto, type SymmetricCrypto } from '../secure/symmetric.js';
 export type * from './types.js';
