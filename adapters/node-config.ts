@@ -15,6 +15,7 @@ const text = (name: string) => v.string(`${name} must be a string`);
 const number = (name: string) => v.number(`${name} must be a number`);
 const positive = (name: string) => v.pipe(number(name), v.minValue(0.001, `${name} must be positive`));
 const count = (name: string) => v.pipe(number(name), v.integer(`${name} must be an integer`), v.minValue(1, `${name} must be at least 1`));
+const twoFactorKey = v.pipe(v.string('twoFactor.key must be a string'), v.minLength(32, 'twoFactor.key must be at least 32 characters'));
 const group = <T extends v.ObjectEntries>(name: string, entries: T) => v.optional(v.strictObject(entries, `${name} must be a mapping`));
 
 const ConfigSchema = v.strictObject({
@@ -44,6 +45,13 @@ const ConfigSchema = v.strictObject({
     perUser: v.optional(number('loginLimit.perUser')),
     perAddress: v.optional(number('loginLimit.perAddress')),
     windowMinutes: v.optional(number('loginLimit.windowMinutes')),
+  }),
+  twoFactor: group('twoFactor', {
+    policies: v.optional(
+      v.record(v.string(), v.picklist(['optional', 'forced'], 'twoFactor.policies: each policy must be optional or forced'), 'twoFactor.policies must map application names to optional or forced'),
+    ),
+    key: v.optional(v.union([twoFactorKey, v.pipe(v.array(twoFactorKey), v.minLength(1))], 'twoFactor.key must be a string of at least 32 characters, or a list of them')),
+    issuer: v.optional(text('twoFactor.issuer')),
   }),
   users: group('users', { className: v.optional(text('users.className')), passwordIterations: v.optional(count('users.passwordIterations')) }),
   customLogin: group('customLogin', { className: v.optional(text('customLogin.className')) }),
@@ -110,6 +118,7 @@ const ENV: Record<string, [string[], (value: string) => unknown]> = {
   ODBREST_PUBLIC_URL: [['externalLogin', 'publicUrl'], String],
   ODBREST_SERVER_KEY_FILE: [['secure', 'serverKeyFile'], String],
   ODBREST_SERVER_KEY: [['secure', 'serverKey'], String],
+  ODBREST_2FA_KEY: [['twoFactor', 'key'], String],
 };
 
 /** Sets `raw[path...]`, making groups as needed (a group that is not a mapping is left for the schema to name). */
@@ -172,6 +181,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       perAddress: file.loginLimit.perAddress,
       windowMs: minutes(file.loginLimit.windowMinutes, 60_000),
     },
+    twoFactor: file.twoFactor,
     users: file.users,
     customLogin: file.customLogin,
     secure: {

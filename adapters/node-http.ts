@@ -1,7 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Service } from '../src/index.js';
 import { Readable } from 'node:stream';
-import { ApiError, clip } from '../src/http/errors.js';
+import { ApiError, type Service } from '../src/index.js';
 import { checkHost, refusalOf } from './request-checks.js';
 
 /**
@@ -58,7 +57,7 @@ function parsedUrl(href: string): URL | undefined {
  */
 export function toWebRequest(req: IncomingMessage, body?: BodyInit | null): Request {
   const method = req.method ?? 'GET';
-  if (NO_WEB_METHOD.has(method.toUpperCase())) throw new ApiError('405', `method ${clip(method)} is not allowed`);
+  if (NO_WEB_METHOD.has(method.toUpperCase())) throw new ApiError('405', `method ${method.slice(0, 20)} is not allowed`);
   const url = webUrl(req);
   const headers = new Headers();
   try {

@@ -1,6 +1,4 @@
-import { errorReply, toResponse } from '../src/http/envelope.js';
-import { ApiError } from '../src/http/errors.js';
-import type { RequestContext, Service } from '../src/index.js';
+import { ApiError, errorResponse, type RequestContext, type Service } from '../src/index.js';
 
 /**
  * What every adapter checks before the service sees a request. Runtimes and frameworks build the
@@ -26,7 +24,7 @@ export function checkHost(value: string | null | undefined): string | undefined 
 
 /** The envelope answering an `ApiError` an adapter raised before the service was asked; anything else is rethrown. */
 export function refusalOf(error: unknown): Response {
-  if (error instanceof ApiError) return toResponse(errorReply(error));
+  if (error instanceof ApiError) return errorResponse(error);
   throw error;
 }
 

@@ -5,6 +5,7 @@
 //   ODBREST_LOGIN_PER_ADDRESS=20    failed logins per client address within the window
 //   ODBREST_PASSWORD_ITERATIONS=n   PBKDF2 iterations for the demo passwords (lower starts faster)
 //   ODBREST_CORS_ORIGINS=a,b        origins whose browser pages may call the service (CORS)
+//   ODBREST_2FA_KEY=...             the key that seals two-factor secrets (32 characters or more)
 import { createService } from 'odbrest';
 // Native AES-CTR and HMAC for the secure transport: node:crypto, which Node, Bun and Deno all have.
 import { nodeCrypto } from 'odbrest/node';
@@ -25,6 +26,8 @@ export function createDemoService(env, { basePath = '/api' } = {}) {
     loginLimit: { perUser: number('ODBREST_LOGIN_PER_USER'), perAddress: number('ODBREST_LOGIN_PER_ADDRESS') },
     users: { passwordIterations: number('ODBREST_PASSWORD_ITERATIONS') },
     secure: { symmetricCrypto: nodeCrypto },
+    // Two-factor login for the demo application `hr`; the key seals the users' TOTP secrets (demo only).
+    twoFactor: { policies: { hr: 'optional' }, key: env.ODBREST_2FA_KEY || 'odbrest demo two-factor key: never use it in production', issuer: 'odbrest demo' },
     macros: {
       // POST /api/v1/execute/greet {"name": "..."}: greets the name, or the logged-in user.
       greet: async (context, params) => {

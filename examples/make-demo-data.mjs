@@ -20,8 +20,9 @@ add('Employee', 'EMP00001', { Name1: 'Alice', Name2: 'Schmidt', Name3: 'Head of 
 add('Employee', 'EMP00002', { Name1: 'Bob', Name2: 'Weber', Name3: 'Support engineer', Bild: { $ref: 'IMG00002' }, Mitarbeiteransprechpartner: { $ref: 'CON00002' } });
 add('Employee', 'EMP00003', { Name1: 'Erin', Name2: 'Wagner', Name3: 'Integration account', Bild: null, Mitarbeiteransprechpartner: null });
 
-add('User', 'USR00001', { Name: 'alice', Description: 'Alice Schmidt', Groups: { $set: ['GRP00001', 'GRP00002'] }, Employee: { $ref: 'EMP00001' }, _password: 'alice-secret', _licences: ['crm', 'shop'] });
-add('User', 'USR00002', { Name: 'bob', Description: 'Bob Weber', Groups: { $set: ['GRP00003'] }, Employee: { $ref: 'EMP00002' }, _password: 'bob-secret', _licences: ['crm'] });
+// `hr` has an optional two-factor policy in the demo server; bob holds `shop` with one seat (one live session at a time).
+add('User', 'USR00001', { Name: 'alice', Description: 'Alice Schmidt', Groups: { $set: ['GRP00001', 'GRP00002'] }, Employee: { $ref: 'EMP00001' }, _password: 'alice-secret', _licences: ['crm', 'shop', 'hr'] });
+add('User', 'USR00002', { Name: 'bob', Description: 'Bob Weber', Groups: { $set: ['GRP00003'] }, Employee: { $ref: 'EMP00002' }, _password: 'bob-secret', _licences: ['crm', 'hr', { app: 'shop', parallel: 1 }] });
 add('User', 'USR00003', { Name: 'dave', Description: 'No licences: may only run macros', Groups: { $set: [] }, Employee: null, _password: 'dave-secret', _licences: [] });
 add('User', 'USR00004', { Name: 'extern', Description: 'Shared service user for external logins', Groups: { $set: ['GRP00003'] }, Employee: { $ref: 'EMP00003' }, _password: 'extern-secret', _licences: ['crm'] });
 

@@ -1,6 +1,8 @@
 import type { LoginLimiter } from './auth/login-limit.js';
 import type { TokenSigner } from './auth/jwt.js';
 import type { Principals } from './auth/principals.js';
+import type { SeatCounter } from './auth/seats.js';
+import type { TwoFactorLogin } from './auth/two-factor-login.js';
 import type { Session, SessionStore } from './auth/sessions.js';
 import type { Answer } from './http/envelope.js';
 import type { ApiRequest } from './http/request.js';
@@ -23,6 +25,10 @@ export interface ServiceContext {
   readonly principals: Principals;
   /** The failed-login limit. */
   readonly limiter: LoginLimiter;
+  /** Two-factor policies and the users' TOTP secrets (PROTOCOL.md 2.6). */
+  readonly twoFactor: TwoFactorLogin;
+  /** Licence seats (PROTOCOL.md 2.7). */
+  readonly seats: SeatCounter;
   /** Signs and verifies `/v2/login` tokens. */
   readonly tokens: TokenSigner;
   readonly macros: MacroRegistry;

@@ -1,8 +1,10 @@
-import { sessionOf } from './auth/credentials.js';
+import { authorize } from './auth/credentials.js';
 import { TokenSigner } from './auth/jwt.js';
 import { LoginLimiter } from './auth/login-limit.js';
 import { Principals } from './auth/principals.js';
+import { SeatCounter } from './auth/seats.js';
 import { SessionStore, sessionLimits } from './auth/sessions.js';
+import { TwoFactorLogin } from './auth/two-factor-login.js';
 import { cacheSizes } from './caches.js';
 import type { ServiceContext } from './context.js';
 import { appKeyCheck } from './http/app-keys.js';
@@ -57,6 +59,8 @@ export class Core {
       sessions: new SessionStore(kv, sessionLimits(options.session), now, caches.sessions),
       principals: new Principals(store, options.users, options.customLogin),
       limiter: new LoginLimiter(kv, options.loginLimit),
+      twoFactor: new TwoFactorLogin(store, options.twoFactor, now),
+      seats: new SeatCounter(kv, now),
       tokens: new TokenSigner(options.session?.jwtSecret),
       macros,
       serializer: new Serializer(store, { depth: options.objects?.serializationDepth ?? 2, internalClasses, storeTimeCache: caches.storeTimes }, () =>
@@ -131,12 +135,7 @@ export class Core {
       if (route.appKey !== false) this.ctx.checkAppKey(request.headers);
       checkBatchItem(request, route);
       decodeQb64(request);
-      if (route.auth !== 'none') {
-        request.session ??= await sessionOf(this.ctx, request);
-        if (route.auth === 'objects' && request.session.appNames.length === 0) {
-          throw new ApiError('307', 'this session logged in without appNames and may only execute macros');
-        }
-      }
+      if (route.auth !== 'none') request.session = await authorize(this.ctx, request, route);
       return await route.handler(request);
     } catch (error) {
       return errorReply(toApiError(error, this.ctx.onError));

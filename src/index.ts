@@ -47,11 +47,12 @@ export type { MountOptions } from './http/mount.js';
 export type { CorsOptions } from './http/cors.js';
 export type { ServiceCheckOptions } from './checks/routes.js';
 export type { SessionOptions } from './auth/sessions.js';
+export type { TwoFactorLoginOptions } from './auth/two-factor-login.js';
 export type { CustomAuthenticator, CustomLoginOptions, UserOptions } from './auth/principals.js';
 export type { CacheSizes } from './caches.js';
 export { ApiError, STATUS_CODES, type StatusCode, type ApiErrorOptions } from './http/errors.js';
 export { StorageUnavailableError, StoreConflictError, StoreValueError, BlobTooLargeError } from './storage/errors.js';
-export type { Envelope } from './http/envelope.js';
+export { errorResponse, type Envelope } from './http/envelope.js';
 export { portableCrypto, type SymmetricCrypto } from './secure/symmetric.js';
 export type {
   ObjectStore,

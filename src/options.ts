@@ -1,6 +1,7 @@
 import type { LoginLimitOptions } from './auth/login-limit.js';
 import type { CustomLoginOptions, UserOptions } from './auth/principals.js';
 import type { SessionOptions } from './auth/sessions.js';
+import type { TwoFactorLoginOptions } from './auth/two-factor-login.js';
 import type { CacheSizes } from './caches.js';
 import type { ServiceCheckOptions } from './checks/routes.js';
 import type { CorsOptions } from './http/cors.js';
@@ -62,6 +63,8 @@ export interface ServiceOptions {
   session?: SessionOptions;
   /** Failed-login limits (PROTOCOL.md 2.4). */
   loginLimit?: LoginLimitOptions;
+  /** Two-factor login (TOTP) per application, and the key that seals the users' secrets (PROTOCOL.md 2.6). */
+  twoFactor?: TwoFactorLoginOptions;
   /** Where database users live and how the passwords of seeded users are hashed. */
   users?: UserOptions;
   /** The `/v1/auth/df` login of principals that are not database users (PROTOCOL.md 5.4). */

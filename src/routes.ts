@@ -1,6 +1,8 @@
+import { licenceRoutes } from './auth/licence-routes.js';
 import { loginRoutes } from './auth/login.js';
 import { batchRoutes } from './batch/routes.js';
 import { checkRoutes } from './checks/routes.js';
+import { twoFactorRoutes } from './auth/two-factor-routes.js';
 import type { ServiceContext } from './context.js';
 import type { Route } from './http/router.js';
 import { macroRoutes } from './macros/routes.js';
@@ -15,6 +17,8 @@ export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin,
   return [
     ...loginRoutes(ctx),
     ...secureLoginRoutes(ctx),
+    ...twoFactorRoutes(ctx),
+    ...licenceRoutes(ctx),
     ...objectRoutes(ctx),
     ...macroRoutes(ctx),
     ...externalLoginRoutes(ctx, externalLogin),

@@ -35,6 +35,16 @@ describe('loadConfig', () => {
     expect(config.options).toMatchObject({ databaseName: 'fromenv', appKeys: ['a', 'b'], trustProxy: true });
   });
 
+  test('twoFactor: the policies from the file, the key from ODBREST_2FA_KEY (it wins over the file)', () => {
+    const dir = dirWith({ 'api-config.yml': 'twoFactor:\n  policies: { hr: optional, vault: forced }\n  key: a key of the file, at least 32 characters long\n  issuer: Example HR\n' });
+    expect(loadConfig({}, dir).options.twoFactor).toEqual({ policies: { hr: 'optional', vault: 'forced' }, key: 'a key of the file, at least 32 characters long', issuer: 'Example HR' });
+    const config = loadConfig({ ODBREST_2FA_KEY: 'a key of the environment, 32 characters or more' }, dir);
+    expect(config.options.twoFactor?.key).toBe('a key of the environment, 32 characters or more');
+    const rotated = loadConfig({}, dirWith({ 'api-config.yml': `twoFactor: { policies: { hr: optional }, key: ['${'n'.repeat(32)}', '${'o'.repeat(32)}'] }\n` }));
+    expect(rotated.options.twoFactor?.key).toEqual(['n'.repeat(32), 'o'.repeat(32)]);
+    expect(() => createService(loadConfig({}, dirWith({ 'api-config.yml': 'twoFactor: { policies: { hr: optional } }\n' })).options)).toThrow('twoFactor.key is required');
+  });
+
   test('no file and no variables: defaults', () => {
     const config = loadConfig({}, dirWith({}));
     expect(config.port).toBe(8080);
@@ -48,6 +58,9 @@ describe('loadConfig', () => {
     ['prot: 80\n', 'invalid configuration (prot)'],
     ['- a\n- b\n', 'expected a mapping of options'],
     ['dataFile: ./missing.json\n', 'cannot read data file'],
+    ['twoFactor: { policies: { hr: always } }\n', 'invalid configuration (twoFactor.policies.hr): twoFactor.policies: each policy must be optional or forced'],
+    ['twoFactor: { key: short }\n', 'invalid configuration (twoFactor.key): twoFactor.key must be at least 32 characters'],
+    ['twoFactor: { key: 7 }\n', 'invalid configuration (twoFactor.key): twoFactor.key must be a string of at least 32 characters, or a list of them'],
   ])('%j stops with a message naming the problem', (yaml, message) => {
     expect(() => loadConfig({}, dirWith({ 'api-config.yml': yaml }))).toThrow(message);
   });

@@ -8,8 +8,8 @@ export const demoData = (): SeedData =>
 
 /** Demo users and their plaintext passwords (the client sends `clientPassValue(password)`). */
 export const USERS = {
-  alice: 'alice-secret', // licences crm, shop
-  bob: 'bob-secret', // licence crm
+  alice: 'alice-secret', // licences crm, shop, hr
+  bob: 'bob-secret', // licences crm, hr, and shop with one seat
   dave: 'dave-secret', // no licences
   extern: 'extern-secret', // shared service user, licence crm
 } as const;

@@ -1,7 +1,8 @@
 /**
  * The README's promises: `npm start`'s server (examples/node/server.mjs) serves the demo, and every
  * `curl` example in its "Endpoints" section, run as printed, answers what the README shows (except
- * session ids, tokens and times, which differ on every run); and the "Secure login" section's client
+ * session ids, tokens, times and the two-factor enrolment's secret, which differ on every run; the
+ * two-factor walkthrough's codes come from examples/totp.mjs); and the "Secure login" section's client
  * example and Python client (an independent implementation of the wire format) print what they say,
  * and its test-vector table holds the vectors test/secure/vectors.test.ts checks.
  */
@@ -17,7 +18,8 @@ import { requireOrSkip } from './support/servers.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
-const VOLATILE = new Set(['sessionId', 'token', 'expiresAt', '~StoreTime']);
+/** Members that differ on every run (the two-factor enrolment's secret and what is made of it included). */
+const VOLATILE = new Set(['sessionId', 'token', 'expiresAt', '~StoreTime', 'secret', 'otpauthUri', 'qrCode', 'backupCodes']);
 
 function examples(): Array<{ command: string; answer: unknown }> {
   const readme = readFileSync(`${root}README.md`, 'utf8');
@@ -65,7 +67,7 @@ test('the README\'s secure transport test vectors are the ones the vector tests 
 
 test('the README has a checked example for every core endpoint', () => {
   const commands = examples().map((example) => example.command).join('\n');
-  for (const path of ['/v1/login', '/v2/login', '/v1/auth/df', '/v1/object/', '/v1/objects/', '/v1/execute/', '/v1/logout', '/_CheckSession', '/_CheckService', '/v1/multi']) {
+  for (const path of ['/v1/login', '/v2/login', '/v1/auth/df', '/v1/object/', '/v1/objects/', '/v1/execute/', '/v1/logout', '/_CheckSession', '/_CheckService', '/v1/multi', '/v1/2fa/secret']) {
     expect(commands).toContain(path);
   }
 });
@@ -80,6 +82,7 @@ test('every curl example answers as printed', async () => {
     expect(normalize(got), command).toEqual(normalize(answer));
     if (typeof got.data?.sessionId === 'string' && command.includes('/v1/login')) env.SID = got.data.sessionId;
     if (typeof got.data?.token === 'string') env.TOKEN = got.data.token;
+    if (typeof got.data?.secret === 'string') env.SECRET = got.data.secret; // the two-factor walkthrough's codes
   }
 });
 

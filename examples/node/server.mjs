@@ -5,8 +5,16 @@ import { loadConfig, serve } from 'odbrest/node';
 
 const demoData = new URL('../demo-data.json', import.meta.url).pathname;
 const config = loadConfig({ ODBREST_DATA: demoData, ODBREST_DATABASE_NAME: 'demo', ...process.env });
+// Two-factor login for the demo application `hr` (optional: each user decides). The key seals the
+// users' TOTP secrets in the database; this one is for the demo only: set your own in ODBREST_2FA_KEY.
+const twoFactor = config.options.twoFactor ?? {};
 const service = createService({
   ...config.options,
+  twoFactor: {
+    policies: twoFactor.policies ?? { hr: 'optional' },
+    key: twoFactor.key ?? 'odbrest demo two-factor key: never use it in production',
+    issuer: twoFactor.issuer ?? 'odbrest demo',
+  },
   macros: {
     // POST /v1/execute/countCustomers {"city":"Berlin"} -> {"city":"Berlin","count":50}
     countCustomers: async (ctx, { city }) => {

@@ -1,6 +1,7 @@
 import type { ServiceContext } from '../context.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
+import type { Route } from '../http/router.js';
 import type { Session } from './sessions.js';
 
 /**
@@ -28,4 +29,20 @@ export async function sessionOf(ctx: ServiceContext, request: ApiRequest): Promi
     return session;
   }
   throw new ApiError('204', 'no session credential sent (sessionId, Authorization or Secure-Token header)');
+}
+
+/**
+ * The session a route with `auth` other than `none` admits: the request's (already set by the secure
+ * transport, or found by `sessionOf`), unless it is the `340` session outside `/v1/2fa/*` and logout
+ * (`403`), or a macro-only session on an object route (`307`).
+ */
+export async function authorize(ctx: ServiceContext, request: ApiRequest, route: Route): Promise<Session> {
+  const session = request.session ?? (await sessionOf(ctx, request));
+  if (session.twoFactorSetupOnly && !route.twoFactorSetup) {
+    throw new ApiError('403', 'this session may only set up two-factor login (/v1/2fa/*) and log out; log in again once it is set up');
+  }
+  if (route.auth === 'objects' && session.appNames.length === 0) {
+    throw new ApiError('307', 'this session logged in without appNames and may only execute macros');
+  }
+  return session;
 }

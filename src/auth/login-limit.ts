@@ -15,6 +15,12 @@ export interface LoginLimitOptions {
 export interface Admission {
   /** The password matched: the user's count is cleared and the address gets its place back. */
   succeeded(): Promise<void>;
+  /**
+   * The attempt ends without a verdict (`341`: the password matched, the second factor is still to
+   * come): its places are given back, and the failures counted so far stay, so an attempt without a
+   * code never clears the count of wrong codes.
+   */
+  withdrawn(): Promise<void>;
 }
 
 /**
@@ -53,6 +59,8 @@ export class LoginLimiter {
     return {
       // a success clears the user's failures and gives the address its place back
       succeeded: async () => void (await Promise.all([this.kv.delete(userKey), addressKey && this.#giveBack(addressKey)])),
+      // neither a success nor a failure: both places back, the user's failures kept
+      withdrawn: async () => void (await Promise.all([this.#giveBack(userKey), addressKey && this.#giveBack(addressKey)])),
     };
   }
 

@@ -6,21 +6,27 @@ import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
 import type { StoredObject } from '../storage/types.js';
+import type { Admission } from './login-limit.js';
 import type { PrincipalKind } from './principals.js';
+import { readLicences } from './seats.js';
 import type { Session, SessionKind } from './sessions.js';
 
 const MAX_CREDENTIAL = 1024;
 const credential = (name: string) =>
   v.pipe(v.string(`${name} must be a string`), v.maxLength(MAX_CREDENTIAL, `${name} must be at most ${MAX_CREDENTIAL} characters`));
 
-/** The login body of PROTOCOL.md 2.1; unknown members are ignored. */
+/** `appNames` of a login or `/v1/license/release`: a string means a one-element array. */
+export const AppNamesSchema = v.union(
+  [v.pipe(v.string(), v.transform((name) => [name])), v.array(v.string())],
+  'appNames must be an array of strings or a string',
+);
+
+/** The login body of PROTOCOL.md 2.1; unknown members are ignored. `2faToken` `""` (or null, as a C# client may send it) means none. */
 export const LoginBodySchema = v.object({
   user: credential('user'),
   pass: credential('pass'),
-  appNames: v.union(
-    [v.pipe(v.string(), v.transform((name) => [name])), v.array(v.string())],
-    'appNames must be an array of strings or a string',
-  ),
+  appNames: AppNamesSchema,
+  '2faToken': v.nullish(credential('2faToken')),
 });
 export type LoginBody = v.InferOutput<typeof LoginBodySchema>;
 
@@ -40,9 +46,10 @@ export interface LoginAttempt {
 }
 
 /**
- * The credential check every login shares, in its order: the failed-login limit (`303`), then the
- * principal the login names, whose password is verified at a constant cost (also for unknown
- * names) while the caller may prepare its answer, then the licences for the requested applications.
+ * The credential check every login shares, in its order (PROTOCOL.md 2.4, 2.6, 2.7): the failed-login
+ * limit (`303`), then the principal the login names, whose password is verified at a constant cost
+ * (also for unknown names) while the caller may prepare its answer, then the second factor, then the
+ * licences for the requested applications, then a `forced` application without a second factor.
  */
 export async function beginLogin(ctx: ServiceContext, body: LoginBody, address: string | undefined, kind: PrincipalKind = 'db'): Promise<LoginAttempt> {
   const admission = await ctx.limiter.admit(body.user, address);
@@ -52,11 +59,35 @@ export async function beginLogin(ctx: ServiceContext, body: LoginBody, address: 
     finish: async () => {
       const principal = await verified;
       if (!principal) throw new ApiError('302', 'wrong user name or password'); // its place in the counts stays taken
+      const requirement = ctx.twoFactor.requirement(body.appNames, principal);
+      if (requirement === 'code') await checkSecondFactor(ctx, principal, body['2faToken'], admission);
       await admission.succeeded();
       checkLicences(principal, body.appNames);
+      if (requirement === 'enrol') throw await setupOnlyRefusal(ctx, principal, body, kind);
       return principal;
     },
   };
+}
+
+/** `341` without a code (the attempt is withdrawn from the counts), `342` for a wrong one (it stays counted as a failure). */
+async function checkSecondFactor(ctx: ServiceContext, principal: StoredObject, token: string | null | undefined, admission: Admission): Promise<void> {
+  if (!token) {
+    await admission.withdrawn();
+    throw new ApiError('341', 'two-factor login is on for this user: send the code of the authenticator app (or a backup code) as 2faToken');
+  }
+  if (!(await ctx.twoFactor.codes.verify(principal, token))) throw new ApiError('342', 'the two-factor code is wrong, expired or already used');
+}
+
+/** The `340` answer: a stored session that may only set up two-factor login and log out, in `data.sessionId`. */
+async function setupOnlyRefusal(ctx: ServiceContext, principal: StoredObject, body: LoginBody, principalKind: PrincipalKind): Promise<ApiError> {
+  const session = newSession(ctx, 'session', principal, { user: body.user, appNames: [] }, { principalKind, twoFactorSetupOnly: true });
+  await ctx.sessions.save(session);
+  const app = JSON.stringify(clip(ctx.twoFactor.forcedApp(body.appNames) ?? ''));
+  return new ApiError(
+    '340',
+    `application ${app} requires two-factor login and this user has not set it up: use the session in data.sessionId with /v1/2fa/secret, then log in again`,
+    { data: { sessionId: session.id } },
+  );
 }
 
 /** `beginLogin` for callers with nothing to prepare meanwhile. */
@@ -64,12 +95,12 @@ export async function authenticate(ctx: ServiceContext, body: LoginBody, address
   return (await beginLogin(ctx, body, address, kind)).finish();
 }
 
-/** Throws `306` unless the principal holds a licence for every requested application. */
-export function checkLicences(principal: StoredObject, appNames: readonly string[]): void {
-  const licences = principal.fields._licences;
-  const held = new Set(Array.isArray(licences) ? licences : []);
+/** Throws `306` unless the principal holds a licence for every requested application; answers its licences (PROTOCOL.md 2.7). */
+export function checkLicences(principal: StoredObject, appNames: readonly string[]): Map<string, number | undefined> {
+  const held = readLicences(principal.fields._licences);
   const missing = appNames.find((name) => !held.has(name));
   if (missing !== undefined) throw new ApiError('306', `user holds no licence for application ${JSON.stringify(clip(missing))}`);
+  return held;
 }
 
 export interface StartSessionOptions {
@@ -79,6 +110,8 @@ export interface StartSessionOptions {
   extra?: Record<string, unknown>;
   /** A session id from `ctx.sessions.newId()`; a new one by default. */
   id?: string;
+  /** The `340` session, limited to `/v1/2fa/*` and logout. */
+  twoFactorSetupOnly?: boolean;
 }
 
 /** The session a login makes for a principal, not stored yet (`ctx.sessions.save`). */
@@ -87,12 +120,38 @@ export function newSession(
   kind: SessionKind,
   principal: StoredObject,
   login: Pick<LoginBody, 'user' | 'appNames'>,
-  { principalKind = 'db', extra, id }: StartSessionOptions = {},
+  { principalKind = 'db', extra, id, twoFactorSetupOnly }: StartSessionOptions = {},
 ): Session {
   return ctx.sessions.prepare(
-    { kind, principalId: principal.id, user: login.user, principal: principalKind, appNames: login.appNames, ...(extra ? { extra } : {}) },
+    {
+      kind,
+      principalId: principal.id,
+      user: login.user,
+      principal: principalKind,
+      appNames: login.appNames,
+      ...(extra ? { extra } : {}),
+      ...(twoFactorSetupOnly ? { twoFactorSetupOnly: true } : {}),
+    },
     id,
   );
+}
+
+/**
+ * Stores a login's session, then takes its licence seats (PROTOCOL.md 2.7): one of each requested
+ * application whose licence has a seat count. One seat too many is `101`: nothing is taken and the
+ * session is removed again. (The seats are taken after the session is stored, because a seat whose
+ * session cannot be found is free for others.)
+ */
+export async function openSession(ctx: ServiceContext, session: Session, principal: StoredObject): Promise<void> {
+  await ctx.sessions.save(session);
+  const held = readLicences(principal.fields._licences);
+  const requests = session.appNames.map((app) => ({ app, parallel: held.get(app) }));
+  try {
+    await ctx.seats.take(principal.id, requests, session, (id) => ctx.sessions.isLive(id));
+  } catch (error) {
+    await ctx.sessions.delete(session.id);
+    throw error;
+  }
 }
 
 /** The `data` every login answers with. */
@@ -105,7 +164,7 @@ export async function loginData(ctx: ServiceContext, principal: StoredObject, se
   };
 }
 
-/** Creates and stores the session for an authenticated principal; returns it with the `data` every login answers with. */
+/** Creates and stores the session for an authenticated principal and takes its seats; returns it with the `data` every login answers with. */
 export async function startSession(
   ctx: ServiceContext,
   kind: SessionKind,
@@ -114,7 +173,7 @@ export async function startSession(
   options: StartSessionOptions = {},
 ): Promise<{ session: Session; data: Record<string, unknown> }> {
   const session = newSession(ctx, kind, principal, login, options);
-  await ctx.sessions.save(session);
+  await openSession(ctx, session, principal);
   return { session, data: await loginData(ctx, principal, session) };
 }
 
@@ -148,8 +207,11 @@ export function loginRoutes(ctx: ServiceContext): Route[] {
       path: '/v1/logout',
       auth: 'session',
       batch: false,
+      twoFactorSetup: true,
       handler: async (request) => {
-        await ctx.sessions.delete(request.session!.id);
+        const session = request.session!;
+        await ctx.sessions.delete(session.id);
+        await ctx.seats.release(session.principalId, session.id);
         return okReply({}, 'logged out');
       },
     },

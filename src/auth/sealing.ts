@@ -29,8 +29,8 @@ export class SecretSealer {
   constructor(keys: SealingKey | readonly SealingKey[]) {
     const list = Array.isArray(keys) ? (keys as readonly SealingKey[]) : [keys as SealingKey];
     this.#raw = list.map((key) => (typeof key === 'string' ? encoder.encode(key) : key));
-    if (this.#raw.length === 0) throw new Error('twoFactorKey: give at least one key');
-    if (this.#raw.some((key) => key.length < MIN_KEY_BYTES)) throw new Error(`twoFactorKey must be at least ${MIN_KEY_BYTES} bytes`);
+    if (this.#raw.length === 0) throw new Error('twoFactor.key: give at least one key');
+    if (this.#raw.some((key) => key.length < MIN_KEY_BYTES)) throw new Error(`twoFactor.key must be at least ${MIN_KEY_BYTES} bytes`);
   }
 
   /** `v1.<iv>.<ciphertext and tag>` (base64url) of `plain`, bound to `owner`. */

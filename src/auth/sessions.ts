@@ -23,6 +23,8 @@ export interface Session {
   expiresAt: number;
   /** Extra per-kind state (the secure transport keeps its key and replay window here). */
   extra?: Record<string, unknown>;
+  /** The session a `340` answer gives (PROTOCOL.md 2.6): it may only call `/v1/2fa/*` and `/v1/logout`. */
+  twoFactorSetupOnly?: true;
 }
 
 /** A session and the exact string stored for it (what a compare-and-set compares). */
@@ -191,6 +193,11 @@ export class SessionStore {
   #cached(id: string): StoredSession | undefined {
     const cached = this.#parsed.get(id);
     return cached !== undefined && cached.session.expiresAt > this.now() ? cached : undefined;
+  }
+
+  /** Whether a session with this id lives (neither logged out nor timed out); its idle timeout is not renewed. */
+  async isLive(id: string): Promise<boolean> {
+    return (await this.read(id)) !== undefined;
   }
 
   async delete(id: string): Promise<boolean> {

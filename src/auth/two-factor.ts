@@ -156,7 +156,7 @@ export class TwoFactor {
   async #totpStep(owner: string, sealed: SealedSecret, lastStep: number | undefined, token: string): Promise<number | undefined> {
     if (!/^\d{6}$/.test(token)) return undefined;
     const bytes = await this.#sealer.open(owner, sealed.secret);
-    if (!bytes) throw new Error('a stored two-factor secret does not open with the configured twoFactorKey');
+    if (!bytes) throw new Error('a stored two-factor secret does not open with the configured twoFactor.key');
     const timestamp = this.#now();
     const delta = TOTP.validate({ ...TOTP_PARAMS, token, secret: new Secret({ buffer: bytes.slice().buffer }), timestamp, window: DRIFT_STEPS });
     if (delta === null) return undefined;
@@ -235,9 +235,12 @@ function policyOf(policies: TwoFactorPolicies, app: string): TwoFactorPolicy | u
   return Object.hasOwn(policies, app) ? policies[app] : undefined;
 }
 
-/** A QR code of `text` as an SVG data URL, through the `qr` package. */
+/**
+ * A QR code of `text` as an SVG data URL, through the `qr` package, on a white ground (its own is
+ * transparent, which a dark page turns into dark modules on dark: unreadable to a camera).
+ */
 export function qrCodeDataUrl(text: string): string {
-  const svg = encodeQR(text, 'svg', { ecc: 'medium', border: 4 });
+  const svg = encodeQR(text, 'svg', { ecc: 'medium', border: 4 }).replace(/^<svg([^>]*)>/, '<svg$1><rect width="100%" height="100%" fill="#fff"/>');
   return `data:image/svg+xml;base64,${btoa(svg)}`;
 }
 

@@ -54,3 +54,35 @@ export class OdbRestUnauthenticatedRefusal extends Error {
     this.claimedMessage = claimedMessage;
   }
 }
+
+/** What a two-factor refusal asks of the app (PROTOCOL.md 2.6). */
+export type TwoFactorNeed =
+  /** `340`: an application requires two-factor login and the user has none: enrol (`client.twoFactor`), then log in again. */
+  | 'enrolment'
+  /** `341`: ask the user for the code of their authenticator (or a backup code) and log in again with `twoFactorToken`. */
+  | 'code'
+  /** `342`: the code was wrong, expired or already used (it counts as a failed login); ask again. */
+  | 'new-code';
+
+const NEEDS: Record<string, TwoFactorNeed> = { '340': 'enrolment', '341': 'code', '342': 'new-code' };
+
+/**
+ * A login refused for its second factor (`340`, `341`, `342`). After `340` the client already uses the
+ * session the service gave for the set-up, which may only call `client.twoFactor` and `logout`.
+ */
+export class TwoFactorError extends OdbRestError {
+  readonly need: TwoFactorNeed;
+  /** `340` only: the session for the two-factor set-up. */
+  readonly setupSessionId: string | undefined;
+
+  constructor(internalStatus: string, httpStatus: number, message: string, setupSessionId?: string) {
+    super(internalStatus, httpStatus, message);
+    this.name = 'TwoFactorError';
+    this.need = NEEDS[internalStatus]!;
+    this.setupSessionId = setupSessionId;
+  }
+
+  static isCode(internalStatus: string): boolean {
+    return Object.hasOwn(NEEDS, internalStatus);
+  }
+}

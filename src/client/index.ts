@@ -3,7 +3,7 @@ import type { Envelope } from '../http/envelope.js';
 import { clientPassValue } from '../auth/passwords.js';
 import { generateRsaKeyPair, OAEP, pemBody, toPem } from '../secure/keys.js';
 import { blockDecrypt, blockEncrypt } from '../secure/rsa.js';
-import { OdbRestError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal } from './errors.js';
+import { OdbRestError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal, TwoFactorError } from './errors.js';
 import { hybridKeyPair, hybridLoginBody, openHybridAnswer } from './hybrid-login.js';
 import { SecureChannel, type FetchFunction } from './secure-channel.js';
 import { isPinnedKey, pinnedKeyHashes } from './server-key-pin.js';
@@ -20,6 +20,9 @@ import type {
   SessionKind,
   SessionLogin,
   TokenLogin,
+  TwoFactorCalls,
+  TwoFactorEnrolment,
+  TwoFactorStatus,
 } from './types.js';
 
 /**
@@ -63,6 +66,11 @@ export interface HybridLoginOptions {
   plainAnswer?: boolean;
 }
 
+/**
+ * Every login throws `TwoFactorError` when the service asks for a second factor: `need` says what to
+ * do (`code`: ask for one and log in again with `twoFactorToken`; `enrolment`: set it up through
+ * `twoFactor`, with the set-up session the client then holds, and log in again).
+ */
 export interface OdbRestClient {
   /** Plain login; later requests send `sessionId`. */
   login(credentials: LoginCredentials): Promise<SessionLogin>;
@@ -83,6 +91,10 @@ export interface OdbRestClient {
   checkService(): Promise<ServiceInfo>;
   /** Ends the current session (any variant) and forgets its credential. */
   logout(): Promise<void>;
+  /** `/v1/2fa/*` for the logged-in user (also with the set-up session of a `340`). */
+  readonly twoFactor: TwoFactorCalls;
+  /** Gives back the licence seats of these applications (`/v1/license/release`); the session no longer holds them. */
+  releaseLicences(appNames: string[] | string): Promise<void>;
   /** The kind of the current login, if any. */
   readonly sessionKind: SessionKind | undefined;
 }
@@ -120,8 +132,8 @@ export function createClient(options: ClientOptions): OdbRestClient {
   let relogging: Promise<unknown> | undefined;
   const remember = <A extends unknown[], R>(login: (...args: A) => Promise<R>) =>
     (...args: A): Promise<R> => {
-      if (options.relogin) lastLogin = () => login(...args);
-      return login(...args);
+      if (options.relogin) lastLogin = () => loggingIn(() => login(...args));
+      return loggingIn(() => login(...args));
     };
   /** Logs in again for a request refused with `used`, once for all requests refused meanwhile. */
   function relogin(used: Credential | undefined): Promise<unknown> {
@@ -147,8 +159,28 @@ export function createClient(options: ClientOptions): OdbRestClient {
   function loginBody(credentials: LoginCredentials) {
     const pass = credentials.pass ?? (credentials.password === undefined ? undefined : clientPassValue(credentials.password));
     if (pass === undefined) throw new TypeError('login needs password or pass');
-    return { user: credentials.user, pass, appNames: credentials.appNames };
+    const body = { user: credentials.user, pass, appNames: credentials.appNames };
+    return credentials.twoFactorToken === undefined ? body : { ...body, '2faToken': credentials.twoFactorToken };
   }
+
+  /** Runs a login; after a `340` the client holds the set-up session it gave. */
+  async function loggingIn<T>(login: () => Promise<T>): Promise<T> {
+    try {
+      return await login();
+    } catch (error) {
+      if (error instanceof TwoFactorError && error.setupSessionId !== undefined) credential = { kind: 'session', sessionId: error.setupSessionId };
+      throw error;
+    }
+  }
+
+  const twoFactorPath = (path: string, app: string) => `/v1/2fa/${path}?app=${encodeURIComponent(app)}`;
+  const twoFactor: TwoFactorCalls = {
+    status: (app) => request<TwoFactorStatus>('GET', twoFactorPath('secret', app)),
+    enrol: (app) => request<TwoFactorEnrolment>('POST', twoFactorPath('secret', app)),
+    confirm: async (app, token) => void (await request('PATCH', twoFactorPath('secret', app), { token })),
+    remove: async (app, token) => void (await request('DELETE', twoFactorPath('secret', app), { token })),
+    validate: async (app, token) => void (await request('POST', twoFactorPath('validate', app), { token })),
+  };
 
   async function loginSecure(credentials: LoginCredentials, secureOptions: SecureLoginOptions = {}): Promise<SecureLogin> {
     const { key } = await request<{ key: string }>('GET', '/v2/login/secure/key', undefined, false);
@@ -214,6 +246,8 @@ export function createClient(options: ClientOptions): OdbRestClient {
       return data;
     }),
     loginSecure: remember(loginSecure),
+    twoFactor,
+    releaseLicences: async (appNames) => void (await request('POST', '/v1/license/release', { appNames })),
     getObject: (objectId) => request('GET', `/v1/object/${encodeURIComponent(objectId)}`),
     listObjects(className, list = {}) {
       const query = new URLSearchParams();
@@ -291,6 +325,10 @@ function unwrap<T>(httpStatus: number, headers: Headers, text: string): T {
   if (parsed === undefined) throw new OdbRestProtocolError(`answer is not a JSON envelope (HTTP ${httpStatus})`, httpStatus);
   const status = parsed.status;
   if (typeof status?.internalStatus !== 'string') throw new OdbRestProtocolError(`answer is not an envelope (HTTP ${httpStatus})`, httpStatus);
+  if (TwoFactorError.isCode(status.internalStatus)) {
+    const data = parsed.data as { sessionId?: unknown } | undefined;
+    throw new TwoFactorError(status.internalStatus, httpStatus, status.statusMessage, typeof data?.sessionId === 'string' ? data.sessionId : undefined);
+  }
   if (status.internalStatus !== '0') {
     const retryAfter = Number(headers.get('retry-after') ?? Number.NaN);
     throw new OdbRestError(status.internalStatus, httpStatus, status.statusMessage, Number.isFinite(retryAfter) ? retryAfter : undefined);
@@ -298,7 +336,7 @@ function unwrap<T>(httpStatus: number, headers: Headers, text: string): T {
   return parsed.data as T;
 }
 
-export { OdbRestError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal } from './errors.js';
+export { OdbRestError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal, TwoFactorError, type TwoFactorNeed } from './errors.js';
 export type { FetchFunction } from './secure-channel.js';
 export { portableCrypto, type SymmetricCrypto } from '../secure/symmetric.js';
 export type * from './types.js';

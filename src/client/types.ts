@@ -27,6 +27,8 @@ export interface LoginCredentials {
   pass?: string;
   /** Licensed applications to log in for; an empty list gives a macro-only session. */
   appNames: string[] | string;
+  /** The second factor (sent as `2faToken`): a TOTP code or a backup code, when the service asked for one (`TwoFactorError`). */
+  twoFactorToken?: string;
 }
 
 interface LoginAnswer {
@@ -46,6 +48,36 @@ export interface TokenLogin extends LoginAnswer {
 
 /** The secure login's answer; its Secure-Token and key stay inside the client. */
 export type SecureLogin = LoginAnswer;
+
+/** `GET /v1/2fa/secret`: whether the user holds a secret, and `2faStatus` (0 not available, 1 off, 2 optional and on, 3 forced). */
+export interface TwoFactorStatus {
+  isActivated: boolean;
+  isConfirmed: boolean;
+  '2faStatus': 0 | 1 | 2 | 3;
+}
+
+/** `POST /v1/2fa/secret`: a new secret to confirm; shown only once. */
+export interface TwoFactorEnrolment {
+  /** base32, for typing into an authenticator app. */
+  secret: string;
+  otpauthUri: string;
+  /** `data:image/svg+xml;base64,...`: a QR code of `otpauthUri` (an `<img src>`). */
+  qrCode: string;
+  /** 10 one-time codes for when the authenticator is lost. */
+  backupCodes: string[];
+}
+
+/** Two-factor login of the logged-in user, per application policy (PROTOCOL.md 2.6). */
+export interface TwoFactorCalls {
+  status(app: string): Promise<TwoFactorStatus>;
+  /** A new secret; it is in force once `confirm`ed with a code of it. */
+  enrol(app: string): Promise<TwoFactorEnrolment>;
+  confirm(app: string, token: string): Promise<void>;
+  /** Removes the user's secret, proven by a TOTP or backup code. */
+  remove(app: string, token: string): Promise<void>;
+  /** Checks a code of the user's secret (each code once); throws `TwoFactorError` (`342`) when wrong. */
+  validate(app: string, token: string): Promise<void>;
+}
 
 export interface ListOptions {
   /** 0-based page. */

@@ -76,3 +76,8 @@ export function toApiError(error: unknown, onUnexpected?: (error: unknown) => vo
 export function errorReply(error: ApiError): JsonReply {
   return jsonReply(errorEnvelope(error), error.status, error.headers);
 }
+
+/** The envelope `Response` of an `ApiError`: for adapters and hosts that refuse a request before the service is asked. */
+export function errorResponse(error: ApiError): Response {
+  return toResponse(errorReply(error));
+}

@@ -10,7 +10,7 @@ import type { ApiRequest } from './request.js';
 export type RouteAuth = 'none' | 'session' | 'objects';
 
 export interface Route {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** itty-router pattern relative to the service root, e.g. `/v1/object/:id`. */
   path: string;
   auth: RouteAuth;
@@ -21,6 +21,8 @@ export interface Route {
    * without a credential check (`auth: 'none'`: logins, keys, callbacks) never are.
    */
   batch?: boolean;
+  /** Open also to the session a `340` answer gives, which may call nothing else (PROTOCOL.md 2.6). */
+  twoFactorSetup?: boolean;
   handler: (request: ApiRequest) => Promise<Answer>;
 }
 

@@ -1,6 +1,6 @@
 import { base64 } from '@scure/base';
 import * as v from 'valibot';
-import { beginLogin, loginData, newSession, parseLoginBody, tokenLogin, type LoginBody } from '../auth/login.js';
+import { beginLogin, loginData, newSession, openSession, parseLoginBody, tokenLogin, type LoginBody } from '../auth/login.js';
 import { isHybridLoginBody } from './hybrid.js';
 import { hybridLogin, loginKeyReply } from './hybrid-login.js';
 import type { Session } from '../auth/sessions.js';
@@ -19,7 +19,8 @@ import { sealToken } from './token.js';
 
 /**
  * Secure login (PROTOCOL.md 3). Every failure is a plain JSON envelope: `310` for anything about the
- * encryption or the keys, then the codes every login shares (`400`, `302`, `303`, `306`).
+ * encryption or the keys, then the codes every login shares (`400`, `302`, `303`, `306`, `101`,
+ * `340`-`342`; the `340` session is a plain one, used with the `sessionId` header).
  */
 
 /** A login body is a few hundred bytes; the cap bounds the RSA work an anonymous request can cause. */
@@ -86,10 +87,10 @@ async function secureLogin(ctx: ServiceContext, request: ApiRequest): Promise<Re
   const attempt = await beginLogin(ctx, body, request.clientAddress);
   const state = newSecureState(crypto.getRandomValues(new Uint8Array(32)));
   const prepared = attempt.candidate && prepareAnswer(ctx, imported.value, attempt.candidate, body, state, sessionId, token);
-  await attempt.finish();
+  const principal = await attempt.finish();
   // a database login verifies only the candidate it named, so the answer was prepared
   const { session, sealed } = prepared!;
-  const [, answer] = await Promise.all([ctx.sessions.save(session), sealed]);
+  const [, answer] = await Promise.all([openSession(ctx, session, principal), sealed]);
   return new Response(base64Bytes(answer), { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
 }
 

@@ -59,7 +59,7 @@ describe('POST /v1/login', () => {
     expect(result.body.status.internalStatus).toBe('0');
   });
 
-  test('unknown members (device, furtherencryption, 2faToken) are ignored', async () => {
+  test('unknown members (device, furtherencryption) are ignored, and a null 2faToken means none', async () => {
     const service = await demoService();
     const json = { ...loginBody('bob', USERS.bob), device: 'phone', furtherencryption: true, '2faToken': null };
     const result = await call(service, 'POST', '/v1/login', { json });
@@ -128,9 +128,9 @@ describe('POST /v1/login', () => {
 
   test('a user without the licence for a requested application gets 306', async () => {
     const service = await demoService();
-    const result = await call(service, 'POST', '/v1/login', { json: loginBody('bob', USERS.bob, ['crm', 'shop']) });
+    const result = await call(service, 'POST', '/v1/login', { json: loginBody('bob', USERS.bob, ['crm', 'erp']) });
     expectError(result, '306', 403);
-    expect(result.body.status.statusMessage).toBe('user holds no licence for application "shop"');
+    expect(result.body.status.statusMessage).toBe('user holds no licence for application "erp"');
   });
 
   test('a user without any licence can only log in with empty appNames', async () => {

@@ -120,10 +120,10 @@ describe('a linked identity', () => {
     expect(refused.status).toBe(403);
     expect(refused.body.status.internalStatus).toBe('307');
 
-    const unlicensed = await finish(await authorize(running.base, 'google', 'appkey=test-app&appNames=crm,shop'));
-    expectRejected(unlicensed, '306', 403, 'user holds no licence for application "shop"');
-    const repeated = await finish(await authorize(running.base, 'google', 'appkey=test-app&appNames=crm&appNames=shop'));
-    expectRejected(repeated, '306', 403, 'user holds no licence for application "shop"');
+    const unlicensed = await finish(await authorize(running.base, 'google', 'appkey=test-app&appNames=crm,erp'));
+    expectRejected(unlicensed, '306', 403, 'user holds no licence for application "erp"');
+    const repeated = await finish(await authorize(running.base, 'google', 'appkey=test-app&appNames=crm&appNames=erp'));
+    expectRejected(repeated, '306', 403, 'user holds no licence for application "erp"');
   });
 });
 

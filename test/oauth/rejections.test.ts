@@ -240,7 +240,7 @@ describe('dfUuid', () => {
 
   it('a missing licence links nothing', async () => {
     const dfUuid = await dfUuidFor('facebook', 'df-no-licence');
-    expectRejected(await postJson(running.base, '/v1/extLogin', { ...loginBody('bob', USERS.bob, ['shop']), dfUuid }), '306', 403, /shop/);
+    expectRejected(await postJson(running.base, '/v1/extLogin', { ...loginBody('bob', USERS.bob, ['erp']), dfUuid }), '306', 403, /erp/);
     expect(await linksOf('df-no-licence')).toEqual([]);
   });
 });

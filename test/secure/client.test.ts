@@ -115,7 +115,7 @@ describe('logins', () => {
 
   test('loginSecure for an application without licence: 306', async () => {
     const client = createClient({ baseUrl, appKey: APP_KEY });
-    await expectRejection(client.loginSecure({ user: 'bob', password: USERS.bob, appNames: ['shop'] }, { keyPair }), '306', 403);
+    await expectRejection(client.loginSecure({ user: 'bob', password: USERS.bob, appNames: ['erp'] }, { keyPair }), '306', 403);
   });
 
   test('a macro-only secure session gets 307 for objects, encrypted', async () => {

@@ -253,7 +253,7 @@ describe('POST /v2/login/secure refuses, unencrypted', () => {
   });
 
   test('an application the user holds no licence for: 306', async () => {
-    const plaintext = JSON.stringify(loginBody('bob', USERS.bob, ['shop']));
+    const plaintext = JSON.stringify(loginBody('bob', USERS.bob, ['erp']));
     expectPlainError(await postSecure(secureLoginBody(serverKey, plaintext, client.publicKey)), '306', 403);
   });
 
@@ -270,7 +270,7 @@ describe('POST /v2/login/secure refuses, unencrypted', () => {
     const attempt = (password: string, appNames = ['crm']) =>
       call(watched, 'POST', '/v2/login/secure', { json: secureLoginBody(key, JSON.stringify(loginBody('bob', password, appNames)), client.publicKey) });
     expectPlainError(await attempt('wrong'), '302', 401);
-    expectPlainError(await attempt(USERS.bob, ['shop']), '306', 403);
+    expectPlainError(await attempt(USERS.bob, ['erp']), '306', 403);
     expect(stored).toEqual([]);
     const opened = openLogin(await attempt(USERS.bob));
     expect(opened.status.internalStatus).toBe('0');

@@ -224,7 +224,7 @@ describe('TwoFactor', () => {
       const { key } = await enrolled();
       now += STEP;
       const elsewhere = new TwoFactor({ objects, keys: OTHER_KEY, now: () => now });
-      await expect(elsewhere.verify(alice.id, totpAt(key, now))).rejects.toThrow(/does not open with the configured twoFactorKey/);
+      await expect(elsewhere.verify(alice.id, totpAt(key, now))).rejects.toThrow(/does not open with the configured twoFactor.key/);
       expect(await twoFactor.verify(alice.id, totpAt(key, now))).toBe(true);
     });
 
@@ -246,7 +246,7 @@ describe('TwoFactor', () => {
     });
 
     it.each([['a'.repeat(31)], [new Uint8Array(31)], [[]]])('refuses a host key shorter than 32 bytes (%#)', (keys) => {
-      expect(() => new TwoFactor({ objects, keys: keys as string })).toThrow(/twoFactorKey/);
+      expect(() => new TwoFactor({ objects, keys: keys as string })).toThrow(/twoFactor\.key/);
     });
 
     it('refuses to guess on a malformed stored state', async () => {

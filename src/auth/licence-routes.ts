@@ -1,0 +1,33 @@
+import * as v from 'valibot';
+import type { ServiceContext } from '../context.js';
+import { okReply } from '../http/envelope.js';
+import { readJsonObject } from '../http/request.js';
+import type { Route } from '../http/router.js';
+import { parseInput } from '../http/validate.js';
+import { AppNamesSchema } from './login.js';
+
+const ReleaseBodySchema = v.object({ appNames: AppNamesSchema });
+
+/**
+ * `POST /v1/license/release` (PROTOCOL.md 2.7): the session gives back its seats of `appNames` and no
+ * longer holds those applications. The session changes first, so a failure in between leaves a seat
+ * held a while too long, never an application used without its seat. Names the session does not
+ * hold are ignored.
+ */
+export function licenceRoutes(ctx: ServiceContext): Route[] {
+  return [
+    {
+      method: 'POST',
+      path: '/v1/license/release',
+      auth: 'session',
+      handler: async (request) => {
+        const { appNames } = parseInput(ReleaseBodySchema, readJsonObject(request));
+        const session = request.session!;
+        const released = new Set(appNames);
+        await ctx.sessions.update(session.id, (current) => ({ ...current, appNames: current.appNames.filter((app) => !released.has(app)) }));
+        await ctx.seats.release(session.principalId, session.id, appNames);
+        return okReply({}, 'licences released');
+      },
+    },
+  ];
+}

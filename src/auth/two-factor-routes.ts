@@ -1,0 +1,109 @@
+import * as v from 'valibot';
+import type { ServiceContext } from '../context.js';
+import { okReply, type JsonReply } from '../http/envelope.js';
+import { ApiError } from '../http/errors.js';
+import { readJsonObject, type ApiRequest } from '../http/request.js';
+import type { Route } from '../http/router.js';
+import { parseInput } from '../http/validate.js';
+import type { StoredObject } from '../storage/types.js';
+import { TwoFactor } from './two-factor.js';
+
+const MAX_APP_NAME = 128;
+
+const TokenBodySchema = v.object({
+  token: v.pipe(v.string('token must be a string (a TOTP code or a backup code)'), v.maxLength(1024, 'token must be at most 1024 characters')),
+});
+
+const WRONG_CODE = 'the two-factor code is wrong, expired or already used';
+
+/** `?app=`: the application whose policy applies (PROTOCOL.md 2.6). */
+function appOf(request: ApiRequest): string {
+  const app = request.searchParams.get('app');
+  if (!app) throw new ApiError('400', 'the query parameter app (the application whose two-factor policy applies) is required');
+  if (app.length > MAX_APP_NAME) throw new ApiError('400', `app must be at most ${MAX_APP_NAME} characters`);
+  return app;
+}
+
+/** The session's principal as stored now. */
+async function principalOf(ctx: ServiceContext, request: ApiRequest): Promise<StoredObject> {
+  const principal = await ctx.store.get(request.session!.principalId);
+  if (!principal) throw new ApiError('201', 'the user of this session no longer exists');
+  return principal;
+}
+
+/**
+ * A route that checks a code: it takes its place in the failed-login limit before the check, as a
+ * login does (`303` when the user or address has none left), so codes cannot be guessed here faster
+ * than at the login; `check` answers whether the code was right (a wrong one stays counted: `342`),
+ * or `undefined` when there was nothing to check it against (the place is given back).
+ */
+async function withCode(
+  ctx: ServiceContext,
+  request: ApiRequest,
+  check: (codes: TwoFactor, principal: StoredObject, token: string) => Promise<boolean | undefined>,
+): Promise<boolean | undefined> {
+  const { token } = parseInput(TokenBodySchema, readJsonObject(request));
+  appOf(request);
+  const codes = ctx.twoFactor.codes; // 403 before anything is counted when the service has no key
+  const admission = await ctx.limiter.admit(request.session!.user, request.clientAddress);
+  const accepted = await principalOf(ctx, request)
+    .then((principal) => check(codes, principal, token))
+    .catch(async (error: unknown) => {
+      await admission.withdrawn();
+      throw error;
+    });
+  if (accepted === false) throw new ApiError('342', WRONG_CODE);
+  await (accepted ? admission.succeeded() : admission.withdrawn());
+  return accepted;
+}
+
+async function status(ctx: ServiceContext, request: ApiRequest): Promise<JsonReply> {
+  const app = appOf(request);
+  const principal = await principalOf(ctx, request);
+  return okReply({ ...TwoFactor.describe(principal), '2faStatus': ctx.twoFactor.status(app, principal) });
+}
+
+async function enrol(ctx: ServiceContext, request: ApiRequest): Promise<JsonReply> {
+  ctx.twoFactor.checkAvailable(appOf(request));
+  return okReply(await ctx.twoFactor.codes.enrol(await principalOf(ctx, request), request.session!.user));
+}
+
+async function confirm(ctx: ServiceContext, request: ApiRequest): Promise<JsonReply> {
+  const confirmed = await withCode(ctx, request, async (codes, principal, token) => {
+    const outcome = await codes.confirm(principal, token);
+    return outcome === 'none' ? undefined : outcome === 'confirmed';
+  });
+  if (confirmed === undefined) throw new ApiError('400', 'no new secret awaits confirmation: POST /v1/2fa/secret first');
+  return okReply({}, 'two-factor login confirmed');
+}
+
+async function remove(ctx: ServiceContext, request: ApiRequest): Promise<JsonReply> {
+  const removed = await withCode(ctx, request, async (codes, principal, token) => {
+    const outcome = await codes.remove(principal, token);
+    return outcome === 'none' ? undefined : outcome === 'removed';
+  });
+  return okReply({}, removed ? 'two-factor login removed' : 'two-factor login was not set up');
+}
+
+async function validate(ctx: ServiceContext, request: ApiRequest): Promise<JsonReply> {
+  await withCode(ctx, request, (codes, principal, token) => codes.verify(principal, token));
+  return okReply({}, 'two-factor code accepted');
+}
+
+/** `/v1/2fa/*` (PROTOCOL.md 2.6): any session, also the one a `340` answer gives. */
+export function twoFactorRoutes(ctx: ServiceContext): Route[] {
+  const route = (method: Route['method'], path: string, handler: (ctx: ServiceContext, request: ApiRequest) => Promise<JsonReply>): Route => ({
+    method,
+    path,
+    auth: 'session',
+    twoFactorSetup: true,
+    handler: (request) => handler(ctx, request),
+  });
+  return [
+    route('GET', '/v1/2fa/secret', status),
+    route('POST', '/v1/2fa/secret', enrol),
+    route('PATCH', '/v1/2fa/secret', confirm),
+    route('DELETE', '/v1/2fa/secret', remove),
+    route('POST', '/v1/2fa/validate', validate),
+  ];
+}
