@@ -10,6 +10,7 @@ import { errorReply, toApiError, toResponse, type Answer } from './http/envelope
 import { ApiError, clip } from './http/errors.js';
 import { Mount } from './http/mount.js';
 import { toApiRequest, type ApiRequest, type RequestContext } from './http/request.js';
+import { logRequests, noteAnswer } from './http/request-log.js';
 import { RouteTable } from './http/router.js';
 import { serializationHook } from './macros/hooks.js';
 import { MacroRegistry, macroContext, type MacroContext } from './macros/registry.js';
@@ -30,6 +31,8 @@ import { importObjects } from './storage/seed.js';
 export class Core {
   readonly ctx: ServiceContext;
   readonly ready: Promise<void>;
+  /** Answers a web request; never throws. Each answer is logged when the host passes a `logger`. */
+  readonly fetch: (request: Request, context?: RequestContext) => Promise<Response>;
   readonly #routes = new RouteTable();
   readonly #mount: Mount;
   readonly #secure: SecureTransport;
@@ -47,6 +50,7 @@ export class Core {
     const onError = options.onError ?? ((error: unknown) => console.error('odbrest: unexpected error', error));
     this.#mount = new Mount(options.mount);
     this.#trustProxy = options.trustProxy ?? false;
+    this.fetch = logRequests(options.logger, (request, context) => this.#answer(request, context));
     let hookContext: MacroContext | undefined; // what hooks called outside a request see, made once
     const ctx: ServiceContext = {
       store,
@@ -85,8 +89,7 @@ export class Core {
     this.ready.then(() => (this.#loaded = true), onError);
   }
 
-  /** Answers a web request; never throws. */
-  async fetch(request: Request, context: RequestContext = {}): Promise<Response> {
+  async #answer(request: Request, context: RequestContext = {}): Promise<Response> {
     try {
       // awaiting even a settled promise costs a microtask turn per request, so only until it settles
       if (!this.#loaded) {
@@ -102,7 +105,7 @@ export class Core {
       if (request.body) apiRequest.bodyText = await readBodyText(request, this.ctx.maxBodyBytes);
       return toResponse(await this.#dispatch(apiRequest));
     } catch (error) {
-      return toResponse(errorReply(toApiError(error, this.ctx.onError)));
+      return toResponse(noteAnswer(request, errorReply(toApiError(error, this.ctx.onError))));
     }
   }
 
@@ -137,9 +140,9 @@ export class Core {
           throw new ApiError('307', 'this session logged in without appNames and may only execute macros');
         }
       }
-      return await route.handler(request);
+      return noteAnswer(request.raw, await route.handler(request));
     } catch (error) {
-      return errorReply(toApiError(error, this.ctx.onError));
+      return noteAnswer(request.raw, errorReply(toApiError(error, this.ctx.onError)));
     }
   }
 }
