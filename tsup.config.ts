@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { defineConfig } from 'tsup';
+
+const { version } = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as { version: string };
 
 /** One entry per public subpath (package.json "exports" lists the same names). */
 export const entries = {
@@ -21,11 +24,12 @@ export default defineConfig({
   entry: entries,
   format: ['esm', 'cjs'],
   dts: true,
-  sourcemap: true,
+  sourcemap: false, // maps were 63% of the package; the sources are readable ES2022
   clean: true,
   target: 'es2022',
   platform: 'neutral',
   external: [/^node:/, 'ioredis', 'pg'],
+  define: { __ODBREST_VERSION__: JSON.stringify(version) }, // `odbrest --version`
   removeNodeProtocol: false, // keep `node:` specifiers: Deno resolves built-ins only with the prefix
   splitting: true,
   treeshake: true,

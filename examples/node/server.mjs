@@ -1,12 +1,19 @@
 // The demo: odbrest on Node's http server with the demo database (examples/demo-data.json).
 // Options come from api-config.yml or ODBREST_* variables (see the README); `npm start` runs this.
 import { ApiError, createService, clientPassValue } from 'odbrest';
-import { loadConfig, serve } from 'odbrest/node';
+import { loadConfig, openConfig, serve } from 'odbrest/node';
+
+/** A start-up failure in one line (a configuration error names the option), not a stack trace. */
+function fail(message) {
+  console.error(`odbrest: ${message}`);
+  process.exit(1);
+}
 
 const demoData = new URL('../demo-data.json', import.meta.url).pathname;
-const config = loadConfig({ ODBREST_DATA: demoData, ODBREST_DATABASE_NAME: 'demo', ...process.env });
-const service = createService({
-  ...config.options,
+const config = await Promise.resolve()
+  .then(() => loadConfig({ ODBREST_DATA: demoData, ODBREST_DATABASE_NAME: 'demo', ...process.env }))
+  .catch((error) => fail(error.message));
+const options = await openConfig(config, {
   macros: {
     // POST /v1/execute/countCustomers {"city":"Berlin"} -> {"city":"Berlin","count":50}
     countCustomers: async (ctx, { city }) => {
@@ -15,9 +22,16 @@ const service = createService({
       return { city: city ?? null, count };
     },
   },
-});
+}).catch((error) => fail(error.message));
+const service = createService(options);
 await service.ready;
-const server = await serve(service, { port: config.port, hostname: config.hostname });
+let server;
+try {
+  server = await serve(service, { port: config.port, hostname: config.hostname });
+} catch (error) {
+  if (error.code !== 'EADDRINUSE') throw error;
+  fail(`port ${config.port} is already in use (PORT=8081 npm start picks another)`);
+}
 const port = server.address().port;
 const root = `http://localhost:${port}${config.options.mount?.basePath ?? ''}`;
 
