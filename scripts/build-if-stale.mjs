@@ -1,6 +1,7 @@
 // Builds dist/ when it is missing or older than the sources (src, adapters, stores, the build
 // configuration), printing nothing unless the build fails. `npm start` and the test setup run it,
-// so a current build costs only the look at the file times.
+// so a current build costs only the look at the file times. `--js` (npm start) builds only the
+// JavaScript, in seconds; the declaration files take most of a full build's time.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,26 +14,30 @@ function newest(path) {
   return Math.max(0, ...readdirSync(join(root, path)).map((name) => newest(join(path, name))));
 }
 
-/** Whether dist/ is missing or older than a source. */
-export function isStale() {
-  const built = join(root, 'dist/index.js');
-  if (!existsSync(built)) return true;
+/** Whether dist/ is missing, older than a source, or (with `types`) without its declaration files. */
+export function isStale(types = true) {
+  const built = ['dist/index.js', ...(types ? ['dist/index.d.ts'] : [])].map((file) => join(root, file));
+  if (!built.every((file) => existsSync(file))) return true;
   const sources = Math.max(...['src', 'adapters', 'stores', 'tsup.config.ts', 'package.json'].map(newest));
-  return statSync(built).mtimeMs < sources;
+  return Math.min(...built.map((file) => statSync(file).mtimeMs)) < sources;
 }
 
-/** Builds when stale; `say` gets one line before a build starts. Throws with the build's output when it fails. */
-export function buildIfStale(say = () => {}) {
-  if (!isStale()) return false;
-  say('odbrest: building dist/ (sources changed; this takes a minute the first time)');
-  const result = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, encoding: 'utf8', shell: process.platform === 'win32' });
+/**
+ * Builds when stale, with the declaration files unless `types` is false; `say` gets one line before
+ * a build starts. Throws with the build's output when it fails.
+ */
+export function buildIfStale({ types = true, say = () => {} } = {}) {
+  if (!isStale(types)) return false;
+  say(`odbrest: building dist/ (the sources changed)`);
+  const env = types ? process.env : { ...process.env, ODBREST_BUILD: 'js' };
+  const result = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, env, encoding: 'utf8', shell: process.platform === 'win32' });
   if (result.status !== 0) throw new Error(`the build failed:\n${result.stdout}${result.stderr}`);
   return true;
 }
 
 if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
   try {
-    buildIfStale((line) => console.log(line));
+    buildIfStale({ types: !process.argv.includes('--js'), say: (line) => console.log(line) });
   } catch (error) {
     console.error(error.message);
     process.exit(1);

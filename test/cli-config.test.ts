@@ -1,8 +1,9 @@
 /** Host configuration for the standalone server: api-config.yml, then ODBREST_* variables. */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { ConfigSchema } from '../adapters/config-schema.js';
 import { loadConfig, openConfig, type HostConfig } from '../adapters/node-config.js';
 import { createService } from '../src/index.js';
 import { FileObjectStore } from '../stores/file-store.js';
@@ -117,6 +118,26 @@ describe('loadConfig', () => {
     expect(loadConfig({}, dirWith({})).options.logger).toBeTypeOf('function');
     expect(loadConfig({}, dirWith({ 'api-config.yml': 'requestLog: false\n' })).options.logger).toBeUndefined();
     expect(loadConfig({ ODBREST_REQUEST_LOG: '0' }, dirWith({})).options.logger).toBeUndefined();
+  });
+});
+
+describe('the README’s complete api-config.yml', () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const start = readme.indexOf('```yaml', readme.indexOf('### The standalone server'));
+  const yaml = readme.slice(start + '```yaml'.length, readme.indexOf('```', start + 3));
+
+  test('is accepted as printed', () => {
+    const dir = dirWith({ 'api-config.yml': yaml, 'demo-data.json': '{"objects":[]}' });
+    mkdirSync(join(dir, 'keys'));
+    writeFileSync(join(dir, 'keys/server-key.pem'), 'PEM');
+    const config = loadConfig({}, dir);
+    expect(config.options).toMatchObject({ databaseName: 'crm', session: { idleTimeoutMs: 1_800_000, maxPerUser: 1000 }, secure: { serverKey: 'PEM' } });
+    expect(config.file.store).toEqual({ url: 'postgres://odbrest@db.internal:5432/crm', schema: 'public', table: 'odbrest_objects' });
+  });
+
+  test('shows every option of the file', () => {
+    const shown = new Set([...yaml.matchAll(/^(\w+):/gm)].map((match) => match[1]));
+    expect(Object.keys(ConfigSchema.entries).filter((name) => !shown.has(name))).toEqual([]);
   });
 });
 
