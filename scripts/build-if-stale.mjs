@@ -28,7 +28,7 @@ export function isStale(types = true) {
  */
 export function buildIfStale({ types = true, say = () => {} } = {}) {
   if (!isStale(types)) return false;
-  say(`odbrest: building dist/ (the sources changed)`);
+  say(`odbrest: building dist/ (${existsSync(join(root, 'dist/index.js')) ? 'the sources changed' : 'the first time'})`);
   const env = types ? process.env : { ...process.env, ODBREST_BUILD: 'js' };
   const result = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, env, encoding: 'utf8', shell: process.platform === 'win32' });
   if (result.status !== 0) throw new Error(`the build failed:\n${result.stdout}${result.stderr}`);
