@@ -142,6 +142,11 @@ describe('odbrest serve', () => {
     expect(stdout).toMatch(/^usage: odbrest serve \[--config FILE\] \[--port N\] \[--host H\]/);
   });
 
+  test('keygen --help prints its usage and exits 0', async () => {
+    const { code, stdout } = await runCli(['keygen', '--help']);
+    expect([code, stdout.split('\n')[0]]).toEqual([0, 'usage: odbrest keygen [--bits 2048] [--out dir]']);
+  });
+
   test('--version prints the version and exits 0', async () => {
     expect(await runCli(['--version'])).toEqual({ code: 0, stdout: `odbrest ${version}\n`, stderr: '' });
   });

@@ -24,7 +24,7 @@ const options = await openConfig(config, {
   },
 }).catch((error) => fail(error.message));
 const service = createService(options);
-await service.ready;
+await service.ready.catch((error) => fail(`the service did not start: ${error.message}`));
 let server;
 try {
   server = await serve(service, { port: config.port, hostname: config.hostname });

@@ -27,6 +27,7 @@ async function main(args: string[]): Promise<number> {
     return -1;
   }
   if (command === 'keygen') {
+    if (rest.includes('--help') || rest.includes('-h')) return console.log(USAGE.split('\n').slice(2, 4).join('\n').replace(/^\s+/, 'usage: ')), 0;
     const { privateKeyPath, publicKeyPath } = await keygen(parseKeygenArgs(rest));
     console.log(`wrote ${privateKeyPath} (private, give it as serverKeyFile) and ${publicKeyPath}`);
     return 0;
