@@ -18,6 +18,7 @@ export const entries = {
   redis: 'stores/redis.ts',
   postgres: 'stores/postgres.ts',
   client: 'src/client/index.ts',
+  testing: 'src/testing/index.ts',
 };
 
 export default defineConfig({
@@ -29,7 +30,7 @@ export default defineConfig({
   clean: true,
   target: 'es2022',
   platform: 'neutral',
-  external: [/^node:/, 'ioredis', 'pg'],
+  external: [/^node:/, 'ioredis', 'pg', 'vitest'],
   define: { __ODBREST_VERSION__: JSON.stringify(version) }, // `odbrest --version`
   removeNodeProtocol: false, // keep `node:` specifiers: Deno resolves built-ins only with the prefix
   splitting: true,

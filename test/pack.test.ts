@@ -36,7 +36,9 @@ afterAll(() => out && rmSync(out, { recursive: true, force: true }));
 
 test('the package holds dist, the README, the LICENSE and package.json; no tests, no maps, no sources', () => {
   expect(files.filter((file) => !file.startsWith('dist/')).sort()).toEqual(['LICENSE', 'README.md', 'package.json']);
-  expect(files.filter((file) => /\.map$|test|\.ts$/.test(file) && !/\.d\.c?ts$/.test(file))).toEqual([]);
+  const testFile = /(^|\/)(test|tests|__tests__)\/|\.(test|spec)\./;
+  expect(files.filter((file) => testFile.test(file) || /\.map$/.test(file) || (/\.ts$/.test(file) && !/\.d\.c?ts$/.test(file)))).toEqual([]);
+  expect(files).toContain('dist/testing.js'); // the store contracts are shipped, as odbrest/testing
 });
 
 test.each(subpaths)('%s loads through import and through require, with the same exports', async (subpath) => {

@@ -7,7 +7,7 @@
  * `create` returns a new, empty store for each test. Durable stores also pass `reopen`, which closes a
  * store and opens the same data again; the contract then checks that nothing was lost.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import type { TestApi } from './test-api.js';
 import type { Fields, ObjectStore, StoredObject } from '../../src/storage/types.js';
 
 export interface ObjectStoreHarness {
@@ -19,7 +19,7 @@ export interface ObjectStoreHarness {
 
 const byIds = (objects: StoredObject[]) => objects.map((object) => object.id);
 
-export function objectStoreContract(name: string, harness: ObjectStoreHarness): void {
+export function objectStoreContract(name: string, harness: ObjectStoreHarness, { afterEach, describe, expect, it }: TestApi): void {
   describe(`ObjectStore contract: ${name}`, () => {
     const open: ObjectStore[] = [];
     const fresh = async () => {
