@@ -4,87 +4,23 @@ import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
 import { parse as parseYaml } from 'yaml';
 import type { SeedData, ServiceOptions } from '../src/index.js';
+import { openKeyValueStore, openObjectStore, loadMacros } from './config-modules.js';
+import { ConfigSchema, describeIssue, ENV, type FileConfig } from './config-schema.js';
 import { nodeCrypto } from './node-crypto.js';
+
+export type { FileConfig } from './config-schema.js';
 
 /**
  * Host configuration for the standalone server: `api-config.yml` (or the file named by
- * `ODBREST_CONFIG`), then environment variables, which win. Its groups are those of `ServiceOptions`;
- * everything is turned into plain option values, so the core never touches the file system.
+ * `ODBREST_CONFIG`), then environment variables, which win. Its groups are those of `ServiceOptions`
+ * (see config-schema.ts); everything is turned into plain option values, so the core never touches
+ * the file system. `loadConfig` reads and checks it; `openConfig` then opens the stores and the
+ * macro module it names.
  */
-const text = (name: string) => v.string(`${name} must be a string`);
-const number = (name: string) => v.number(`${name} must be a number`);
-const positive = (name: string) => v.pipe(number(name), v.minValue(0.001, `${name} must be positive`));
-const count = (name: string) => v.pipe(number(name), v.integer(`${name} must be an integer`), v.minValue(1, `${name} must be at least 1`));
-const twoFactorKey = v.pipe(v.string('twoFactor.key must be a string'), v.minLength(32, 'twoFactor.key must be at least 32 characters'));
-const group = <T extends v.ObjectEntries>(name: string, entries: T) => v.optional(v.strictObject(entries, `${name} must be a mapping`));
-
-const ConfigSchema = v.strictObject({
-  port: v.optional(v.pipe(number('port'), v.integer('port must be an integer'), v.minValue(0), v.maxValue(65535))),
-  hostname: v.optional(text('hostname')),
-  dataFile: v.optional(v.string('dataFile must be a path')),
-  databaseName: v.optional(text('databaseName')),
-  mount: group('mount', { basePath: v.optional(text('mount.basePath')), alias: v.optional(text('mount.alias')) }),
-  appKeys: v.optional(v.array(v.string(), 'appKeys must be a list of strings')),
-  trustProxy: v.optional(v.boolean('trustProxy must be true or false')),
-  cors: group('cors', {
-    origins: v.array(v.string(), 'cors.origins must be a list of origins such as https://app.example.com'),
-    maxAgeSeconds: v.optional(v.pipe(number('cors.maxAgeSeconds'), v.integer('cors.maxAgeSeconds must be an integer'), v.minValue(0))),
-  }),
-  serviceCheck: group('serviceCheck', {
-    applicationName: v.optional(text('serviceCheck.applicationName')),
-    applicationVersion: v.optional(text('serviceCheck.applicationVersion')),
-    timeoutMs: v.optional(positive('serviceCheck.timeoutMs')),
-  }),
-  maxBodyBytes: v.optional(count('maxBodyBytes')),
-  session: group('session', {
-    idleTimeoutMinutes: v.optional(positive('session.idleTimeoutMinutes')),
-    absoluteTimeoutHours: v.optional(positive('session.absoluteTimeoutHours')),
-    jwtSecret: v.optional(v.pipe(text('session.jwtSecret'), v.minLength(32, 'session.jwtSecret must be at least 32 characters'))),
-  }),
-  loginLimit: group('loginLimit', {
-    perUser: v.optional(number('loginLimit.perUser')),
-    perAddress: v.optional(number('loginLimit.perAddress')),
-    windowMinutes: v.optional(number('loginLimit.windowMinutes')),
-  }),
-  twoFactor: group('twoFactor', {
-    policies: v.optional(
-      v.record(v.string(), v.picklist(['optional', 'forced'], 'twoFactor.policies: each policy must be optional or forced'), 'twoFactor.policies must map application names to optional or forced'),
-    ),
-    key: v.optional(v.union([twoFactorKey, v.pipe(v.array(twoFactorKey), v.minLength(1))], 'twoFactor.key must be a string of at least 32 characters, or a list of them')),
-    issuer: v.optional(text('twoFactor.issuer')),
-  }),
-  users: group('users', { className: v.optional(text('users.className')), passwordIterations: v.optional(count('users.passwordIterations')) }),
-  customLogin: group('customLogin', { className: v.optional(text('customLogin.className')) }),
-  secure: group('secure', {
-    serverKey: v.optional(v.string('secure.serverKey must be a PEM string')),
-    serverKeyFile: v.optional(v.string('secure.serverKeyFile must be a path')),
-  }),
-  externalLogin: group('externalLogin', {
-    publicUrl: v.optional(v.string('externalLogin.publicUrl must be a URL')),
-    providers: v.optional(
-      v.array(
-        v.strictObject({
-          name: text('externalLogin.providers[].name'),
-          endpoints: v.optional(v.record(v.string(), v.string(), 'externalLogin.providers[].endpoints must map endpoint names to URLs')),
-        }),
-        'externalLogin.providers must be a list of {name: ...}',
-      ),
-    ),
-  }),
-  objects: group('objects', {
-    serializationDepth: v.optional(v.pipe(number('objects.serializationDepth'), v.integer(), v.minValue(0))),
-    internalClasses: v.optional(v.array(v.string(), 'objects.internalClasses must be a list of class names')),
-  }),
-  caches: group('caches', {
-    sessions: v.optional(count('caches.sessions')),
-    secureSessions: v.optional(count('caches.secureSessions')),
-    storeTimes: v.optional(count('caches.storeTimes')),
-  }),
-});
-export type FileConfig = v.InferOutput<typeof ConfigSchema>;
 
 /** The standalone server's configuration: service options plus where to listen. */
 export interface HostConfig {
+  /** The service options, without what `openConfig` opens (`store`, `kv`, `macros`). */
   options: ServiceOptions;
   port: number;
   hostname: string | undefined;
@@ -96,30 +32,9 @@ export interface HostConfig {
   file: FileConfig;
   /** Directory relative paths in the config file are resolved against (`readFile` uses it too). */
   baseDir: string;
+  /** The configuration file read, or `undefined` when there was none. */
+  path: string | undefined;
 }
-
-/** Each variable and the option (group, name) it sets, with its conversion. */
-const ENV: Record<string, [string[], (value: string) => unknown]> = {
-  ODBREST_PORT: [['port'], Number],
-  PORT: [['port'], Number],
-  ODBREST_HOSTNAME: [['hostname'], String],
-  ODBREST_DATA: [['dataFile'], String],
-  ODBREST_DATABASE_NAME: [['databaseName'], String],
-  ODBREST_BASE_PATH: [['mount', 'basePath'], String],
-  ODBREST_ALIAS: [['mount', 'alias'], String],
-  ODBREST_APP_KEYS: [['appKeys'], (x) => x.split(',').map((key) => key.trim()).filter(Boolean)],
-  ODBREST_JWT_SECRET: [['session', 'jwtSecret'], String],
-  ODBREST_IDLE_MINUTES: [['session', 'idleTimeoutMinutes'], Number],
-  ODBREST_ABSOLUTE_HOURS: [['session', 'absoluteTimeoutHours'], Number],
-  ODBREST_MAX_BODY_BYTES: [['maxBodyBytes'], Number],
-  // Anything but true/1/false/0 goes through as a string, so the schema's trustProxy message names it.
-  ODBREST_TRUST_PROXY: [['trustProxy'], (x) => (x === 'true' || x === '1' ? true : x === 'false' || x === '0' ? false : x)],
-  ODBREST_CORS_ORIGINS: [['cors', 'origins'], (x) => x.split(',').map((origin) => origin.trim()).filter(Boolean)],
-  ODBREST_PUBLIC_URL: [['externalLogin', 'publicUrl'], String],
-  ODBREST_SERVER_KEY_FILE: [['secure', 'serverKeyFile'], String],
-  ODBREST_SERVER_KEY: [['secure', 'serverKey'], String],
-  ODBREST_2FA_KEY: [['twoFactor', 'key'], String],
-};
 
 /** Sets `raw[path...]`, making groups as needed (a group that is not a mapping is left for the schema to name). */
 function setOption(raw: Record<string, unknown>, path: string[], value: unknown): void {
@@ -131,6 +46,24 @@ function setOption(raw: Record<string, unknown>, path: string[], value: unknown)
   }
   target[path.at(-1)!] = value;
 }
+
+/** Groups whose file form differs from their option form (minutes and hours become milliseconds). */
+const minutes = (value: number | undefined, ms: number) => (value === undefined ? undefined : value * ms);
+const CONVERTED = {
+  session: (session: NonNullable<FileConfig['session']>): ServiceOptions['session'] => ({
+    jwtSecret: session.jwtSecret,
+    maxPerUser: session.maxPerUser,
+    idleTimeoutMs: minutes(session.idleTimeoutMinutes, 60_000),
+    absoluteTimeoutMs: minutes(session.absoluteTimeoutHours, 3_600_000),
+  }),
+  loginLimit: (limit: NonNullable<FileConfig['loginLimit']>): ServiceOptions['loginLimit'] => ({
+    perUser: limit.perUser,
+    perAddress: limit.perAddress,
+    windowMs: minutes(limit.windowMinutes, 60_000),
+  }),
+};
+/** Top-level entries that configure the host, not a service option of the same name. */
+const HOST_ENTRIES = ['port', 'hostname', 'dataFile', 'macros', 'requestLog', 'store', 'kv', 'secure', 'externalLogin'] as const;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env, cwd = process.cwd()): HostConfig {
   const path = env.ODBREST_CONFIG ? resolve(cwd, env.ODBREST_CONFIG) : resolve(cwd, 'api-config.yml');
@@ -144,6 +77,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error(`config file not found: ${path}`);
   }
   const baseDir = found ? dirname(path) : cwd;
+  // `store: postgres://...` is short for `store: {url: postgres://...}` (ODBREST_STORE then sets the url)
+  for (const name of ['store', 'kv']) if (typeof raw[name] === 'string') raw[name] = { url: raw[name] };
   // A key from the environment replaces the file's key in either form; both key variables set at
   // once are then refused by readServerKey, as both forms in the file are.
   const secure = raw.secure as Record<string, unknown> | undefined;
@@ -156,34 +91,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (value !== undefined && value !== '') setOption(raw, option, convert(value));
   }
   const result = v.safeParse(ConfigSchema, raw);
-  if (!result.success) {
-    const issue = result.issues[0];
-    const where = issue.path?.map((item) => String(item.key)).join('.') ?? 'config';
-    throw new Error(`invalid configuration (${where}): ${issue.message}`);
-  }
+  if (!result.success) throw new Error(describeIssue(result.issues[0]));
   const file = result.output;
-  const minutes = (value: number | undefined, ms: number) => (value === undefined ? undefined : value * ms);
-  const options: ServiceOptions = {
-    databaseName: file.databaseName,
-    mount: file.mount,
-    appKeys: file.appKeys,
-    trustProxy: file.trustProxy,
-    cors: file.cors,
-    serviceCheck: file.serviceCheck,
-    maxBodyBytes: file.maxBodyBytes,
-    session: file.session && {
-      jwtSecret: file.session.jwtSecret,
-      idleTimeoutMs: minutes(file.session.idleTimeoutMinutes, 60_000),
-      absoluteTimeoutMs: minutes(file.session.absoluteTimeoutHours, 3_600_000),
-    },
-    loginLimit: file.loginLimit && {
-      perUser: file.loginLimit.perUser,
-      perAddress: file.loginLimit.perAddress,
-      windowMs: minutes(file.loginLimit.windowMinutes, 60_000),
-    },
-    twoFactor: file.twoFactor,
-    users: file.users,
-    customLogin: file.customLogin,
+  const options: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(file)) {
+    if (value === undefined || (HOST_ENTRIES as readonly string[]).includes(name)) continue;
+    const convert = CONVERTED[name as keyof typeof CONVERTED] as ((value: unknown) => unknown) | undefined;
+    options[name] = convert ? convert(value) : value;
+  }
+  Object.assign(options, {
     secure: {
       serverKey: readServerKey(file.secure, baseDir),
       // Native AES-CTR and HMAC for the secure transport (the core's default is pure JS).
@@ -192,13 +108,44 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     externalLogin: {
       ...file.externalLogin,
       // Apple's key file (keyPath in the provider entry), relative paths from the config file's folder.
-      readFile: (path) => readFile(resolve(baseDir, path), 'utf8'),
+      readFile: (path: string) => readFile(resolve(baseDir, path), 'utf8'),
     },
-    objects: file.objects,
-    caches: file.caches,
-  };
+    logger: file.requestLog === false ? undefined : (line: string) => console.log(line),
+  } satisfies ServiceOptions);
   if (file.dataFile) options.data = readSeedFile(resolve(baseDir, file.dataFile));
-  return { options, port: file.port ?? 8080, hostname: file.hostname, file, baseDir };
+  return { options: options as ServiceOptions, port: file.port ?? 8080, hostname: file.hostname, file, baseDir, path: found ? path : undefined };
+}
+
+/**
+ * The complete service options of a configuration: `options` with the stores its URLs choose and
+ * the macros of its module (after `extra`, the host's own, which the module's may not replace).
+ * Seed data goes into a durable store only while the store holds none of its classes, so a restart
+ * never overwrites what the service has written since.
+ */
+export async function openConfig(config: HostConfig, extra: Pick<ServiceOptions, 'macros'> = {}): Promise<ServiceOptions> {
+  const { file, baseDir } = config;
+  const moduleMacros = file.macros === undefined ? {} : await loadMacros(file.macros, baseDir);
+  for (const name of Object.keys(moduleMacros)) {
+    if (extra.macros && name in extra.macros) throw new Error(`macros module ${file.macros}: ${name} is already a macro of this server`);
+  }
+  const store = await openObjectStore(file.store, baseDir);
+  let kv;
+  try {
+    kv = await openKeyValueStore(file.kv);
+  } catch (error) {
+    await store?.close?.();
+    throw error;
+  }
+  let data = config.options.data;
+  if (store && data && (await holdsAny(store, data))) data = undefined;
+  return { ...config.options, data, store, kv, macros: { ...extra.macros, ...moduleMacros } };
+}
+
+/** Whether `store` holds an object of a class the seed data has. */
+async function holdsAny(store: NonNullable<ServiceOptions['store']>, data: SeedData): Promise<boolean> {
+  const classes = new Set(data.objects.map((object) => object['~ClassName']));
+  for (const className of classes) if ((await store.count(className)) > 0) return true;
+  return false;
 }
 
 /** The secure-login key as a PEM value: given inline (`serverKey`) or read from `serverKeyFile`. */

@@ -30,5 +30,5 @@ export function serve(service: Service, options: { port?: number; hostname?: str
 /** The `readFile` service option on Node (reads Apple's `.p8` key named by a provider entry). */
 export const readTextFile = (path: string): Promise<string> => readFile(path, 'utf8');
 
-export { loadConfig, readSeedFile, type HostConfig } from './node-config.js';
+export { loadConfig, openConfig, readSeedFile, type HostConfig, type FileConfig } from './node-config.js';
 export { nodeCrypto } from './node-crypto.js';

@@ -14,6 +14,7 @@ import { errorReply, toApiError, toResponse, type Answer } from './http/envelope
 import { ApiError, clip } from './http/errors.js';
 import { Mount } from './http/mount.js';
 import { decodeQb64, toApiRequest, type ApiRequest, type RequestContext } from './http/request.js';
+import { logRequests, noteAnswer } from './http/request-log.js';
 import { checkBatchItem, RouteTable } from './http/router.js';
 import { serializationHook } from './macros/hooks.js';
 import { MacroRegistry, macroContext, type MacroContext } from './macros/registry.js';
@@ -34,6 +35,8 @@ import { importObjects } from './storage/seed.js';
 export class Core {
   readonly ctx: ServiceContext;
   readonly ready: Promise<void>;
+  /** Answers a web request; never throws. Each answer is logged when the host passes a `logger`. */
+  readonly fetch: (request: Request, context?: RequestContext) => Promise<Response>;
   readonly #routes = new RouteTable();
   readonly #mount: Mount;
   readonly #secure: SecureTransport;
@@ -52,6 +55,7 @@ export class Core {
     this.#mount = new Mount(options.mount);
     this.#trustProxy = options.trustProxy ?? false;
     this.#cors = new Cors(options.cors);
+    this.fetch = logRequests(options.logger, (request, context) => this.#cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context)));
     let hookContext: MacroContext | undefined; // what hooks called outside a request see, made once
     const ctx: ServiceContext = {
       store,
@@ -89,12 +93,7 @@ export class Core {
     this.ready.then(() => (this.#loaded = true), onError);
   }
 
-  /** Answers a web request; never throws. */
-  fetch(request: Request, context: RequestContext = {}): Promise<Response> {
-    return this.#cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context));
-  }
-
-  async #answer(request: Request, context: RequestContext): Promise<Response> {
+  async #answer(request: Request, context: RequestContext = {}): Promise<Response> {
     try {
       // awaiting even a settled promise costs a microtask turn per request, so only until it settles
       if (!this.#loaded) {
@@ -110,7 +109,7 @@ export class Core {
       if (request.body) apiRequest.bodyText = await readBodyText(request, this.ctx.maxBodyBytes);
       return toResponse(await this.#dispatch(apiRequest));
     } catch (error) {
-      return toResponse(errorReply(toApiError(error, this.ctx.onError)));
+      return toResponse(noteAnswer(request, errorReply(toApiError(error, this.ctx.onError))));
     }
   }
 
@@ -136,9 +135,9 @@ export class Core {
       checkBatchItem(request, route);
       decodeQb64(request);
       if (route.auth !== 'none') request.session = await authorize(this.ctx, request, route);
-      return await route.handler(request);
+      return noteAnswer(request.raw, await route.handler(request));
     } catch (error) {
-      return errorReply(toApiError(error, this.ctx.onError));
+      return noteAnswer(request.raw, errorReply(toApiError(error, this.ctx.onError)));
     }
   }
 }

@@ -43,6 +43,7 @@ export function createService(options: ServiceOptions = {}): Service {
 
 export type { ServiceOptions, SecureOptions, ObjectOptions } from './options.js';
 export type { RequestContext } from './http/request.js';
+export type { RequestLogger, RequestLogEntry } from './http/request-log.js';
 export type { MountOptions } from './http/mount.js';
 export type { CorsOptions } from './http/cors.js';
 export type { ServiceCheckOptions } from './checks/routes.js';

@@ -6,6 +6,7 @@ import type { CacheSizes } from './caches.js';
 import type { ServiceCheckOptions } from './checks/routes.js';
 import type { CorsOptions } from './http/cors.js';
 import type { MountOptions } from './http/mount.js';
+import type { RequestLogger } from './http/request-log.js';
 import type { Macros } from './macros/registry.js';
 import type { ExternalLoginOptions } from './oauth/types.js';
 import type { SymmetricCrypto } from './secure/symmetric.js';
@@ -83,6 +84,12 @@ export interface ServiceOptions {
   caches?: Partial<CacheSizes>;
   /** Clock in epoch ms, for tests. */
   now?: () => number;
+  /**
+   * The request log: one entry per request (method, path with the query's values hidden, HTTP status,
+   * internalStatus, milliseconds), never a header or a body. A function receiving each line, or an
+   * object with `info(entry, line)` such as a `pino` logger. Default: none.
+   */
+  logger?: RequestLogger;
   /** Called with unexpected errors (answered as a bare `500`). Default: `console.error`. */
   onError?: (error: unknown) => void;
 }

@@ -1,10 +1,12 @@
 /** Host configuration for the standalone server: api-config.yml, then ODBREST_* variables. */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { loadConfig, type HostConfig } from '../adapters/node-config.js';
+import { ConfigSchema } from '../adapters/config-schema.js';
+import { loadConfig, openConfig, type HostConfig } from '../adapters/node-config.js';
 import { createService } from '../src/index.js';
+import { FileObjectStore } from '../stores/file-store.js';
 import { call, loginBody, USERS } from './helpers.js';
 
 function dirWith(files: Record<string, string>): string {
@@ -52,10 +54,15 @@ describe('loadConfig', () => {
   });
 
   test.each([
-    ['port: eighty\n', 'invalid configuration (port): port must be a number'],
+    ['port: eighty\n', 'invalid configuration (port): port must be a whole number from 0 to 65535'],
+    ['port: 70000\n', 'invalid configuration (port): port must be a whole number from 0 to 65535'],
+    ['loginLimit: { perUser: 0 }\n', 'invalid configuration (loginLimit.perUser): loginLimit.perUser must be a whole number 1 or more'],
+    ['externalLogin: { providers: [{ name: Google, secret: x }] }\n', 'invalid configuration (externalLogin.providers[0].secret): unknown option "secret" in externalLogin.providers[0]; allowed: name, endpoints'],
+    ['kv: redis:/x\n', 'invalid configuration (kv.url): kv must be memory or a redis:// (rediss://) URL, not "redis:"'],
+    ['requestLog: sometimes\n', 'invalid configuration (requestLog): requestLog must be true or false'],
     ['session: { jwtSecret: short }\n', 'invalid configuration (session.jwtSecret): session.jwtSecret must be at least 32 characters'],
     ['appKeys: web\n', 'invalid configuration (appKeys): appKeys must be a list of strings'],
-    ['prot: 80\n', 'invalid configuration (prot)'],
+    ['prot: 80\n', 'invalid configuration (prot): unknown option "prot"; allowed: port, hostname, dataFile, macros, requestLog, store, kv, databaseName'],
     ['- a\n- b\n', 'expected a mapping of options'],
     ['dataFile: ./missing.json\n', 'cannot read data file'],
     ['twoFactor: { policies: { hr: always } }\n', 'invalid configuration (twoFactor.policies.hr): twoFactor.policies: each policy must be optional or forced'],
@@ -67,7 +74,9 @@ describe('loadConfig', () => {
 
   test.each([
     [{ ODBREST_TRUST_PROXY: 'yes' }, 'invalid configuration (trustProxy): trustProxy must be true or false'],
-    [{ ODBREST_PORT: 'abc' }, 'invalid configuration (port): port must be a number'],
+    [{ ODBREST_PORT: 'abc' }, 'invalid configuration (port): port must be a whole number from 0 to 65535'],
+    [{ ODBREST_STORE: 'mongodb://u:secret@h' }, 'invalid configuration (store.url): store must be memory, file:<folder> or a postgres:// URL, not "mongodb:"'],
+    [{ ODBREST_REQUEST_LOG: 'loud' }, 'invalid configuration (requestLog): requestLog must be true or false'],
     [{ ODBREST_IDLE_MINUTES: 'soon' }, 'invalid configuration (session.idleTimeoutMinutes): session.idleTimeoutMinutes must be a number'],
   ])('the variables %j stop with a message naming the option', (env, message) => {
     expect(() => loadConfig(env, dirWith({}))).toThrow(message);
@@ -116,5 +125,79 @@ describe('loadConfig', () => {
 
   test('a named config file that does not exist is an error', () => {
     expect(() => loadConfig({ ODBREST_CONFIG: 'nope.yml' }, dirWith({}))).toThrow('config file not found');
+  });
+
+  test('the request log is on unless requestLog: false', () => {
+    expect(loadConfig({}, dirWith({})).options.logger).toBeTypeOf('function');
+    expect(loadConfig({}, dirWith({ 'api-config.yml': 'requestLog: false\n' })).options.logger).toBeUndefined();
+    expect(loadConfig({ ODBREST_REQUEST_LOG: '0' }, dirWith({})).options.logger).toBeUndefined();
+  });
+});
+
+describe('the README’s complete api-config.yml', () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const start = readme.indexOf('```yaml', readme.indexOf('### The standalone server'));
+  const yaml = readme.slice(start + '```yaml'.length, readme.indexOf('```', start + 3));
+
+  test('is accepted as printed', () => {
+    const dir = dirWith({ 'api-config.yml': yaml, 'demo-data.json': '{"objects":[]}' });
+    mkdirSync(join(dir, 'keys'));
+    writeFileSync(join(dir, 'keys/server-key.pem'), 'PEM');
+    const config = loadConfig({}, dir);
+    expect(config.options).toMatchObject({ databaseName: 'crm', session: { idleTimeoutMs: 1_800_000, maxPerUser: 1000 }, secure: { serverKey: 'PEM' } });
+    expect(config.file.store).toEqual({ url: 'postgres://odbrest@db.internal:5432/crm', schema: 'public', table: 'odbrest_objects' });
+  });
+
+  test('shows every option of the file', () => {
+    const shown = new Set([...yaml.matchAll(/^(\w+):/gm)].map((match) => match[1]));
+    expect(Object.keys(ConfigSchema.entries).filter((name) => !shown.has(name))).toEqual([]);
+  });
+});
+
+describe('openConfig', () => {
+  const seed = JSON.stringify({ objects: [{ '~ClassName': 'Customer', '~ObjectID': 'CUS00001', Name: 'first' }] });
+
+  test('memory (the default) leaves the stores to the service', async () => {
+    const options = await openConfig(loadConfig({}, dirWith({ 'api-config.yml': 'store: memory\nkv: memory\n' })));
+    expect([options.store, options.kv]).toEqual([undefined, undefined]);
+  });
+
+  test('file:<folder> opens a file store there (from the config file’s folder); seed data only while it is empty', async () => {
+    const dir = dirWith({ 'api-config.yml': 'store: file:./data\ndataFile: ./seed.json\n', 'seed.json': seed });
+    const first = await openConfig(loadConfig({}, dir));
+    expect(first.store).toBeInstanceOf(FileObjectStore);
+    const service = createService(first);
+    await service.ready;
+    await service.store.put({ id: 'CUS00001', className: 'Customer', fields: { Name: 'changed' } });
+    await service.close();
+    const again = await openConfig(loadConfig({}, dir));
+    expect(again.data).toBeUndefined(); // the store holds Customers: the seed would overwrite them
+    expect((await again.store!.get('CUS00001'))?.fields).toEqual({ Name: 'changed' });
+    await again.store!.close?.();
+  });
+
+  test('ODBREST_STORE chooses the store', async () => {
+    const dir = dirWith({});
+    const options = await openConfig(loadConfig({ ODBREST_STORE: `file:${join(dir, 'elsewhere')}` }, dir));
+    expect(options.store).toBeInstanceOf(FileObjectStore);
+    await options.store!.close?.();
+  });
+
+  test.each([
+    ['a default export', 'export default { hello: () => ({ hi: 1 }), xApi_FindObjects: () => true };\n', ['hello', 'xApi_FindObjects']],
+    ['named exports', 'export const hello = () => ({ hi: 1 });\nexport function bye() { return {}; }\n', ['bye', 'hello']],
+  ])('macros from %s, beside the host’s own', async (_kind, module, names) => {
+    const dir = dirWith({ 'api-config.yml': 'macros: ./macros.mjs\n', 'macros.mjs': module });
+    const options = await openConfig(loadConfig({}, dir), { macros: { own: () => ({}) } });
+    expect(Object.keys(options.macros!).sort()).toEqual(['own', ...names].sort());
+  });
+
+  test.each([
+    ['export const hello = 5;\n', 'macros module {file}: hello must be a function (a macro or an xApi_* hook)'],
+    ['export default { own: () => 1 };\n', 'macros module ./macros.mjs: own is already a macro of this server'],
+    ['export default {;\n', 'cannot load the macros module {file}: '],
+  ])('a macros module %j is refused', async (module, message) => {
+    const dir = dirWith({ 'api-config.yml': 'macros: ./macros.mjs\n', 'macros.mjs': module });
+    await expect(openConfig(loadConfig({}, dir), { macros: { own: () => ({}) } })).rejects.toThrow(message.replace('{file}', join(dir, 'macros.mjs')));
   });
 });

@@ -1,20 +1,19 @@
 // The demo: odbrest on Node's http server with the demo database (examples/demo-data.json).
 // Options come from api-config.yml or ODBREST_* variables (see the README); `npm start` runs this.
 import { ApiError, createService, clientPassValue } from 'odbrest';
-import { loadConfig, serve } from 'odbrest/node';
+import { loadConfig, openConfig, serve } from 'odbrest/node';
+
+/** A start-up failure in one line (a configuration error names the option), not a stack trace. */
+function fail(message) {
+  console.error(`odbrest: ${message}`);
+  process.exit(1);
+}
 
 const demoData = new URL('../demo-data.json', import.meta.url).pathname;
-const config = loadConfig({ ODBREST_DATA: demoData, ODBREST_DATABASE_NAME: 'demo', ...process.env });
-// Two-factor login for the demo application `hr` (optional: each user decides). The key seals the
-// users' TOTP secrets in the database; this one is for the demo only: set your own in ODBREST_2FA_KEY.
-const twoFactor = config.options.twoFactor ?? {};
-const service = createService({
-  ...config.options,
-  twoFactor: {
-    policies: twoFactor.policies ?? { hr: 'optional' },
-    key: twoFactor.key ?? 'odbrest demo two-factor key: never use it in production',
-    issuer: twoFactor.issuer ?? 'odbrest demo',
-  },
+const config = await Promise.resolve()
+  .then(() => loadConfig({ ODBREST_DATA: demoData, ODBREST_DATABASE_NAME: 'demo', ...process.env }))
+  .catch((error) => fail(error.message));
+const options = await openConfig(config, {
   macros: {
     // POST /v1/execute/countCustomers {"city":"Berlin"} -> {"city":"Berlin","count":50}
     countCustomers: async (ctx, { city }) => {
@@ -23,9 +22,26 @@ const service = createService({
       return { city: city ?? null, count };
     },
   },
+}).catch((error) => fail(error.message));
+// Two-factor login for the demo application `hr` (optional: each user decides). The key seals the
+// users' TOTP secrets in the database; this one is for the demo only: set your own in ODBREST_2FA_KEY.
+const twoFactor = options.twoFactor ?? {};
+const service = createService({
+  ...options,
+  twoFactor: {
+    policies: twoFactor.policies ?? { hr: 'optional' },
+    key: twoFactor.key ?? 'odbrest demo two-factor key: never use it in production',
+    issuer: twoFactor.issuer ?? 'odbrest demo',
+  },
 });
-await service.ready;
-const server = await serve(service, { port: config.port, hostname: config.hostname });
+await service.ready.catch((error) => fail(`the service did not start: ${error.message}`));
+let server;
+try {
+  server = await serve(service, { port: config.port, hostname: config.hostname });
+} catch (error) {
+  if (error.code !== 'EADDRINUSE') throw error;
+  fail(`port ${config.port} is already in use (PORT=8081 npm start picks another)`);
+}
 const port = server.address().port;
 const root = `http://localhost:${port}${config.options.mount?.basePath ?? ''}`;
 

@@ -1,41 +1,40 @@
 #!/usr/bin/env node
-import { createService } from '../index.js';
-import { loadConfig, serve } from '../../adapters/node.js';
+import { PACKAGE_VERSION } from '../version.js';
 import { keygen, parseKeygenArgs } from './keygen.js';
+import { parseServeArgs, SERVE_USAGE, startServer, UsageError } from './serve.js';
 
-const USAGE = `usage: odbrest serve        start the service (api-config.yml and ODBREST_* variables)
+/** Set by the build (tsup.config.ts) from package.json. */
+const VERSION = PACKAGE_VERSION;
+
+const USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H]
+                            start the service (api-config.yml and ODBREST_* variables; odbrest serve --help)
        odbrest keygen [--bits 2048] [--out dir]
                             write a secure-login key pair (server-key.pem, server-key.pub.pem)
-       odbrest help         this text`;
+       odbrest --help       this text
+       odbrest --version    the version`;
 
-/** Starts the service from the host configuration; returns the listening address. */
-export async function runServer(env: Record<string, string | undefined> = process.env): Promise<{ url: string; close(): Promise<void> }> {
-  const config = loadConfig(env);
-  const service = createService(config.options);
-  await service.ready;
-  const server = await serve(service, { port: config.port, hostname: config.hostname });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  return {
-    url: `http://localhost:${port}${config.options.mount?.basePath ?? ''}${config.options.mount?.alias ? `/${config.options.mount.alias}` : ''}`,
-    close: () => new Promise<void>((resolve) => server.close(() => service.close().then(() => resolve()))),
-  };
-}
+export { startServer, type RunningServer } from './serve.js';
 
+/** Runs one command; answers the exit code, or -1 while a server keeps running. */
 async function main(args: string[]): Promise<number> {
-  const [command] = args;
+  const [command, ...rest] = args;
   if (command === 'serve') {
-    const { url } = await runServer();
-    console.log(`odbrest listening on ${url}`);
-    return -1; // keep running
+    const flags = parseServeArgs(rest);
+    if (flags.help) return console.log(SERVE_USAGE), 0;
+    const running = await startServer(flags);
+    console.log(`odbrest listening on ${running.url}`);
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void running.close().then(() => process.exit(0)));
+    return -1;
   }
   if (command === 'keygen') {
-    const { privateKeyPath, publicKeyPath } = await keygen(parseKeygenArgs(args.slice(1)));
+    if (rest.includes('--help') || rest.includes('-h')) return console.log(USAGE.split('\n').slice(2, 4).join('\n').replace(/^\s+/, 'usage: ')), 0;
+    const { privateKeyPath, publicKeyPath } = await keygen(parseKeygenArgs(rest));
     console.log(`wrote ${privateKeyPath} (private, give it as serverKeyFile) and ${publicKeyPath}`);
     return 0;
   }
-  console.log(USAGE);
-  return command === undefined || command === 'help' ? 0 : 2;
+  if (command === '--version' || command === '-v' || command === 'version') return console.log(`odbrest ${VERSION}`), 0;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') return console.log(USAGE), 0;
+  throw new UsageError(`unknown command ${command}`);
 }
 
 const invokedDirectly = typeof process !== 'undefined' && /(^|[/\\])(cli\.(c?js|mjs)|odbrest)$/.test(process.argv[1] ?? '');
@@ -44,7 +43,8 @@ if (invokedDirectly) {
     (code) => code >= 0 && process.exit(code),
     (error: unknown) => {
       console.error(`odbrest: ${error instanceof Error ? error.message : String(error)}`);
-      process.exit(1);
+      if (error instanceof UsageError) console.error(error.usage ?? USAGE);
+      process.exit(error instanceof UsageError ? 2 : 1);
     },
   );
 }

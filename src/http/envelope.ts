@@ -26,6 +26,8 @@ export class JsonReply {
     readonly text: string,
     readonly status = 200,
     readonly headers: Record<string, string> = {},
+    /** The envelope's `internalStatus`, for the request log. */
+    readonly internalStatus?: string,
   ) {}
 }
 
@@ -33,7 +35,7 @@ export class JsonReply {
 export type Answer = JsonReply | Response;
 
 export function jsonReply(body: unknown, status = 200, headers?: Record<string, string>): JsonReply {
-  return new JsonReply(JSON.stringify(body), status, headers);
+  return new JsonReply(JSON.stringify(body), status, headers, (body as Partial<Envelope> | null)?.status?.internalStatus);
 }
 
 /** The web `Response` of an answer. */

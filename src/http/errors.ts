@@ -1,3 +1,5 @@
+import { brandClass } from '../brand.js';
+
 /**
  * One error type for every failure. Routes throw it; `errorReply` (envelope.ts) is the one place
  * that turns it into the JSON envelope. The codes and HTTP statuses are PROTOCOL.md 1.4.
@@ -49,7 +51,9 @@ export interface ApiErrorOptions {
 
 /**
  * A failure answered with an envelope. `code` is an `internalStatus` string: one of PROTOCOL.md 1.4,
- * or a host macro's own code (then give `status`).
+ * or a host macro's own code (then give `status`). `instanceof ApiError` also holds for an ApiError
+ * made by another copy of odbrest (its CommonJS build, another version), so a macro's error answers
+ * its code whichever copy it came from.
  */
 export class ApiError extends Error {
   readonly code: string;
@@ -68,6 +72,7 @@ export class ApiError extends Error {
     this.data = options.data ?? {};
   }
 }
+brandClass(ApiError, 'ApiError');
 
 /** Client input quoted in a message, cut short so that an answer never mirrors a huge input back. */
 export function clip(text: string, max = 100): string {

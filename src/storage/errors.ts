@@ -1,7 +1,9 @@
 /**
  * Errors a store throws. A store never speaks HTTP: the service maps these to envelopes in one place
- * (`http/envelope.ts`): unavailable is `503`, a conflict `409`, a refused value `400`.
+ * (`http/envelope.ts`): unavailable is `503`, a conflict `409`, a refused value `400`. Each is branded,
+ * so one thrown by a store built on another copy of odbrest (ESM and CommonJS) is still recognised.
  */
+import { brandClass } from '../brand.js';
 
 /** The storage backend is unreachable or overloaded; the request may be retried later. */
 export class StorageUnavailableError extends Error {
@@ -39,3 +41,8 @@ export class BlobTooLargeError extends Error {
     this.maxBytes = maxBytes;
   }
 }
+
+brandClass(StorageUnavailableError, 'StorageUnavailableError');
+brandClass(StoreConflictError, 'StoreConflictError');
+brandClass(StoreValueError, 'StoreValueError');
+brandClass(BlobTooLargeError, 'BlobTooLargeError');

@@ -1,6 +1,6 @@
 /**
  * The two storage interfaces a host can implement. Both are deliberately small and storage-neutral;
- * `test/contracts/` holds the shared suites every implementation must pass.
+ * `src/testing/` (`odbrest/testing`) holds the shared suites every implementation must pass.
  */
 
 /** A JSON value stored in a field. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect } from 'vitest';
 import { FileObjectStore } from '../../stores/file-store.js';
-import { objectStoreContract, type ObjectStoreHarnessOptions } from './object-store.js';
+import { objectStoreContract, type ObjectStoreHarnessOptions } from './suites.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'odbrest-file-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

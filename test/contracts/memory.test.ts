@@ -1,8 +1,8 @@
 import { MemoryKeyValueStore } from '../../src/storage/memory-kv.js';
 import { MemoryObjectStore } from '../../src/storage/memory-object-store.js';
 import { testClock } from '../helpers.js';
-import { keyValueStoreContract } from './key-value-store.js';
-import { objectStoreContract } from './object-store.js';
+import { keyValueStoreContract } from './suites.js';
+import { objectStoreContract } from './suites.js';
 
 objectStoreContract('MemoryObjectStore', { create: async (options) => new MemoryObjectStore(options) });
 

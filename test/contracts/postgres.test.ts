@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { StoreConflictError, StoreValueError } from '../../src/index.js';
 import { PostgresObjectStore } from '../../stores/postgres.js';
 import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from '../support/servers.js';
-import { objectStoreContract } from './object-store.js';
+import { objectStoreContract } from './suites.js';
 
 const available = await serverAvailable('PostgreSQL', 'the ObjectStore contract on PostgresObjectStore');
 const schema = `odbrest_test_${RUN_ID}`; // this run's own schema, dropped afterwards

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from 'vitest';
 import { RedisKeyValueStore } from '../../stores/redis.js';
 import { deleteKeys, REDIS_URL, RUN_ID, serverAvailable } from '../support/servers.js';
-import { keyValueStoreContract } from './key-value-store.js';
+import { keyValueStoreContract } from './suites.js';
 
 const available = await serverAvailable('Redis', 'the KeyValueStore contract on RedisKeyValueStore');
 const prefix = `odbrest-test:${RUN_ID}:`;

@@ -7,9 +7,9 @@
  * `create` returns a new, empty store for each test. Durable stores also pass `reopen`, which closes a
  * store and opens the same data again; the contract then checks that nothing was lost.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { StoreConflictError } from '../../src/storage/errors.js';
-import type { Fields, FindQuery, ObjectStore, StoredObject, Where } from '../../src/storage/types.js';
+import type { TestApi } from './test-api.js';
+import { StoreConflictError } from '../storage/errors.js';
+import type { Fields, FindQuery, ObjectStore, StoredObject, Where } from '../storage/types.js';
 
 export interface ObjectStoreHarnessOptions {
   /**
@@ -31,7 +31,7 @@ const frozenClock = () => Date.UTC(2026, 0, 15, 9, 0, 0, 500);
 
 const byIds = (objects: StoredObject[]) => objects.map((object) => object.id);
 
-export function objectStoreContract(name: string, harness: ObjectStoreHarness): void {
+export function objectStoreContract(name: string, harness: ObjectStoreHarness, { afterEach, describe, expect, it }: TestApi): void {
   describe(`ObjectStore contract: ${name}`, () => {
     const open: ObjectStore[] = [];
     const fresh = async (options?: ObjectStoreHarnessOptions) => {

@@ -6,8 +6,8 @@
  * `create` returns a new, empty store for each test. Expiry is checked by moving `clock`: a test clock
  * the store was built with, or (the default) real time, for stores whose server keeps the time.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import type { KeyValueStore } from '../../src/storage/types.js';
+import type { TestApi } from './test-api.js';
+import type { KeyValueStore } from '../storage/types.js';
 
 export interface ContractClock {
   /** Lets `ms` milliseconds pass for the store. */
@@ -21,7 +21,7 @@ export const realClock: ContractClock = { advance: (ms) => new Promise((resolve)
 const SHORT = 300;
 const LONG = 600_000;
 
-export function keyValueStoreContract(name: string, create: () => Promise<KeyValueStore>, clock: ContractClock = realClock): void {
+export function keyValueStoreContract(name: string, create: () => Promise<KeyValueStore>, clock: ContractClock = realClock, { afterEach, describe, expect, it }: TestApi): void {
   describe(`KeyValueStore contract: ${name}`, () => {
     const open: KeyValueStore[] = [];
     const fresh = async () => {

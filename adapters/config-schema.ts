@@ -1,0 +1,184 @@
+import * as v from 'valibot';
+
+/**
+ * The deployable configuration (`api-config.yml`): the groups of `ServiceOptions`, with durations in
+ * minutes and hours, stores chosen by URL, files and modules named by path. A group added here whose
+ * file form equals its option form (say `cors: {origins: [...]}`) reaches the service as it is;
+ * `CONVERTED` in node-config.ts lists the few that are changed on the way.
+ *
+ * Every check carries a message naming the option and what it allows, so that a typo never reads
+ * "Expected never but received ...".
+ */
+const text = (name: string) => v.string(`${name} must be a string`);
+const flag = (name: string) => v.boolean(`${name} must be true or false`);
+const number = (name: string) => v.number(`${name} must be a number`);
+const positive = (name: string) => v.pipe(number(name), v.gtValue(0, `${name} must be a number above 0`));
+function whole(name: string, min: number, max?: number) {
+  const range = max === undefined ? `${min} or more` : `from ${min} to ${max}`;
+  const message = `${name} must be a whole number ${range}`;
+  return v.pipe(v.number(message), v.integer(message), v.minValue(min, message), v.maxValue(max ?? Number.MAX_SAFE_INTEGER, message));
+}
+const names = (name: string, what: string) => v.array(v.string(`${name} must be a list of ${what}`), `${name} must be a list of ${what}`);
+const optional = <T extends v.GenericSchema>(schema: T) => v.optional(schema);
+const twoFactorKey = v.pipe(v.string('twoFactor.key must be a string'), v.minLength(32, 'twoFactor.key must be at least 32 characters'));
+function group<T extends v.ObjectEntries>(name: string, entries: T) {
+  return v.optional(v.strictObject(entries, `${name} must be a mapping of ${Object.keys(entries).join(', ')}`));
+}
+
+/** The object store by URL: `memory`, `file:<folder>` or `postgres://...`. */
+export const STORE_KINDS = 'memory, file:<folder> or a postgres:// URL';
+/** The key-value store by URL: `memory` or `redis://...`. */
+export const KV_KINDS = 'memory or a redis:// (rediss://) URL';
+/** What a refused store URL was, without the credentials a URL may carry. */
+const given = (issue: v.BaseIssue<unknown>) => {
+  const value = String(issue.input);
+  return `not ${JSON.stringify(/^[^:/@]*:/.exec(value)?.[0] ?? value.slice(0, 40))}`;
+};
+const isStoreUrl = (url: string) => url === 'memory' || url.startsWith('file:') || /^postgres(ql)?:\/\//.test(url);
+const isKvUrl = (url: string) => url === 'memory' || /^rediss?:\/\//.test(url);
+
+export const ConfigSchema = v.strictObject({
+  port: optional(whole('port', 0, 65535)),
+  hostname: optional(text('hostname')),
+  /** Seed objects (JSON, as examples/demo-data.json); into a durable store only while it is empty. */
+  dataFile: optional(text('dataFile')),
+  /** A module whose default export (or its named exports) are macros and `xApi_*` hooks. */
+  macros: optional(text('macros')),
+  /** One line per request on standard output. Default true. */
+  requestLog: optional(flag('requestLog')),
+  store: group('store', {
+    url: v.pipe(text('store.url'), v.check(isStoreUrl, (issue) => `store must be ${STORE_KINDS}, ${given(issue)}`)),
+    schema: optional(text('store.schema')),
+    table: optional(text('store.table')),
+  }),
+  kv: group('kv', {
+    url: v.pipe(text('kv.url'), v.check(isKvUrl, (issue) => `kv must be ${KV_KINDS}, ${given(issue)}`)),
+    prefix: optional(text('kv.prefix')),
+  }),
+  databaseName: optional(text('databaseName')),
+  mount: group('mount', { basePath: optional(text('mount.basePath')), alias: optional(text('mount.alias')) }),
+  appKeys: optional(names('appKeys', 'strings')),
+  trustProxy: optional(flag('trustProxy')),
+  cors: group('cors', {
+    origins: names('cors.origins', 'origins such as https://app.example.com'),
+    maxAgeSeconds: optional(whole('cors.maxAgeSeconds', 0)),
+  }),
+  serviceCheck: group('serviceCheck', {
+    applicationName: optional(text('serviceCheck.applicationName')),
+    applicationVersion: optional(text('serviceCheck.applicationVersion')),
+    timeoutMs: optional(positive('serviceCheck.timeoutMs')),
+  }),
+  maxBodyBytes: optional(whole('maxBodyBytes', 1)),
+  session: group('session', {
+    idleTimeoutMinutes: optional(positive('session.idleTimeoutMinutes')),
+    absoluteTimeoutHours: optional(positive('session.absoluteTimeoutHours')),
+    jwtSecret: optional(v.pipe(text('session.jwtSecret'), v.minLength(32, 'session.jwtSecret must be at least 32 characters'))),
+    maxPerUser: optional(whole('session.maxPerUser', 1)),
+  }),
+  loginLimit: group('loginLimit', {
+    perUser: optional(whole('loginLimit.perUser', 1)),
+    perAddress: optional(whole('loginLimit.perAddress', 1)),
+    windowMinutes: optional(positive('loginLimit.windowMinutes')),
+  }),
+  twoFactor: group('twoFactor', {
+    policies: optional(
+      v.record(v.string(), v.picklist(['optional', 'forced'], 'twoFactor.policies: each policy must be optional or forced'), 'twoFactor.policies must map application names to optional or forced'),
+    ),
+    key: optional(v.union([twoFactorKey, v.pipe(v.array(twoFactorKey), v.minLength(1))], 'twoFactor.key must be a string of at least 32 characters, or a list of them')),
+    issuer: optional(text('twoFactor.issuer')),
+  }),
+  users: group('users', { className: optional(text('users.className')), passwordIterations: optional(whole('users.passwordIterations', 1)) }),
+  customLogin: group('customLogin', { className: optional(text('customLogin.className')) }),
+  secure: group('secure', {
+    serverKey: optional(v.string('secure.serverKey must be a PEM string')),
+    serverKeyFile: optional(v.string('secure.serverKeyFile must be a path')),
+  }),
+  externalLogin: group('externalLogin', {
+    publicUrl: optional(v.string('externalLogin.publicUrl must be a URL')),
+    providers: optional(
+      v.array(
+        v.strictObject(
+          {
+            name: text('externalLogin.providers[].name'),
+            endpoints: optional(v.record(v.string(), v.string(), 'externalLogin.providers[].endpoints must map endpoint names to URLs')),
+          },
+          'each of externalLogin.providers must be a mapping of name, endpoints',
+        ),
+        'externalLogin.providers must be a list of {name: ...}',
+      ),
+    ),
+  }),
+  objects: group('objects', {
+    serializationDepth: optional(whole('objects.serializationDepth', 0)),
+    internalClasses: optional(names('objects.internalClasses', 'class names')),
+  }),
+  caches: group('caches', {
+    sessions: optional(whole('caches.sessions', 1)),
+    secureSessions: optional(whole('caches.secureSessions', 1)),
+    storeTimes: optional(whole('caches.storeTimes', 1)),
+  }),
+});
+export type FileConfig = v.InferOutput<typeof ConfigSchema>;
+
+const asBoolean = (x: string) => (x === 'true' || x === '1' ? true : x === 'false' || x === '0' ? false : x);
+
+/**
+ * Each variable, the option (group, name) it sets and its conversion. A value that does not convert
+ * goes through as it is, so the schema's message names the option.
+ */
+export const ENV: Record<string, [string[], (value: string) => unknown]> = {
+  ODBREST_PORT: [['port'], Number],
+  PORT: [['port'], Number],
+  ODBREST_HOSTNAME: [['hostname'], String],
+  ODBREST_DATA: [['dataFile'], String],
+  ODBREST_MACROS: [['macros'], String],
+  ODBREST_REQUEST_LOG: [['requestLog'], asBoolean],
+  ODBREST_STORE: [['store', 'url'], String],
+  ODBREST_KV: [['kv', 'url'], String],
+  ODBREST_DATABASE_NAME: [['databaseName'], String],
+  ODBREST_BASE_PATH: [['mount', 'basePath'], String],
+  ODBREST_ALIAS: [['mount', 'alias'], String],
+  ODBREST_APP_KEYS: [['appKeys'], (x) => x.split(',').map((key) => key.trim()).filter(Boolean)],
+  ODBREST_JWT_SECRET: [['session', 'jwtSecret'], String],
+  ODBREST_IDLE_MINUTES: [['session', 'idleTimeoutMinutes'], Number],
+  ODBREST_ABSOLUTE_HOURS: [['session', 'absoluteTimeoutHours'], Number],
+  ODBREST_MAX_BODY_BYTES: [['maxBodyBytes'], Number],
+  ODBREST_TRUST_PROXY: [['trustProxy'], asBoolean],
+  ODBREST_CORS_ORIGINS: [['cors', 'origins'], (x) => x.split(',').map((origin) => origin.trim()).filter(Boolean)],
+  ODBREST_PUBLIC_URL: [['externalLogin', 'publicUrl'], String],
+  ODBREST_2FA_KEY: [['twoFactor', 'key'], String],
+  ODBREST_SERVER_KEY_FILE: [['secure', 'serverKeyFile'], String],
+  ODBREST_SERVER_KEY: [['secure', 'serverKey'], String],
+};
+
+type AnySchema = v.GenericSchema & { wrapped?: AnySchema; item?: AnySchema; entries?: Record<string, AnySchema> };
+
+/** The option names allowed at `path` (a group's members, or the top level). */
+function allowedAt(path: Array<string | number>): string[] {
+  let schema = ConfigSchema as unknown as AnySchema | undefined;
+  const unwrap = () => {
+    while (schema?.wrapped) schema = schema.wrapped;
+  };
+  for (const key of path) {
+    unwrap();
+    schema = typeof key === 'number' ? schema?.item : schema?.entries?.[key];
+  }
+  unwrap();
+  return Object.keys(schema?.entries ?? {});
+}
+
+/** `session.jwtSecret`, `externalLogin.providers[0].name`. */
+const optionName = (path: Array<string | number>) => path.map((key, i) => (typeof key === 'number' ? `[${key}]` : i === 0 ? key : `.${key}`)).join('');
+
+/** The message of a configuration that does not fit: the option it concerns and what is allowed there. */
+export function describeIssue(issue: v.BaseIssue<unknown>): string {
+  const path = (issue.path ?? []).map((item) => item.key as string | number);
+  const where = optionName(path) || 'config';
+  if (issue.expected === 'never' && path.length > 0) {
+    const parent = path.slice(0, -1);
+    const allowed = allowedAt(parent);
+    const place = parent.length === 0 ? '' : ` in ${optionName(parent)}`;
+    return `invalid configuration (${where}): unknown option ${JSON.stringify(path.at(-1))}${place}; allowed: ${allowed.join(', ')}`;
+  }
+  return `invalid configuration (${where}): ${issue.message}`;
+}

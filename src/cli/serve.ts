@@ -1,0 +1,104 @@
+import type { Server } from 'node:http';
+import { parseArgs } from 'node:util';
+import { createService, type Service } from '../index.js';
+import { loadConfig, openConfig, serve } from '../../adapters/node.js';
+
+/** A mistake on the command line (exit 2), as against a configuration or start-up failure (exit 1). */
+export class UsageError extends Error {
+  /** The usage text printed after the message. */
+  usage: string | undefined;
+  constructor(message: string, usage?: string) {
+    super(message);
+    this.usage = usage;
+  }
+}
+
+export const SERVE_USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H]
+  --config FILE   the configuration (default: api-config.yml in the working directory, or ODBREST_CONFIG)
+  --port N        the port to listen on (default: the configuration's port, or 8080; 0 picks a free one)
+  --host H        the address to listen on (default: every address; 127.0.0.1 for this machine only)
+Flags win over ODBREST_* variables, which win over the file.`;
+
+export interface ServeFlags {
+  config?: string;
+  port?: number;
+  host?: string;
+  help?: boolean;
+}
+
+/** Parses the flags of `odbrest serve`; a flag it does not know is a `UsageError` naming it. */
+export function parseServeArgs(args: string[]): ServeFlags {
+  let values: { config?: string; port?: string; host?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: { config: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    const flag = /'([^' ]+)/.exec((error as Error).message)?.[1]; // the flag or argument the message quotes
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw new UsageError(`${flag ?? 'a flag'} needs a value`, SERVE_USAGE);
+    if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') throw new UsageError(`serve takes no argument ${flag ?? ''}`, SERVE_USAGE);
+    throw new UsageError(`unknown flag ${flag ?? ''} for serve`, SERVE_USAGE);
+  }
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && (!/^\d+$/.test(values.port!) || port > 65535)) throw new UsageError('--port must be a whole number from 0 to 65535', SERVE_USAGE);
+  return { config: values.config, port, host: values.host, help: values.help };
+}
+
+export interface RunningServer {
+  url: string;
+  service: Service;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** Why a server could not listen, in one line. */
+function listenFailure(error: NodeJS.ErrnoException, port: number, host: string | undefined): Error {
+  if (error.code === 'EADDRINUSE') return new Error(`port ${port} is already in use`);
+  if (error.code === 'EACCES') return new Error(`no permission to listen on port ${port}`);
+  if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') return new Error(`cannot listen on host ${host}: no such address on this machine`);
+  return error;
+}
+
+/**
+ * Starts the service the configuration describes: `flags` over ODBREST_* variables over the file.
+ * `notice` receives the lines meant for the operator (an empty in-memory database).
+ */
+export async function startServer(
+  flags: ServeFlags = {},
+  env: Record<string, string | undefined> = process.env,
+  notice: (line: string) => void = (line) => console.error(line),
+): Promise<RunningServer> {
+  const config = loadConfig(flags.config === undefined ? env : { ...env, ODBREST_CONFIG: flags.config });
+  const port = flags.port ?? config.port;
+  const hostname = flags.host ?? config.hostname;
+  const service = createService(await openConfig(config));
+  let server: Server;
+  try {
+    await service.ready;
+    server = await serve(service, { port, hostname });
+  } catch (error) {
+    await service.close();
+    throw listenFailure(error as NodeJS.ErrnoException, port, hostname);
+  }
+  if ((config.file.store?.url ?? 'memory') === 'memory' && !config.file.dataFile) {
+    notice('odbrest: serving an empty in-memory database, gone on exit; choose store: and dataFile: in api-config.yml (README, "Options")');
+  }
+  const address = server.address();
+  const bound = typeof address === 'object' && address ? address.port : port;
+  const host = hostname === undefined || hostname === '0.0.0.0' || hostname === '::' ? 'localhost' : hostname.includes(':') ? `[${hostname}]` : hostname;
+  const mount = config.options.mount;
+  return {
+    url: `http://${host}:${bound}${mount?.basePath ?? ''}${mount?.alias ? `/${mount.alias}` : ''}`,
+    service,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => void service.close().then(() => resolve()));
+        server.closeIdleConnections();
+      }),
+  };
+}

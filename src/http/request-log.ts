@@ -1,0 +1,65 @@
+import type { Answer } from './envelope.js';
+
+/** One request as the log sees it. Nothing in it comes from headers or bodies. */
+export interface RequestLogEntry {
+  method: string;
+  /** The path as sent, the query's values replaced by `***` (they may carry codes, states or tokens). */
+  path: string;
+  /** HTTP status. */
+  status: number;
+  /** The envelope's `internalStatus`, or `-` for an answer that is not an envelope (a redirect, an encrypted login answer). */
+  internalStatus: string;
+  /** Milliseconds from the request's arrival to its answer's headers. */
+  ms: number;
+}
+
+/**
+ * Where the request log goes: a function receiving the line (`POST /v1/login 200 0 3.1ms`) and its
+ * parts, or a logger object whose `info(parts, line)` is called, as `pino` has it.
+ */
+export type RequestLogger = ((line: string, entry: RequestLogEntry) => void) | { info(entry: RequestLogEntry, line: string): void };
+
+/** The internalStatus of each request's answer, noted by the dispatch (a secure answer is encrypted after). */
+const answered = new WeakMap<Request, string>();
+
+/** Notes `answer` as the answer to `request` for the log; returns it. */
+export function noteAnswer<A extends Answer>(request: Request, answer: A): A {
+  if ('internalStatus' in answer && answer.internalStatus !== undefined) answered.set(request, answer.internalStatus);
+  return answer;
+}
+
+const MAX_PATH = 200;
+const NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,31}$/;
+
+/** The path and query of `url` for the log: every query value, and any item that is not `name=value`, is `***`. */
+export function loggedPath(url: string): string {
+  const { pathname, search } = new URL(url);
+  const path = pathname.length > MAX_PATH ? `${pathname.slice(0, MAX_PATH)}...` : pathname;
+  if (search.length <= 1) return path;
+  const items = search.slice(1).split('&');
+  const shown = items.slice(0, 20).map((item) => {
+    const name = item.split('=', 1)[0]!;
+    return item.includes('=') && NAME.test(name) ? `${name}=***` : '***';
+  });
+  return `${path}?${shown.join('&')}${items.length > 20 ? '&...' : ''}`;
+}
+
+type Handler<C> = (request: Request, context?: C) => Promise<Response>;
+
+/** `handle` with one log entry per request, or `handle` itself when there is no logger. */
+export function logRequests<C>(logger: RequestLogger | undefined, handle: Handler<C>): Handler<C> {
+  if (!logger) return handle;
+  const write = typeof logger === 'function' ? logger : (line: string, entry: RequestLogEntry) => logger.info(entry, line);
+  return async (request, context) => {
+    const started = performance.now();
+    const response = await handle(request, context);
+    try {
+      const ms = Math.round((performance.now() - started) * 10) / 10;
+      const entry = { method: request.method.slice(0, 20), path: loggedPath(request.url), status: response.status, internalStatus: answered.get(request) ?? '-', ms };
+      write(`${entry.method} ${entry.path} ${entry.status} ${entry.internalStatus} ${ms}ms`, entry);
+    } catch {
+      // a failing logger never costs the client its answer
+    }
+    return response;
+  };
+}

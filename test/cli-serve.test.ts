@@ -1,0 +1,191 @@
+/**
+ * `odbrest serve` as a user runs it: the built CLI in its own process, configured by a file that
+ * chooses PostgreSQL and Redis and loads a macro module, by flags, and refusing what it cannot do in
+ * one line with the right exit code.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { call, loginBody, USERS } from './helpers.js';
+import { freePort, remoteService, spawnLines, type LineProcess } from './support/processes.js';
+import { DATABASE_URL, deleteKeys, dropSchema, REDIS_URL, RUN_ID, serverAvailable } from './support/servers.js';
+
+const root = new URL('..', import.meta.url).pathname;
+const cli = join(root, 'dist/cli.js');
+const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+
+/** Runs the CLI to its end; answers its exit code and output. */
+function runCli(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [cli, ...args], { cwd: options.cwd ?? mkdtempSync(join(tmpdir(), 'odbrest-serve-')), env: { ...process.env, ...options.env }, timeout: 20_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+function dirWith(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'odbrest-serve-'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+const seed = JSON.stringify({
+  objects: [
+    { '~ClassName': 'User', '~ObjectID': 'USR00001', Name: 'alice', _password: USERS.alice, _licences: ['crm'] },
+    { '~ClassName': 'Customer', '~ObjectID': 'CUS00001', Name: 'Hansen', City: 'Hamburg' },
+    { '~ClassName': 'Customer', '~ObjectID': 'CUS00002', Name: 'Berg', City: 'Hamburg' },
+  ],
+});
+const macroModule = `export default {
+  customersIn: async (ctx, { city }) => ({ city, count: await ctx.store.count('Customer', { City: city }) }),
+};\n`;
+
+const running: LineProcess[] = [];
+afterAll(() => Promise.all(running.map((child) => child.stop())));
+
+/** Starts `odbrest serve` with `args`; answers the process and the address it printed. */
+async function serve(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ child: LineProcess; url: string; stderr: string[] }> {
+  const child = spawnLines(process.execPath, [cli, 'serve', ...args], env, { cwd });
+  running.push(child);
+  const stderr: string[] = [];
+  child.child.stderr!.on('data', (chunk: string) => stderr.push(chunk));
+  const line = await child.waitFor((text) => text.startsWith('odbrest listening on '));
+  return { child, url: line.slice('odbrest listening on '.length), stderr };
+}
+
+const available = (await serverAvailable('PostgreSQL', 'odbrest serve on PostgreSQL and Redis')) && (await serverAvailable('Redis', 'odbrest serve on PostgreSQL and Redis'));
+
+describe.runIf(available)('a configuration choosing PostgreSQL, Redis and a macro module', () => {
+  const schema = `serve_${RUN_ID}`;
+  const prefix = `odbrest-serve:${RUN_ID}:`;
+  afterAll(async () => {
+    await Promise.all(running.map((child) => child.stop()));
+    await dropSchema(schema);
+    await deleteKeys(prefix);
+  });
+
+  test('logs in, reads an object, runs the macro; every request is one line of the log', async () => {
+    const dir = dirWith({
+      'api-config.yml': [
+        'port: 0',
+        'hostname: 127.0.0.1',
+        'dataFile: ./data.json',
+        'macros: ./macros.mjs',
+        `store: { url: "${DATABASE_URL}", schema: ${schema}, table: objects }`,
+        `kv: { url: "${REDIS_URL}", prefix: "${prefix}" }`,
+        'users: { passwordIterations: 1000 }',
+        'appKeys: [crm-app]',
+        '',
+      ].join('\n'),
+      'data.json': seed,
+      'macros.mjs': macroModule,
+    });
+    const { child, url } = await serve(['--config', join(dir, 'api-config.yml')], tmpdir());
+    const service = remoteService(url);
+    const headers = { appkey: 'crm-app' };
+    const login = await call(service as never, 'POST', '/v1/login', { json: loginBody('alice', USERS.alice), headers });
+    expect(login.body.status).toEqual({ internalStatus: '0', statusMessage: 'ok' });
+    const sessionId = login.body.data.sessionId as string;
+    const customer = await call(service as never, 'GET', '/v1/object/CUS00001', { headers: { ...headers, sessionId } });
+    expect(customer.body).toEqual({
+      status: { internalStatus: '0', statusMessage: 'ok' },
+      data: { '~ClassName': 'Customer', '~ObjectID': 'CUS00001', '~StoreTime': expect.any(String), Name: 'Hansen', City: 'Hamburg' },
+    });
+    const macro = await call(service as never, 'POST', '/v1/execute/customersIn', { json: { city: 'Hamburg' }, headers: { ...headers, sessionId } });
+    expect(macro.body).toEqual({ status: { internalStatus: '0', statusMessage: 'ok' }, data: { city: 'Hamburg', count: 2 } });
+
+    // the objects are in this run's PostgreSQL schema and the session in Redis under its prefix
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    const rows = await client.query(`SELECT count(*)::int AS n FROM "${schema}".objects`);
+    await client.end();
+    expect(rows.rows[0].n).toBe(3);
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(REDIS_URL);
+    expect((await redis.keys(`${prefix}*`)).length).toBeGreaterThan(0);
+    await redis.quit();
+
+    await expect.poll(() => child.lines.filter((line) => !line.startsWith('odbrest listening')).map((line) => line.replace(/ [\d.]+ms$/, ''))).toEqual([
+      'POST /v1/login 200 0',
+      'GET /v1/object/CUS00001 200 0',
+      'POST /v1/execute/customersIn 200 0',
+    ]);
+    expect(child.lines.join('\n')).not.toContain(sessionId);
+  });
+});
+
+describe('odbrest serve', () => {
+  test('--config, --port and --host win over the variables and the file; requestLog: false is quiet', async () => {
+    const port = await freePort();
+    const dir = dirWith({ 'conf.yml': 'port: 1\nhostname: 0.0.0.0\nrequestLog: false\ndataFile: ./data.json\nusers: { passwordIterations: 1000 }\n', 'data.json': seed });
+    const { child, url, stderr } = await serve(['--config', 'conf.yml', '--port', String(port), '--host', '127.0.0.1'], dir, { PORT: '2', ODBREST_HOSTNAME: '::1' });
+    expect(url).toBe(`http://127.0.0.1:${port}`);
+    const login = await call(remoteService(url) as never, 'POST', '/v1/login', { json: loginBody('alice', USERS.alice), headers: { appkey: 'x' } });
+    expect(login.body.status.internalStatus).toBe('0');
+    await child.stop();
+    expect([child.lines, stderr]).toEqual([[`odbrest listening on ${url}`], []]);
+  });
+
+  test('with the in-memory store and no data it says so in one line', async () => {
+    const { child, stderr } = await serve(['--port', '0', '--host', '127.0.0.1'], dirWith({}));
+    await child.stop();
+    expect(stderr.join('')).toBe('odbrest: serving an empty in-memory database, gone on exit; choose store: and dataFile: in api-config.yml (README, "Options")\n');
+  });
+
+  test.each([['--help'], ['help'], ['serve', '--help']])('%s prints the usage and exits 0', async (...args) => {
+    const { code, stdout, stderr } = await runCli(args);
+    expect([code, stderr]).toEqual([0, '']);
+    expect(stdout).toMatch(/^usage: odbrest serve \[--config FILE\] \[--port N\] \[--host H\]/);
+  });
+
+  test('keygen --help prints its usage and exits 0', async () => {
+    const { code, stdout } = await runCli(['keygen', '--help']);
+    expect([code, stdout.split('\n')[0]]).toEqual([0, 'usage: odbrest keygen [--bits 2048] [--out dir]']);
+  });
+
+  test('--version prints the version and exits 0', async () => {
+    expect(await runCli(['--version'])).toEqual({ code: 0, stdout: `odbrest ${version}\n`, stderr: '' });
+  });
+
+  test('a port in use is one line and exit 1', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      expect(await runCli(['serve', '--port', String(port), '--host', '127.0.0.1'])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `odbrest: port ${port} is already in use\n`,
+      });
+    } finally {
+      blocker.close();
+    }
+  });
+
+  test.each([
+    [['serve', '--bogus'], 'odbrest: unknown flag --bogus for serve\nusage: odbrest serve'],
+    [['serve', '--port'], 'odbrest: --port needs a value\nusage: odbrest serve'],
+    [['serve', '--port', '80x'], 'odbrest: --port must be a whole number from 0 to 65535\nusage: odbrest serve'],
+    [['serve', 'extra'], 'odbrest: serve takes no argument extra\nusage: odbrest serve'],
+    [['bogus'], 'odbrest: unknown command bogus\nusage: odbrest serve'],
+  ])('%j is a usage error: exit 2', async (args, message) => {
+    const { code, stdout, stderr } = await runCli(args);
+    expect([code, stdout, stderr.slice(0, message.length)]).toEqual([2, '', message]);
+  });
+
+  test.each([
+    ['prot: 80\n', 'odbrest: invalid configuration (prot): unknown option "prot"; allowed: port, hostname, dataFile, macros, requestLog, store, kv, databaseName, mount, appKeys, trustProxy, maxBodyBytes, session, loginLimit, users, customLogin, secure, externalLogin, objects, caches\n'],
+    ['session: { idle: 5 }\n', 'odbrest: invalid configuration (session.idle): unknown option "idle" in session; allowed: idleTimeoutMinutes, absoluteTimeoutHours, jwtSecret, maxPerUser\n'],
+    ['store: mysql://user:secret@db/x\n', 'odbrest: invalid configuration (store.url): store must be memory, file:<folder> or a postgres:// URL, not "mysql:"\n'],
+    ['kv: { url: memory, prefix: 3 }\n', 'odbrest: invalid configuration (kv.prefix): kv.prefix must be a string\n'],
+    ['macros: ./nope.mjs\n', `odbrest: cannot load the macros module {dir}/nope.mjs: not found\n`],
+    ['session: 5\n', 'odbrest: invalid configuration (session): session must be a mapping of idleTimeoutMinutes, absoluteTimeoutHours, jwtSecret, maxPerUser\n'],
+  ])('the configuration %j stops with one line naming the option (exit 1)', async (yaml, message) => {
+    const dir = dirWith({ 'api-config.yml': yaml });
+    expect(await runCli(['serve', '--port', '0'], { cwd: dir })).toEqual({ code: 1, stdout: '', stderr: message.replace('{dir}', dir) });
+  });
+});
