@@ -77,6 +77,7 @@ export { matches, compileWhere, compareFieldValues, compareCodePoints, orderComp
 export { nextStoreTime } from './storage/store-time.js';
 export { MemoryObjectStore, type MemoryObjectStoreOptions } from './storage/memory-object-store.js';
 export { MemoryKeyValueStore, type MemoryKeyValueStoreOptions } from './storage/memory-kv.js';
+export { KV_PARTITIONS, type KvPartition } from './storage/keys.js';
 export {
   BLOB_ID,
   BlobMeter,

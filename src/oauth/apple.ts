@@ -1,5 +1,6 @@
 import { SignJWT, importPKCS8 } from 'jose';
 import * as v from 'valibot';
+import { parseJsonText } from '../http/json.js';
 import { identityFromClaims, optionalText } from './identity.js';
 import { EndpointsSchema, httpsUrl, nonEmpty, parseAdditionalData } from './settings.js';
 import type { CredentialContext, Credentials, ProviderKind } from './types.js';
@@ -84,7 +85,7 @@ export const apple: ProviderKind = {
     let name: string | undefined;
     let surname: string | undefined;
     try {
-      const user = JSON.parse(callback.get('user') ?? 'null') as { name?: { firstName?: unknown; lastName?: unknown } } | null;
+      const user = parseJsonText(callback.get('user') ?? 'null', 'user') as { name?: { firstName?: unknown; lastName?: unknown } } | null;
       name = optionalText(user?.name?.firstName);
       surname = optionalText(user?.name?.lastName);
     } catch {

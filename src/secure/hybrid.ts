@@ -1,6 +1,7 @@
 import { base64 } from '@scure/base';
 import { concatBytes } from '@noble/hashes/utils.js';
 import { ApiError } from '../http/errors.js';
+import { parseJsonText } from '../http/json.js';
 import { importClientPublicKey, modulusBits, OAEP_SHA256 } from './keys.js';
 
 /**
@@ -92,7 +93,7 @@ async function open(serverKey: CryptoKey, body: HybridLoginBody): Promise<Opened
   if (aesKey.length !== AES_KEY_BYTES) throw hybridRefusal();
   const plaintext = await aesCbc('decrypt', aesKey, sealed.subarray(0, IV_BYTES), sealed.subarray(IV_BYTES));
   const text = new TextDecoder('utf-8', { fatal: true }).decode(plaintext);
-  return { login: JSON.parse(text), clientKey };
+  return { login: parseJsonText(text, 'the login'), clientKey }; // any failure here is the one 310, too
 }
 
 /** AES-256-CBC with PKCS#7 padding (WebCrypto pads and checks the padding itself). */

@@ -7,6 +7,7 @@ import type { Session } from '../auth/sessions.js';
 import type { ServiceContext } from '../context.js';
 import { envelope, okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
+import { parseJsonText } from '../http/json.js';
 import { asJsonObject, readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import type { StoredObject } from '../storage/types.js';
@@ -52,7 +53,7 @@ async function decryptCredentials(privateKey: CryptoKey, credentials: string): P
   }
   let body: unknown;
   try {
-    body = JSON.parse(utf8.decode(plaintext));
+    body = parseJsonText(utf8.decode(plaintext), 'decrypted credentials');
   } catch {
     throw new ApiError('400', 'decrypted credentials are not a UTF-8 JSON login body');
   }

@@ -1,0 +1,44 @@
+/**
+ * Issue 12, finding 10: a macro that returned `await ctx.user()` (or any object from `ctx.store`) sent
+ * its `_passwordHash` and `_licences` to the client. Stored objects anywhere in a macro's result are
+ * serialized as `GET` serves them.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { Macros } from '../../src/index.js';
+import { call, demoService, login } from '../helpers.js';
+import { overNode, type OverNode } from './over-node.js';
+
+const macros: Macros = {
+  me: async (ctx) => ctx.user(),
+  nested: async (ctx) => ({ me: await ctx.user(), users: [await ctx.store.get('USR00001'), await ctx.store.get('USR00002')], n: 1 }),
+  listing: async (ctx) => (await ctx.store.find({ className: 'User' })).objects,
+  plain: () => ({ numbers: [1, 2, 3], text: 'as it is', _kept: 'a plain value is not an object' }),
+};
+
+describe('macros returning stored objects', () => {
+  let node: OverNode;
+  let sessionId: string;
+  beforeAll(async () => {
+    node = await overNode(await demoService({ macros }));
+    sessionId = await login(node.remote, 'alice');
+  });
+  afterAll(() => node?.close());
+  const run = (name: string) => call(node.remote, 'POST', `/v1/execute/${name}`, { headers: { sessionId } });
+
+  test.each(['me', 'nested', 'listing'])('%s: no _ field reaches the client, objects are served with their metadata', async (name) => {
+    const answer = await run(name);
+    expect(answer.body.status.internalStatus).toBe('0');
+    expect(answer.text).not.toMatch(/_passwordHash|_licences|pbkdf2/);
+    expect(answer.text).toContain('"~ClassName":"User"');
+  });
+
+  test('the user object as GET serves it', async () => {
+    const answer = await run('me');
+    const served = await call(node.remote, 'GET', `/v1/object/${answer.body.data['~ObjectID']}`, { headers: { sessionId } });
+    expect(answer.body.data).toEqual(served.body.data);
+  });
+
+  test('a result without stored objects is sent as it is', async () => {
+    expect((await run('plain')).body.data).toEqual({ numbers: [1, 2, 3], text: 'as it is', _kept: 'a plain value is not an object' });
+  });
+});
