@@ -145,7 +145,7 @@ describe('the README’s complete api-config.yml', () => {
     writeFileSync(join(dir, 'keys/server-key.pem'), 'PEM');
     const config = loadConfig({}, dir);
     expect(config.options).toMatchObject({ databaseName: 'crm', session: { idleTimeoutMs: 1_800_000, maxPerUser: 1000 }, secure: { serverKey: 'PEM' } });
-    expect(config.file.store).toEqual({ url: 'postgres://odbrest@db.internal:5432/crm', schema: 'public', table: 'odbrest_objects' });
+    expect(config.file.store).toEqual({ url: 'postgres://odbrest@db.internal:5432/crm', schema: 'public', table: 'odbrest_store' });
   });
 
   test('shows every option of the file', () => {

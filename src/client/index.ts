@@ -149,7 +149,9 @@ export function createClient(options: ClientOptions): OdbRestClient {
     try {
       return await send<T>(method, path, body, used);
     } catch (error) {
-      const expired = error instanceof OdbRestError && (error.internalStatus === '201' || error.internalStatus === '204');
+      // on a secure session a 201/204 comes unencrypted (it may have been forged): logging in again is still safe
+      const refused = error instanceof OdbRestError || error instanceof OdbRestUnauthenticatedRefusal;
+      const expired = refused && (error.internalStatus === '201' || error.internalStatus === '204');
       if (!auth || !expired || !lastLogin) throw error;
       await relogin(used);
       return send<T>(method, path, body, credential);
