@@ -24,6 +24,8 @@ export function odbrest(service: Service): (ctx: KoaContext, next: Next) => Prom
     if (!servesNodeRequest(service, ctx.req)) return next();
     const body = bodyAfterParsers(ctx.req, ctx.request.rawBody, ctx.request.body);
     const response = await serviceFetch(service, ctx.req, body);
+    // answered before its body arrived: the connection cannot carry the next request (see respond in node-http.ts)
+    if (!ctx.req.complete) ctx.set('connection', 'close');
     // Order matters: Koa turns a null body into 204 unless the status is set afterwards (a 302
     // redirect), and drops Content-Length when a body is set after the headers.
     if (!response.body) ctx.body = null;

@@ -110,7 +110,11 @@ export function serviceFetch(service: Service, req: IncomingMessage, body?: Body
 
 /** Answers a Node request with the service and writes the answer back. */
 export async function respond(service: Service, req: IncomingMessage, res: ServerResponse, body?: BodyInit | null): Promise<void> {
-  await writeWebResponse(res, await serviceFetch(service, req, body));
+  const response = await serviceFetch(service, req, body);
+  // Answered before its body arrived (a 404, 405 or 401 reads none): the rest of the body sits in the
+  // stream the web Request took over, so the connection could not carry the next request; close it.
+  if (!req.complete) res.setHeader('connection', 'close');
+  await writeWebResponse(res, response);
 }
 
 /** Writes a web Response to a Node response, streaming the body and respecting back-pressure. */
