@@ -3,8 +3,9 @@ import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
-import type { StoredObject, Where } from '../storage/types.js';
+import type { StoredObject } from '../storage/types.js';
 import type { ObjectSet } from './object-set.js';
+import { parseOrderBy, parseQuery } from './query.js';
 
 export const DEFAULT_PER_PAGE = 50;
 export const MAX_PER_PAGE = 1000;
@@ -14,27 +15,6 @@ function integerParam(request: ApiRequest, name: string, fallback: number, max: 
   if (raw === null || raw === '') return fallback;
   if (!/^\d{1,9}$/.test(raw) || Number(raw) > max) throw new ApiError('400', `${name} must be an integer from 0 to ${max}`);
   return Number(raw);
-}
-
-function whereParam(request: ApiRequest): Where {
-  const raw = request.searchParams.get('query');
-  if (raw === null || raw === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new ApiError('400', 'query must be a JSON object of field values, e.g. {"Name":"Alice"}');
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ApiError('400', 'query must be a JSON object of field values, e.g. {"Name":"Alice"}');
-  }
-  for (const [field, value] of Object.entries(parsed)) {
-    if (field.startsWith('_')) throw new ApiError('400', `query may not filter on internal field ${clip(field)}`);
-    if (value !== null && !['string', 'number', 'boolean'].includes(typeof value)) {
-      throw new ApiError('400', `query value of ${clip(field)} must be a string, number, boolean or null`);
-    }
-  }
-  return parsed as Where;
 }
 
 function booleanParam(request: ApiRequest, name: string): boolean {
@@ -48,7 +28,8 @@ async function listing(ctx: ServiceContext, request: ApiRequest, className: stri
   if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
   const set: ObjectSet = {
     className,
-    where: whereParam(request),
+    where: parseQuery(request.searchParams.get('query')),
+    orderBy: parseOrderBy(request.searchParams.get('orderBy')),
     page: integerParam(request, 'page', 0, 1_000_000_000),
     perPage: integerParam(request, 'perPage', DEFAULT_PER_PAGE, MAX_PER_PAGE),
     reverseOrder: booleanParam(request, 'reverseOrder'),
@@ -64,6 +45,7 @@ async function listing(ctx: ServiceContext, request: ApiRequest, className: stri
     const found = await ctx.store.find({
       className,
       where: set.where,
+      orderBy: set.orderBy,
       offset: set.page * set.perPage,
       limit: set.perPage,
       reverse: set.reverseOrder,
