@@ -6,6 +6,7 @@ import { describe, expect, test } from 'vitest';
 import { demoAccess } from '../../examples/demo-access.mjs';
 import type { Service } from '../../src/index.js';
 import { call, CONTACTS, demoService, login, loginBody } from '../helpers.js';
+import { nodeKeyPair, nodeSecureLogin, secureCall } from '../secure/node-client.js';
 
 type Action = 'read' | 'create' | 'update' | 'delete';
 interface Principal {
@@ -120,5 +121,19 @@ describe('references, filters and macros follow the rules', () => {
     const headers = { sessionId: await login(service, 'bob') };
     const data = (await call(service, 'POST', '/v1/execute/users', { headers })).body.data;
     expect(data.map((o: Record<string, unknown>) => o.Name ?? null)).toEqual([null, 'bob', null, null]);
+  });
+});
+
+describe('the secure transport follows the same rules', () => {
+  test.each(['alice', 'bob'] as const)('%s', async (name) => {
+    const service = await demoService({ access: demoAccess });
+    const p = PRINCIPALS.find((principal) => principal.name === name)!;
+    const session = await nodeSecureLogin(service, nodeKeyPair(), { user: name });
+    let n = 0;
+    const code = async (method: string, target: string, json?: unknown) => (await secureCall(service, session, ++n, method, target, json)).envelope.status.internalStatus;
+    expect(await code('GET', '/v1/object/USR00002')).toBe(may(p, 'read', 'User', 'USR00002') ? '0' : '404');
+    expect(await code('PATCH', '/v1/object/CUS00001', { City: 'Kiel' })).toBe(may(p, 'update', 'Customer', 'CUS00001') ? '0' : '403');
+    expect(await code('POST', '/v1/object/Customer', { Name: 'x' })).toBe(scope(p, 'Customer', 'create') === 'all' ? '0' : '403');
+    expect(await code('DELETE', '/v1/object/CUS00002')).toBe(may(p, 'delete', 'Customer', 'CUS00002') ? '0' : '403');
   });
 });
