@@ -87,6 +87,22 @@ export const ConfigSchema = v.strictObject({
     key: optional(v.union([twoFactorKey, v.pipe(v.array(twoFactorKey), v.minLength(1))], 'twoFactor.key must be a string of at least 32 characters, or a list of them')),
     issuer: optional(text('twoFactor.issuer')),
   }),
+  /** Access rules (PROTOCOL.md 6.4): class name or "*" -> action -> group names, "*" or "self". */
+  access: optional(
+    v.record(
+      v.string(),
+      v.strictObject(
+        {
+          read: optional(names('access rules', 'group names, "*" or "self"')),
+          create: optional(names('access rules', 'group names or "*"')),
+          update: optional(names('access rules', 'group names, "*" or "self"')),
+          delete: optional(names('access rules', 'group names or "*"')),
+        },
+        'access must map class names (or "*") to read, create, update and delete lists',
+      ),
+      'access must map class names (or "*") to read, create, update and delete lists',
+    ),
+  ),
   users: group('users', { className: optional(text('users.className')), passwordIterations: optional(whole('users.passwordIterations', 1)) }),
   customLogin: group('customLogin', { className: optional(text('customLogin.className')) }),
   secure: group('secure', {

@@ -56,6 +56,8 @@ const CONVERTED = {
     idleTimeoutMs: minutes(session.idleTimeoutMinutes, 60_000),
     absoluteTimeoutMs: minutes(session.absoluteTimeoutHours, 3_600_000),
   }),
+  // the file holds the rule table itself; in code it is `access.rules` beside the `authorize` function
+  access: (rules: NonNullable<FileConfig['access']>): ServiceOptions['access'] => ({ rules }),
   loginLimit: (limit: NonNullable<FileConfig['loginLimit']>): ServiceOptions['loginLimit'] => ({
     perUser: limit.perUser,
     perAddress: limit.perAddress,

@@ -9,6 +9,7 @@
 import { createService } from 'odbrest';
 // Native AES-CTR and HMAC for the secure transport: node:crypto, which Node, Bun and Deno all have.
 import { nodeCrypto } from 'odbrest/node';
+import { demoAccess } from './demo-access.mjs';
 import demoData from './demo-data.json' with { type: 'json' };
 
 /**
@@ -26,6 +27,7 @@ export function createDemoService(env, { basePath = '/api' } = {}) {
     loginLimit: { perUser: number('ODBREST_LOGIN_PER_USER'), perAddress: number('ODBREST_LOGIN_PER_ADDRESS') },
     users: { passwordIterations: number('ODBREST_PASSWORD_ITERATIONS') },
     secure: { symmetricCrypto: nodeCrypto },
+    access: demoAccess,
     // Two-factor login for the demo application `hr`; the key seals the users' TOTP secrets (demo only).
     twoFactor: { policies: { hr: 'optional' }, key: env.ODBREST_2FA_KEY || 'odbrest demo two-factor key: never use it in production', issuer: 'odbrest demo' },
     macros: {

@@ -7,7 +7,9 @@ import type { Session, SessionStore } from './auth/sessions.js';
 import type { Answer } from './http/envelope.js';
 import type { ApiRequest } from './http/request.js';
 import type { MacroContext, MacroRegistry } from './macros/registry.js';
+import type { Access, Guard } from './objects/access.js';
 import type { Serializer } from './objects/serialize.js';
+import type { WriteHooks } from './objects/writes.js';
 import type { ServerKeySource } from './secure/server-key.js';
 import type { SymmetricCrypto } from './secure/symmetric.js';
 import type { KeyValueStore, ObjectStore } from './storage/types.js';
@@ -33,6 +35,12 @@ export interface ServiceContext {
   readonly tokens: TokenSigner;
   readonly macros: MacroRegistry;
   readonly serializer: Serializer;
+  /** The access rules (PROTOCOL.md 6.4). */
+  readonly access: Access;
+  /** The access rules as this request's session sees them (made once per request). */
+  guard(request: ApiRequest): Guard;
+  /** The host's `beforeWrite` and `afterWrite` (PROTOCOL.md 6.3). */
+  readonly writeHooks: WriteHooks;
   /** The RSA key of the secure login (configured, or generated on first use). */
   readonly serverKey: ServerKeySource;
   /** AES-CTR and HMAC of the secure transport. */

@@ -21,6 +21,7 @@ import { MacroRegistry, macroContext, type MacroContext } from './macros/registr
 import { ExternalLogin } from './oauth/flow.js';
 import { IDENTITY_CLASS } from './oauth/links.js';
 import { PROVIDER_CLASS } from './oauth/providers.js';
+import { Access } from './objects/access.js';
 import { Serializer } from './objects/serialize.js';
 import type { ServiceOptions } from './options.js';
 import { serviceRoutes } from './routes.js';
@@ -51,6 +52,7 @@ export class Core {
     const caches = cacheSizes(options.caches);
     const macros = new MacroRegistry(options.macros);
     const internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, ...(options.objects?.internalClasses ?? [])]);
+    const access = new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']);
     const onError = options.onError ?? ((error: unknown) => console.error('odbrest: unexpected error', error));
     this.#mount = new Mount(options.mount);
     this.#trustProxy = options.trustProxy ?? false;
@@ -70,6 +72,9 @@ export class Core {
       serializer: new Serializer(store, { depth: options.objects?.serializationDepth ?? 2, internalClasses, storeTimeCache: caches.storeTimes }, () =>
         serializationHook(macros, () => (hookContext ??= ctx.macroContext(undefined))),
       ),
+      access,
+      guard: (request) => access.forRequest(request, ctx.macroContext),
+      writeHooks: { beforeWrite: options.objects?.beforeWrite, afterWrite: options.objects?.afterWrite },
       serverKey: new ServerKeySource(options.secure?.serverKey),
       symmetricCrypto: options.secure?.symmetricCrypto ?? portableCrypto,
       secureSessionOf: (token) => this.#secure.sessionOf(token),

@@ -101,6 +101,8 @@ export { newObjectId } from './storage/ids.js';
 export { MacroRegistry, HOOK_NAMES, type Macro, type Macros, type MacroContext, type Hooks, type HookName, type ExternalUserParams } from './macros/registry.js';
 export type { ObjectSet } from './objects/object-set.js';
 export type { JsonObject } from './objects/serialize.js';
+export type { AccessAction, AccessOptions, AccessQuestion, AccessRules, Authorize, ClassAccess } from './objects/access.js';
+export type { WriteChange, WriteHooks, WriteResult } from './objects/writes.js';
 export type { Session, SessionKind } from './auth/sessions.js';
 export type { LoginLimitOptions } from './auth/login-limit.js';
 export { hashPassword, verifyPassword, clientPassValue } from './auth/passwords.js';

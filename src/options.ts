@@ -8,6 +8,8 @@ import type { CorsOptions } from './http/cors.js';
 import type { MountOptions } from './http/mount.js';
 import type { RequestLogger } from './http/request-log.js';
 import type { Macros } from './macros/registry.js';
+import type { AccessOptions } from './objects/access.js';
+import type { WriteHooks } from './objects/writes.js';
 import type { ExternalLoginOptions } from './oauth/types.js';
 import type { SymmetricCrypto } from './secure/symmetric.js';
 import type { SeedData } from './storage/seed.js';
@@ -29,8 +31,8 @@ export interface SecureOptions {
   symmetricCrypto?: SymmetricCrypto;
 }
 
-/** Serving objects (PROTOCOL.md 6). */
-export interface ObjectOptions {
+/** Serving and writing objects (PROTOCOL.md 6); `beforeWrite` and `afterWrite` are the write hooks (6.3). */
+export interface ObjectOptions extends WriteHooks {
   /** Nesting depth of referenced objects in serializations. Default 2. */
   serializationDepth?: number;
   /**
@@ -74,8 +76,10 @@ export interface ServiceOptions {
   secure?: SecureOptions;
   /** External login through OAuth providers (PROTOCOL.md 5). */
   externalLogin?: ExternalLoginOptions;
-  /** Serialization and the classes never served. */
+  /** Serialization, the classes never served, and the write hooks. */
   objects?: ObjectOptions;
+  /** Who may read, create, update and delete objects of each class (PROTOCOL.md 6.4). Default: every session reads, users see only themselves, nobody writes. */
+  access?: AccessOptions;
   /** Macros by name, including the typed `xApi_*` hooks (PROTOCOL.md 7). */
   macros?: Macros;
   /** What `_CheckService` and `/v1/versioninfo` report, and the health check's time limit (PROTOCOL.md 2.5). */

@@ -568,8 +568,9 @@ function objectCases(): BadCase[] {
     ['query=%ZZ', 'query'],
     ['query=%7B%22_passwordHash%22%3A%22x%22%7D', '_passwordHash'], // {"_passwordHash":"x"}
     [`query=${encodeURIComponent(nestedArrays(10_000))}`, 'query'],
-    [`query=${encodeURIComponent(JSON.stringify({ [`_${'f'.repeat(10_000)}`]: 'x' }))}`, 'internal field'],
-    [`query=${encodeURIComponent(JSON.stringify({ ['f'.repeat(10_000)]: {} }))}`, 'query value'],
+    [`query=${encodeURIComponent(JSON.stringify({ [`_${'f'.repeat(10_000)}`]: 'x' }))}`, '1 to 128 characters'],
+    [`query=${encodeURIComponent(JSON.stringify({ ['f'.repeat(10_000)]: {} }))}`, '1 to 128 characters'],
+    [`query=${encodeURIComponent(JSON.stringify({ Name: { $regex: 'x' } }))}`, 'unknown operator $regex'],
   ] as const;
   return [
     ...targets.flatMap(([name, path]) => REFUSED.map((credential) => get(name, path, credential, credential.code!))),
@@ -618,13 +619,11 @@ function routeCases(): BadCase[] {
     route('GET', '/v1/logout', '405', 'POST'),
     route('GET', '/v1/execute/ping', '405', 'POST'),
     route('PATCH', '/v1/execute/ping', '405', 'POST'),
-    route('POST', '/v1/object/CUS00001', '405', 'GET'),
-    route('DELETE', '/v1/object/CUS00001', '405', 'GET'),
-    route('PATCH', '/v1/object/CUS00001', '405', 'GET'),
+    route('PUT', '/v1/object/CUS00001', '405', 'GET, POST, PATCH, DELETE'),
     route('PUT', '/v1/objects/Customer', '405', 'GET'),
     route('HEAD', '/v1/objects/Customer', '405', 'GET'),
     route('OPTIONS', '/v1/login', '405', 'POST'),
-    route('PROPFIND', '/v1/object/CUS00001', '405', 'GET'),
+    route('PROPFIND', '/v1/object/CUS00001', '405', 'GET, POST, PATCH, DELETE'),
     route('M'.repeat(10_000), '/v1/login', '405', 'POST'),
     route('M'.repeat(10_000), '/no/such/route', '404'),
   ];

@@ -37,6 +37,11 @@ describe('loadConfig', () => {
     expect(config.options).toMatchObject({ databaseName: 'fromenv', appKeys: ['a', 'b'], trustProxy: true });
   });
 
+  test('access: the rule table from the file becomes access.rules', () => {
+    const dir = dirWith({ 'api-config.yml': 'access:\n  "*": { read: ["*"] }\n  Customer: { create: [sales], delete: [admins] }\n' });
+    expect(loadConfig({}, dir).options.access).toEqual({ rules: { '*': { read: ['*'] }, Customer: { create: ['sales'], delete: ['admins'] } } });
+  });
+
   test('twoFactor: the policies from the file, the key from ODBREST_2FA_KEY (it wins over the file)', () => {
     const dir = dirWith({ 'api-config.yml': 'twoFactor:\n  policies: { hr: optional, vault: forced }\n  key: a key of the file, at least 32 characters long\n  issuer: Example HR\n' });
     expect(loadConfig({}, dir).options.twoFactor).toEqual({ policies: { hr: 'optional', vault: 'forced' }, key: 'a key of the file, at least 32 characters long', issuer: 'Example HR' });
@@ -62,6 +67,8 @@ describe('loadConfig', () => {
     ['requestLog: sometimes\n', 'invalid configuration (requestLog): requestLog must be true or false'],
     ['session: { jwtSecret: short }\n', 'invalid configuration (session.jwtSecret): session.jwtSecret must be at least 32 characters'],
     ['appKeys: web\n', 'invalid configuration (appKeys): appKeys must be a list of strings'],
+    ['access: { Customer: { write: [sales] } }\n', 'invalid configuration (access.Customer.write)'],
+    ['access: { Customer: { read: sales } }\n', 'access rules must be a list of group names, "*" or "self"'],
     ['prot: 80\n', 'invalid configuration (prot): unknown option "prot"; allowed: port, hostname, dataFile, macros, requestLog, store, kv, databaseName'],
     ['- a\n- b\n', 'expected a mapping of options'],
     ['dataFile: ./missing.json\n', 'cannot read data file'],

@@ -2,6 +2,7 @@
 // Options come from api-config.yml or ODBREST_* variables (see the README); `npm start` runs this.
 import { ApiError, createService, clientPassValue } from 'odbrest';
 import { loadConfig, openConfig, serve } from 'odbrest/node';
+import { demoAccess } from '../demo-access.mjs';
 
 /** A start-up failure in one line (a configuration error names the option), not a stack trace. */
 function fail(message) {
@@ -28,6 +29,8 @@ const options = await openConfig(config, {
 const twoFactor = options.twoFactor ?? {};
 const service = createService({
   ...options,
+  // the demo's rules unless api-config.yml has its own `access:` table
+  access: options.access ?? demoAccess,
   twoFactor: {
     policies: twoFactor.policies ?? { hr: 'optional' },
     key: twoFactor.key ?? 'odbrest demo two-factor key: never use it in production',

@@ -15,6 +15,14 @@ export class OdbRestError extends Error {
   }
 }
 
+/** `409`: the object changed since the client read it (its `~StoreTime` differs); read it again and retry. */
+export class OdbRestConflictError extends OdbRestError {
+  constructor(httpStatus: number, message: string) {
+    super('409', httpStatus, message);
+    this.name = 'OdbRestConflictError';
+  }
+}
+
 /**
  * An answer the client refuses: not an envelope, or (secure transport) unencrypted where it must be
  * encrypted, signed wrongly, numbered for another request, or not decryptable. Never retried blindly.

@@ -3,7 +3,7 @@ import type { Envelope } from '../http/envelope.js';
 import { clientPassValue } from '../auth/passwords.js';
 import { generateRsaKeyPair, OAEP, pemBody, toPem } from '../secure/keys.js';
 import { blockDecrypt, blockEncrypt } from '../secure/rsa.js';
-import { OdbRestError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal, TwoFactorError } from './errors.js';
+import { OdbRestConflictError, OdbRestError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal, TwoFactorError } from './errors.js';
 import { hybridKeyPair, hybridLoginBody, openHybridAnswer } from './hybrid-login.js';
 import { SecureChannel, type FetchFunction } from './secure-channel.js';
 import { isPinnedKey, pinnedKeyHashes } from './server-key-pin.js';
@@ -13,6 +13,7 @@ import type {
   BatchResult,
   ListOptions,
   LoginCredentials,
+  ObjectFields,
   SecureLogin,
   SerializedObject,
   SerializedSet,
@@ -23,6 +24,7 @@ import type {
   TwoFactorCalls,
   TwoFactorEnrolment,
   TwoFactorStatus,
+  UpdateOptions,
 } from './types.js';
 
 /**
@@ -82,6 +84,11 @@ export interface OdbRestClient {
   loginSecure(credentials: LoginCredentials, options?: SecureLoginOptions): Promise<SecureLogin>;
   getObject<T extends SerializedObject = SerializedObject>(objectId: string): Promise<T>;
   listObjects<T extends SerializedObject = SerializedObject>(className: string, options?: ListOptions): Promise<SerializedSet<T>>;
+  /** Creates an object of `className`; answers it as stored. */
+  createObject<T extends SerializedObject = SerializedObject>(className: string, fields: ObjectFields): Promise<T>;
+  /** Changes the fields given (`null` stores null); with `storeTime`, only if the object is still that version (else `OdbRestConflictError`). */
+  updateObject<T extends SerializedObject = SerializedObject>(objectId: string, fields: ObjectFields, options?: UpdateOptions): Promise<T>;
+  deleteObject(objectId: string): Promise<void>;
   execute<T = unknown>(macroName: string, params?: Record<string, unknown>): Promise<T>;
   /** Runs up to 100 requests in one `/v1/multi` round trip, in order; each answers its own status and envelope. */
   multi(items: readonly BatchItem[]): Promise<BatchResult[]>;
@@ -256,10 +263,15 @@ export function createClient(options: ClientOptions): OdbRestClient {
       if (list.page !== undefined) query.set('page', String(list.page));
       if (list.perPage !== undefined) query.set('perPage', String(list.perPage));
       if (list.query !== undefined) query.set('query', JSON.stringify(list.query));
+      if (list.orderBy !== undefined) query.set('orderBy', list.orderBy);
       if (list.reverseOrder !== undefined) query.set('reverseOrder', String(list.reverseOrder));
       const search = query.size > 0 ? `?${query}` : '';
       return request('GET', `/v1/objects/${encodeURIComponent(className)}${search}`);
     },
+    createObject: (className, fields) => request('POST', `/v1/object/${encodeURIComponent(className)}`, fields),
+    updateObject: (objectId, fields, update = {}) =>
+      request('PATCH', `/v1/object/${encodeURIComponent(objectId)}`, update.storeTime === undefined ? fields : { ...fields, '~StoreTime': update.storeTime }),
+    deleteObject: async (objectId) => void (await request('DELETE', `/v1/object/${encodeURIComponent(objectId)}`)),
     execute: (macroName, params) => request('POST', `/v1/execute/${encodeURIComponent(macroName)}`, params ?? undefined),
     multi: (items) => request('POST', '/v1/multi', items),
     async checkSession() {
@@ -331,6 +343,7 @@ function unwrap<T>(httpStatus: number, headers: Headers, text: string): T {
     const data = parsed.data as { sessionId?: unknown } | undefined;
     throw new TwoFactorError(status.internalStatus, httpStatus, status.statusMessage, typeof data?.sessionId === 'string' ? data.sessionId : undefined);
   }
+  if (status.internalStatus === '409') throw new OdbRestConflictError(httpStatus, status.statusMessage);
   if (status.internalStatus !== '0') {
     const retryAfter = Number(headers.get('retry-after') ?? Number.NaN);
     throw new OdbRestError(status.internalStatus, httpStatus, status.statusMessage, Number.isFinite(retryAfter) ? retryAfter : undefined);
@@ -338,7 +351,7 @@ function unwrap<T>(httpStatus: number, headers: Headers, text: string): T {
   return parsed.data as T;
 }
 
-export { OdbRestError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal, TwoFactorError, type TwoFactorNeed } from './errors.js';
+export { OdbRestConflictError, OdbRestError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal, TwoFactorError, type TwoFactorNeed } from './errors.js';
 export type { FetchFunction } from './secure-channel.js';
 export { portableCrypto, type SymmetricCrypto } from '../secure/symmetric.js';
 export type * from './types.js';

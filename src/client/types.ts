@@ -79,14 +79,50 @@ export interface TwoFactorCalls {
   validate(app: string, token: string): Promise<void>;
 }
 
+/** A reference as written and filtered on: the object's id. */
+export interface ObjectReference {
+  '~ObjectID': string;
+}
+
+export type FilterScalar = string | number | boolean | null;
+/** The operators of one field's condition (PROTOCOL.md 6.2). */
+export interface FilterOperators {
+  $ne?: FilterScalar;
+  $gt?: number | string;
+  $gte?: number | string;
+  $lt?: number | string;
+  $lte?: number | string;
+  /** At most 100 values. */
+  $in?: FilterScalar[];
+  $prefix?: string;
+  $exists?: boolean;
+}
+/** Equality with a scalar, objects referencing one (`{'~ObjectID': id}`), or operators. */
+export type FilterCondition = FilterScalar | ObjectReference | FilterOperators;
+/** A listing filter: every member must hold. */
+export type Filter = Record<string, FilterCondition>;
+
 export interface ListOptions {
   /** 0-based page. */
   page?: number;
   /** Default 50, at most 1000. */
   perPage?: number;
-  /** Field equalities, e.g. `{ Name: 'Alice' }`. */
-  query?: Record<string, string | number | boolean | null>;
+  /** e.g. `{ City: 'Berlin', Revenue: { $gte: 1000 }, AccountManager: { '~ObjectID': 'EMP00001' } }`. */
+  query?: Filter;
+  /** A field name, `-` in front for descending (`'-Revenue'`); ties keep creation order. */
+  orderBy?: string;
   reverseOrder?: boolean;
+}
+
+/**
+ * The fields of a write: plain JSON values, references `{'~ObjectID': id}` and sets of references
+ * `{'~Elements': [{'~ObjectID': id}, ...]}`. Members starting with `~` are ignored.
+ */
+export type ObjectFields = Record<string, unknown>;
+
+export interface UpdateOptions {
+  /** The `~StoreTime` the object had when read: the write fails with `OdbRestConflictError` if it changed since. */
+  storeTime?: string;
 }
 
 /** Which login the client's requests currently use (the service's own session kinds). */

@@ -18,7 +18,7 @@ export function macroRoutes(ctx: ServiceContext): Route[] {
         const body = readJson(request);
         const params = body === undefined ? {} : asJsonObject(body, 'macro parameters');
         const result = await macro(ctx.macroContext(request), params);
-        return okReply(result === undefined ? {} : await ctx.serializer.embedded(result));
+        return okReply(result === undefined ? {} : await ctx.serializer.embedded(result, ctx.guard(request)));
       },
     },
   ];

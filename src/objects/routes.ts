@@ -3,8 +3,13 @@ import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
-import type { StoredObject, Where } from '../storage/types.js';
+import { compileWhere } from '../storage/filter.js';
+import type { FindQuery, StoredObject } from '../storage/types.js';
+import type { Guard } from './access.js';
 import type { ObjectSet } from './object-set.js';
+import { parseOrderBy, parseQuery } from './query.js';
+import { served, validName } from './served.js';
+import { writeRoutes } from './write-routes.js';
 
 export const DEFAULT_PER_PAGE = 50;
 export const MAX_PER_PAGE = 1000;
@@ -16,27 +21,6 @@ function integerParam(request: ApiRequest, name: string, fallback: number, max: 
   return Number(raw);
 }
 
-function whereParam(request: ApiRequest): Where {
-  const raw = request.searchParams.get('query');
-  if (raw === null || raw === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new ApiError('400', 'query must be a JSON object of field values, e.g. {"Name":"Alice"}');
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ApiError('400', 'query must be a JSON object of field values, e.g. {"Name":"Alice"}');
-  }
-  for (const [field, value] of Object.entries(parsed)) {
-    if (field.startsWith('_')) throw new ApiError('400', `query may not filter on internal field ${clip(field)}`);
-    if (value !== null && !['string', 'number', 'boolean'].includes(typeof value)) {
-      throw new ApiError('400', `query value of ${clip(field)} must be a string, number, boolean or null`);
-    }
-  }
-  return parsed as Where;
-}
-
 function booleanParam(request: ApiRequest, name: string): boolean {
   const raw = request.searchParams.get(name);
   if (raw === null || raw === '' || raw === 'false') return false;
@@ -46,9 +30,13 @@ function booleanParam(request: ApiRequest, name: string): boolean {
 
 async function listing(ctx: ServiceContext, request: ApiRequest, className: string): Promise<JsonReply> {
   if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
+  const guard = ctx.guard(request);
+  const scope = await guard.scope('read', className);
+  if (scope === 'none') throw new ApiError('403', `this session may not read ${className} objects`);
   const set: ObjectSet = {
     className,
-    where: whereParam(request),
+    where: parseQuery(request.searchParams.get('query')),
+    orderBy: parseOrderBy(request.searchParams.get('orderBy')),
     page: integerParam(request, 'page', 0, 1_000_000_000),
     perPage: integerParam(request, 'perPage', DEFAULT_PER_PAGE, MAX_PER_PAGE),
     reverseOrder: booleanParam(request, 'reverseOrder'),
@@ -59,30 +47,49 @@ async function listing(ctx: ServiceContext, request: ApiRequest, className: stri
   if (hook) {
     const ok = await hook(ctx.macroContext(request), { objectSet: set });
     if (ok === false) throw new ApiError('500', `xApi_FindObjects could not list ${className}`);
-    unfiltered = set.unfilteredCount ?? set.elements.length;
+    const elements = await readableOnly(guard, set.elements);
+    unfiltered = (set.unfilteredCount ?? set.elements.length) - (set.elements.length - elements.length);
+    set.elements = elements;
   } else {
-    const found = await ctx.store.find({
-      className,
-      where: set.where,
-      offset: set.page * set.perPage,
-      limit: set.perPage,
-      reverse: set.reverseOrder,
-    });
-    if (found.total === 0 && (await ctx.store.count(className)) === 0) throw new ApiError('404', `no class ${className}`);
-    set.elements = found.objects;
-    unfiltered = found.total;
+    const query: FindQuery = { className, where: set.where, orderBy: set.orderBy, reverse: set.reverseOrder };
+    const offset = set.page * set.perPage;
+    if (scope === 'all' && !guard.narrowed) {
+      const found = await ctx.store.find({ ...query, offset, limit: set.perPage });
+      if (found.total === 0 && (await ctx.store.count(className)) === 0) throw new ApiError('404', `no class ${className}`);
+      set.elements = found.objects;
+      unfiltered = found.total;
+    } else {
+      // only readable objects are filtered and counted: the others never show, not even in counts
+      const readable = scope === 'self' ? await ownObject(ctx, guard, query) : await readableMatches(ctx, guard, query);
+      set.elements = readable.slice(offset, offset + set.perPage);
+      unfiltered = readable.length;
+    }
   }
-  return okReply(await ctx.serializer.set(set.elements, unfiltered));
+  return okReply(await ctx.serializer.set(set.elements, unfiltered, guard));
 }
 
-function validName(value: string, what: string): string {
-  if (value.length > 128) throw new ApiError('400', `${what} is longer than 128 characters`);
-  return value;
+async function readableOnly(guard: Guard, objects: StoredObject[]): Promise<StoredObject[]> {
+  const answers = await Promise.all(objects.map((object) => guard.readable(object)));
+  return objects.filter((_, i) => answers[i]);
 }
 
-/** Objects of internal classes are answered exactly like missing ones. */
-function served(ctx: ServiceContext, object: StoredObject | undefined): StoredObject | undefined {
-  return object && !ctx.internalClasses.has(object.className) ? object : undefined;
+/** A `self` listing: the session's own principal object, when it is of this class and matches. */
+async function ownObject(ctx: ServiceContext, guard: Guard, query: FindQuery): Promise<StoredObject[]> {
+  const own = guard.principalId === undefined ? undefined : await ctx.store.get(guard.principalId);
+  if (!own || own.className !== query.className || !compileWhere(query.where)(own.fields)) return [];
+  return readableOnly(guard, [own]);
+}
+
+const SCAN_PAGE = 1000;
+
+/** Every match the host's `authorize` lets this session read, in order (it narrows per object, so all are asked). */
+async function readableMatches(ctx: ServiceContext, guard: Guard, query: FindQuery): Promise<StoredObject[]> {
+  const readable: StoredObject[] = [];
+  for (let offset = 0; ; offset += SCAN_PAGE) {
+    const { objects } = await ctx.store.find({ ...query, offset, limit: SCAN_PAGE });
+    readable.push(...(await readableOnly(guard, objects)));
+    if (objects.length < SCAN_PAGE) return readable;
+  }
 }
 
 export function objectRoutes(ctx: ServiceContext): Route[] {
@@ -93,8 +100,9 @@ export function objectRoutes(ctx: ServiceContext): Route[] {
       auth: 'objects',
       handler: async (request) => {
         const id = validName(request.params.id!, 'object id');
-        const object = served(ctx, await ctx.store.get(id));
-        if (object) return okReply(await ctx.serializer.object(object));
+        const guard = ctx.guard(request);
+        const object = await served(ctx, guard, await ctx.store.get(id));
+        if (object) return okReply(await ctx.serializer.object(object, guard));
         if (!ctx.internalClasses.has(id) && (await ctx.store.count(id)) > 0) return listing(ctx, request, id);
         throw new ApiError('404', `no object or class ${id}`);
       },
@@ -105,5 +113,6 @@ export function objectRoutes(ctx: ServiceContext): Route[] {
       auth: 'objects',
       handler: (request) => listing(ctx, request, validName(request.params.className!, 'class name')),
     },
+    ...writeRoutes(ctx),
   ];
 }

@@ -2,6 +2,11 @@ import { isRef, isSet, type FieldValue, type ObjectStore, type StoredObject } fr
 
 export type JsonObject = Record<string, unknown>;
 
+/** Which objects a session may read (the access rules); the others serialize as metadata only. */
+export interface Reader {
+  readable(object: StoredObject): Promise<boolean>;
+}
+
 /** A set as serialized (PROTOCOL.md 6.1). */
 export interface SerializedSet {
   '~Count': number;
@@ -71,31 +76,33 @@ export class Serializer {
     return { '~ClassName': object.className, '~ObjectID': object.id, '~StoreTime': this.#storeTime(object.storeTime) };
   }
 
-  async object(object: StoredObject): Promise<JsonObject> {
-    return (await this.#level([object], 0, this.hook()))[0]!;
+  /** With a `reader`, referenced objects it may not read keep only their metadata (at any depth). */
+  async object(object: StoredObject, reader?: Reader): Promise<JsonObject> {
+    return (await this.#level([object], 0, this.hook(), reader))[0]!;
   }
 
   /**
    * A value (a macro's result) with every stored object in it, at any depth, serialized as `GET` would
    * serve it: so an object read from the store never reaches a client with its `_` fields.
    */
-  async embedded(value: unknown, depth = 0): Promise<unknown> {
+  async embedded(value: unknown, reader?: Reader, depth = 0): Promise<unknown> {
     if (typeof value !== 'object' || value === null || depth > MAX_EMBEDDING_DEPTH || !holdsStoredObject(value, depth)) return value;
-    if (isStoredObject(value)) return this.object(value);
-    if (Array.isArray(value)) return Promise.all(value.map((item) => this.embedded(item, depth + 1)));
+    if (isStoredObject(value)) return this.object(value, reader);
+    if (Array.isArray(value)) return Promise.all(value.map((item) => this.embedded(item, reader, depth + 1)));
     const out: JsonObject = {};
-    for (const [name, item] of Object.entries(value)) out[name] = await this.embedded(item, depth + 1);
+    for (const [name, item] of Object.entries(value)) out[name] = await this.embedded(item, reader, depth + 1);
     return out;
   }
 
-  async set(objects: StoredObject[], unfilteredCount: number): Promise<SerializedSet> {
-    const elements = await this.#level(objects, 0, this.hook());
+  async set(objects: StoredObject[], unfilteredCount: number, reader?: Reader): Promise<SerializedSet> {
+    const elements = await this.#level(objects, 0, this.hook(), reader);
     return { '~Count': elements.length, '~UnfilteredCount': unfilteredCount, '~Elements': elements };
   }
 
   // Runs for every object read: no per-field arrays, and promises only where the store or a hook needs them.
-  async #level(objects: StoredObject[], level: number, hook: SerializationHook | undefined): Promise<JsonObject[]> {
-    const shown = (object: StoredObject) => !this.#internalClasses.has(object.className);
+  async #level(objects: StoredObject[], level: number, hook: SerializationHook | undefined, reader: Reader | undefined): Promise<JsonObject[]> {
+    const hidden = reader ? await unreadable(objects, reader) : undefined;
+    const shown = (object: StoredObject) => !this.#internalClasses.has(object.className) && !hidden?.has(object);
     // objects of internal classes stay metadata only: the hook does not see them
     const finish = (json: JsonObject[]) =>
       hook ? Promise.all(objects.map((object, i) => (shown(object) ? hook(object, json[i]!) : json[i]!))) : json;
@@ -105,7 +112,7 @@ export class Serializer {
     const nested = new Map<string, JsonObject>();
     if (ids.size > 0) {
       const loaded = await this.store.getMany([...ids]);
-      const loadedJson = await this.#level(loaded, level + 1, hook);
+      const loadedJson = await this.#level(loaded, level + 1, hook, reader);
       for (let i = 0; i < loaded.length; i++) nested.set(loaded[i]!.id, loadedJson[i]!);
     }
     const json = objects.map((object) => {
@@ -119,6 +126,12 @@ export class Serializer {
     });
     return finish(json);
   }
+}
+
+/** The objects a reader may not read (none of them is asked twice). */
+async function unreadable(objects: StoredObject[], reader: Reader): Promise<Set<StoredObject>> {
+  const answers = await Promise.all(objects.map((object) => reader.readable(object)));
+  return new Set(objects.filter((_, i) => !answers[i]));
 }
 
 /** Deeper than this, a macro's result is sent as it is (JSON nesting of answers stays bounded). */

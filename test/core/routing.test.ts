@@ -36,7 +36,7 @@ describe('routes', () => {
     const result = await call(service, 'GET', '/v1/login');
     expectError(result, '405', 405);
     expect(result.headers.get('allow')).toBe('POST');
-    expect((await call(service, 'DELETE', '/v1/object/X')).headers.get('allow')).toBe('GET');
+    expect((await call(service, 'PUT', '/v1/object/X')).headers.get('allow')).toBe('GET, POST, PATCH, DELETE');
   });
 
   test('a base path and an alias prefix every route', async () => {

@@ -49,8 +49,8 @@ describe('messages the server accepts', () => {
   });
 
   test('GET /v1/object/{id}: the same envelope as a plain session gets, encrypted and signed', async () => {
-    const plain = await call(service, 'GET', '/v1/object/USR00002', { headers: { sessionId: await login(service) } });
-    const result = await sendSecure(service, 'GET', '/v1/object/USR00002', secureRequest(session, 1, 'GET', '/v1/object/USR00002'));
+    const plain = await call(service, 'GET', '/v1/object/USR00001', { headers: { sessionId: await login(service) } });
+    const result = await sendSecure(service, 'GET', '/v1/object/USR00001', secureRequest(session, 1, 'GET', '/v1/object/USR00001'));
     expect(result.status).toBe(200);
     expect(result.headers.get('encrypted')).toBe('true');
     expect(result.headers.get('secure-counter')).toBe('1');
@@ -102,11 +102,11 @@ describe('messages the server accepts', () => {
   });
 
   test('the signed target includes the query string', async () => {
-    const target = `/v1/objects/User?perPage=1&query=${encodeURIComponent('{"Name":"bob"}')}`;
+    const target = `/v1/objects/User?perPage=1&query=${encodeURIComponent('{"Name":"alice"}')}`;
     const { status, envelope } = await secureCall(service, session, 3, 'GET', target);
     expect(status).toBe(200);
     expect(envelope.data['~Count']).toBe(1);
-    expect(envelope.data['~Elements'][0].Name).toBe('bob');
+    expect(envelope.data['~Elements'][0].Name).toBe('alice');
   });
 
   test('numbers may arrive out of order within the window', async () => {
@@ -136,8 +136,8 @@ describe('errors after a message is accepted are encrypted too', () => {
   });
 
   test('405 for a wrong method, with its Allow header', async () => {
-    const message = secureRequest(session, ++n, 'POST', '/v1/object/USR00001');
-    const result = await sendSecure(service, 'POST', '/v1/object/USR00001', message);
+    const message = secureRequest(session, ++n, 'POST', '/v1/objects/User');
+    const result = await sendSecure(service, 'POST', '/v1/objects/User', message);
     expect(result.headers.get('allow')).toBe('GET');
     expectSealedError({ status: result.status, envelope: openSecureResponse(session, n, result.status, result.headers, result.text) }, '405', 405);
   });

@@ -1,0 +1,113 @@
+/**
+ * Access rules (PROTOCOL.md 6.4): per class and action, lists of group names, `"*"` and `"self"`,
+ * then the host's `authorize`, which may only narrow. One `Guard` per request answers every question.
+ */
+import type { Session } from '../auth/sessions.js';
+import type { ApiRequest } from '../http/request.js';
+import type { MacroContext } from '../macros/registry.js';
+import { isSet, type Fields, type ObjectStore, type StoredObject } from '../storage/types.js';
+
+export type AccessAction = 'read' | 'create' | 'update' | 'delete';
+/** Who may do each action on a class: group names, `"*"` (every session allowed to use objects), `"self"`. */
+export type ClassAccess = Partial<Record<AccessAction, readonly string[]>>;
+/** Rules by class name; `"*"` holds the rule of classes without their own (action by action). */
+export type AccessRules = Record<string, ClassAccess>;
+
+/** What `authorize` is asked: `object` is the stored object (absent on create), `fields` what a write stores. */
+export interface AccessQuestion {
+  action: AccessAction;
+  className: string;
+  object?: StoredObject;
+  fields?: Fields;
+}
+/** Refuses (false) per object after the class rules allowed; it can never allow what they refuse. */
+export type Authorize = (context: MacroContext, question: AccessQuestion) => boolean | Promise<boolean>;
+
+/** The `access` service option. */
+export interface AccessOptions {
+  /** Merged over the defaults class by class, action by action. */
+  rules?: AccessRules;
+  authorize?: Authorize;
+}
+
+/** How much of a class an action reaches: every object, only the session's own principal, or none. */
+export type Scope = 'all' | 'self' | 'none';
+
+/** The per-request view of the rules, also what the serializer asks about referenced objects. */
+export interface Guard {
+  scope(action: AccessAction, className: string): Promise<Scope>;
+  /** Class rules (with `self`) and then `authorize`. */
+  may(action: AccessAction, className: string, object?: StoredObject, fields?: Fields): Promise<boolean>;
+  readable(object: StoredObject): Promise<boolean>;
+  /** The session's principal id (for `self`). */
+  readonly principalId: string | undefined;
+  /** Whether a host `authorize` narrows the rules (listings must then ask it per object). */
+  readonly narrowed: boolean;
+}
+
+export class Access {
+  readonly #rules: AccessRules;
+  readonly #authorize: Authorize | undefined;
+  readonly #guards = new WeakMap<ApiRequest, Guard>();
+
+  constructor(
+    private readonly store: ObjectStore,
+    options: AccessOptions = {},
+    principalClasses: readonly string[],
+  ) {
+    const rules: AccessRules = { '*': { read: ['*'] } };
+    for (const name of principalClasses) rules[name] = { read: ['self'] };
+    for (const [name, rule] of Object.entries(options.rules ?? {})) rules[name] = { ...rules[name], ...rule };
+    this.#rules = rules;
+    this.#authorize = options.authorize;
+  }
+
+  /** Who may do `action` on `className`. */
+  allowed(action: AccessAction, className: string): readonly string[] {
+    const own = Object.hasOwn(this.#rules, className) ? this.#rules[className]![action] : undefined;
+    return own ?? this.#rules['*']?.[action] ?? [];
+  }
+
+  /** The guard of a request (one per request, so the session's groups are read once). */
+  forRequest(request: ApiRequest, context: (request: ApiRequest) => MacroContext): Guard {
+    let guard = this.#guards.get(request);
+    if (!guard) this.#guards.set(request, (guard = this.guard(request.session, () => context(request))));
+    return guard;
+  }
+
+  /** The rules as one request's session sees them. */
+  guard(session: Session | undefined, context: () => MacroContext): Guard {
+    let groups: Promise<ReadonlySet<string>> | undefined;
+    const groupsOf = () => (groups ??= this.#groups(session));
+    const scope = async (action: AccessAction, className: string): Promise<Scope> => {
+      if (!session) return 'none';
+      const allowed = this.allowed(action, className);
+      if (allowed.includes('*')) return 'all';
+      const mine = await groupsOf();
+      if (allowed.some((name) => mine.has(name))) return 'all';
+      return allowed.includes('self') && (action === 'read' || action === 'update') ? 'self' : 'none';
+    };
+    const may = async (action: AccessAction, className: string, object?: StoredObject, fields?: Fields) => {
+      const reach = await scope(action, className);
+      if (reach === 'none' || (reach === 'self' && object?.id !== session?.principalId)) return false;
+      return !this.#authorize || (await this.#authorize(context(), { action, className, object, fields })) === true;
+    };
+    return {
+      scope,
+      may,
+      readable: (object) => may('read', object.className, object),
+      principalId: session?.principalId,
+      narrowed: this.#authorize !== undefined,
+    };
+  }
+
+  /** The `Name`s of a database user's `Groups`; custom-login principals have none. */
+  async #groups(session: Session | undefined): Promise<ReadonlySet<string>> {
+    if (!session || session.principal !== 'db') return new Set();
+    const user = await this.store.get(session.principalId);
+    const members = user?.fields.Groups;
+    if (!isSet(members) || members.$set.length === 0) return new Set();
+    const groups = await this.store.getMany(members.$set);
+    return new Set(groups.map((group) => group.fields.Name).filter((name): name is string => typeof name === 'string'));
+  }
+}

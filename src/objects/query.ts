@@ -1,0 +1,82 @@
+/**
+ * The listing parameters `query` and `orderBy` (PROTOCOL.md 6.2), checked at the edge and turned into
+ * the store's `Where` and `OrderBy`. Every refusal is `400` naming the member at fault.
+ */
+import { ApiError, clip } from '../http/errors.js';
+import { parseJsonText } from '../http/json.js';
+import { isScalar } from '../storage/filter.js';
+import type { Condition, FieldOperators, OrderBy, Where } from '../storage/types.js';
+
+/** Most scalars an `$in` list may hold. */
+export const MAX_IN_VALUES = 100;
+
+const QUERY_SHAPE = 'query must be a JSON object of field values, e.g. {"Name":"Alice"}';
+
+type OperandCheck = (operand: unknown) => boolean;
+const range: OperandCheck = (operand) => (typeof operand === 'number' && Number.isFinite(operand)) || typeof operand === 'string';
+
+/** Each operator and the operands it takes, as the message names them. */
+const OPERATORS: Record<keyof FieldOperators, [check: OperandCheck, expected: string]> = {
+  $ne: [isScalar, 'a string, number, boolean or null'],
+  $gt: [range, 'a number or a string'],
+  $gte: [range, 'a number or a string'],
+  $lt: [range, 'a number or a string'],
+  $lte: [range, 'a number or a string'],
+  $in: [(operand) => Array.isArray(operand) && operand.length <= MAX_IN_VALUES && operand.every(isScalar), `a list of at most ${MAX_IN_VALUES} strings, numbers, booleans or nulls`],
+  $prefix: [(operand) => typeof operand === 'string', 'a string'],
+  $exists: [(operand) => typeof operand === 'boolean', 'true or false'],
+};
+
+/** A field name a client may filter or order on: not empty, at most 128 characters, no `_` in front. */
+export function checkFieldName(name: string, what: string): void {
+  if (name === '' || name.length > 128) throw new ApiError('400', `${what} must name a field of 1 to 128 characters`);
+  if (name.startsWith('_')) throw new ApiError('400', `${what} may not name internal field ${clip(name)}`);
+}
+
+function condition(field: string, value: unknown): Condition {
+  if (isScalar(value)) return value;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ApiError('400', `query member ${clip(field)} must be a scalar, a reference {"~ObjectID": ...} or an object of operators`);
+  }
+  if (Object.hasOwn(value, '~ObjectID')) {
+    const id = (value as Record<string, unknown>)['~ObjectID'];
+    if (typeof id !== 'string' || id === '' || id.length > 128) throw new ApiError('400', `query member ${clip(field)}: ~ObjectID must be an object id`);
+    return { $ref: id };
+  }
+  const entries = Object.entries(value);
+  if (entries.length === 0) throw new ApiError('400', `query member ${clip(field)} holds no operator`);
+  for (const [operator, operand] of entries) {
+    const rule = Object.hasOwn(OPERATORS, operator) ? OPERATORS[operator as keyof FieldOperators] : undefined;
+    if (!rule) throw new ApiError('400', `query member ${clip(field)}: unknown operator ${clip(operator)} (use ${Object.keys(OPERATORS).join(', ')})`);
+    if (!rule[0](operand)) throw new ApiError('400', `query member ${clip(field)}: ${operator} takes ${rule[1]}`);
+  }
+  return value as FieldOperators;
+}
+
+/** The `query` parameter as a `Where` (`{}` when absent). */
+export function parseQuery(raw: string | null): Where {
+  if (raw === null || raw === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = parseJsonText(raw, 'query');
+  } catch (error) {
+    if (error instanceof ApiError && error.message.includes('deeper')) throw error;
+    throw new ApiError('400', QUERY_SHAPE);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ApiError('400', QUERY_SHAPE);
+  const where: Where = {};
+  for (const [field, value] of Object.entries(parsed)) {
+    checkFieldName(field, `query member ${clip(field)}`);
+    where[field] = condition(field, value);
+  }
+  return where;
+}
+
+/** The `orderBy` parameter: a field name, `-` in front for descending. */
+export function parseOrderBy(raw: string | null): OrderBy | undefined {
+  if (raw === null || raw === '') return undefined;
+  const descending = raw.startsWith('-');
+  const field = descending ? raw.slice(1) : raw;
+  checkFieldName(field, 'orderBy');
+  return descending ? { field, descending } : { field };
+}

@@ -1,0 +1,117 @@
+/**
+ * Writing objects (PROTOCOL.md 6.3): the body turned into fields, references checked against the
+ * store and the access rules, conditional writes on `~StoreTime`, and the host's write hooks.
+ */
+import { ApiError, clip } from '../http/errors.js';
+import type { MacroContext } from '../macros/registry.js';
+import { StoreConflictError } from '../storage/errors.js';
+import type { FieldValue, Fields, ObjectStore, StoredObject } from '../storage/types.js';
+import type { Guard } from './access.js';
+
+/** A write about to happen: `fields` is what will be stored (create, update); the hook may change it. */
+export interface WriteChange {
+  action: 'create' | 'update' | 'delete';
+  className: string;
+  /** The object as stored before (update, delete). */
+  before?: StoredObject;
+  /** The fields to store, after merging (create, update). */
+  fields?: Fields;
+}
+
+/** A write that happened: `object` is what was stored (absent after a delete). */
+export interface WriteResult {
+  action: WriteChange['action'];
+  className: string;
+  before?: StoredObject;
+  object?: StoredObject;
+}
+
+/** The host's write hooks (`objects.beforeWrite`, `objects.afterWrite`). */
+export interface WriteHooks {
+  /** May change `change.fields` (or return new fields) or refuse by throwing an `ApiError`. */
+  beforeWrite?: (context: MacroContext, change: WriteChange) => Fields | void | Promise<Fields | void>;
+  afterWrite?: (context: MacroContext, result: WriteResult) => void | Promise<void>;
+}
+
+export const CLASS_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
+/** Store times as the protocol writes them: `YYYYMMDDThhmmss+hh:mm`. */
+export function parseStoreTime(text: unknown): number {
+  const parts = typeof text === 'string' ? /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})([+-])(\d{2}):(\d{2})$/.exec(text) : null;
+  if (!parts) throw new ApiError('400', '~StoreTime must be a store time as read, e.g. 20260115T090000+00:00');
+  const [, y, mo, d, h, mi, s, , oh, om] = parts.map(Number) as number[];
+  const offset = (parts[7] === '-' ? -1 : 1) * (oh! * 60 + om!) * 60_000;
+  return Date.UTC(y!, mo! - 1, d!, h!, mi!, s!) - offset;
+}
+
+/**
+ * The body's members as fields: `~` members ignored; `_`/`$`/empty/overlong names refused;
+ * `{"~ObjectID"}` a reference and `{"~Elements": [...]}` a set of references, each to an object the
+ * session may read; any other JSON value stored as it is (but never one a store would read as a reference).
+ */
+export async function bodyFields(body: Record<string, unknown>, store: ObjectStore, guard: Guard, internal: ReadonlySet<string>): Promise<Fields> {
+  const fields: Fields = {};
+  const targets = new Map<string, string>(); // referenced id -> the field naming it
+  for (const [name, value] of Object.entries(body)) {
+    if (name.startsWith('~')) continue;
+    if (name === '' || name.length > 128) throw new ApiError('400', `field name ${clip(name)} must have 1 to 128 characters`);
+    if (name.startsWith('_') || name.startsWith('$')) throw new ApiError('400', `field ${clip(name)} may not be written (names starting with _ or $ are reserved)`);
+    fields[name] = fieldValue(name, value, targets);
+  }
+  if (targets.size > 0) {
+    const found = new Map((await store.getMany([...targets.keys()])).map((object) => [object.id, object]));
+    for (const [id, field] of targets) {
+      const target = found.get(id);
+      if (!target || internal.has(target.className) || !(await guard.readable(target))) {
+        throw new ApiError('400', `field ${clip(field)} references ${clip(id)}, which does not exist or may not be read`);
+      }
+    }
+  }
+  return fields;
+}
+
+function reference(field: string, value: unknown, targets: Map<string, string>): string {
+  const id = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>)['~ObjectID'] : undefined;
+  if (typeof id !== 'string' || id === '' || id.length > 128) throw new ApiError('400', `field ${clip(field)}: a reference must be {"~ObjectID": "<id>"}`);
+  targets.set(id, field);
+  return id;
+}
+
+function fieldValue(field: string, value: unknown, targets: Map<string, string>): FieldValue {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value as FieldValue;
+  if (Object.hasOwn(value, '~ObjectID')) return { $ref: reference(field, value, targets) };
+  if (Object.hasOwn(value, '~Elements')) {
+    const elements = (value as Record<string, unknown>)['~Elements'];
+    if (!Array.isArray(elements)) throw new ApiError('400', `field ${clip(field)}: ~Elements must be a list of references`);
+    return { $set: [...new Set(elements.map((element) => reference(field, element, targets)))] };
+  }
+  if (Object.hasOwn(value, '$ref') || Object.hasOwn(value, '$set')) {
+    throw new ApiError('400', `field ${clip(field)}: write references as {"~ObjectID": ...}, not $ref or $set`);
+  }
+  return value as FieldValue;
+}
+
+/** The internal (`_`) fields of a stored object, kept as they are by an update. */
+export function internalFields(object: StoredObject): Fields {
+  const kept: Fields = {};
+  for (const name of Object.keys(object.fields)) if (name.startsWith('_')) kept[name] = object.fields[name]!;
+  return kept;
+}
+
+/** `fields` without `_` members: what a hook returns is cleaned too, the routes never write them. */
+export function withoutInternal(fields: Fields): Fields {
+  const out: Fields = {};
+  for (const name of Object.keys(fields)) if (!name.startsWith('_')) out[name] = fields[name]!;
+  return out;
+}
+
+/** Runs `write` up to `attempts` times while it meets a concurrent change (a conditional write lost). */
+export async function retryOnConflict<T>(write: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!(error instanceof StoreConflictError) || attempt >= attempts) throw error;
+    }
+  }
+}

@@ -1,0 +1,53 @@
+/** The typed client's object writes and typed listings (odbrest/client) against the real service. */
+import { describe, expect, test } from 'vitest';
+import { createClient, OdbRestConflictError, OdbRestError, type SerializedObject } from '../../src/client/index.js';
+import { demoAccess } from '../../examples/demo-access.mjs';
+import { APP_KEY, demoService, USERS } from '../helpers.js';
+
+interface Customer extends SerializedObject {
+  Name: string;
+  Number: number;
+  City: string;
+}
+
+async function client(user: 'alice' | 'bob' = 'alice') {
+  const service = await demoService({ access: demoAccess });
+  const odb = createClient({ baseUrl: 'http://odbrest.test/', appKey: APP_KEY, fetch: (input, init) => service.fetch(new Request(input, init)) });
+  await odb.login({ user, password: USERS[user], appNames: ['crm'] });
+  return odb;
+}
+
+describe('client writes', () => {
+  test('createObject, updateObject with the store time read, deleteObject', async () => {
+    const odb = await client();
+    const created = await odb.createObject<Customer>('Customer', { Name: 'Client', Number: 900, City: 'Kiel', AccountManager: { '~ObjectID': 'EMP00001' } });
+    expect(created).toMatchObject({ '~ClassName': 'Customer', Name: 'Client', City: 'Kiel', AccountManager: { '~ObjectID': 'EMP00001' } });
+    const id = created['~ObjectID'];
+    const updated = await odb.updateObject<Customer>(id, { City: 'Ulm' }, { storeTime: created['~StoreTime'] });
+    expect(updated.City).toBe('Ulm');
+    const stale = odb.updateObject(id, { City: 'Bonn' }, { storeTime: created['~StoreTime'] });
+    await expect(stale).rejects.toBeInstanceOf(OdbRestConflictError);
+    await expect(stale).rejects.toMatchObject({ internalStatus: '409', httpStatus: 409 });
+    expect((await odb.updateObject<Customer>(id, { City: 'Bonn' })).City).toBe('Bonn');
+    await odb.deleteObject(id);
+    await expect(odb.getObject(id)).rejects.toMatchObject({ internalStatus: '404' });
+  });
+
+  test('a refused write is an OdbRestError with 403', async () => {
+    const odb = await client('bob');
+    const refused = odb.createObject('Customer', { Name: 'x' });
+    await expect(refused).rejects.toBeInstanceOf(OdbRestError);
+    await expect(refused).rejects.toMatchObject({ internalStatus: '403', httpStatus: 403 });
+  });
+
+  test('listObjects with typed filters and ordering', async () => {
+    const odb = await client();
+    const page = await odb.listObjects<Customer>('Customer', {
+      query: { City: 'Berlin', Number: { $lte: 60 }, AccountManager: { '~ObjectID': 'EMP00002' } },
+      orderBy: '-Number',
+      perPage: 3,
+    });
+    expect(page['~UnfilteredCount']).toBe(10);
+    expect(page['~Elements'].map((c) => c.Number)).toEqual([60, 54, 48]);
+  });
+});
