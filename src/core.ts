@@ -7,6 +7,7 @@ import { SessionStore, sessionLimits } from './auth/sessions.js';
 import { TwoFactorLogin } from './auth/two-factor-login.js';
 import { cacheSizes } from './caches.js';
 import type { ServiceContext } from './context.js';
+import { fileSettings } from './files/settings.js';
 import { appKeyCheck } from './http/app-keys.js';
 import { readBodyText } from './http/body.js';
 import { Cors } from './http/cors.js';
@@ -67,6 +68,7 @@ export class Core {
       seats: new SeatCounter(kv, now),
       tokens: new TokenSigner(options.session?.jwtSecret),
       macros,
+      files: fileSettings(options.files, now),
       serializer: new Serializer(store, { depth: options.objects?.serializationDepth ?? 2, internalClasses, storeTimeCache: caches.storeTimes }, () =>
         serializationHook(macros, () => (hookContext ??= ctx.macroContext(undefined))),
       ),
