@@ -107,8 +107,9 @@ export class Core {
       const path = this.#mount.relativePath(url.pathname);
       if (path === undefined) throw new ApiError('404', `no route ${clip(url.pathname)}`);
       const apiRequest = toApiRequest(request, url, path, context, this.#trustProxy);
-      if (this.#secure.claims(request.headers)) return await this.#secure.handle(apiRequest, (inner) => this.#dispatch(inner));
-      if (request.body && !this.#routes.takesRawBody(apiRequest)) apiRequest.bodyText = await readBodyText(request, this.ctx.maxBodyBytes);
+      const rawBody = request.body !== null && this.#routes.takesRawBody(apiRequest); // file uploads: the route streams it
+      if (this.#secure.claims(request.headers)) return await this.#secure.handle(apiRequest, (inner) => this.#dispatch(inner), rawBody);
+      if (request.body && !rawBody) apiRequest.bodyText = await readBodyText(request, this.ctx.maxBodyBytes);
       return toResponse(await this.#dispatch(apiRequest));
     } catch (error) {
       return toResponse(noteAnswer(request, errorReply(toApiError(error, this.ctx.onError))));

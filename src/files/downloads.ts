@@ -21,19 +21,24 @@ export async function download(ctx: ServiceContext, request: ApiRequest): Promis
   }
   const etag = `"${String(file.fields.Sha256 ?? '')}"`;
   const headers: Record<string, string> = { etag, 'accept-ranges': 'bytes', 'cache-control': 'private, no-cache' };
-  if (matchesETag(request.headers.get('if-none-match'), etag)) return binaryResponse(null, { status: 304, headers });
+  if (matchesETag(request.headers.get('if-none-match'), etag)) return binaryResponse(null, { status: 304, headers }, async () => new ReadableStream({ start: (c) => c.close() }));
 
   const stat = await ctx.files.blobs.stat(id);
   if (!stat) throw new ApiError('404', `file ${id} has no bytes stored`);
   const range = requestedRange(request.headers.get('range'), stat.size);
   const read = await ctx.files.blobs.get(id, range);
   if (!read) throw new ApiError('404', `file ${id} has no bytes stored`);
+  const reopen = async () => {
+    const again = await ctx.files.blobs.get(id, range);
+    if (!again) throw new ApiError('404', `file ${id} has no bytes stored`);
+    return again.stream;
+  };
   headers['content-type'] = contentTypeOf(file);
   headers['content-disposition'] = contentDisposition(nameOf(file));
   headers['content-length'] = String(read.end - read.start);
-  if (!range) return binaryResponse(read.stream, { status: 200, headers });
+  if (!range) return binaryResponse(read.stream, { status: 200, headers }, reopen);
   headers['content-range'] = `bytes ${read.start}-${read.end - 1}/${read.size}`;
-  return binaryResponse(read.stream, { status: 206, headers });
+  return binaryResponse(read.stream, { status: 206, headers }, reopen);
 }
 
 /** The one range a `Range` header asks for, `undefined` for the whole file; `416` when it cannot be served. */

@@ -61,10 +61,12 @@ export class Uploads {
       const multipart = mediaType(contentType) === 'multipart/form-data';
       const limit = multipart ? files.maxUploadBytes + MULTIPART_OVERHEAD_BYTES : files.maxUploadBytes;
       const declared = request.headers.get('content-length');
-      if (!request.secure && declared !== null && Number(declared) > limit) throw tooLarge(files.maxUploadBytes);
+      if (declared !== null && Number(declared) > limit) throw tooLarge(files.maxUploadBytes);
       const part = multipart ? await openFilePart(body, contentType, limit) : undefined;
       const name = fileName(part ? part.filename : rawName(request));
-      const type = part ? part.contentType : contentType.trim() || 'application/octet-stream';
+      // under the secure transport the body's own type is application/octet-stream: the file's rides in the (signed) query
+      const rawType = request.searchParams.get('contentType') || (request.secure ? '' : contentType.trim());
+      const type = part ? part.contentType : rawType || 'application/octet-stream';
       if (type.length > MAX_TYPE_LENGTH) throw new ApiError('400', `the file's Content-Type is longer than ${MAX_TYPE_LENGTH} characters`);
       const written = await files.blobs.put(uploadBlob(uploadId), part?.stream ?? body, { maxBytes: files.maxUploadBytes });
       state.received = { ...written, name, contentType: type };
