@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
 import { ApiError, type Service } from '../src/index.js';
 import { checkHost, refusalOf } from './request-checks.js';
 
@@ -79,10 +78,52 @@ export function toWebRequest(req: IncomingMessage, body?: BodyInit | null): Requ
   return new Request(url, {
     method,
     headers,
-    body: hasBody ? (body !== undefined ? body : (Readable.toWeb(req) as ReadableStream<Uint8Array>)) : undefined,
+    body: hasBody ? (body !== undefined ? body : requestBody(req)) : undefined,
     // @ts-expect-error: Node's fetch needs duplex for streamed bodies; not yet in the DOM types
     duplex: hasBody ? 'half' : undefined,
   });
+}
+
+/** Bytes buffered ahead of the service's reads before the request is paused. */
+const REQUEST_HIGH_WATER_BYTES = 64 * 1024;
+
+/**
+ * A Node request's body as a web stream, with back-pressure (the request pauses while the service is
+ * not reading). Not `Readable.toWeb`: on Node 20 a stream it made that is cancelled (a file upload
+ * refused with `413` before its end) still receives the socket's next chunk and throws "Controller is
+ * already closed", an uncaught exception that ends the process. Cancelled, this one stops listening
+ * and leaves the rest to Node, which discards it once the answer is sent.
+ */
+function requestBody(req: IncomingMessage): ReadableStream<Uint8Array> {
+  let done = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        req.on('data', (chunk: Buffer) => {
+          if (done) return;
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if ((controller.desiredSize ?? 0) <= 0) req.pause();
+        });
+        req.once('end', () => {
+          if (!done) controller.close();
+          done = true;
+        });
+        req.once('error', (error) => {
+          if (!done) controller.error(error);
+          done = true;
+        });
+      },
+      pull() {
+        req.resume();
+      },
+      cancel() {
+        done = true;
+        req.removeAllListeners('data');
+        req.resume();
+      },
+    },
+    { highWaterMark: REQUEST_HIGH_WATER_BYTES, size: (chunk) => chunk.byteLength },
+  );
 }
 
 /**

@@ -6,11 +6,13 @@
 //   ODBREST_PASSWORD_ITERATIONS=n   PBKDF2 iterations for the demo passwords (lower starts faster)
 //   ODBREST_CORS_ORIGINS=a,b        origins whose browser pages may call the service (CORS)
 //   ODBREST_2FA_KEY=...             the key that seals two-factor secrets (32 characters or more)
-import { createService } from 'odbrest';
+//   ODBREST_MAX_UPLOAD_BYTES=n      the largest file upload (default 100 MiB)
+import { createService, MemoryBlobStore } from 'odbrest';
 // Native AES-CTR and HMAC for the secure transport: node:crypto, which Node, Bun and Deno all have.
 import { nodeCrypto } from 'odbrest/node';
 import { demoAccess } from './demo-access.mjs';
 import demoData from './demo-data.json' with { type: 'json' };
+import { demoFiles } from './demo-files.mjs';
 
 /**
  * @param {Record<string, string | undefined>} env  process.env, or Deno.env.toObject()
@@ -18,7 +20,10 @@ import demoData from './demo-data.json' with { type: 'json' };
  */
 export function createDemoService(env, { basePath = '/api' } = {}) {
   const number = (name) => (env[name] ? Number(env[name]) : undefined);
-  return createService({
+  // Files (PROTOCOL.md 6.6) in memory: the demo's `Document` objects get their bytes here.
+  const blobs = new MemoryBlobStore();
+  const filesLoaded = Promise.all(demoFiles.map((file) => blobs.put(file.id, new Blob([file.text]).stream())));
+  const service = createService({
     data: demoData,
     databaseName: 'demo',
     mount: { basePath },
@@ -28,6 +33,7 @@ export function createDemoService(env, { basePath = '/api' } = {}) {
     users: { passwordIterations: number('ODBREST_PASSWORD_ITERATIONS') },
     secure: { symmetricCrypto: nodeCrypto },
     access: demoAccess,
+    files: { blobs, maxUploadBytes: number('ODBREST_MAX_UPLOAD_BYTES') },
     // Two-factor login for the demo application `hr`; the key seals the users' TOTP secrets (demo only).
     twoFactor: { policies: { hr: 'optional' }, key: env.ODBREST_2FA_KEY || 'odbrest demo two-factor key: never use it in production', issuer: 'odbrest demo' },
     macros: {
@@ -39,6 +45,8 @@ export function createDemoService(env, { basePath = '/api' } = {}) {
       },
     },
   });
+  const ready = Promise.all([service.ready, filesLoaded]).then(() => undefined);
+  return { ...service, ready };
 }
 
 /** The line each example prints once it listens; the end-to-end tests read the address from it. */

@@ -1,6 +1,8 @@
 // Writes examples/demo-data.json: the demo database (deterministic, so the file is reviewable).
 // Run: node examples/make-demo-data.mjs
+import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { demoFiles } from './demo-files.mjs';
 
 const objects = [];
 const add = (className, id, fields) => objects.push({ '~ClassName': className, '~ObjectID': id, ...fields });
@@ -39,6 +41,12 @@ for (let i = 1; i <= 300; i++) {
     Revenue: (i * 1373) % 100000,
     AccountManager: { $ref: i % 2 ? 'EMP00001' : 'EMP00002' },
   });
+}
+
+// Files: the `Document` class; demo-service.mjs puts their bytes into the blob store.
+for (const file of demoFiles) {
+  const bytes = Buffer.from(file.text, 'utf8');
+  add('Document', file.id, { Name: file.name, Size: bytes.length, ContentType: file.contentType, Sha256: createHash('sha256').update(bytes).digest('hex') });
 }
 
 writeFileSync(new URL('./demo-data.json', import.meta.url), `${JSON.stringify({ objects }, null, 1)}\n`);

@@ -4,6 +4,7 @@ import type { Principals } from './auth/principals.js';
 import type { SeatCounter } from './auth/seats.js';
 import type { TwoFactorLogin } from './auth/two-factor-login.js';
 import type { Session, SessionStore } from './auth/sessions.js';
+import type { FileSettings } from './files/settings.js';
 import type { Answer } from './http/envelope.js';
 import type { ApiRequest } from './http/request.js';
 import type { MacroContext, MacroRegistry } from './macros/registry.js';
@@ -34,6 +35,8 @@ export interface ServiceContext {
   /** Signs and verifies `/v2/login` tokens. */
   readonly tokens: TokenSigner;
   readonly macros: MacroRegistry;
+  /** The blob store, upload limit and file class of the file routes (PROTOCOL.md 6.6). */
+  readonly files: FileSettings;
   readonly serializer: Serializer;
   /** The access rules (PROTOCOL.md 6.4). */
   readonly access: Access;

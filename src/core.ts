@@ -7,6 +7,7 @@ import { SessionStore, sessionLimits } from './auth/sessions.js';
 import { TwoFactorLogin } from './auth/two-factor-login.js';
 import { cacheSizes } from './caches.js';
 import type { ServiceContext } from './context.js';
+import { fileSettings } from './files/settings.js';
 import { appKeyCheck } from './http/app-keys.js';
 import { readBodyText } from './http/body.js';
 import { Cors } from './http/cors.js';
@@ -42,7 +43,6 @@ export class Core {
   readonly #mount: Mount;
   readonly #secure: SecureTransport;
   readonly #trustProxy: boolean;
-  readonly #cors: Cors;
   #loaded = false;
 
   constructor(options: ServiceOptions = {}) {
@@ -52,12 +52,11 @@ export class Core {
     const caches = cacheSizes(options.caches);
     const macros = new MacroRegistry(options.macros);
     const internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, ...(options.objects?.internalClasses ?? [])]);
-    const access = new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']);
     const onError = options.onError ?? ((error: unknown) => console.error('odbrest: unexpected error', error));
     this.#mount = new Mount(options.mount);
     this.#trustProxy = options.trustProxy ?? false;
-    this.#cors = new Cors(options.cors);
-    this.fetch = logRequests(options.logger, (request, context) => this.#cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context)));
+    const cors = new Cors(options.cors);
+    this.fetch = logRequests(options.logger, (request, context) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context)));
     let hookContext: MacroContext | undefined; // what hooks called outside a request see, made once
     const ctx: ServiceContext = {
       store,
@@ -69,11 +68,12 @@ export class Core {
       seats: new SeatCounter(kv, now),
       tokens: new TokenSigner(options.session?.jwtSecret),
       macros,
+      files: fileSettings(options.files, now),
       serializer: new Serializer(store, { depth: options.objects?.serializationDepth ?? 2, internalClasses, storeTimeCache: caches.storeTimes }, () =>
         serializationHook(macros, () => (hookContext ??= ctx.macroContext(undefined))),
       ),
-      access,
-      guard: (request) => access.forRequest(request, ctx.macroContext),
+      access: new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']),
+      guard: (request) => ctx.access.forRequest(request, ctx.macroContext),
       writeHooks: { beforeWrite: options.objects?.beforeWrite, afterWrite: options.objects?.afterWrite },
       serverKey: new ServerKeySource(options.secure?.serverKey),
       symmetricCrypto: options.secure?.symmetricCrypto ?? portableCrypto,
@@ -110,8 +110,9 @@ export class Core {
       const path = this.#mount.relativePath(url.pathname);
       if (path === undefined) throw new ApiError('404', `no route ${clip(url.pathname)}`);
       const apiRequest = toApiRequest(request, url, path, context, this.#trustProxy);
-      if (this.#secure.claims(request.headers)) return await this.#secure.handle(apiRequest, (inner) => this.#dispatch(inner));
-      if (request.body) apiRequest.bodyText = await readBodyText(request, this.ctx.maxBodyBytes);
+      const rawBody = request.body !== null && this.#routes.takesRawBody(apiRequest); // file uploads: the route streams it
+      if (this.#secure.claims(request.headers)) return await this.#secure.handle(apiRequest, (inner) => this.#dispatch(inner), rawBody);
+      if (request.body && !rawBody) apiRequest.bodyText = await readBodyText(request, this.ctx.maxBodyBytes);
       return toResponse(await this.#dispatch(apiRequest));
     } catch (error) {
       return toResponse(noteAnswer(request, errorReply(toApiError(error, this.ctx.onError))));

@@ -20,7 +20,7 @@ export interface Service {
   readonly kv: KeyValueStore;
   /** Settles when seed data has been loaded. */
   readonly ready: Promise<void>;
-  /** Closes the stores (for hosts that shut down cleanly). */
+  /** Closes the stores, the blob store too (for hosts that shut down cleanly). */
   close(): Promise<void>;
 }
 
@@ -37,11 +37,13 @@ export function createService(options: ServiceOptions = {}): Service {
     close: async () => {
       await core.ctx.store.close?.();
       await core.ctx.kv.close?.();
+      await core.ctx.files.blobs.close?.();
     },
   };
 }
 
 export type { ServiceOptions, SecureOptions, ObjectOptions } from './options.js';
+export type { FileOptions } from './files/settings.js';
 export type { RequestContext } from './http/request.js';
 export type { RequestLogger, RequestLogEntry } from './http/request-log.js';
 export type { MountOptions } from './http/mount.js';

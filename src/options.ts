@@ -4,6 +4,7 @@ import type { SessionOptions } from './auth/sessions.js';
 import type { TwoFactorLoginOptions } from './auth/two-factor-login.js';
 import type { CacheSizes } from './caches.js';
 import type { ServiceCheckOptions } from './checks/routes.js';
+import type { FileOptions } from './files/settings.js';
 import type { CorsOptions } from './http/cors.js';
 import type { MountOptions } from './http/mount.js';
 import type { RequestLogger } from './http/request-log.js';
@@ -80,6 +81,8 @@ export interface ServiceOptions {
   objects?: ObjectOptions;
   /** Who may read, create, update and delete objects of each class (PROTOCOL.md 6.4). Default: every session reads, users see only themselves, nobody writes. */
   access?: AccessOptions;
+  /** Files: the blob store, the upload limit and the file class (PROTOCOL.md 6.6). */
+  files?: FileOptions;
   /** Macros by name, including the typed `xApi_*` hooks (PROTOCOL.md 7). */
   macros?: Macros;
   /** What `_CheckService` and `/v1/versioninfo` report, and the health check's time limit (PROTOCOL.md 2.5). */

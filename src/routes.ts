@@ -4,6 +4,7 @@ import { batchRoutes } from './batch/routes.js';
 import { checkRoutes } from './checks/routes.js';
 import { twoFactorRoutes } from './auth/two-factor-routes.js';
 import type { ServiceContext } from './context.js';
+import { fileRoutes } from './files/routes.js';
 import type { Route } from './http/router.js';
 import { macroRoutes } from './macros/routes.js';
 import type { ExternalLogin } from './oauth/flow.js';
@@ -20,6 +21,7 @@ export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin,
     ...twoFactorRoutes(ctx),
     ...licenceRoutes(ctx),
     ...objectRoutes(ctx),
+    ...fileRoutes(ctx),
     ...macroRoutes(ctx),
     ...externalLoginRoutes(ctx, externalLogin),
     ...checkRoutes(ctx, options.serviceCheck),

@@ -1,8 +1,9 @@
 // The demo: odbrest on Node's http server with the demo database (examples/demo-data.json).
 // Options come from api-config.yml or ODBREST_* variables (see the README); `npm start` runs this.
-import { ApiError, createService, clientPassValue } from 'odbrest';
+import { ApiError, createService, clientPassValue, MemoryBlobStore } from 'odbrest';
 import { loadConfig, openConfig, serve } from 'odbrest/node';
 import { demoAccess } from '../demo-access.mjs';
+import { demoFiles } from '../demo-files.mjs';
 
 /** A start-up failure in one line (a configuration error names the option), not a stack trace. */
 function fail(message) {
@@ -27,10 +28,14 @@ const options = await openConfig(config, {
 // Two-factor login for the demo application `hr` (optional: each user decides). The key seals the
 // users' TOTP secrets in the database; this one is for the demo only: set your own in ODBREST_2FA_KEY.
 const twoFactor = options.twoFactor ?? {};
+// The demo's files (the `Document` objects DOC00001-3) in memory; configure a disk or database blob store for real files.
+const blobs = options.files?.blobs ?? new MemoryBlobStore();
+for (const file of demoFiles) await blobs.put(file.id, new Blob([file.text]).stream());
 const service = createService({
   ...options,
   // the demo's rules unless api-config.yml has its own `access:` table
   access: options.access ?? demoAccess,
+  files: { ...options.files, blobs },
   twoFactor: {
     policies: twoFactor.policies ?? { hr: 'optional' },
     key: twoFactor.key ?? 'odbrest demo two-factor key: never use it in production',

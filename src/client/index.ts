@@ -11,6 +11,9 @@ import type { SymmetricCrypto } from '../secure/symmetric.js';
 import type {
   BatchItem,
   BatchResult,
+  DownloadOptions,
+  FileDownload,
+  UploadOptions,
   ListOptions,
   LoginCredentials,
   ObjectFields,
@@ -90,6 +93,10 @@ export interface OdbRestClient {
   updateObject<T extends SerializedObject = SerializedObject>(objectId: string, fields: ObjectFields, options?: UpdateOptions): Promise<T>;
   deleteObject(objectId: string): Promise<void>;
   execute<T = unknown>(macroName: string, params?: Record<string, unknown>): Promise<T>;
+  /** Uploads a file in the three steps of PROTOCOL.md 6.6 (any login kind); answers the file object. */
+  uploadFile<T extends SerializedObject = SerializedObject>(data: Blob | Uint8Array<ArrayBuffer>, options?: UploadOptions): Promise<T>;
+  /** Downloads a file's bytes (any login kind), streamed; a failure envelope is thrown as `OdbRestError`. */
+  downloadFile(objectId: string, options?: DownloadOptions): Promise<FileDownload>;
   /** Runs up to 100 requests in one `/v1/multi` round trip, in order; each answers its own status and envelope. */
   multi(items: readonly BatchItem[]): Promise<BatchResult[]>;
   /** Whether the current session still lives (`_CheckSession`); false on `201`/`204`, never logging in again. */
@@ -132,6 +139,29 @@ export function createClient(options: ClientOptions): OdbRestClient {
     if (json !== undefined) headers.set('content-type', 'application/json');
     const response = await fetchFn(url.href, { method, headers, body: json });
     return unwrap<T>(response.status, response.headers, await response.text());
+  }
+
+  /** Sends a file (raw body) or fetches one; an envelope answer is unwrapped (a failure thrown). */
+  async function sendFile(method: string, path: string, file: Blob | undefined, extra: Record<string, string>): Promise<FileDownload | unknown> {
+    const using = credential;
+    const url = new URL(root + path);
+    const headers = new Headers({ appkey: options.appKey, ...extra });
+    if (using?.kind === 'secure') {
+      const answer = await using.channel.exchangeFile(fetchFn, method, url.href, url.pathname.slice(rootPath.length) + url.search, headers, file);
+      if (answer.stream) return { status: answer.status, headers: answer.headers, stream: answer.stream };
+      if (!answer.encrypted) throw unencryptedAnswer(answer.status, answer.text);
+      return unwrap(answer.status, answer.headers, answer.text);
+    }
+    if (using?.kind === 'session') headers.set('sessionId', using.sessionId);
+    if (using?.kind === 'token') headers.set('authorization', `Bearer ${using.token}`);
+    if (file) headers.set('content-type', file.type || 'application/octet-stream');
+    const response = await fetchFn(url.href, { method, headers, body: file });
+    const type = response.headers.get('content-type') ?? '';
+    if (method === 'GET' && response.ok && !type.startsWith('application/json')) {
+      return { status: response.status, headers: response.headers, stream: response.body ?? new Blob([]).stream() };
+    }
+    if (response.status === 304) return { status: 304, headers: response.headers, stream: new Blob([]).stream() };
+    return unwrap(response.status, response.headers, await response.text());
   }
 
   /** The last login, repeated when `relogin` is on and a session is refused. */
@@ -274,6 +304,23 @@ export function createClient(options: ClientOptions): OdbRestClient {
     deleteObject: async (objectId) => void (await request('DELETE', `/v1/object/${encodeURIComponent(objectId)}`)),
     execute: (macroName, params) => request('POST', `/v1/execute/${encodeURIComponent(macroName)}`, params ?? undefined),
     multi: (items) => request('POST', '/v1/multi', items),
+    async uploadFile(data, upload = {}) {
+      const blob = data instanceof Blob ? data : new Blob([data]);
+      const name = upload.name ?? (typeof File !== 'undefined' && data instanceof File ? data.name : undefined);
+      const query = new URLSearchParams({ contentType: upload.contentType ?? (blob.type || 'application/octet-stream') });
+      if (name !== undefined) query.set('name', name);
+      const { uploadId } = await request<{ uploadId: string }>('GET', '/v1/uploadFile');
+      const path = `/v1/uploadFile/${encodeURIComponent(uploadId)}`;
+      await sendFile('POST', `${path}?${query}`, blob, {});
+      const replace = upload.replaceOID === undefined ? '' : `?replaceOID=${encodeURIComponent(upload.replaceOID)}`;
+      return request('PATCH', path + replace);
+    },
+    async downloadFile(objectId, download = {}) {
+      const extra: Record<string, string> = {};
+      if (download.range !== undefined) extra.range = download.range;
+      if (download.ifNoneMatch !== undefined) extra['if-none-match'] = download.ifNoneMatch;
+      return (await sendFile('GET', `/v1/file/${encodeURIComponent(objectId)}`, undefined, extra)) as FileDownload;
+    },
     async checkSession() {
       try {
         await send('GET', '/_CheckSession', undefined, credential);

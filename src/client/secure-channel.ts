@@ -1,7 +1,11 @@
 import { WINDOW_SIZE } from '../secure/replay.js';
+import { base64 } from '@scure/base';
 import {
+  cipherStream,
   decryptBody,
   messageKeys,
+  requestHead,
+  responseHead,
   responseSignature,
   sealRequest,
   signatureMatches,
@@ -56,6 +60,50 @@ export class SecureChannel {
       const text = await response.text();
       if (response.headers.get('encrypted') !== 'true') return { status: response.status, text, encrypted: false, headers: response.headers };
       return { status: response.status, text: await this.#open(keys, n, response, text), encrypted: true, headers: response.headers };
+    } finally {
+      this.#release(n);
+    }
+  }
+
+  /**
+   * A file exchange (PROTOCOL.md 6.6): `file`, when given, is sent as raw AES-CTR ciphertext (read
+   * twice, streamed both times: once for the signature header, once as the body); an answer of type
+   * `application/octet-stream` is a file, decrypted as it is read, whose stream fails at its end when
+   * the signature does not match. Other answers are envelopes, opened as `exchange` opens them.
+   */
+  async exchangeFile(fetchFn: FetchFunction, method: string, url: string, target: string, headers: Headers, file?: Blob): Promise<ChannelAnswer & { stream?: ReadableStream<Uint8Array> }> {
+    const keys = this.#keys;
+    const n = await this.#acquire();
+    try {
+      const head = requestHead(n, method, target);
+      let signature: string;
+      if (file) {
+        const signing = cipherStream(keys, n, 0, head, false);
+        await file.stream().pipeThrough(signing.transform).pipeTo(new WritableStream());
+        signature = base64.encode(signing.digest());
+        headers.set('content-type', 'application/octet-stream');
+      } else signature = base64.encode(keys.mac(encoder.encode(head)));
+      headers.set('secure-token', this.token);
+      headers.set('secure-counter', String(n));
+      headers.set('secure-signature', signature);
+      const body = file?.stream().pipeThrough(cipherStream(keys, n, 0, head, false).transform);
+      const response = await fetchFn(url, { method, headers, body, ...(body ? { duplex: 'half' } : {}) } as RequestInit);
+      const binary = response.headers.get('content-type') === 'application/octet-stream' && response.headers.get('encrypted') === 'true';
+      if (!binary) {
+        const text = await response.text();
+        if (response.headers.get('encrypted') !== 'true') return { status: response.status, text, encrypted: false, headers: response.headers };
+        return { status: response.status, text: await this.#open(keys, n, response, text), encrypted: true, headers: response.headers };
+      }
+      if (response.headers.get('secure-counter') !== String(n)) throw new OdbRestProtocolError(`secure response refused: Secure-Counter is not ${n}`, response.status);
+      const opening = cipherStream(keys, n, 1, responseHead(n, response.status), true);
+      const expected = response.headers.get('secure-signature');
+      const verify = new TransformStream<Uint8Array, Uint8Array>({
+        flush: () => {
+          if (!signatureMatches(expected, opening.digest())) throw new OdbRestProtocolError('secure response refused: Secure-Signature does not match', response.status);
+        },
+      });
+      const stream = (response.body ?? new ReadableStream<Uint8Array>({ start: (c) => c.close() })).pipeThrough(opening.transform).pipeThrough(verify);
+      return { status: response.status, text: '', encrypted: true, headers: response.headers, stream };
     } finally {
       this.#release(n);
     }

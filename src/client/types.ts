@@ -147,3 +147,32 @@ export interface ServiceInfo {
   applicationVersion: string;
   webservice: { version: string; moduleVersion: Record<string, Array<{ moduleName: string; moduleVersion: string }>> };
 }
+
+/** How `uploadFile` names and types the file (PROTOCOL.md 6.6). */
+export interface UploadOptions {
+  /** The file's `Name`. Default: the `name` of a `File`, else `upload`. */
+  name?: string;
+  /** The file's `ContentType`. Default: the `type` of a `Blob`, else `application/octet-stream`. */
+  contentType?: string;
+  /** Replace the bytes of this file object instead of creating one. */
+  replaceOID?: string;
+}
+
+/** A downloaded file: `200`, `206` (a range) or `304` (not modified), its headers and its bytes as they arrive. */
+export interface FileDownload {
+  status: number;
+  headers: Headers;
+  /**
+   * The bytes (empty for `304`). Through the secure transport they are decrypted as they are read,
+   * and the stream fails at its end when the answer's signature does not match.
+   */
+  stream: ReadableStream<Uint8Array>;
+}
+
+/** What `downloadFile` asks for. */
+export interface DownloadOptions {
+  /** A `Range` header value, e.g. `bytes=0-1023`. */
+  range?: string;
+  /** An `If-None-Match` header value: the `ETag` of a copy held. */
+  ifNoneMatch?: string;
+}

@@ -27,6 +27,11 @@ export interface ApiRequest {
   clientAddress: string | undefined;
   /** Body text ('' for none). */
   bodyText: string;
+  /**
+   * The unread body of a `rawBody` route: the request's stream, or under the secure transport its
+   * decrypted bytes. `null` or absent for none (a `/v1/multi` item has none).
+   */
+  body?: ReadableStream<Uint8Array> | null;
   /** Set when the body arrived through the secure transport (content type already checked there). */
   secure: boolean;
   /** The authenticated session, once the route's credential check has run. */
@@ -75,6 +80,7 @@ export function toApiRequest(request: Request, url: URL, path: string, context: 
     raw: request,
     clientAddress: forwarded || context.clientAddress,
     bodyText: '',
+    body: request.body,
     secure: false,
     params: {},
   };

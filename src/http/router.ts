@@ -23,6 +23,11 @@ export interface Route {
   batch?: boolean;
   /** Open also to the session a `340` answer gives, which may call nothing else (PROTOCOL.md 2.6). */
   twoFactorSetup?: boolean;
+  /**
+   * The route reads the body itself, as a stream (`request.body`): the service neither reads it as
+   * text nor applies `maxBodyBytes` (file uploads, PROTOCOL.md 6.6).
+   */
+  rawBody?: boolean;
   handler: (request: ApiRequest) => Promise<Answer>;
 }
 
@@ -50,6 +55,15 @@ export class RouteTable {
   /** Whether any route's pattern fits `path`, whatever its method (`match` answers it, if only with `405`). */
   fits(path: string): boolean {
     return this.#entries.some(({ pattern }) => pattern.test(path));
+  }
+
+  /** Whether the route that answers this request reads its body as a stream (`Route.rawBody`). */
+  takesRawBody(request: ApiRequest): boolean {
+    try {
+      return this.match(request).route.rawBody === true;
+    } catch {
+      return false; // the dispatch answers the 404 or 405
+    }
   }
 
   /** The first route whose pattern and method fit; `405` with `Allow` when only the method does not. */

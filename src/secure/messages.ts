@@ -1,3 +1,5 @@
+import { hmac } from '@noble/hashes/hmac.js';
+import { sha256 } from '@noble/hashes/sha2.js';
 import { base64 } from '@scure/base';
 import { timingSafeEqual } from '../auth/passwords.js';
 import { asciiText, base64Bytes } from './base64.js';
@@ -38,6 +40,8 @@ export function macKey(sessionKey: Uint8Array, symmetric: SymmetricCrypto = port
 export interface MessageKeys {
   ctr: (counter: Uint8Array, data: Uint8Array) => Uint8Array | Promise<Uint8Array>;
   mac: (...parts: Uint8Array[]) => Uint8Array;
+  /** An incremental HMAC-SHA-256 under M, for bodies signed as they stream (files, PROTOCOL.md 6.6). */
+  macStream: () => { update(data: Uint8Array): unknown; digest(): Uint8Array };
 }
 
 /**
@@ -46,7 +50,8 @@ export interface MessageKeys {
  * of its session and fall out of the replay window when the client does not pace its counters).
  */
 export function messageKeys(sessionKey: Uint8Array, symmetric: SymmetricCrypto = portableCrypto): MessageKeys {
-  return { ctr: symmetric.aesCtr(sessionKey), mac: symmetric.hmacSha256(macKey(sessionKey, symmetric)) };
+  const m = macKey(sessionKey, symmetric);
+  return { ctr: symmetric.aesCtr(sessionKey), mac: symmetric.hmacSha256(m), macStream: () => hmac.create(sha256, m) };
 }
 
 /** The base64 body of a message as ASCII bytes (what is signed and sent); empty for an empty plaintext. */
@@ -94,12 +99,12 @@ function sign(keys: MessageKeys, head: string, body: Uint8Array): Uint8Array {
 
 /** HMAC-SHA-256(M, "REQ n METHOD target\n" || body): `target` is path and query relative to the service root. */
 export function requestSignature(keys: MessageKeys, n: number, method: string, target: string, body: Uint8Array): Uint8Array {
-  return sign(keys, `REQ ${n} ${method} ${target}\n`, body);
+  return sign(keys, requestHead(n, method, target), body);
 }
 
 /** HMAC-SHA-256(M, "RES n status\n" || body). */
 export function responseSignature(keys: MessageKeys, n: number, status: number, body: Uint8Array): Uint8Array {
-  return sign(keys, `RES ${n} ${status}\n`, body);
+  return sign(keys, responseHead(n, status), body);
 }
 
 /** Constant-time check of a base64 signature header against the expected MAC. */
@@ -119,4 +124,65 @@ export function parseCounter(header: string | null): number | undefined {
   if (header === null || !/^[1-9][0-9]{0,15}$/.test(header.trim())) return undefined;
   const n = Number(header.trim());
   return n <= MAX_COUNTER ? n : undefined;
+}
+
+/** The counter block of 16-byte block `index` of a message: its initial block plus `index` (the low 64 bits). */
+export function counterBlockAt(n: number, direction: Direction, index: number): Uint8Array {
+  const block = counterBlock(n, direction);
+  const view = new DataView(block.buffer);
+  view.setUint32(8, Math.floor(index / 2 ** 32));
+  view.setUint32(12, index >>> 0);
+  return block;
+}
+
+/**
+ * A file body streamed through the secure transport (PROTOCOL.md 6.6): raw AES-256-CTR, chunk by
+ * chunk from the message's counter block, with an incremental MAC of the ciphertext (`macInput`:
+ * the input is the ciphertext, when decrypting; otherwise the output is). Chunks are cut at 16-byte
+ * blocks, the few bytes over a block carried to the next chunk. `signed(head)` starts the MAC with
+ * the message's signed head (`REQ n METHOD target\n` or `RES n status\n`).
+ */
+export function cipherStream(keys: MessageKeys, n: number, direction: Direction, head: string, macInput: boolean) {
+  const mac = keys.macStream();
+  mac.update(encoder.encode(head));
+  let block = 0;
+  let carry = new Uint8Array(0);
+  const run = async (data: Uint8Array): Promise<Uint8Array> => {
+    if (data.length === 0) return data;
+    const out = await keys.ctr(counterBlockAt(n, direction, block), data);
+    block += data.length / 16;
+    mac.update(macInput ? data : out);
+    return out;
+  };
+  const transform = new TransformStream<Uint8Array, Uint8Array>({
+    async transform(chunk, controller) {
+      const data = carry.length === 0 ? chunk : concatBytes(carry, chunk);
+      const whole = data.length - (data.length % 16);
+      carry = data.slice(whole);
+      const out = await run(data.subarray(0, whole));
+      if (out.length > 0) controller.enqueue(out);
+    },
+    async flush(controller) {
+      const out = await run(carry);
+      if (out.length > 0) controller.enqueue(out);
+    },
+  });
+  return { transform, digest: () => mac.digest() };
+}
+
+function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/** The signed head of a request: `REQ n METHOD target\n`. */
+export function requestHead(n: number, method: string, target: string): string {
+  return `REQ ${n} ${method} ${target}\n`;
+}
+
+/** The signed head of a response: `RES n status\n`. */
+export function responseHead(n: number, status: number): string {
+  return `RES ${n} ${status}\n`;
 }

@@ -4,7 +4,8 @@ import { lruCache } from '../caches.js';
 import type { Session } from '../auth/sessions.js';
 import type { ServiceContext } from '../context.js';
 import { isSecureContentType, readBodyText } from '../http/body.js';
-import { answerText, errorReply, type Answer } from '../http/envelope.js';
+import { answerText, errorReply, toResponse, type Answer } from '../http/envelope.js';
+import { binaryReopener, isBinaryAnswer } from '../files/binary.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { SecureSessionState } from './replay.js';
@@ -12,10 +13,13 @@ import { openToken } from './token.js';
 import { WindowUpdates } from './window-updates.js';
 import { gone, rejected } from './refusals.js';
 import {
+  cipherStream,
   decryptBody,
   messageKeys,
   parseCounter,
+  requestHead,
   requestSignature,
+  responseHead,
   sealResponse,
   signatureMatches,
   type MessageKeys,
@@ -73,7 +77,8 @@ export class SecureTransport {
     return found?.session.kind === 'secure' ? found.session : undefined;
   }
 
-  async handle(request: ApiRequest, next: (request: ApiRequest) => Promise<Answer>): Promise<Response> {
+  /** `rawBody`: the route streams its body (a file upload, PROTOCOL.md 6.6); see `#handleStreamed`. */
+  async handle(request: ApiRequest, next: (request: ApiRequest) => Promise<Answer>, rawBody = false): Promise<Response> {
     const token = request.headers.get('secure-token')!.trim();
     if (token === '') throw new ApiError('204', 'Secure-Token header is empty');
     const id = await this.#sessionIdOf(token);
@@ -82,6 +87,7 @@ export class SecureTransport {
     if (id === undefined || keys === undefined) throw gone();
     const n = parseCounter(request.headers.get('secure-counter'));
     if (n === undefined) throw rejected('Secure-Counter must be a positive decimal integer');
+    if (rawBody) return this.#handleStreamed(request, next, token, id, keys, n);
     const bodyText = await readBodyText(request.raw, this.ctx.maxBodyBytes).catch((error: unknown) => {
       throw error instanceof ApiError && error.code === '400' ? rejected('body is not base64') : error;
     });
@@ -107,6 +113,42 @@ export class SecureTransport {
     return this.#seal(answer, keys, n);
   }
 
+  /**
+   * A streamed body (PROTOCOL.md 6.6): raw AES-CTR ciphertext, decrypted as the route reads it while
+   * its MAC is computed; its end checks the signature and then accepts the counter, so a body that is
+   * forged, replayed or cut short fails the route's read and nothing of it is kept. The answer is
+   * encrypted only once the message was accepted: a route that refused before reading the whole body
+   * (no right, unknown upload, `413`) is answered unencrypted, like any refusal of an unaccepted message.
+   */
+  async #handleStreamed(request: ApiRequest, next: (request: ApiRequest) => Promise<Answer>, token: string, id: string, keys: MessageKeys, n: number): Promise<Response> {
+    const session = await this.sessionOf(token);
+    if (!session) throw gone();
+    if (!isBinaryContentType(request.headers.get('content-type'))) {
+      await request.raw.body?.cancel().catch(() => undefined);
+      throw rejected('Content-Type of an encrypted file body must be application/octet-stream');
+    }
+    const cipher = cipherStream(keys, n, 0, requestHead(n, request.method, request.target), true);
+    let accepted = false;
+    const signature = request.headers.get('secure-signature');
+    const verify = new TransformStream<Uint8Array, Uint8Array>({
+      flush: async () => {
+        if (!signatureMatches(signature, cipher.digest())) throw rejected('Secure-Signature does not match (key, counter, method, target or body)');
+        await this.#windows.accept(id, n);
+        accepted = true;
+      },
+    });
+    const source = request.raw.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+    request.body = source.pipeThrough(cipher.transform).pipeThrough(verify);
+    request.secure = true;
+    request.session = session;
+    const answer = await next(request);
+    if (!accepted) {
+      await request.body.cancel().catch(() => undefined); // what the route left unread stays unread
+      return toResponse(answer);
+    }
+    return this.#seal(answer, keys, n);
+  }
+
   async #loadKeys(token: string): Promise<MessageKeys | undefined> {
     const session = await this.sessionOf(token);
     if (!session) return undefined;
@@ -117,6 +159,7 @@ export class SecureTransport {
 
   /** The one `Response` of an accepted message: the answer encrypted and signed under its number, its other headers kept. */
   async #seal(answer: Answer, keys: MessageKeys, n: number): Promise<Response> {
+    if (isBinaryAnswer(answer)) return this.#sealBinary(answer, keys, n);
     const { body, signature } = await sealResponse(keys, n, answer.status, await answerText(answer));
     const sealing = { 'content-type': 'application/text', encrypted: 'true', 'secure-counter': String(n), 'secure-signature': signature };
     const payload = body.length === 0 ? null : body;
@@ -127,4 +170,28 @@ export class SecureTransport {
     for (const [name, value] of Object.entries(sealing)) headers.set(name, value);
     return new Response(payload, { status: answer.status, headers });
   }
+
+  /**
+   * A file's bytes (PROTOCOL.md 6.6): raw AES-CTR ciphertext, signed like any body. The signature
+   * travels in a header, before the body, so the bytes are read twice: once to compute it, once to
+   * send them, each pass streamed (never the whole file in memory).
+   */
+  async #sealBinary(answer: Response, keys: MessageKeys, n: number): Promise<Response> {
+    const head = responseHead(n, answer.status);
+    const signing = cipherStream(keys, n, 1, head, false);
+    if (answer.body) await answer.body.pipeThrough(signing.transform).pipeTo(new WritableStream());
+    const signature = base64.encode(signing.digest());
+    const reopened = answer.body ? await binaryReopener(answer)!() : null;
+    const headers = answer.headers;
+    headers.set('content-type', 'application/octet-stream');
+    headers.set('encrypted', 'true');
+    headers.set('secure-counter', String(n));
+    headers.set('secure-signature', signature);
+    const body = reopened && reopened.pipeThrough(cipherStream(keys, n, 1, head, false).transform);
+    return new Response(body, { status: answer.status, headers });
+  }
+}
+
+function isBinaryContentType(value: string | null): boolean {
+  return value?.split(';', 1)[0]!.trim().toLowerCase() === 'application/octet-stream';
 }

@@ -9,13 +9,14 @@
  * library's client and server cannot pass unseen. Encrypted answers differ per session, so for those
  * the decrypted envelopes are compared, after each client checked counter and signature.
  */
+import { createHmac } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { createClient, type FetchFunction, type OdbRestClient } from 'odbrest/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createDemoService } from '../../examples/demo-service.mjs';
 import type { Service } from '../../src/index.js';
 import { expectError, loginBody, parseOrUndefined, type CallResult } from '../helpers.js';
-import { nodeKeyPair, nodeSecureLogin, secureCall, secureRequest, sendSecure, type NodeLogin } from '../secure/node-client.js';
+import { nodeCtr, nodeKeyPair, nodeSecureLogin, secureCall, secureRequest, sendSecure, type NodeLogin } from '../secure/node-client.js';
 import { remoteService } from '../support/processes.js';
 import { buildNextExample, startServer, type RunningServer, type ServerKind } from './servers.js';
 
@@ -492,6 +493,62 @@ const E2E_CASES: E2eCase[] = [
     },
   },
   {
+    name: 'files: the three upload steps (Dart multipart, raw, 0 bytes, a UTF-8 name), downloads with ranges and If-None-Match, 413 at the limit',
+    async run(pair) {
+      const credential = await pair.login('session');
+      const file = async (side: Side, method: string, path: string, body?: BodyInit, headers: Record<string, string> = {}) => {
+        const init = { method, headers: { appkey: APP_KEY, ...credential(side), ...headers }, body, duplex: 'half' } as RequestInit;
+        const response = await pair.fetchOf(side)(`${pair.originOf(side)}/api${path}`, init);
+        return { status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer()) };
+      };
+      const upload = async (side: Side, body: BodyInit, headers: Record<string, string>, query = '') => {
+        const started = await pair.send(side, 'GET', '/api/v1/uploadFile', { headers: credential(side) });
+        const id = started.body.data.uploadId;
+        const sent = await file(side, 'POST', `/v1/uploadFile/${id}${query}`, body, headers);
+        return { id, sent, finished: await pair.send(side, 'PATCH', `/api/v1/uploadFile/${id}`, { headers: credential(side) }) };
+      };
+      const boundary = 'dart-boundary-e2e';
+      const dart = Buffer.from(`--${boundary}\r\ncontent-type: text/plain\r\ncontent-disposition: form-data; name=""; filename="Grüße €.txt"\r\n\r\nhello e2e\r\n--${boundary}--\r\n`);
+      for (const side of ['server', 'reference'] as const) {
+        const multipart = await upload(side, new Uint8Array(dart), { 'content-type': `multipart/form-data; boundary=${boundary}` });
+        expect(multipart.finished.body.data).toMatchObject({ '~ClassName': 'Document', Name: 'Grüße €.txt', Size: 9, ContentType: 'text/plain' });
+        const id = multipart.finished.body.data['~ObjectID'];
+        const whole = await file(side, 'GET', `/v1/file/${id}`);
+        expect([whole.status, whole.bytes.toString(), whole.headers.get('content-disposition')]).toEqual([200, 'hello e2e', `attachment; filename="Gr??e ?.txt"; filename*=UTF-8''Gr%C3%BC%C3%9Fe%20%E2%82%AC.txt`]);
+        const ranges = await Promise.all(['bytes=0-0', 'bytes=8-8', 'bytes=-3'].map((range) => file(side, 'GET', `/v1/file/${id}`, undefined, { range })));
+        expect(ranges.map((r) => [r.status, r.bytes.toString(), r.headers.get('content-range')])).toEqual([[206, 'h', 'bytes 0-0/9'], [206, 'e', 'bytes 8-8/9'], [206, 'e2e', 'bytes 6-8/9']]);
+        const past = await file(side, 'GET', `/v1/file/${id}`, undefined, { range: 'bytes=9-' });
+        expect([past.status, past.headers.get('content-range')]).toEqual([416, 'bytes */9']);
+        const cached = await file(side, 'GET', `/v1/file/${id}`, undefined, { 'if-none-match': whole.headers.get('etag')! });
+        expect([cached.status, cached.bytes.length]).toEqual([304, 0]);
+        const empty = await upload(side, new Uint8Array(0), { 'content-type': 'application/pdf' }, '?name=empty.pdf');
+        expect(empty.finished.body.data).toMatchObject({ Name: 'empty.pdf', Size: 0, ContentType: 'application/pdf' });
+        const demo = await file(side, 'GET', '/v1/file/DOC00001');
+        expect([demo.status, demo.headers.get('content-type'), demo.bytes.toString().startsWith('Welcome')]).toEqual([200, 'text/plain; charset=utf-8', true]);
+        // ODBREST_MAX_UPLOAD_BYTES is 4096 in this suite: one byte more is 413, nothing kept
+        const tooLarge = await upload(side, new Uint8Array(4097), { 'content-type': 'application/octet-stream' });
+        expect([tooLarge.sent.status, JSON.parse(tooLarge.sent.bytes.toString()).status.internalStatus]).toEqual([413, '413']);
+        expect(tooLarge.finished.body.status.internalStatus).toBe('400');
+      }
+    },
+  },
+  {
+    name: 'files through the secure transport (independent node:crypto client): raw ciphertext signed over its bytes',
+    async run(pair) {
+      const logins = await pair.secureLogin();
+      for (const side of ['server', 'reference'] as const) {
+        const login = logins[side];
+        const target = '/v1/file/DOC00001';
+        const message = secureRequest(login, 1, 'GET', target);
+        const response = await pair.fetchOf(side)(`${pair.originOf(side)}/api${target}`, { method: 'GET', headers: message.headers });
+        const ciphertext = Buffer.from(await response.arrayBuffer());
+        expect([response.status, response.headers.get('encrypted'), response.headers.get('content-type'), response.headers.get('secure-counter')]).toEqual([200, 'true', 'application/octet-stream', '1']);
+        expect(response.headers.get('secure-signature')).toBe(createHmac('sha256', login.mac).update('RES 1 200\n').update(ciphertext).digest('base64'));
+        expect(nodeCtr(login.key, 1, 1, ciphertext).toString()).toMatch(/^Welcome to the odbrest demo/);
+      }
+    },
+  },
+  {
     name: "the app's body parser still serves the app's routes",
     only: MIDDLEWARE,
     async run(pair, kind) {
@@ -531,7 +588,7 @@ export function describeServerKind(kind: ServerKind): void {
       const { ms, bundler } = await buildNextExample();
       console.log(`next build of examples/next (${bundler}): ${(ms / 1000).toFixed(1)} s`);
     }
-    reference = createDemoService({ ODBREST_PASSWORD_ITERATIONS: '1000', ODBREST_CORS_ORIGINS: BROWSER_ORIGIN });
+    reference = createDemoService({ ODBREST_PASSWORD_ITERATIONS: '1000', ODBREST_CORS_ORIGINS: BROWSER_ORIGIN, ODBREST_MAX_UPLOAD_BYTES: '4096' });
     await reference.ready;
   });
   afterAll(async () => {
@@ -546,7 +603,7 @@ export function describeServerKind(kind: ServerKind): void {
   describe(`${kind}: the example app as a real process`, () => {
     let pair: Pair;
     beforeAll(async () => {
-      pair = await start({ ODBREST_CORS_ORIGINS: BROWSER_ORIGIN });
+      pair = await start({ ODBREST_CORS_ORIGINS: BROWSER_ORIGIN, ODBREST_MAX_UPLOAD_BYTES: '4096' });
     });
     for (const item of E2E_CASES.filter((candidate) => !candidate.only || candidate.only.includes(kind))) {
       test(item.name, () => item.run(pair, kind));

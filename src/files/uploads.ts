@@ -1,0 +1,168 @@
+import { parse as parseDisposition } from 'content-disposition';
+import type { Session } from '../auth/sessions.js';
+import type { ServiceContext } from '../context.js';
+import { mediaType } from '../http/body.js';
+import { okReply, type JsonReply } from '../http/envelope.js';
+import { ApiError } from '../http/errors.js';
+import type { ApiRequest } from '../http/request.js';
+import { newObjectId, randomToken } from '../storage/ids.js';
+import type { StoredObject } from '../storage/types.js';
+import { mayUseFile } from './access.js';
+import { openFilePart } from './multipart.js';
+
+/** An upload lives this long from its start (PROTOCOL.md 6.6: unfinished uploads are dropped after an hour). */
+export const UPLOAD_TTL_MS = 60 * 60_000;
+/** Blob ids of unfinished uploads start with this; the file's own bytes are under its object id. */
+export const UPLOAD_BLOB_PREFIX = 'upload-';
+/** Room for the multipart framing around the file (boundaries, part headers) within the body limit. */
+const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
+const MAX_NAME_LENGTH = 1024;
+const MAX_TYPE_LENGTH = 255;
+/** Unfinished uploads' bytes are swept at most this often, when uploads start. */
+const SWEEP_EVERY_MS = 10 * 60_000;
+
+/** What the service keeps of an upload between its steps, in the key-value store. */
+interface UploadState {
+  /** The principal that started it: no other may send, read or finish it. */
+  principalId: string;
+  /** Set once bytes were received. */
+  received?: { size: number; sha256: string; name: string; contentType: string };
+}
+
+const uploadKey = (uploadId: string) => `upload:${uploadId}`;
+const uploadBlob = (uploadId: string) => `${UPLOAD_BLOB_PREFIX}${uploadId}`;
+
+/** The three steps of an upload (PROTOCOL.md 6.6) and the sweep of the abandoned ones. */
+export class Uploads {
+  #lastSweep = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly ctx: ServiceContext) {}
+
+  /** `GET /v1/uploadFile`: a new upload id (128 bits from the CSPRNG). */
+  async start(request: ApiRequest): Promise<JsonReply> {
+    const session = request.session!;
+    mayUpload(session);
+    this.#sweepNow();
+    const uploadId = randomToken(16);
+    const state: UploadState = { principalId: session.principalId };
+    await this.ctx.kv.set(uploadKey(uploadId), JSON.stringify(state), UPLOAD_TTL_MS);
+    return okReply({ uploadId });
+  }
+
+  /** `POST /v1/uploadFile/{id}`: the bytes, multipart or raw, streamed into the blob store. */
+  async receive(request: ApiRequest): Promise<JsonReply> {
+    const body = request.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+    try {
+      const uploadId = request.params.id!;
+      const state = await this.#state(uploadId, request.session!);
+      mayUpload(request.session!);
+      const { files } = this.ctx;
+      const contentType = request.headers.get('content-type') ?? '';
+      const multipart = mediaType(contentType) === 'multipart/form-data';
+      const limit = multipart ? files.maxUploadBytes + MULTIPART_OVERHEAD_BYTES : files.maxUploadBytes;
+      const declared = request.headers.get('content-length');
+      if (declared !== null && Number(declared) > limit) throw tooLarge(files.maxUploadBytes);
+      const part = multipart ? await openFilePart(body, contentType, limit) : undefined;
+      const name = fileName(part ? part.filename : rawName(request));
+      // under the secure transport the body's own type is application/octet-stream: the file's rides in the (signed) query
+      const rawType = request.searchParams.get('contentType') || (request.secure ? '' : contentType.trim());
+      const type = part ? part.contentType : rawType || 'application/octet-stream';
+      if (type.length > MAX_TYPE_LENGTH) throw new ApiError('400', `the file's Content-Type is longer than ${MAX_TYPE_LENGTH} characters`);
+      const written = await files.blobs.put(uploadBlob(uploadId), part?.stream ?? body, { maxBytes: files.maxUploadBytes });
+      state.received = { ...written, name, contentType: type };
+      const ttl = await this.ctx.kv.ttl(uploadKey(uploadId));
+      if (ttl <= 0) throw expired();
+      await this.ctx.kv.set(uploadKey(uploadId), JSON.stringify(state), ttl);
+      return okReply({ size: written.size });
+    } catch (error) {
+      await body.cancel().catch(() => undefined); // a refused upload leaves the rest of the body unread
+      throw error;
+    }
+  }
+
+  /** `GET /v1/uploadFile/{id}`: how many bytes arrived. */
+  async size(request: ApiRequest): Promise<JsonReply> {
+    const state = await this.#state(request.params.id!, request.session!);
+    return okReply({ size: state.received?.size ?? 0 });
+  }
+
+  /** `PATCH /v1/uploadFile/{id}[?replaceOID=]`: the file object, created or given the new bytes. */
+  async finish(request: ApiRequest): Promise<JsonReply> {
+    const uploadId = request.params.id!;
+    const session = request.session!;
+    const { received } = await this.#state(uploadId, session);
+    if (!received) throw new ApiError('400', 'no bytes were uploaded under this uploadId yet; POST them first');
+    const replaceOID = request.searchParams.get('replaceOID') || undefined;
+    const target = replaceOID === undefined ? undefined : await this.#replaceable(replaceOID, session);
+    if (!target && !mayUseFile(session, 'create')) throw new ApiError('403', 'this session may not upload files');
+    // one finish per upload, even when two race
+    if ((await this.ctx.kv.take(uploadKey(uploadId))) === undefined) throw expired();
+    const id = target?.id ?? newObjectId();
+    if (!(await this.ctx.files.blobs.move(uploadBlob(uploadId), id))) throw expired();
+    const fields = { Name: received.name, Size: received.size, ContentType: received.contentType, Sha256: received.sha256 };
+    const stored = target
+      ? await this.ctx.store.put({ id, className: target.className, fields: { ...target.fields, ...fields } })
+      : await this.ctx.store.put({ id, className: this.ctx.files.className, fields, ifStoreTime: null }).catch(async (error: unknown) => {
+          await this.ctx.files.blobs.delete(id).catch(() => undefined);
+          throw error;
+        });
+    return okReply(await this.ctx.serializer.object(stored));
+  }
+
+  async #replaceable(objectId: string, session: Session): Promise<StoredObject> {
+    const file = await this.ctx.store.get(objectId);
+    if (!file || file.className !== this.ctx.files.className || !mayUseFile(session, 'read', file)) {
+      throw new ApiError('404', `no file ${objectId.slice(0, 100)} to replace`);
+    }
+    if (!mayUseFile(session, 'update', file)) throw new ApiError('403', 'this session may not replace this file');
+    return file;
+  }
+
+  /** The upload's state; `404` when it is unknown, expired, finished or another principal's. */
+  async #state(uploadId: string, session: Session): Promise<UploadState> {
+    const raw = /^[A-Za-z0-9_-]{22}$/.test(uploadId) ? await this.ctx.kv.get(uploadKey(uploadId)) : undefined;
+    const state = raw === undefined ? undefined : (JSON.parse(raw) as UploadState);
+    if (!state || state.principalId !== session.principalId) throw expired();
+    return state;
+  }
+
+  /** Drops the bytes of uploads older than an hour, in the background, at most every ten minutes. */
+  #sweepNow(): void {
+    const now = this.ctx.now();
+    if (now - this.#lastSweep < SWEEP_EVERY_MS) return;
+    this.#lastSweep = now;
+    this.ctx.files.blobs.sweep(UPLOAD_BLOB_PREFIX, now - UPLOAD_TTL_MS).catch((error: unknown) => this.ctx.onError(error));
+  }
+}
+
+function mayUpload(session: Session): void {
+  if (!mayUseFile(session, 'create') && !mayUseFile(session, 'update')) throw new ApiError('403', 'this session may not upload files');
+}
+
+/** A raw body's name: `filename` of its `Content-Disposition` header, else the `name` query parameter. */
+function rawName(request: ApiRequest): string | undefined {
+  const disposition = request.headers.get('content-disposition');
+  if (disposition) {
+    try {
+      const name = parseDisposition(disposition).parameters.filename;
+      if (name) return name;
+    } catch {
+      throw new ApiError('400', 'Content-Disposition of the upload is malformed');
+    }
+  }
+  return request.searchParams.get('name') || undefined;
+}
+
+function fileName(name: string | undefined): string {
+  if (name === undefined || name === '') return 'upload';
+  if (name.length > MAX_NAME_LENGTH) throw new ApiError('400', `the file name is longer than ${MAX_NAME_LENGTH} characters`);
+  return name;
+}
+
+function tooLarge(limit: number): ApiError {
+  return new ApiError('413', `the upload is larger than ${limit} bytes`);
+}
+
+function expired(): ApiError {
+  return new ApiError('404', 'no such upload: unknown, finished, or started more than an hour ago');
+}

@@ -1,0 +1,245 @@
+import { createHash } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Service, ServiceOptions } from '../../src/index.js';
+import { call, demoService, expectError, login, testClock, type CallResult } from '../helpers.js';
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+const encoder = new TextEncoder();
+
+/** A multipart body as the Dart client sends it: one file part whose field name is empty. */
+function dartMultipart(filename: string, bytes: Uint8Array, type = 'text/plain'): { body: Uint8Array<ArrayBuffer>; contentType: string } {
+  const boundary = 'dart-http-boundary-Z5vq0Z9ZqLx';
+  const head = encoder.encode(`--${boundary}\r\ncontent-type: ${type}\r\ncontent-disposition: form-data; name=""; filename="${filename}"\r\n\r\n`);
+  const tail = encoder.encode(`\r\n--${boundary}--\r\n`);
+  return { body: new Uint8Array(Buffer.concat([head, bytes, tail])), contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+let service: Service;
+let session: string;
+afterEach(() => service?.close());
+
+async function start(options: ServiceOptions = {}) {
+  service = await demoService(options);
+  session = await login(service, 'alice');
+}
+
+const auth = () => ({ sessionId: session });
+
+async function newUpload(sessionId = session): Promise<string> {
+  const started = await call(service, 'GET', '/v1/uploadFile', { headers: { sessionId } });
+  expect(started.status).toBe(200);
+  expect(started.body.data.uploadId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+  return started.body.data.uploadId;
+}
+
+/** The three steps; answers the PATCH result. */
+async function upload(body: BodyInit, headers: Record<string, string>, query = ''): Promise<CallResult> {
+  const id = await newUpload();
+  const sent = await call(service, 'POST', `/v1/uploadFile/${id}`, { headers: { ...auth(), ...headers }, body });
+  expect(sent.body).toMatchObject({ status: { internalStatus: '0' } });
+  return call(service, 'PATCH', `/v1/uploadFile/${id}${query}`, { headers: auth() });
+}
+
+async function fetchFile(id: string, headers: Record<string, string> = {}): Promise<Response> {
+  return service.fetch(new Request(`http://odbrest.test/v1/file/${id}`, { headers: { appkey: 'test-app', ...auth(), ...headers } }));
+}
+
+describe('uploads (PROTOCOL.md 6.6)', () => {
+  it('takes a multipart body with an empty field name (the Dart client) and serves it back', async () => {
+    await start();
+    const bytes = encoder.encode('hello, files\n');
+    const { body, contentType } = dartMultipart('hello.txt', bytes);
+    const finished = await upload(body, { 'content-type': contentType });
+    expect(finished.status).toBe(200);
+    const file = finished.body.data;
+    expect(finished.body).toEqual({
+      status: { internalStatus: '0', statusMessage: 'ok' },
+      data: { '~ClassName': 'Document', '~ObjectID': file['~ObjectID'], '~StoreTime': file['~StoreTime'], Name: 'hello.txt', Size: 13, ContentType: 'text/plain', Sha256: sha256(bytes) },
+    });
+    const response = await fetchFile(file['~ObjectID']);
+    expect(response.status).toBe(200);
+    expect(Object.fromEntries(response.headers)).toMatchObject({
+      'content-type': 'text/plain',
+      'content-length': '13',
+      'content-disposition': 'attachment; filename=hello.txt',
+      etag: `"${sha256(bytes)}"`,
+      'accept-ranges': 'bytes',
+    });
+    expect(new Uint8Array(await response.arrayBuffer())).toEqual(bytes);
+  });
+
+  it('takes a FormData body and a raw body with its own Content-Type', async () => {
+    await start();
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array([1, 2, 3])], { type: 'application/pdf' }), 'a.pdf');
+    const viaForm = await upload(form, {});
+    expect(viaForm.body.data).toMatchObject({ Name: 'a.pdf', Size: 3, ContentType: 'application/pdf' });
+
+    const raw = await upload(new Uint8Array([9, 8, 7, 6]), { 'content-type': 'image/png' }, '');
+    expect(raw.body.data).toMatchObject({ Name: 'upload', Size: 4, ContentType: 'image/png', Sha256: sha256(new Uint8Array([9, 8, 7, 6])) });
+    const named = await upload('x', { 'content-type': 'text/csv', 'content-disposition': 'attachment; filename="list.csv"' });
+    expect(named.body.data).toMatchObject({ Name: 'list.csv', ContentType: 'text/csv' });
+  });
+
+  it('stores a 0-byte file and serves it with Content-Length 0', async () => {
+    await start();
+    const finished = await upload(new Uint8Array(0), { 'content-type': 'text/plain' });
+    expect(finished.body.data).toMatchObject({ Size: 0, Sha256: sha256(new Uint8Array(0)) });
+    const response = await fetchFile(finished.body.data['~ObjectID']);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-length')).toBe('0');
+    expect((await response.arrayBuffer()).byteLength).toBe(0);
+  });
+
+  it('encodes a non-ASCII name as RFC 6266 requires', async () => {
+    await start();
+    const { body, contentType } = dartMultipart('Übersicht €.txt', encoder.encode('x'));
+    const finished = await upload(body, { 'content-type': contentType });
+    expect(finished.body.data.Name).toBe('Übersicht €.txt');
+    const response = await fetchFile(finished.body.data['~ObjectID']);
+    expect(response.headers.get('content-disposition')).toBe(`attachment; filename="?bersicht ?.txt"; filename*=UTF-8''%C3%9Cbersicht%20%E2%82%AC.txt`);
+  });
+
+  it('answers 413 once the limit is passed, without reading the rest of the body', async () => {
+    await start({ files: { maxUploadBytes: 1000 } });
+    for (const multipart of [false, true]) {
+      let produced = 0;
+      const total = 64 * 1024 * 1024;
+      const boundary = 'b0undary';
+      const endless = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (produced === 0 && multipart) controller.enqueue(encoder.encode(`--${boundary}\r\ncontent-disposition: form-data; name=""; filename="big"\r\n\r\n`));
+          const chunk = new Uint8Array(501);
+          produced += chunk.length;
+          controller.enqueue(chunk);
+          if (produced >= total) controller.close();
+        },
+      });
+      const id = await newUpload();
+      const contentType = multipart ? `multipart/form-data; boundary=${boundary}` : 'application/octet-stream';
+      const request = new Request(`http://odbrest.test/v1/uploadFile/${id}`, {
+        method: 'POST',
+        headers: { appkey: 'test-app', sessionId: session, 'content-type': contentType },
+        body: endless,
+        duplex: 'half',
+      } as RequestInit);
+      const response = await service.fetch(request);
+      expect(response.status).toBe(413);
+      expect(await response.json()).toMatchObject({ status: { internalStatus: '413' }, data: {} });
+      expect(produced).toBeLessThan(16 * 1024);
+      expectError(await call(service, 'PATCH', `/v1/uploadFile/${id}`, { headers: auth() }), '400', 400);
+    }
+    // exactly at the limit is fine; a declared length over it is refused before any byte is read
+    expect((await upload(new Uint8Array(1000), { 'content-type': 'application/octet-stream' })).body.data.Size).toBe(1000);
+    const id = await newUpload();
+    expectError(await call(service, 'POST', `/v1/uploadFile/${id}`, { headers: { ...auth(), 'content-type': 'text/plain' }, body: 'x'.repeat(1001) }), '413', 413);
+  });
+
+  it('reports the size received, and replaces a file’s bytes with replaceOID', async () => {
+    await start();
+    const first = await upload('version one', { 'content-type': 'text/plain' }, '');
+    const fileId = first.body.data['~ObjectID'];
+    const id = await newUpload();
+    expect((await call(service, 'GET', `/v1/uploadFile/${id}`, { headers: auth() })).body).toEqual({ status: { internalStatus: '0', statusMessage: 'ok' }, data: { size: 0 } });
+    await call(service, 'POST', `/v1/uploadFile/${id}?name=v2.txt`, { headers: { ...auth(), 'content-type': 'text/markdown' }, body: 'version two!' });
+    expect((await call(service, 'GET', `/v1/uploadFile/${id}`, { headers: auth() })).body.data).toEqual({ size: 12 });
+    const replaced = await call(service, 'PATCH', `/v1/uploadFile/${id}?replaceOID=${fileId}`, { headers: auth() });
+    expect(replaced.body.data).toMatchObject({ '~ObjectID': fileId, Name: 'v2.txt', Size: 12, ContentType: 'text/markdown', Sha256: sha256(encoder.encode('version two!')) });
+    expect(await (await fetchFile(fileId)).text()).toBe('version two!');
+    // the upload is finished: its id is gone
+    expectError(await call(service, 'PATCH', `/v1/uploadFile/${id}`, { headers: auth() }), '404', 404);
+    expectError(await call(service, 'GET', `/v1/uploadFile/${id}`, { headers: auth() }), '404', 404);
+    // replaceOID must name a file
+    const other = await newUpload();
+    await call(service, 'POST', `/v1/uploadFile/${other}`, { headers: auth(), body: 'x' });
+    expectError(await call(service, 'PATCH', `/v1/uploadFile/${other}?replaceOID=CUS00001`, { headers: auth() }), '404', 404);
+  });
+
+  it('keeps an upload to the principal that started it, and drops it after an hour', async () => {
+    const clock = testClock();
+    await start({ now: clock.now });
+    const id = await newUpload();
+    const bob = await login(service, 'bob');
+    expectError(await call(service, 'POST', `/v1/uploadFile/${id}`, { headers: { sessionId: bob }, body: 'x' }), '404', 404);
+    expectError(await call(service, 'GET', `/v1/uploadFile/${id}`, { headers: { sessionId: bob } }), '404', 404);
+    await call(service, 'POST', `/v1/uploadFile/${id}`, { headers: auth(), body: 'x' });
+    clock.advance(60 * 60_000 + 1);
+    session = await login(service, 'alice');
+    expectError(await call(service, 'PATCH', `/v1/uploadFile/${id}`, { headers: auth() }), '404', 404);
+    expectError(await call(service, 'GET', `/v1/uploadFile/not-an-upload-id`, { headers: auth() }), '404', 404);
+  });
+
+  it('refuses uploads by a session without objects rights, and bad multipart bodies', async () => {
+    await start();
+    const macroOnly = await login(service, 'dave', []);
+    expectError(await call(service, 'GET', '/v1/uploadFile', { headers: { sessionId: macroOnly } }), '307', 403);
+    expectError(await call(service, 'GET', '/v1/uploadFile'), '204', 401);
+    const type = { 'content-type': 'multipart/form-data; boundary=xyz' };
+    const cases: Array<[string, Record<string, string>]> = [
+      ['--xyz\r\ncontent-disposition: form-data; name="a"\r\n\r\nvalue\r\n--xyz--\r\n', type], // no file part
+      ['--xyz\r\ncontent-disposition: form-data; name=""; filename="a"\r\n\r\n1\r\n--xyz\r\ncontent-disposition: form-data; name=""; filename="b"\r\n\r\n2\r\n--xyz--\r\n', type],
+      ['--xyz\r\ncontent-disposition: form-data; name=""; filename="a"\r\n\r\ntruncated', type],
+      ['--xyz\r\n\r\n', { 'content-type': 'multipart/form-data' }], // no boundary
+    ];
+    for (const [body, headers] of cases) {
+      const id = await newUpload();
+      expectError(await call(service, 'POST', `/v1/uploadFile/${id}`, { headers: { ...auth(), ...headers }, body }), '400', 400);
+      expect((await call(service, 'GET', `/v1/uploadFile/${id}`, { headers: auth() })).body.data).toEqual({ size: 0 });
+    }
+  });
+
+  it('never takes an upload inside /v1/multi', async () => {
+    await start();
+    const id = await newUpload();
+    const multi = await call(service, 'POST', '/v1/multi', { headers: auth(), json: [{ method: 'POST', path: `/v1/uploadFile/${id}`, data: { a: 1 } }] });
+    expect(multi.body.data[0].httpStatus).toBe(400);
+  });
+});
+
+describe('downloads (PROTOCOL.md 6.6)', () => {
+  async function tenBytes(): Promise<string> {
+    await start();
+    return (await upload('0123456789', { 'content-type': 'text/plain' })).body.data['~ObjectID'];
+  }
+
+  it('answers single ranges with 206 and Content-Range, and 416 past the end', async () => {
+    const id = await tenBytes();
+    const cases: Array<[string, string, string]> = [
+      ['bytes=0-0', '0', 'bytes 0-0/10'], // first byte
+      ['bytes=9-9', '9', 'bytes 9-9/10'], // last byte
+      ['bytes=-3', '789', 'bytes 7-9/10'], // suffix
+      ['bytes=8-', '89', 'bytes 8-9/10'],
+      ['bytes=5-99', '56789', 'bytes 5-9/10'], // clipped
+    ];
+    for (const [range, body, contentRange] of cases) {
+      const response = await fetchFile(id, { range });
+      expect([response.status, response.headers.get('content-range'), response.headers.get('content-length'), await response.text()]).toEqual([206, contentRange, String(body.length), body]);
+    }
+    const past = await fetchFile(id, { range: 'bytes=10-' });
+    expect(past.status).toBe(416);
+    expect(past.headers.get('content-range')).toBe('bytes */10');
+    expect(await past.json()).toMatchObject({ status: { internalStatus: '416' }, data: {} });
+    // several ranges, or one that is not bytes, get the whole file
+    for (const range of ['bytes=0-1,3-4', 'lines=1-2', 'bytes=x']) {
+      const whole = await fetchFile(id, { range });
+      expect([whole.status, await whole.text()]).toEqual([200, '0123456789']);
+    }
+  });
+
+  it('answers If-None-Match with 304 when the ETag matches', async () => {
+    const id = await tenBytes();
+    const etag = (await fetchFile(id)).headers.get('etag')!;
+    const same = await fetchFile(id, { 'if-none-match': `"other", ${etag}` });
+    expect([same.status, same.headers.get('etag'), await same.text()]).toEqual([304, etag, '']);
+    expect((await fetchFile(id, { 'if-none-match': '"other"' })).status).toBe(200);
+  });
+
+  it('answers 404 for an unknown id or an object that is not a file', async () => {
+    await tenBytes();
+    for (const id of ['NOPE0000', 'CUS00001']) {
+      const response = await fetchFile(id);
+      expect(response.status).toBe(404);
+      expect(await response.json()).toMatchObject({ status: { internalStatus: '404' }, data: {} });
+    }
+  });
+});
