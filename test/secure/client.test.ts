@@ -69,9 +69,9 @@ describe.each(variants)('after %s', (kind, doLogin) => {
   });
 
   test('listObjects passes paging, query and order', async () => {
-    const set = await client.listObjects('User', { page: 0, perPage: 2, reverseOrder: true, query: { Description: 'Bob Weber' } });
-    expect(set).toEqual(await plainData(`/v1/objects/User?perPage=2&reverseOrder=true&query=${encodeURIComponent('{"Description":"Bob Weber"}')}`));
-    expect(set['~Elements'].map((user) => user.Name)).toEqual(['bob']);
+    const set = await client.listObjects('User', { page: 0, perPage: 2, reverseOrder: true, query: { Description: 'Alice Schmidt' } });
+    expect(set).toEqual(await plainData(`/v1/objects/User?perPage=2&reverseOrder=true&query=${encodeURIComponent('{"Description":"Alice Schmidt"}')}`));
+    expect(set['~Elements'].map((user) => user.Name)).toEqual(['alice']);
   });
 
   test('execute sends parameters and returns data', async () => {
@@ -149,7 +149,7 @@ describe('secure transport in the client', () => {
       const client = createClient({ baseUrl: `${url}/api/`, appKey: APP_KEY, alias: 'crm-db' });
       await client.loginSecure(alice, { keyPair });
       expect((await client.getObject('USR00001'))['Name']).toBe('alice');
-      expect((await client.listObjects('User', { query: { Name: 'bob' } }))['~Count']).toBe(1);
+      expect((await client.listObjects('User', { query: { Name: 'alice' } }))['~Count']).toBe(1);
     } finally {
       mountedServer.close();
     }
@@ -159,7 +159,7 @@ describe('secure transport in the client', () => {
     const { symmetric, prepared } = countingCrypto(nodeCrypto);
     const client = createClient({ baseUrl, appKey: APP_KEY, symmetricCrypto: symmetric });
     await client.loginSecure(alice, { keyPair });
-    expect(await client.getObject('USR00002')).toEqual(await plainData('/v1/object/USR00002'));
+    expect(await client.getObject('USR00001')).toEqual(await plainData('/v1/object/USR00001'));
     expect(prepared).toEqual({ aesCtr: 1, hmacSha256: 2 }); // the session's keys, prepared once
   });
 
@@ -186,8 +186,8 @@ describe('secure transport in the client', () => {
   test('more concurrent requests than the replay window all succeed', async () => {
     const client = createClient({ baseUrl, appKey: APP_KEY });
     await client.loginSecure(alice, { keyPair });
-    const results = await Promise.all(Array.from({ length: 300 }, (_, i) => client.getObject(i % 2 ? 'USR00001' : 'USR00002')));
-    expect(results.map((user) => user['Name'])).toEqual(Array.from({ length: 300 }, (_, i) => (i % 2 ? 'alice' : 'bob')));
+    const results = await Promise.all(Array.from({ length: 300 }, (_, i) => client.getObject(i % 2 ? 'USR00001' : 'CUS00001')));
+    expect(results.map((object) => object['Name'])).toEqual(Array.from({ length: 300 }, (_, i) => (i % 2 ? 'alice' : 'Ben Bauer')));
   });
 
   test('a request held up on the way does not fall out of the window: later ones wait for it', async () => {
