@@ -14,8 +14,8 @@ const TRACE_REFUSAL: Partial<Record<ServerKind, string>> = {
   node: 'method TRACE is not allowed',
   express: 'method TRACE is not allowed',
   koa: 'method TRACE is not allowed',
-  bun: 'method TRACE not allowed here; use GET',
-  deno: 'method TRACE not allowed here; use GET',
+  bun: 'method TRACE not allowed here; use GET, POST, PATCH, DELETE',
+  deno: 'method TRACE not allowed here; use GET, POST, PATCH, DELETE',
 };
 
 describe.each(KINDS)('%s', (kind) => {
