@@ -6,6 +6,7 @@ import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import { newObjectId, randomToken } from '../storage/ids.js';
+import { kvKeys } from '../storage/keys.js';
 import type { StoredObject } from '../storage/types.js';
 import { mayUseFile } from './access.js';
 import { openFilePart } from './multipart.js';
@@ -29,7 +30,7 @@ interface UploadState {
   received?: { size: number; sha256: string; name: string; contentType: string };
 }
 
-const uploadKey = (uploadId: string) => `upload:${uploadId}`;
+const uploadKey = kvKeys.upload;
 const uploadBlob = (uploadId: string) => `${UPLOAD_BLOB_PREFIX}${uploadId}`;
 
 /** The three steps of an upload (PROTOCOL.md 6.6) and the sweep of the abandoned ones. */

@@ -11,6 +11,8 @@ export const kvKeys = {
   externalLoginsOfAddress: (address: string) => `limit:oauth:${address}`,
   oauthState: (state: string) => `oauth:state:${state}`,
   dfUuid: (dfUuid: string) => `oauth:df:${dfUuid}`,
+  /** An unfinished file upload (PROTOCOL.md 6.6), for an hour. */
+  upload: (uploadId: string) => `upload:${uploadId}`,
 };
 
 /** One kind of state in the in-memory key-value store, with its own bound. */
@@ -34,4 +36,6 @@ export const KV_PARTITIONS: Readonly<Record<string, KvPartition>> = {
   'fail:': { maxEntries: 200_000, whenFull: 'refuse' },
   'limit:': { maxEntries: 200_000, whenFull: 'refuse' },
   'oauth:': { maxEntries: 100_000, whenFull: 'evict' },
+  // an upload in progress is never pushed out by others: a full store refuses new uploads instead
+  'upload:': { maxEntries: 100_000, whenFull: 'refuse' },
 };

@@ -36,6 +36,7 @@ const PATHS = [
   '/v1/google/callback', '/v1/extLogin', '/v1/logout', '/v1/object/CUS00001', '/v1/object/Customer', '/v1/object/USR00002',
   '/v1/objects/Customer', '/v1/objects/User', '/v1/execute/greet', '/v1/execute/xApi_FindObjects', '/_CheckSession',
   '/_CheckService', '/v1/versioninfo', '/v1/multi', '/v1/2fa/secret', '/v1/2fa/validate', '/v1/license/release',
+  '/v1/uploadFile', '/v1/uploadFile/abcdefghijklmnopqrstuv', '/v1/file/DOC00001', '/v1/file/CUS00001', '/v1/file/NOSUCH01',
   '/v1/nothing', '/v3/login', '/', '/v1/object/', '/v1/objects/%FF', '/v1/object/..%2F..%2Fetc',
 ] as const;
 const QUERIES = [
