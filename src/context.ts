@@ -59,8 +59,8 @@ export interface ServiceContext {
   now(): number;
   /** Throws `100` unless the headers carry an accepted `appkey`. */
   checkAppKey(headers: Headers): void;
-  /** What a macro or hook called for this request (or outside one) sees. */
-  macroContext(request: ApiRequest | undefined): MacroContext;
+  /** What a macro or hook called for this request (or outside one) sees; `session` for one the request does not carry yet (a login's). */
+  macroContext(request: ApiRequest | undefined, session?: Session): MacroContext;
   /**
    * Routes a request whose body has been read, as the service routes any (`/v1/multi` items): app key,
    * credential (unless `session` is set) and route; every failure is an envelope.

@@ -83,7 +83,7 @@ export class Core {
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
       now,
       checkAppKey: appKeyCheck(options.appKeys),
-      macroContext: (request) => macroContext(store, kv, request?.session, request?.raw ?? new Request('http://odbrest/')),
+      macroContext: (request, session = request?.session) => macroContext(store, kv, session, request?.raw ?? new Request('http://odbrest/')),
       onError,
       dispatch: (inner) => this.#dispatch(inner),
     };

@@ -154,11 +154,16 @@ export async function openSession(ctx: ServiceContext, session: Session, princip
   }
 }
 
-/** The `data` every login answers with. */
+/**
+ * The `data` every login answers with. The user is serialized as the new session may read it (the
+ * access rules, PROTOCOL.md 6.4), like any object it reads later: a reference it may not read keeps
+ * only its metadata.
+ */
 export async function loginData(ctx: ServiceContext, principal: StoredObject, session: Session): Promise<Record<string, unknown>> {
+  const guard = ctx.access.guard(session, () => ctx.macroContext(undefined, session));
   return {
     sessionId: session.id,
-    user: await ctx.serializer.object(principal),
+    user: await ctx.serializer.object(principal, guard),
     databaseName: ctx.databaseName,
     expiresAt: new Date(session.expiresAt).toISOString(),
   };

@@ -37,9 +37,11 @@ describe('POST /v1/login', () => {
         Name2: 'Schmidt',
         Name3: 'Head of sales',
         Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00001' },
-        Mitarbeiteransprechpartner: { '~ClassName': 'ContactPerson', Name1: 'Carol', Bild: { '~ObjectID': 'IMG00003' } },
+        // a contact person alice may not read (PROTOCOL.md 6.4): metadata only
+        Mitarbeiteransprechpartner: { '~ClassName': 'ContactPerson', '~ObjectID': 'CON00001' },
       },
     });
+    expect(Object.keys(data.user.Employee.Mitarbeiteransprechpartner)).toEqual(['~ClassName', '~ObjectID', '~StoreTime']);
     expect(data.user['~StoreTime']).toMatch(/^\d{8}T\d{6}\+00:00$/);
     expect(data.user.Groups['~Elements'].map((g: { Name: string }) => g.Name)).toEqual(['admins', 'sales']);
     // internal fields (password hash, licences) never leave the server
