@@ -118,3 +118,56 @@ export const getSignature = (session, n, target) => createHmac('sha256', session
 export function signedGetHeaders(session, n, target) {
   return { appkey: APP_KEY, 'secure-token': session.token, 'secure-counter': String(n), 'secure-signature': getSignature(session, n, target) };
 }
+
+// --- 100,000 customers in PostgreSQL, seeded in bulk (the listing and write benches) ---------------
+
+export const CITIES = ['Hamburg', 'Munich', 'Berlin', 'Cologne', 'Frankfurt', 'Stuttgart', 'Leipzig', 'Dresden', 'Bremen', 'Hanover'];
+
+/** The i-th customer's fields, in the order the demo writes them (`seedCustomers` builds the same in SQL). */
+export const customer = (i) => ({
+  Name: `Customer ${i}`,
+  Number: i,
+  City: CITIES[i % 10],
+  Active: i % 3 !== 0,
+  Revenue: (i * 7919) % 100_000,
+  AccountManager: { $ref: `EMP${String(i % 40).padStart(5, '0')}` },
+});
+
+const sqlArray = (values) => `array[${values.map((value) => `'${value}'`).join(', ')}]`;
+
+/**
+ * Fills a PostgresObjectStore's table `"schema".objects` (created already: call `store.count` first)
+ * with `count` customers (ids `CUS000000`...) and every fifth as an `Order` sharing the table, in
+ * bulk SQL (the store's triggers keep the totals); and a table `"schema".floor` with a column per
+ * field and the best btree indexes for the listings, the reference of `floorPage`. Then what
+ * autovacuum does in steady state: statistics, and the visibility map index-only scans need.
+ */
+export async function seedCustomers(admin, schema, count) {
+  const fields = `json_build_object('Name', 'Customer ' || i, 'Number', i, 'City', (${sqlArray(CITIES)})[i % 10 + 1], 'Active', i % 3 <> 0,
+    'Revenue', (i::int8 * 7919) % 100000, 'AccountManager', json_build_object('$ref', 'EMP' || lpad((i % 40)::text, 5, '0')))::text`;
+  await admin.query(`INSERT INTO "${schema}".objects (id, class_name, store_time, data, body)
+    SELECT id, c, 1767225600000, f::jsonb, f FROM (
+      SELECT CASE WHEN c = 'Customer' THEN 'CUS' ELSE 'ORD' END || lpad(i::text, 6, '0') AS id, c, ${fields} AS f
+      FROM generate_series(0, ${count - 1}) i, unnest(array['Customer', 'Order']) c WHERE c = 'Customer' OR i % 5 = 0 ORDER BY i, c) rows`);
+  await admin.query(`CREATE TABLE "${schema}".floor (seq int8 PRIMARY KEY, id text NOT NULL, city text NOT NULL, revenue int8 NOT NULL, body text NOT NULL)`);
+  await admin.query(`INSERT INTO "${schema}".floor SELECT i, 'CUS' || lpad(i::text, 6, '0'), (${sqlArray(CITIES)})[i % 10 + 1], (i::int8 * 7919) % 100000, ${fields}
+    FROM generate_series(0, ${count - 1}) i`);
+  await admin.query(`CREATE INDEX ON "${schema}".floor (city, seq)`);
+  await admin.query(`CREATE INDEX ON "${schema}".floor (city, revenue, seq)`);
+  await admin.query(`VACUUM ANALYZE "${schema}".objects, "${schema}".floor`);
+}
+
+/**
+ * The floor of a listing page of `seedCustomers`' customers: page of 50 and total in one statement
+ * straight through `pg` on the floor table. `city` filters by equality, `order` is SQL (`seq`,
+ * `revenue, seq`). Answers `{ total, objects: [{ id, fields }] }`.
+ */
+export async function floorPage(pool, schema, { city, order, offset }) {
+  const where = city ? 'WHERE city = $1' : '';
+  const { rows } = await pool.query({
+    text: `SELECT t.total, p.id, p.body FROM (SELECT count(*) AS total FROM "${schema}".floor ${where}) t
+      LEFT JOIN LATERAL (SELECT id, body FROM "${schema}".floor ${where} ORDER BY ${order} OFFSET ${offset} LIMIT 50) p ON true`,
+    values: city ? [city] : [],
+  });
+  return { total: Number(rows[0].total), objects: rows.filter((row) => row.id !== null).map((row) => ({ id: row.id, fields: JSON.parse(row.body) })) };
+}

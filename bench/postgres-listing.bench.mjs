@@ -9,22 +9,11 @@
 import pg from 'pg';
 import { MemoryObjectStore } from '../dist/index.js';
 import { PostgresObjectStore } from '../dist/postgres.js';
-import { alternatingMedians, median } from './common.mjs';
+import { alternatingMedians, customer, floorPage, median, seedCustomers } from './common.mjs';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const RUN = `${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
 const COUNT = 100_000;
-const CITIES = ['Hamburg', 'Munich', 'Berlin', 'Cologne', 'Frankfurt', 'Stuttgart', 'Leipzig', 'Dresden', 'Bremen', 'Hanover'];
-
-/** The i-th customer's fields, in the order the demo writes them (SQL below builds the same). */
-const customer = (i) => ({
-  Name: `Customer ${i}`,
-  Number: i,
-  City: CITIES[i % 10],
-  Active: i % 3 !== 0,
-  Revenue: (i * 7919) % 100_000,
-  AccountManager: { $ref: `EMP${String(i % 40).padStart(5, '0')}` },
-});
 
 const CASES = [
   { label: 'first page, no filter', query: { limit: 50 }, floor: { order: 'seq', offset: 0 } },
@@ -51,37 +40,13 @@ export default async function bench() {
   const rows = [];
   try {
     await store.count('Customer'); // creates the tables
-    // The same customers three ways: the store's table (bulk SQL; its triggers keep the totals), a
-    // table with a column per field for the floor, and the memory store. 20,000 orders share the table.
-    const fields = `json_build_object('Name', 'Customer ' || i, 'Number', i, 'City', (${sqlArray(CITIES)})[i % 10 + 1], 'Active', i % 3 <> 0,
-      'Revenue', (i::int8 * 7919) % 100000, 'AccountManager', json_build_object('$ref', 'EMP' || lpad((i % 40)::text, 5, '0')))::text`;
-    await admin.query(`INSERT INTO "${schema}".objects (id, class_name, store_time, data, body)
-      SELECT id, c, 1767225600000, f::jsonb, f FROM (
-        SELECT CASE WHEN c = 'Customer' THEN 'CUS' ELSE 'ORD' END || lpad(i::text, 6, '0') AS id, c, ${fields} AS f
-        FROM generate_series(0, ${COUNT - 1}) i, unnest(array['Customer', 'Order']) c WHERE c = 'Customer' OR i % 5 = 0 ORDER BY i, c) rows`);
-    await admin.query(`CREATE TABLE "${schema}".floor (seq int8 PRIMARY KEY, id text NOT NULL, city text NOT NULL, revenue int8 NOT NULL, body text NOT NULL)`);
-    await admin.query(`INSERT INTO "${schema}".floor SELECT i, 'CUS' || lpad(i::text, 6, '0'), (${sqlArray(CITIES)})[i % 10 + 1], (i::int8 * 7919) % 100000, ${fields}
-      FROM generate_series(0, ${COUNT - 1}) i`);
-    await admin.query(`CREATE INDEX ON "${schema}".floor (city, seq)`);
-    await admin.query(`CREATE INDEX ON "${schema}".floor (city, revenue, seq)`);
-    // What autovacuum does to tables in steady state: statistics, and the visibility map that lets
-    // index-only scans skip the table.
-    await admin.query(`VACUUM ANALYZE "${schema}".objects, "${schema}".floor`);
+    // The same customers three ways: the store's table and a table with a column per field for the
+    // floor (seedCustomers), and the memory store. 20,000 orders share the store's table.
+    await seedCustomers(admin, schema, COUNT);
     const memory = new MemoryObjectStore();
     for (let i = 0; i < COUNT; i++) await memory.put({ id: `CUS${String(i).padStart(6, '0')}`, className: 'Customer', fields: customer(i) });
 
-    const floorQuery = ({ city, order, offset }) => {
-      const where = city ? 'WHERE city = $1' : '';
-      return {
-        text: `SELECT t.total, p.id, p.body FROM (SELECT count(*) AS total FROM "${schema}".floor ${where}) t
-          LEFT JOIN LATERAL (SELECT id, body FROM "${schema}".floor ${where} ORDER BY ${order} OFFSET ${offset} LIMIT 50) p ON true`,
-        values: city ? [city] : [],
-      };
-    };
-    const floor = async (spec) => {
-      const { rows: found } = await floorPool.query(floorQuery(spec));
-      return { total: Number(found[0].total), objects: found.filter((row) => row.id !== null).map((row) => ({ id: row.id, fields: JSON.parse(row.body) })) };
-    };
+    const floor = (spec) => floorPage(floorPool, schema, spec);
     let touched = 0;
     /** A write to the class (one customer written again as it is), which invalidates every cache of it. */
     const write = () => {
@@ -123,6 +88,3 @@ export default async function bench() {
   return rows;
 }
 
-function sqlArray(values) {
-  return `array[${values.map((value) => `'${value}'`).join(', ')}]`;
-}
