@@ -41,7 +41,10 @@ export interface LoginAttempt {
    * verified, so a login can prepare its answer side by side (dropped unless `finish` succeeds).
    */
   candidate: StoredObject | undefined;
-  /** Waits for the verification: the principal, or `302` (recorded as a failure) or `306`. */
+  /**
+   * Waits for the verification: the principal, or `302` (recorded as a failure) or `306`. After a
+   * second factor it is the record read again, no longer `candidate`.
+   */
   finish(): Promise<StoredObject>;
 }
 
@@ -57,10 +60,10 @@ export async function beginLogin(ctx: ServiceContext, body: LoginBody, address: 
   return {
     candidate,
     finish: async () => {
-      const principal = await verified;
+      let principal = await verified;
       if (!principal) throw new ApiError('302', 'wrong user name or password'); // its place in the counts stays taken
       const requirement = ctx.twoFactor.requirement(body.appNames, principal);
-      if (requirement === 'code') await checkSecondFactor(ctx, principal, body['2faToken'], admission);
+      if (requirement === 'code') principal = await checkSecondFactor(ctx, principal, body['2faToken'], admission);
       await admission.succeeded();
       checkLicences(principal, body.appNames);
       if (requirement === 'enrol') throw await setupOnlyRefusal(ctx, principal, body, kind);
@@ -69,13 +72,18 @@ export async function beginLogin(ctx: ServiceContext, body: LoginBody, address: 
   };
 }
 
-/** `341` without a code (the attempt is withdrawn from the counts), `342` for a wrong one (it stays counted as a failure). */
-async function checkSecondFactor(ctx: ServiceContext, principal: StoredObject, token: string | null | undefined, admission: Admission): Promise<void> {
+/**
+ * `341` without a code (the attempt is withdrawn from the counts), `342` for a wrong one (it stays
+ * counted as a failure). An accepted code is used up in the principal's record, so the principal is
+ * read again: the login answers the record as it is now stored (its `~StoreTime` included).
+ */
+async function checkSecondFactor(ctx: ServiceContext, principal: StoredObject, token: string | null | undefined, admission: Admission): Promise<StoredObject> {
   if (!token) {
     await admission.withdrawn();
     throw new ApiError('341', 'two-factor login is on for this user: send the code of the authenticator app (or a backup code) as 2faToken');
   }
   if (!(await ctx.twoFactor.codes.verify(principal, token))) throw new ApiError('342', 'the two-factor code is wrong, expired or already used');
+  return (await ctx.store.get(principal.id)) ?? principal;
 }
 
 /** The `340` answer: a stored session that may only set up two-factor login and log out, in `data.sessionId`. */

@@ -89,8 +89,10 @@ async function secureLogin(ctx: ServiceContext, request: ApiRequest): Promise<Re
   const state = newSecureState(crypto.getRandomValues(new Uint8Array(32)));
   const prepared = attempt.candidate && prepareAnswer(ctx, imported.value, attempt.candidate, body, state, sessionId, token);
   const principal = await attempt.finish();
-  // a database login verifies only the candidate it named, so the answer was prepared
-  const { session, sealed } = prepared!;
+  // a database login verifies only the candidate it named, so the answer was prepared, unless a
+  // second factor was used up in the principal's record since (the answer shows the record as stored)
+  const { session, sealed } =
+    principal === attempt.candidate ? prepared! : prepareAnswer(ctx, imported.value, principal, body, state, sessionId, token);
   const [, answer] = await Promise.all([openSession(ctx, session, principal), sealed]);
   return new Response(base64Bytes(answer), { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
 }
