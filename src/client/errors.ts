@@ -1,12 +1,20 @@
+import { brandClass } from '../brand.js';
+import type { InternalStatus } from './types.js';
+
+/**
+ * Every error class of the client is branded (src/brand.ts): `instanceof` also holds for an error
+ * made by another copy of odbrest/client (its CommonJS build beside its ESM one, or two versions).
+ */
+
 /** A failure the service answered with an envelope: `internalStatus` is its code (PROTOCOL.md 1.4). */
 export class OdbRestError extends Error {
-  readonly internalStatus: string;
+  readonly internalStatus: InternalStatus;
   /** The HTTP status of the answer. */
   readonly httpStatus: number;
   /** Seconds from `Retry-After` (codes 303 and 503), when sent. */
   readonly retryAfter: number | undefined;
 
-  constructor(internalStatus: string, httpStatus: number, message: string, retryAfter?: number) {
+  constructor(internalStatus: InternalStatus, httpStatus: number, message: string, retryAfter?: number) {
     super(message);
     this.name = 'OdbRestError';
     this.internalStatus = internalStatus;
@@ -46,12 +54,12 @@ export class OdbRestProtocolError extends Error {
  */
 export class OdbRestUnauthenticatedRefusal extends Error {
   /** The code the answer claims. */
-  readonly internalStatus: string;
+  readonly internalStatus: InternalStatus;
   readonly httpStatus: number;
   /** The `statusMessage` the answer claims (possibly forged; not part of `message`). */
   readonly claimedMessage: string;
 
-  constructor(internalStatus: string, httpStatus: number, claimedMessage: string) {
+  constructor(internalStatus: InternalStatus, httpStatus: number, claimedMessage: string) {
     super(
       `unauthenticated refusal ${internalStatus} (HTTP ${httpStatus}): the answer was neither encrypted nor signed, ` +
         'so it may have been forged by anyone on the path',
@@ -83,7 +91,7 @@ export class TwoFactorError extends OdbRestError {
   /** `340` only: the session for the two-factor set-up. */
   readonly setupSessionId: string | undefined;
 
-  constructor(internalStatus: string, httpStatus: number, message: string, setupSessionId?: string) {
+  constructor(internalStatus: InternalStatus, httpStatus: number, message: string, setupSessionId?: string) {
     super(internalStatus, httpStatus, message);
     this.name = 'TwoFactorError';
     this.need = NEEDS[internalStatus]!;
@@ -94,3 +102,43 @@ export class TwoFactorError extends OdbRestError {
     return Object.hasOwn(NEEDS, internalStatus);
   }
 }
+
+/**
+ * The service could not be reached: the fetch itself failed (connection refused or reset, DNS, TLS,
+ * an abort or timeout of a `fetch` the app passed). No answer came, so nothing says whether the
+ * request took effect. `cause` is what `fetch` threw; the message names the method and the address
+ * without its query, and never a header or body (where credentials travel).
+ */
+export class OdbRestNetworkError extends Error {
+  readonly method: string;
+  /** The address asked for: origin and path, without user info or query. */
+  readonly url: string;
+
+  constructor(method: string, url: string, cause: unknown) {
+    const address = new URL(url);
+    const where = address.origin + address.pathname;
+    super(`${method} ${where}: the service could not be reached (${failureReason(cause)})`, { cause });
+    this.name = 'OdbRestNetworkError';
+    this.method = method;
+    this.url = where;
+  }
+}
+
+/** A short, secret-free reason: the system error code (`ECONNREFUSED`, `ENOTFOUND`, ...) or the error's name. */
+function failureReason(cause: unknown): string {
+  const seen: unknown[] = [];
+  for (let error = cause; typeof error === 'object' && error !== null && !seen.includes(error); error = (error as { cause?: unknown }).cause) {
+    seen.push(error);
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,40}$/.test(code)) return code;
+  }
+  const name = (cause as { name?: unknown } | undefined)?.name;
+  return typeof name === 'string' && /^\w{1,40}$/.test(name) ? name : 'fetch failed';
+}
+
+brandClass(OdbRestError, 'client.OdbRestError');
+brandClass(OdbRestConflictError, 'client.OdbRestConflictError');
+brandClass(OdbRestProtocolError, 'client.OdbRestProtocolError');
+brandClass(OdbRestUnauthenticatedRefusal, 'client.OdbRestUnauthenticatedRefusal');
+brandClass(TwoFactorError, 'client.TwoFactorError');
+brandClass(OdbRestNetworkError, 'client.OdbRestNetworkError');

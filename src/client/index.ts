@@ -3,7 +3,8 @@ import type { Envelope } from '../http/envelope.js';
 import { clientPassValue } from '../auth/passwords.js';
 import { generateRsaKeyPair, OAEP, pemBody, toPem } from '../secure/keys.js';
 import { blockDecrypt, blockEncrypt } from '../secure/rsa.js';
-import { OdbRestConflictError, OdbRestError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal, TwoFactorError } from './errors.js';
+import { OdbRestConflictError, OdbRestError, OdbRestNetworkError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal, TwoFactorError } from './errors.js';
+import { STATUS_CODES } from '../http/errors.js';
 import { hybridKeyPair, hybridLoginBody, openHybridAnswer } from './hybrid-login.js';
 import { SecureChannel, type FetchFunction } from './secure-channel.js';
 import { isPinnedKey, pinnedKeyHashes } from './server-key-pin.js';
@@ -12,11 +13,14 @@ import type {
   BatchItem,
   BatchResult,
   DownloadOptions,
+  ExternalLoginOptions,
+  ExternalLoginResult,
   FileDownload,
   UploadOptions,
   ListOptions,
   LoginCredentials,
   ObjectFields,
+  SavedCredential,
   SecureLogin,
   SerializedObject,
   SerializedSet,
@@ -85,6 +89,37 @@ export interface OdbRestClient {
   loginToken(credentials: LoginCredentials): Promise<TokenLogin>;
   /** Secure login; later requests go through the encrypted, signed transport. */
   loginSecure(credentials: LoginCredentials, options?: SecureLoginOptions): Promise<SecureLogin>;
+  /** Custom login of a non-database user (`/v1/auth/df`, e.g. a contact person); later requests send `sessionId`. */
+  loginCustom(credentials: LoginCredentials): Promise<SessionLogin>;
+  /**
+   * Continues a saved plain session or token (`credential` of an earlier client) without a new login:
+   * checks it once with `_CheckSession` and then uses it. An expired, logged-out or unknown one throws
+   * `OdbRestError` (`201`, or `205` for a secure session's token) and the client keeps no credential.
+   * A secure login cannot be resumed (its key never leaves the client that logged in): log in again.
+   * `relogin` does not apply to a resumed session (the client holds no password).
+   */
+  resume(saved: SavedCredential): Promise<void>;
+  /**
+   * The current plain session or token, to save and pass to `resume` later; `undefined` before a
+   * login, after `logout`, and for a secure login. A secret: whoever holds it is the user until the
+   * session ends. Keep it where the app keeps secrets (`sessionStorage`, a keychain), never in logs
+   * or URLs. It is not enumerable, so `JSON.stringify(client)` leaves it out.
+   */
+  readonly credential: SavedCredential | undefined;
+  /**
+   * The address that starts an external login with `provider` (its configured name, e.g. `Google`):
+   * a browser navigates to it (the app key is in its query, as a navigation sends no headers), signs
+   * in at the provider and ends at the service's callback, which answers an envelope.
+   */
+  externalLoginUrl(provider: string, options?: ExternalLoginOptions): string;
+  /**
+   * Reads the callback's answer (its `Response`, or the envelope's text): a linked identity gives a
+   * session, which the client then holds; a new identity gives a `dfUuid` for `linkExternalLogin`. A
+   * refused callback throws `OdbRestError` (`320`-`323`).
+   */
+  completeExternalLogin(answer: Response | string): Promise<ExternalLoginResult>;
+  /** `/v1/extLogin`: links the new identity of `dfUuid` to this database user (checked as `login` does) and logs in. */
+  linkExternalLogin(dfUuid: string, credentials: LoginCredentials): Promise<SessionLogin>;
   getObject<T extends SerializedObject = SerializedObject>(objectId: string): Promise<T>;
   listObjects<T extends SerializedObject = SerializedObject>(className: string, options?: ListOptions): Promise<SerializedSet<T>>;
   /** Creates an object of `className`; answers it as stored. */
@@ -116,7 +151,7 @@ export interface OdbRestClient {
 type Credential = { kind: 'session'; sessionId: string } | { kind: 'token'; token: string } | { kind: 'secure'; channel: SecureChannel };
 
 export function createClient(options: ClientOptions): OdbRestClient {
-  const fetchFn: FetchFunction = options.fetch ?? ((input, init) => fetch(input, init));
+  const fetchFn = reachingFetch(options.fetch ?? ((input, init) => fetch(input, init)));
   const root = options.baseUrl.replace(/\/+$/, '') + (options.alias ? `/${encodeURIComponent(options.alias)}` : '');
   const rootPath = new URL(root).pathname.replace(/\/+$/, '');
   const pinnedKeys = options.serverKey === undefined ? undefined : pinnedKeyHashes(options.serverKey);
@@ -256,6 +291,13 @@ export function createClient(options: ClientOptions): OdbRestClient {
     return answer;
   }
 
+  /** A login answered by a plain session (`/v1/login`, `/v1/auth/df`, `/v1/extLogin`). */
+  async function sessionLogin(path: string, body: unknown): Promise<SessionLogin> {
+    const data = await request<SessionLogin>('POST', path, body, false);
+    credential = { kind: 'session', sessionId: data.sessionId };
+    return data;
+  }
+
   async function loginHybrid(credentials: LoginCredentials, hybrid: HybridLoginOptions = {}): Promise<SessionLogin> {
     const { key } = await request<{ key: string }>('GET', '/v2/login/key', undefined, false);
     const keyPair = hybrid.plainAnswer ? undefined : (hybrid.keyPair ?? (await hybridKeyPair()));
@@ -272,12 +314,9 @@ export function createClient(options: ClientOptions): OdbRestClient {
     return data;
   }
 
-  return {
-    login: remember(async (credentials: LoginCredentials) => {
-      const data = await request<SessionLogin>('POST', '/v1/login', loginBody(credentials), false);
-      credential = { kind: 'session', sessionId: data.sessionId };
-      return data;
-    }),
+  const client: OdbRestClient = {
+    login: remember((credentials: LoginCredentials) => sessionLogin('/v1/login', loginBody(credentials))),
+    loginCustom: remember((credentials: LoginCredentials) => sessionLogin('/v1/auth/df', loginBody(credentials))),
     loginHybrid: remember(loginHybrid),
     loginToken: remember(async (credentials: LoginCredentials) => {
       const data = await request<TokenLogin>('POST', '/v2/login', loginBody(credentials), false);
@@ -285,6 +324,38 @@ export function createClient(options: ClientOptions): OdbRestClient {
       return data;
     }),
     loginSecure: remember(loginSecure),
+    async resume(saved) {
+      const resumed = savedCredential(saved);
+      await send('GET', '/_CheckSession', undefined, resumed);
+      lastLogin = undefined;
+      credential = resumed;
+    },
+    get credential() {
+      if (credential?.kind === 'session') return { sessionId: credential.sessionId };
+      if (credential?.kind === 'token') return { token: credential.token };
+      return undefined;
+    },
+    externalLoginUrl(provider, external = {}) {
+      const query = new URLSearchParams({ appkey: options.appKey });
+      for (const name of [external.appNames ?? []].flat()) query.append('appNames', name);
+      return `${root}/v1/auth/${encodeURIComponent(provider.toLowerCase())}?${query}`;
+    },
+    async completeExternalLogin(answer) {
+      const text = typeof answer === 'string' ? answer : await answer.text();
+      const status = typeof answer === 'string' ? envelopeHttpStatus(text) : answer.status;
+      const data = unwrap<{ sessionId?: unknown; dfUuid?: unknown }>(status, typeof answer === 'string' ? new Headers() : answer.headers, text);
+      if (typeof data?.sessionId === 'string') {
+        lastLogin = undefined;
+        credential = { kind: 'session', sessionId: data.sessionId };
+        return { kind: 'session', login: data as SessionLogin };
+      }
+      if (typeof data?.dfUuid === 'string') return { kind: 'unlinked', dfUuid: data.dfUuid };
+      throw new OdbRestProtocolError('the external login answer holds neither a sessionId nor a dfUuid', status);
+    },
+    async linkExternalLogin(dfUuid, credentials) {
+      lastLogin = undefined; // the dfUuid is used up: there is nothing to repeat
+      return loggingIn(() => sessionLogin('/v1/extLogin', { ...loginBody(credentials), dfUuid }));
+    },
     twoFactor,
     releaseLicences: async (appNames) => void (await request('POST', '/v1/license/release', { appNames })),
     getObject: (objectId) => request('GET', `/v1/object/${encodeURIComponent(objectId)}`),
@@ -343,6 +414,37 @@ export function createClient(options: ClientOptions): OdbRestClient {
       return credential?.kind;
     },
   };
+  // a secret: left out of JSON.stringify(client), spreads and enumerations
+  Object.defineProperty(client, 'credential', { enumerable: false });
+  return client;
+}
+
+/** `fetch` whose failure (no answer at all) is an `OdbRestNetworkError`. */
+function reachingFetch(fetchFn: FetchFunction): FetchFunction {
+  return async (input, init) => {
+    try {
+      return await fetchFn(input, init);
+    } catch (error) {
+      throw error instanceof OdbRestNetworkError ? error : new OdbRestNetworkError(init.method ?? 'GET', input, error);
+    }
+  };
+}
+
+/** A saved credential as `resume` takes it: exactly a non-empty `sessionId` or `token`. */
+function savedCredential(saved: SavedCredential): Credential {
+  const { sessionId, token } = (saved ?? {}) as { sessionId?: unknown; token?: unknown };
+  const members = typeof saved === 'object' && saved !== null ? Object.keys(saved) : [];
+  if (members.length === 1 && typeof sessionId === 'string' && sessionId !== '') return { kind: 'session', sessionId };
+  if (members.length === 1 && typeof token === 'string' && token !== '') return { kind: 'token', token };
+  throw new TypeError(
+    'resume takes { sessionId } or { token } as client.credential gave it; a secure login cannot be resumed (its key never leaves the client that logged in): log in again',
+  );
+}
+
+/** The HTTP status the service gives an envelope's code, for an envelope read from text (an external login's callback page). */
+function envelopeHttpStatus(text: string): number {
+  const code = parseEnvelope<unknown>(text)?.status?.internalStatus;
+  return (typeof code === 'string' && (STATUS_CODES as Record<string, number>)[code]) || 200;
 }
 
 /**
@@ -398,7 +500,15 @@ function unwrap<T>(httpStatus: number, headers: Headers, text: string): T {
   return parsed.data as T;
 }
 
-export { OdbRestConflictError, OdbRestError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal, TwoFactorError, type TwoFactorNeed } from './errors.js';
+export {
+  OdbRestConflictError,
+  OdbRestError,
+  OdbRestNetworkError,
+  OdbRestProtocolError,
+  OdbRestUnauthenticatedRefusal,
+  TwoFactorError,
+  type TwoFactorNeed,
+} from './errors.js';
 export type { FetchFunction } from './secure-channel.js';
 export { portableCrypto, type SymmetricCrypto } from '../secure/symmetric.js';
 export type * from './types.js';

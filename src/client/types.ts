@@ -1,3 +1,17 @@
+import type { StatusCode } from '../http/errors.js';
+
+/**
+ * Every `internalStatus` the service answers: the codes of PROTOCOL.md 1.4 and `416` (a file range
+ * outside the file, 6.6).
+ */
+export type KnownInternalStatus = StatusCode | '416';
+
+/**
+ * An answer's `internalStatus`. A host's macro may fail with a code of its own (PROTOCOL.md 7), so any
+ * other string is possible too; the known codes still complete and narrow in a `switch`.
+ */
+export type InternalStatus = KnownInternalStatus | (string & {});
+
 /** A serialized object (PROTOCOL.md 6.1): metadata members, then its fields by name. */
 export interface SerializedObject {
   '~ClassName': string;
@@ -48,6 +62,24 @@ export interface TokenLogin extends LoginAnswer {
 
 /** The secure login's answer; its Secure-Token and key stay inside the client. */
 export type SecureLogin = LoginAnswer;
+
+/**
+ * The credential of a plain or token login, to continue it with `resume` after a page reload. It is
+ * the session itself: whoever holds it acts as the user until it expires or is logged out.
+ */
+export type SavedCredential = { sessionId: string } | { token: string };
+
+/** What the external login's callback answered (PROTOCOL.md 5.2). */
+export type ExternalLoginResult =
+  /** The identity is linked to a database user: the client now holds this session. */
+  | { kind: 'session'; login: SessionLogin }
+  /** A new identity: link it once with `linkExternalLogin(dfUuid, credentials)` (one-time, 15 minutes). */
+  | { kind: 'unlinked'; dfUuid: string };
+
+export interface ExternalLoginOptions {
+  /** Licensed applications the session is for; none gives a macro-only session. */
+  appNames?: string[] | string;
+}
 
 /** `GET /v1/2fa/secret`: whether the user holds a secret, and `2faStatus` (0 not available, 1 off, 2 optional and on, 3 forced). */
 export interface TwoFactorStatus {
@@ -138,7 +170,7 @@ export interface BatchItem {
 /** What one batch item answered: its HTTP status and its whole envelope. */
 export interface BatchResult<T = unknown> {
   httpStatus: number;
-  result: { status: { internalStatus: string; statusMessage: string; debugMessage?: string }; data: T };
+  result: { status: { internalStatus: InternalStatus; statusMessage: string; debugMessage?: string }; data: T };
 }
 
 /** `_CheckService`: the application and the database modules it serves. */

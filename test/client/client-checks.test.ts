@@ -3,41 +3,14 @@
  * real service through a recording fetch.
  */
 import { describe, expect, test } from 'vitest';
-import { createClient, OdbRestError, type LoginCredentials, type OdbRestClient } from '../../src/client/index.js';
+import { OdbRestError, type LoginCredentials, type OdbRestClient } from '../../src/client/index.js';
 import { MemoryKeyValueStore, StorageUnavailableError, type Service, type ServiceOptions } from '../../src/index.js';
-import { APP_KEY, demoService, testClock, USERS } from '../helpers.js';
+import { demoService, testClock, USERS } from '../helpers.js';
 import { readAnswer } from '../interop/clients.js';
 import { KEY } from '../interop/vectors.js';
+import { recordingClient, type Sent } from './recording.js';
 
 const alice: LoginCredentials = { user: 'alice', password: USERS.alice, appNames: ['crm'] };
-
-interface Sent {
-  method: string;
-  path: string;
-  headers: Headers;
-  body: string | undefined;
-  status: number;
-  contentType: string | null;
-  text: string;
-}
-
-/** A client of `service` whose every exchange is recorded. */
-function recordingClient(service: Service, relogin = false): { client: OdbRestClient; sent: Sent[] } {
-  const sent: Sent[] = [];
-  const client = createClient({
-    baseUrl: 'http://odbrest.test/',
-    appKey: APP_KEY,
-    relogin,
-    fetch: async (url, init) => {
-      const response = await service.fetch(new Request(url, init), { clientAddress: '10.1.0.1' });
-      const text = await response.clone().text();
-      const headers = new Headers(init.headers);
-      sent.push({ method: init.method ?? 'GET', path: new URL(url).pathname, headers, body: init.body as string | undefined, status: response.status, contentType: response.headers.get('content-type'), text });
-      return response;
-    },
-  });
-  return { client, sent };
-}
 
 const service = (options: ServiceOptions = {}) => demoService({ databaseName: 'demo', secure: { serverKey: KEY.privateKey }, ...options });
 
