@@ -128,6 +128,8 @@ export const ConfigSchema = v.strictObject({
     serializationDepth: optional(whole('objects.serializationDepth', 0)),
     internalClasses: optional(names('objects.internalClasses', 'class names')),
   }),
+  /** Serve `GET {base}/openapi.json`. Default true. */
+  openApi: optional(flag('openApi')),
   caches: group('caches', {
     sessions: optional(whole('caches.sessions', 1)),
     secureSessions: optional(whole('caches.secureSessions', 1)),

@@ -87,6 +87,12 @@ export interface ServiceOptions {
   macros?: Macros;
   /** What `_CheckService` and `/v1/versioninfo` report, and the health check's time limit (PROTOCOL.md 2.5). */
   serviceCheck?: ServiceCheckOptions;
+  /**
+   * Serve the OpenAPI 3.1 document of every route at `GET {base}/openapi.json`, to anyone (no app key
+   * or credential: it describes the protocol, nothing of the configuration but the base path and
+   * `serviceCheck`'s name and version). Default true; false leaves the path unrouted.
+   */
+  openApi?: boolean;
   /** Sizes of the per-process caches (entries). */
   caches?: Partial<CacheSizes>;
   /** Clock in epoch ms, for tests. */

@@ -10,12 +10,14 @@ import { macroRoutes } from './macros/routes.js';
 import type { ExternalLogin } from './oauth/flow.js';
 import { externalLoginRoutes } from './oauth/routes.js';
 import { objectRoutes } from './objects/routes.js';
+import { openApiRoutes } from './openapi/routes.js';
 import type { ServiceOptions } from './options.js';
 import { secureLoginRoutes } from './secure/routes.js';
+import { PACKAGE_VERSION } from './version.js';
 
-/** Every route of the service, from each folder's route module. */
+/** Every route of the service, from each folder's route module, and (unless turned off) the OpenAPI document of them all. */
 export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin, options: ServiceOptions): Route[] {
-  return [
+  const routes: Route[] = [
     ...loginRoutes(ctx),
     ...secureLoginRoutes(ctx),
     ...twoFactorRoutes(ctx),
@@ -27,4 +29,7 @@ export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin,
     ...checkRoutes(ctx, options.serviceCheck),
     ...batchRoutes(ctx),
   ];
+  if (options.openApi === false) return routes;
+  const { applicationName = 'odbrest', applicationVersion = PACKAGE_VERSION } = options.serviceCheck ?? {};
+  return [...routes, ...openApiRoutes(routes, { mount: options.mount, title: applicationName, version: applicationVersion })];
 }

@@ -1,9 +1,11 @@
 // The demo: odbrest on Node's http server with the demo database (examples/demo-data.json).
 // Options come from api-config.yml or ODBREST_* variables (see the README); `npm start` runs this.
 import { ApiError, createService, clientPassValue, MemoryBlobStore } from 'odbrest';
-import { loadConfig, openConfig, serve } from 'odbrest/node';
+import { createServer } from 'node:http';
+import { createNodeHandler, loadConfig, openConfig } from 'odbrest/node';
 import { demoAccess } from '../demo-access.mjs';
 import { demoFiles } from '../demo-files.mjs';
+import { docsPage } from '../docs-page.mjs';
 
 /** A start-up failure in one line (a configuration error names the option), not a stack trace. */
 function fail(message) {
@@ -43,9 +45,17 @@ const service = createService({
   },
 });
 await service.ready.catch((error) => fail(`the service did not start: ${error.message}`));
-let server;
+const basePath = config.options.mount?.basePath?.replace(/\/+$/, '') ?? '';
+const alias = config.options.mount?.alias ? `/${config.options.mount.alias}` : '';
+// GET /docs: the API reference page, on the service's own OpenAPI document; everything else: the service
+const docs = docsPage(`${basePath}${alias}/openapi.json`);
+const api = createNodeHandler(service);
+const server = createServer((req, res) => docs(req, res) || api(req, res));
 try {
-  server = await serve(service, { port: config.port, hostname: config.hostname });
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port ?? 8080, config.hostname, resolve);
+  });
 } catch (error) {
   if (error.code !== 'EADDRINUSE') throw error;
   fail(`port ${config.port} is already in use (PORT=8081 npm start picks another)`);
@@ -53,7 +63,7 @@ try {
 const port = server.address().port;
 const root = `http://localhost:${port}${config.options.mount?.basePath ?? ''}`;
 
-console.log(`odbrest demo listening on ${root}`);
+console.log(`odbrest demo listening on ${root} (API reference: http://localhost:${port}/docs)`);
 console.log('Log in as alice (password alice-secret; the client sends its hex MD5):');
 console.log(
   `curl -s -X POST ${root}/v1/login -H 'appkey: demo' -H 'Content-Type: application/json' ` +

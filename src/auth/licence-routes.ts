@@ -20,6 +20,9 @@ export function licenceRoutes(ctx: ServiceContext): Route[] {
       method: 'POST',
       path: '/v1/license/release',
       auth: 'session',
+      summary: 'Gives back the seats of these applications; the session no longer holds them',
+      body: ReleaseBodySchema,
+      answer: 'nothing ({})',
       handler: async (request) => {
         const { appNames } = parseInput(ReleaseBodySchema, readJsonObject(request));
         const session = request.session!;

@@ -210,15 +210,36 @@ export async function tokenLogin(ctx: ServiceContext, json: unknown, address: st
 const plainLogin = async (ctx: ServiceContext, request: ApiRequest, kind: PrincipalKind) =>
   okReply(await sessionLogin(ctx, readJsonObject(request), request.clientAddress, kind));
 
+/** What `data` of a login's answer holds (PROTOCOL.md 2.2). */
+export const LOGIN_ANSWER = 'sessionId, user (the serialized user object), databaseName and expiresAt';
+
 /** The plain logins and logout; `/v2/login` (token and hybrid) is in secure/routes.ts. */
 export function loginRoutes(ctx: ServiceContext): Route[] {
   return [
-    { method: 'POST', path: '/v1/login', auth: 'none', handler: (request) => plainLogin(ctx, request, 'db') },
-    { method: 'POST', path: '/v1/auth/df', auth: 'none', handler: (request) => plainLogin(ctx, request, 'df') },
+    {
+      method: 'POST',
+      path: '/v1/login',
+      auth: 'none',
+      summary: 'Logs a database user in: a plain session, used with the sessionId header',
+      body: LoginBodySchema,
+      answer: LOGIN_ANSWER,
+      handler: (request) => plainLogin(ctx, request, 'db'),
+    },
+    {
+      method: 'POST',
+      path: '/v1/auth/df',
+      auth: 'none',
+      summary: 'Logs in a principal that is not a database user (custom login): a plain session',
+      body: LoginBodySchema,
+      answer: LOGIN_ANSWER,
+      handler: (request) => plainLogin(ctx, request, 'df'),
+    },
     {
       method: 'POST',
       path: '/v1/logout',
       auth: 'session',
+      summary: 'Ends the session the credential names (any of the three kinds)',
+      answer: 'nothing ({})',
       batch: false,
       twoFactorSetup: true,
       handler: async (request) => {

@@ -4,7 +4,7 @@ import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
-import { parseInput } from '../http/validate.js';
+import { parseInput, parseQueryParams } from '../http/validate.js';
 import type { StoredObject } from '../storage/types.js';
 import { TwoFactor } from './two-factor.js';
 
@@ -16,12 +16,15 @@ const TokenBodySchema = v.object({
 
 const WRONG_CODE = 'the two-factor code is wrong, expired or already used';
 
+const APP_REQUIRED = 'the query parameter app (the application whose two-factor policy applies) is required';
+
 /** `?app=`: the application whose policy applies (PROTOCOL.md 2.6). */
+const AppQuerySchema = v.object({
+  app: v.pipe(v.string(APP_REQUIRED), v.maxLength(MAX_APP_NAME, `app must be at most ${MAX_APP_NAME} characters`), v.description('the application whose two-factor policy applies')),
+});
+
 function appOf(request: ApiRequest): string {
-  const app = request.searchParams.get('app');
-  if (!app) throw new ApiError('400', 'the query parameter app (the application whose two-factor policy applies) is required');
-  if (app.length > MAX_APP_NAME) throw new ApiError('400', `app must be at most ${MAX_APP_NAME} characters`);
-  return app;
+  return parseQueryParams(AppQuerySchema, request.searchParams).app;
 }
 
 /** The session's principal as stored now. */
@@ -92,18 +95,27 @@ async function validate(ctx: ServiceContext, request: ApiRequest): Promise<JsonR
 
 /** `/v1/2fa/*` (PROTOCOL.md 2.6): any session, also the one a `340` answer gives. */
 export function twoFactorRoutes(ctx: ServiceContext): Route[] {
-  const route = (method: Route['method'], path: string, handler: (ctx: ServiceContext, request: ApiRequest) => Promise<JsonReply>): Route => ({
+  type Described = Pick<Route, 'summary' | 'body' | 'answer'>;
+  const route = (method: Route['method'], path: string, handler: (ctx: ServiceContext, request: ApiRequest) => Promise<JsonReply>, doc: Described): Route => ({
     method,
     path,
     auth: 'session',
     twoFactorSetup: true,
+    query: AppQuerySchema,
+    ...doc,
     handler: (request) => handler(ctx, request),
   });
   return [
-    route('GET', '/v1/2fa/secret', status),
-    route('POST', '/v1/2fa/secret', enrol),
-    route('PATCH', '/v1/2fa/secret', confirm),
-    route('DELETE', '/v1/2fa/secret', remove),
-    route('POST', '/v1/2fa/validate', validate),
+    route('GET', '/v1/2fa/secret', status, {
+      summary: "The session user's two-factor state for an application",
+      answer: 'isActivated, isConfirmed and 2faStatus (0 not available, 1 deactivated, 2 optional, 3 forced)',
+    }),
+    route('POST', '/v1/2fa/secret', enrol, {
+      summary: 'A new, unconfirmed TOTP secret for the session user',
+      answer: 'secret (base32), otpauthUri, qrCode (an SVG data URL) and backupCodes (10 strings), shown only here',
+    }),
+    route('PATCH', '/v1/2fa/secret', confirm, { summary: 'Confirms the new secret with a code from the authenticator app', body: TokenBodySchema, answer: 'nothing ({})' }),
+    route('DELETE', '/v1/2fa/secret', remove, { summary: 'Removes two-factor login (with a TOTP or backup code)', body: TokenBodySchema, answer: 'nothing ({})' }),
+    route('POST', '/v1/2fa/validate', validate, { summary: 'Checks a two-factor code of the session user', body: TokenBodySchema, answer: 'nothing ({})' }),
   ];
 }

@@ -25,6 +25,9 @@ const ItemSchema = v.object({
   data: v.optional(v.unknown()),
 });
 
+/** The body as documented; the array and its length are checked below, each item with `ItemSchema` (a bad item fails alone). */
+const BatchBodySchema = v.pipe(v.array(ItemSchema), v.maxLength(MAX_BATCH_ITEMS));
+
 /**
  * One item as a request of its own: the outer request's headers (appkey, credential), client address
  * and session, the item's method, path and `data` as its JSON body.
@@ -77,6 +80,9 @@ export function batchRoutes(ctx: ServiceContext): Route[] {
       path: '/v1/multi',
       auth: 'session',
       batch: false,
+      summary: 'Runs requests in order with this credential; a failing item does not stop the others',
+      body: BatchBodySchema,
+      answer: 'one {httpStatus, result} per item, in order: the HTTP status (an integer) and the whole envelope',
       handler: async (request) => {
         const items = readJson(request);
         if (!Array.isArray(items)) throw new ApiError('400', 'the body must be a JSON array of {method, path, data?} items');

@@ -42,12 +42,21 @@ export function checkRoutes(ctx: ServiceContext, options: ServiceCheckOptions = 
   const startedAt = new Date(ctx.now()).toISOString();
   return [
     // any credential; the session check itself (201/204) is the route's credential check
-    { method: 'GET', path: '/_CheckSession', auth: 'session', handler: async () => okReply({}) },
+    {
+      method: 'GET',
+      path: '/_CheckSession',
+      auth: 'session',
+      summary: 'Whether the session lives (renews its idle timeout)',
+      answer: 'nothing ({})',
+      handler: async () => okReply({}),
+    },
     {
       method: 'GET',
       path: '/_CheckService',
       auth: 'none',
       appKey: false,
+      summary: 'Health check: 0 when the object store and the key-value store answer, else 503 (no appkey needed)',
+      answer: 'applicationName, applicationVersion and webservice: {version, moduleVersion}',
       handler: async () => {
         await checkStores(ctx, timeoutMs);
         return okReply({ applicationName, applicationVersion, webservice: { version: PACKAGE_VERSION, moduleVersion: { [ctx.databaseName]: modules } } });
@@ -57,6 +66,8 @@ export function checkRoutes(ctx: ServiceContext, options: ServiceCheckOptions = 
       method: 'GET',
       path: '/v1/versioninfo',
       auth: 'session',
+      summary: 'The service version and modules',
+      answer: 'webserviceVersion, structureChangeDate and listOfModules',
       handler: async () => okReply({ webserviceVersion: PACKAGE_VERSION, structureChangeDate: startedAt, listOfModules: modules }),
     },
   ];

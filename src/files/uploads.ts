@@ -1,10 +1,12 @@
 import { parse as parseDisposition } from 'content-disposition';
 import type { Session } from '../auth/sessions.js';
+import * as v from 'valibot';
 import type { ServiceContext } from '../context.js';
 import { mediaType } from '../http/body.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
+import { parseQueryParams } from '../http/validate.js';
 import { newObjectId, randomToken } from '../storage/ids.js';
 import { kvKeys } from '../storage/keys.js';
 import type { StoredObject } from '../storage/types.js';
@@ -21,6 +23,17 @@ const MAX_NAME_LENGTH = 1024;
 const MAX_TYPE_LENGTH = 255;
 /** Unfinished uploads' bytes are swept at most this often, when uploads start. */
 const SWEEP_EVERY_MS = 10 * 60_000;
+
+const optionalText = (description: string) => v.optional(v.pipe(v.string(), v.description(description)));
+
+/** The query of `POST /v1/uploadFile/{id}` with a raw body. */
+export const ReceiveQuerySchema = v.object({
+  name: optionalText('the file name, when no Content-Disposition header gives it'),
+  contentType: optionalText("the file's content type (through the secure transport, where the body's own is application/octet-stream)"),
+});
+
+/** The query of `PATCH /v1/uploadFile/{id}`. */
+export const FinishQuerySchema = v.object({ replaceOID: optionalText('the file object whose bytes this upload replaces') });
 
 /** What the service keeps of an upload between its steps, in the key-value store. */
 interface UploadState {
@@ -64,9 +77,10 @@ export class Uploads {
       const declared = request.headers.get('content-length');
       if (declared !== null && Number(declared) > limit) throw tooLarge(files.maxUploadBytes);
       const part = multipart ? await openFilePart(body, contentType, limit) : undefined;
-      const name = fileName(part ? part.filename : rawName(request));
+      const query = parseQueryParams(ReceiveQuerySchema, request.searchParams);
+      const name = fileName(part ? part.filename : rawName(request, query.name));
       // under the secure transport the body's own type is application/octet-stream: the file's rides in the (signed) query
-      const rawType = request.searchParams.get('contentType') || (request.secure ? '' : contentType.trim());
+      const rawType = query.contentType || (request.secure ? '' : contentType.trim());
       const type = part ? part.contentType : rawType || 'application/octet-stream';
       if (type.length > MAX_TYPE_LENGTH) throw new ApiError('400', `the file's Content-Type is longer than ${MAX_TYPE_LENGTH} characters`);
       const written = await files.blobs.put(uploadBlob(uploadId), part?.stream ?? body, { maxBytes: files.maxUploadBytes });
@@ -93,7 +107,7 @@ export class Uploads {
     const session = request.session!;
     const { received } = await this.#state(uploadId, session);
     if (!received) throw new ApiError('400', 'no bytes were uploaded under this uploadId yet; POST them first');
-    const replaceOID = request.searchParams.get('replaceOID') || undefined;
+    const { replaceOID } = parseQueryParams(FinishQuerySchema, request.searchParams);
     const target = replaceOID === undefined ? undefined : await this.#replaceable(replaceOID, session);
     if (!target && !mayUseFile(session, 'create')) throw new ApiError('403', 'this session may not upload files');
     // one finish per upload, even when two race
@@ -141,7 +155,7 @@ function mayUpload(session: Session): void {
 }
 
 /** A raw body's name: `filename` of its `Content-Disposition` header, else the `name` query parameter. */
-function rawName(request: ApiRequest): string | undefined {
+function rawName(request: ApiRequest, fromQuery: string | undefined): string | undefined {
   const disposition = request.headers.get('content-disposition');
   if (disposition) {
     try {
@@ -151,7 +165,7 @@ function rawName(request: ApiRequest): string | undefined {
       throw new ApiError('400', 'Content-Disposition of the upload is malformed');
     }
   }
-  return request.searchParams.get('name') || undefined;
+  return fromQuery;
 }
 
 function fileName(name: string | undefined): string {

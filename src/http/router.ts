@@ -1,4 +1,5 @@
 import { IttyRouter } from 'itty-router';
+import type { GenericSchema, ObjectEntries, ObjectSchema } from 'valibot';
 import type { Answer } from './envelope.js';
 import { ApiError, clip } from './errors.js';
 import type { ApiRequest } from './request.js';
@@ -9,11 +10,37 @@ import type { ApiRequest } from './request.js';
  */
 export type RouteAuth = 'none' | 'session' | 'objects';
 
+/** A route's answer when it is not the JSON envelope (a redirect, file bytes, an encrypted login answer). */
+export interface RawAnswer {
+  status: number;
+  /** Omitted for answers without a body (redirects). */
+  contentType?: string;
+  description: string;
+}
+
+/** The query parameters a route reads: each entry a string schema (`parseQueryParams` in validate.ts). */
+export type QuerySchema = ObjectSchema<ObjectEntries, undefined>;
+
 export interface Route {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** itty-router pattern relative to the service root, e.g. `/v1/object/:id`. */
   path: string;
   auth: RouteAuth;
+  /**
+   * One line on what the route does. This and `body`, `bodyTypes`, `query`, `answer` and `rawAnswer`
+   * are what the OpenAPI document (`GET /openapi.json`) says of the route.
+   */
+  summary: string;
+  /** The JSON body, as the valibot schema the handler parses it with (`v.optional(...)` when it may be absent). */
+  body?: GenericSchema;
+  /** Media types of a body that is not JSON (uploads, form callbacks). */
+  bodyTypes?: readonly string[];
+  /** The query parameters, as the valibot schema the handler parses them with. */
+  query?: QuerySchema;
+  /** What `data` of the success envelope holds. */
+  answer?: string;
+  /** The success answer when it is not the envelope. */
+  rawAnswer?: RawAnswer;
   /** False for routes a browser or provider reaches without an `appkey` header (OAuth callbacks). */
   appKey?: boolean;
   /**

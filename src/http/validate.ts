@@ -16,3 +16,14 @@ export function parseInput<S extends v.GenericSchema>(schema: S, value: unknown,
   else message = issue.message.startsWith('Invalid') ? `${path} is invalid` : issue.message;
   throw new ApiError('400', message);
 }
+
+/**
+ * Parses the query parameters a route reads with the object schema it documents them with: each of
+ * the schema's names, its first value, an empty value counting as absent (so the entry's own message
+ * says what is missing or wrong).
+ */
+export function parseQueryParams<S extends v.ObjectSchema<v.ObjectEntries, undefined>>(schema: S, searchParams: URLSearchParams): v.InferOutput<S> {
+  const input: Record<string, string | undefined> = {};
+  for (const name of Object.keys(schema.entries)) input[name] = searchParams.get(name) || undefined;
+  return parseInput(schema, input, 'query');
+}

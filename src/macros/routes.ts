@@ -1,3 +1,4 @@
+import * as v from 'valibot';
 import type { ServiceContext } from '../context.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
@@ -10,6 +11,10 @@ export function macroRoutes(ctx: ServiceContext): Route[] {
       method: 'POST',
       path: '/v1/execute/:macroName',
       auth: 'session',
+      summary: 'Runs a macro the host registered (the xApi_* hooks are not callable)',
+      // documented here; checked below (a record schema would take an array)
+      body: v.optional(v.pipe(v.record(v.string(), v.unknown()), v.description('the macro parameters'))),
+      answer: 'what the macro returns (objects serialized)',
       handler: async (request) => {
         const name = request.params.macroName!;
         const macro = ctx.macros.callable(name);

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { LoginBodySchema, authenticate, startSession } from '../auth/login.js';
+import { LOGIN_ANSWER, LoginBodySchema, authenticate, startSession } from '../auth/login.js';
 import type { ServiceContext } from '../context.js';
 import { isFormContentType } from '../http/body.js';
 import { okReply } from '../http/envelope.js';
@@ -16,6 +16,19 @@ const ExtLoginSchema = v.object({
 });
 
 const MAX_APP_NAMES = 64;
+
+/** The query of `GET /v1/auth/{name}` as documented (`appNames` may repeat, so it is read with `getAll` below). */
+const StartQuerySchema = v.object({
+  appkey: v.optional(v.pipe(v.string(), v.description('the app key, for a browser that cannot send the appkey header'))),
+  appNames: v.optional(v.pipe(v.string(), v.description('the applications of the session: repeated, or separated by commas; none means a macro-only session'))),
+});
+
+/** What a provider's redirect carries (the provider decides the rest); checked by the flow: `322` when wrong. */
+const CallbackParamsSchema = v.object({
+  state: v.pipe(v.string(), v.description('the one-time state of the login')),
+  code: v.optional(v.pipe(v.string(), v.description('the authorization code'))),
+});
+const CALLBACK_ANSWER = 'as /v1/login when the identity is linked to a database user; else dfUuid, to be assigned one with /v1/extLogin';
 
 /**
  * A browser navigating to `/v1/auth/{name}` cannot send headers, so the app key may also come as
@@ -64,18 +77,42 @@ export function externalLoginRoutes(ctx: ServiceContext, flow: ExternalLogin): R
       path: '/v1/auth/:name',
       auth: 'none',
       appKey: false, // checked below: header or query
+      summary: "Starts an external login: redirects to the provider's authorization page",
+      query: StartQuerySchema,
+      rawAnswer: { status: 302, description: "a redirect to the provider's authorization URL (state, PKCE and nonce kept server-side)" },
       handler: async (request) => {
         checkAppKey(ctx, request);
         return flow.start(flow.provider(request.params.name!), appNamesParam(request), request.clientAddress);
       },
     },
     // The provider's redirect carries no app key; the one-time state authenticates it.
-    { method: 'GET', path: '/v1/:name/callback', auth: 'none', appKey: false, handler: callback },
-    { method: 'POST', path: '/v1/:name/callback', auth: 'none', appKey: false, handler: callback },
+    {
+      method: 'GET',
+      path: '/v1/:name/callback',
+      auth: 'none',
+      appKey: false,
+      summary: "The provider's redirect back (its one-time state authenticates it)",
+      query: CallbackParamsSchema,
+      answer: CALLBACK_ANSWER,
+      handler: callback,
+    },
+    {
+      method: 'POST',
+      path: '/v1/:name/callback',
+      auth: 'none',
+      appKey: false,
+      summary: "The provider's form POST back (Apple's form_post)",
+      bodyTypes: ['application/x-www-form-urlencoded'],
+      answer: CALLBACK_ANSWER,
+      handler: callback,
+    },
     {
       method: 'POST',
       path: '/v1/extLogin',
       auth: 'none',
+      summary: 'Assigns a database user to an external identity (its dfUuid) and logs that user in',
+      body: ExtLoginSchema,
+      answer: LOGIN_ANSWER,
       handler: async (request) => {
         const body = parseInput(ExtLoginSchema, readJsonObject(request));
         await flow.checkDfUuid(body.dfUuid);

@@ -1,8 +1,10 @@
+import * as v from 'valibot';
 import type { ServiceContext } from '../context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
+import { parseQueryParams } from '../http/validate.js';
 import { compileWhere } from '../storage/filter.js';
 import type { FindQuery, StoredObject } from '../storage/types.js';
 import type { Guard } from './access.js';
@@ -14,32 +16,33 @@ import { writeRoutes } from './write-routes.js';
 export const DEFAULT_PER_PAGE = 50;
 export const MAX_PER_PAGE = 1000;
 
-function integerParam(request: ApiRequest, name: string, fallback: number, max: number): number {
-  const raw = request.searchParams.get(name);
-  if (raw === null || raw === '') return fallback;
-  if (!/^\d{1,9}$/.test(raw) || Number(raw) > max) throw new ApiError('400', `${name} must be an integer from 0 to ${max}`);
-  return Number(raw);
+function integerParam(name: string, max: number, description: string) {
+  const message = `${name} must be an integer from 0 to ${max}`;
+  return v.optional(v.pipe(v.string(), v.regex(/^\d{1,9}$/, message), v.description(description), v.transform(Number), v.maxValue(max, message)));
 }
 
-function booleanParam(request: ApiRequest, name: string): boolean {
-  const raw = request.searchParams.get(name);
-  if (raw === null || raw === '' || raw === 'false') return false;
-  if (raw === 'true') return true;
-  throw new ApiError('400', `${name} must be true or false`);
-}
+/** The query parameters of a listing (PROTOCOL.md 6.2). */
+const ListingQuerySchema = v.object({
+  page: integerParam('page', 1_000_000_000, 'the page, from 0'),
+  perPage: integerParam('perPage', MAX_PER_PAGE, `objects per page, default ${DEFAULT_PER_PAGE}`),
+  query: v.optional(v.pipe(v.string(), v.description('a filter: a JSON object whose members all must hold ($ne, $gt, $gte, $lt, $lte, $in, $prefix, $exists)'))),
+  orderBy: v.optional(v.pipe(v.string(), v.description('a field name, - in front for descending'))),
+  reverseOrder: v.optional(v.picklist(['true', 'false'], 'reverseOrder must be true or false')),
+});
 
 async function listing(ctx: ServiceContext, request: ApiRequest, className: string): Promise<JsonReply> {
   if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
   const guard = ctx.guard(request);
   const scope = await guard.scope('read', className);
   if (scope === 'none') throw new ApiError('403', `this session may not read ${className} objects`);
+  const params = parseQueryParams(ListingQuerySchema, request.searchParams);
   const set: ObjectSet = {
     className,
-    where: parseQuery(request.searchParams.get('query')),
-    orderBy: parseOrderBy(request.searchParams.get('orderBy')),
-    page: integerParam(request, 'page', 0, 1_000_000_000),
-    perPage: integerParam(request, 'perPage', DEFAULT_PER_PAGE, MAX_PER_PAGE),
-    reverseOrder: booleanParam(request, 'reverseOrder'),
+    where: parseQuery(params.query ?? null),
+    orderBy: parseOrderBy(params.orderBy ?? null),
+    page: params.page ?? 0,
+    perPage: params.perPage ?? DEFAULT_PER_PAGE,
+    reverseOrder: params.reverseOrder === 'true',
     elements: [],
   };
   const hook = ctx.macros.hook('xApi_FindObjects');
@@ -98,6 +101,9 @@ export function objectRoutes(ctx: ServiceContext): Route[] {
       method: 'GET',
       path: '/v1/object/:id',
       auth: 'objects',
+      summary: 'An object by id; a class name with no object of that id lists the class',
+      query: ListingQuerySchema,
+      answer: 'the serialized object (~ClassName, ~ObjectID, ~StoreTime and its fields), or a listing as for /v1/objects/{className}',
       handler: async (request) => {
         const id = validName(request.params.id!, 'object id');
         const guard = ctx.guard(request);
@@ -111,6 +117,9 @@ export function objectRoutes(ctx: ServiceContext): Route[] {
       method: 'GET',
       path: '/v1/objects/:className',
       auth: 'objects',
+      summary: 'The objects of a class, filtered, ordered and paged',
+      query: ListingQuerySchema,
+      answer: 'a set: ~Count, ~UnfilteredCount and ~Elements (the serialized objects)',
       handler: (request) => listing(ctx, request, validName(request.params.className!, 'class name')),
     },
     ...writeRoutes(ctx),

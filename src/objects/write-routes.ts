@@ -1,4 +1,5 @@
 /** `POST /v1/object/{className}`, `PATCH` and `DELETE /v1/object/{objectId}` (PROTOCOL.md 6.3, 6.4). */
+import * as v from 'valibot';
 import type { ServiceContext } from '../context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
@@ -34,6 +35,16 @@ async function answer(ctx: ServiceContext, request: ApiRequest, guard: Guard, ch
   return okReply(await ctx.serializer.object(object, guard));
 }
 
+/**
+ * A create or update body as documented: a JSON object of fields. `readJsonObject` checks that it is
+ * one (a valibot record would take an array and drop `__proto__` members), `bodyFields` each member.
+ */
+const ObjectBodySchema = v.pipe(
+  v.record(v.string(), v.unknown()),
+  v.description('the fields by name; a reference is {"~ObjectID": id}, a set of references {"~Elements": [...]}; ~ members are ignored, _ and $ members refused'),
+);
+const STORED_ANSWER = 'the stored object, serialized as GET /v1/object/{id} answers it';
+
 export function writeRoutes(ctx: ServiceContext): Route[] {
   const fieldsOf = (request: ApiRequest, guard: Guard) => bodyFields(readJsonObject(request, 'object'), ctx.store, guard, ctx.internalClasses);
   return [
@@ -41,6 +52,9 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
       method: 'POST',
       path: '/v1/object/:className',
       auth: 'objects',
+      summary: 'Creates an object of this class',
+      body: ObjectBodySchema,
+      answer: STORED_ANSWER,
       handler: async (request) => {
         const className = request.params.className!;
         if (!CLASS_NAME.test(className)) throw new ApiError('400', `class name ${clip(className)} must match [A-Za-z][A-Za-z0-9_]{0,63}`);
@@ -57,6 +71,9 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
       method: 'PATCH',
       path: '/v1/object/:id',
       auth: 'objects',
+      summary: 'Changes the fields given; with ~StoreTime only if the object is still that version (else 409)',
+      body: v.pipe(ObjectBodySchema, v.description('the fields to change (null stores null); ~StoreTime: the version read')),
+      answer: STORED_ANSWER,
       handler: async (request) => {
         const guard = ctx.guard(request);
         const body = readJsonObject(request, 'object');
@@ -80,6 +97,8 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
       method: 'DELETE',
       path: '/v1/object/:id',
       auth: 'objects',
+      summary: 'Deletes an object (a body is ignored)',
+      answer: 'nothing ({})',
       handler: async (request) => {
         const guard = ctx.guard(request);
         const before = await writable(ctx, guard, request, 'delete');

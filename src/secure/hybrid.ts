@@ -1,5 +1,6 @@
 import { base64 } from '@scure/base';
 import { concatBytes } from '@noble/hashes/utils.js';
+import * as v from 'valibot';
 import { ApiError } from '../http/errors.js';
 import { parseJsonText } from '../http/json.js';
 import { importClientPublicKey, modulusBits, OAEP_SHA256 } from './keys.js';
@@ -39,11 +40,20 @@ export function hybridRefusal(): ApiError {
   return new ApiError('310', 'the hybrid login could not be decrypted: aesKey, data or publicKey is malformed');
 }
 
+/** What makes a `/v2/login` body a hybrid login: string `aesKey` and `data`. */
+const HybridMarkSchema = v.object({ aesKey: v.string(), data: v.string() });
+
+/** The hybrid login body as documented; a malformed `publicKey` is `310`, not `400`, so it is checked when imported. */
+export const HybridLoginBodySchema = v.object({
+  aesKey: v.pipe(v.string(), v.description('base64 of RSA-OAEP-SHA-256 under the server key of the 32-byte AES key K')),
+  data: v.pipe(v.string(), v.description('base64 of a 16-byte IV and AES-256-CBC under K of the login JSON')),
+  publicKey: v.optional(v.pipe(v.string(), v.description("the client's RSA public key: asks for an encrypted answer"))),
+  publickey: v.optional(v.string()),
+});
+
 /** Whether a `/v2/login` body is a hybrid login (string `aesKey` and `data`) rather than the JWT login. */
 export function isHybridLoginBody(body: unknown): body is HybridLoginBody {
-  if (typeof body !== 'object' || body === null) return false;
-  const { aesKey, data } = body as Record<string, unknown>;
-  return typeof aesKey === 'string' && typeof data === 'string';
+  return v.is(HybridMarkSchema, body);
 }
 
 /** Standard base64 with padding of exactly `bytes` bytes has this many characters. */

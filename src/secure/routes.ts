@@ -1,7 +1,7 @@
 import { base64 } from '@scure/base';
 import * as v from 'valibot';
-import { beginLogin, loginData, newSession, openSession, parseLoginBody, tokenLogin, type LoginBody } from '../auth/login.js';
-import { isHybridLoginBody } from './hybrid.js';
+import { beginLogin, LoginBodySchema, loginData, newSession, openSession, parseLoginBody, tokenLogin, type LoginBody } from '../auth/login.js';
+import { HybridLoginBodySchema, isHybridLoginBody } from './hybrid.js';
 import { hybridLogin, loginKeyReply } from './hybrid-login.js';
 import type { Session } from '../auth/sessions.js';
 import type { ServiceContext } from '../context.js';
@@ -134,18 +134,42 @@ export function secureLoginRoutes(ctx: ServiceContext): Route[] {
       method: 'POST',
       path: '/v2/login',
       auth: 'none',
+      summary: 'Token login (a JWT, used as Authorization: Bearer) or, with aesKey and data, the hybrid login (a plain session)',
+      body: v.union([LoginBodySchema, HybridLoginBodySchema]),
+      answer: 'token, user, databaseName and expiresAt; the hybrid login answers as /v1/login (with publicKey: text/plain, sealed to that key)',
       handler: async (request) => {
         const json = readJsonObject(request);
         return isHybridLoginBody(json) ? hybridLogin(ctx, json, request.clientAddress) : tokenLogin(ctx, json, request.clientAddress);
       },
     },
-    { method: 'GET', path: '/v2/login/key', auth: 'none', handler: () => loginKeyReply(ctx) },
+    {
+      method: 'GET',
+      path: '/v2/login/key',
+      auth: 'none',
+      summary: 'The server public key of the hybrid login',
+      answer: 'key: the RSA public key as an SPKI PEM',
+      handler: () => loginKeyReply(ctx),
+    },
     {
       method: 'GET',
       path: '/v2/login/secure/key',
       auth: 'none',
+      summary: 'The server public key of the secure login',
+      answer: 'key: the RSA public key as an SPKI PEM (CR LF line breaks)',
       handler: async () => okReply({ key: (await ctx.serverKey.get()).publicKeyPem }),
     },
-    { method: 'POST', path: '/v2/login/secure', auth: 'none', handler: (request) => secureLogin(ctx, request) },
+    {
+      method: 'POST',
+      path: '/v2/login/secure',
+      auth: 'none',
+      summary: 'Secure login: credentials RSA-encrypted to the server key; opens the secure transport',
+      body: SecureLoginSchema,
+      rawAnswer: {
+        status: 200,
+        contentType: 'text/plain',
+        description: 'base64 of the envelope (sessionId: the Secure-Token, user, symmetricKey, databaseName), RSA-OAEP-SHA-1 encrypted to publicKey in blocks',
+      },
+      handler: (request) => secureLogin(ctx, request),
+    },
   ];
 }

@@ -1,0 +1,42 @@
+// The demo's browsable API reference: Swagger UI (the swagger-ui-dist package, served from
+// node_modules, no CDN) showing the service's own GET {base}/openapi.json.
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+const dist = createRequire(import.meta.url)('swagger-ui-dist').getAbsoluteFSPath();
+/** The files of swagger-ui-dist the page loads, by the name it asks for under /docs/. */
+const ASSETS = { 'swagger-ui.css': 'text/css; charset=utf-8', 'swagger-ui-bundle.js': 'text/javascript; charset=utf-8' };
+
+const page = (specUrl) => `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>odbrest API reference</title><link rel="stylesheet" href="/docs/swagger-ui.css"></head>
+<body>
+<div id="reference"></div>
+<script src="/docs/swagger-ui-bundle.js"></script>
+<script>SwaggerUIBundle({ url: ${JSON.stringify(specUrl)}, dom_id: '#reference', deepLinking: true });</script>
+</body>
+</html>
+`;
+
+/**
+ * A Node `(req, res)` handler for `GET /docs` (the page) and its two assets; answers `false` for any
+ * other request, which the caller hands to the service. `specUrl` is where the service serves its
+ * document (`{base}/openapi.json`).
+ */
+export function docsPage(specUrl) {
+  return (req, res) => {
+    const path = new URL(req.url ?? '/', 'http://docs').pathname;
+    if (req.method !== 'GET' || !(path === '/docs' || path === '/docs/' || Object.hasOwn(ASSETS, path.slice('/docs/'.length)))) return false;
+    const asset = path.slice('/docs/'.length);
+    if (!asset) {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page(specUrl));
+      return true;
+    }
+    readFile(join(dist, asset)).then(
+      (bytes) => res.writeHead(200, { 'content-type': ASSETS[asset], 'cache-control': 'public, max-age=3600' }).end(bytes),
+      () => res.writeHead(500).end(),
+    );
+    return true;
+  };
+}

@@ -1,0 +1,33 @@
+import { JsonReply } from '../http/envelope.js';
+import { Mount, type MountOptions } from '../http/mount.js';
+import type { Route } from '../http/router.js';
+import { openApiDocument } from './document.js';
+
+export interface OpenApiRouteOptions {
+  mount?: MountOptions;
+  title: string;
+  version: string;
+}
+
+/**
+ * `GET /openapi.json`: the OpenAPI document of `routes` and of itself. It is public, like any API
+ * description (no app key, no credential), and made once, on its first request, so a service that
+ * is never asked for it never pays for it.
+ */
+export function openApiRoutes(routes: readonly Route[], { mount, title, version }: OpenApiRouteOptions): Route[] {
+  const { basePath, alias } = new Mount(mount);
+  let reply: JsonReply | undefined;
+  const route: Route = {
+    method: 'GET',
+    path: '/openapi.json',
+    auth: 'none',
+    appKey: false,
+    summary: 'This document: the OpenAPI 3.1 description of the service',
+    rawAnswer: { status: 200, contentType: 'application/json', description: 'the OpenAPI document' },
+    handler: async () => {
+      reply ??= new JsonReply(JSON.stringify(openApiDocument([...routes, route], { title, version, serverUrl: `${basePath}${alias ? `/${alias}` : ''}` || '/' })));
+      return reply;
+    },
+  };
+  return [route];
+}

@@ -1,0 +1,153 @@
+/**
+ * `GET {base}/openapi.json` (issue 17): a valid OpenAPI 3.1 document of every route in the route
+ * table, whose request schemas accept the README's example bodies, served without credentials under
+ * the mount base, and turned off by `openApi: false`.
+ */
+import { readFileSync } from 'node:fs';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { Core } from '../src/core.js';
+import type { Route } from '../src/http/router.js';
+import { ExternalLogin } from '../src/oauth/flow.js';
+import { serviceRoutes } from '../src/routes.js';
+import { call, demoService } from './helpers.js';
+
+const root = new URL('..', import.meta.url).pathname;
+type Operation = { requestBody?: { content: Record<string, { schema: object }> }; security?: object[]; parameters?: Array<{ name: string; in: string }> };
+type Document = { openapi: string; servers: Array<{ url: string }>; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, any> } };
+
+/** The service's route table, as the service assembles it. */
+function routeTable(): Route[] {
+  const core = new Core({});
+  return serviceRoutes(core.ctx, new ExternalLogin(core.ctx, { alias: undefined, userClass: 'User' }), {});
+}
+
+async function documentOf(options = {}, path = '/openapi.json'): Promise<Document> {
+  const service = await demoService(options);
+  const answer = await call(service, 'GET', path, { noAppKey: true });
+  expect(answer.status).toBe(200);
+  expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+  return answer.body;
+}
+
+/** Each `curl ... -d '...'` of the README: method, path relative to the service root, body, and whether its answer block says 400. */
+function readmeBodies(): Array<{ method: string; path: string; body: unknown; refused: boolean; line: string }> {
+  const readme = readFileSync(`${root}README.md`, 'utf8');
+  const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```(\n```json\n([\s\S]*?)```)?/g)];
+  return blocks.flatMap(([, script, , answer]) => {
+    const commands = script!.replace(/\\\n\s*/g, ' ').split('\n').filter((line) => /\bcurl\b.* -d ['"]/.test(line));
+    return commands.map((line, i) => {
+      const data = /-d '([^']*)'/.exec(line)?.[1] ?? /-d "((?:[^"\\]|\\.)*)"/.exec(line)![1]!.replace(/\$\([^)]*\)/g, 'x').replace(/\\"/g, '"');
+      const url = /(?:https?:\/\/)?(?:localhost|127\.0\.0\.1):\d+(\/[^\s'"?]*)/.exec(line)![1]!;
+      const last = i === commands.length - 1;
+      return {
+        method: /-X (\w+)/.exec(line)?.[1] ?? 'POST',
+        path: url.slice(url.search(/\/(v1|v2|_Check)/)),
+        body: JSON.parse(data),
+        refused: last && answer !== undefined && JSON.parse(answer).status.internalStatus === '400',
+        line,
+      };
+    });
+  });
+}
+
+/** The documented operation that answers `method path` (templates matched segment by segment). */
+function operationFor(document: Document, method: string, path: string): Operation | undefined {
+  const matching = Object.keys(document.paths).filter((template) => new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`).test(path));
+  return matching.map((template) => document.paths[template]![method.toLowerCase()]).find(Boolean);
+}
+
+describe('GET /openapi.json', () => {
+  let document: Document;
+  beforeAll(async () => {
+    document = await documentOf();
+  });
+
+  test('is a valid OpenAPI 3.1 document', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(document as unknown as Record<string, unknown>);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
+  test('documents every route of the route table, :params as {params}', () => {
+    const routes = routeTable();
+    expect(routes.length).toBeGreaterThan(30);
+    for (const route of routes) {
+      const path = route.path.replace(/:(\w+)/g, '{$1}');
+      const operation = document.paths[path]?.[route.method.toLowerCase()];
+      expect(operation, `${route.method} ${path}`).toBeDefined();
+      const names = [...route.path.matchAll(/:(\w+)/g)].map((match) => match[1]);
+      expect(operation!.parameters?.filter((p) => p.in === 'path').map((p) => p.name) ?? [], `${route.method} ${path}`).toEqual(names);
+    }
+    const documented = Object.values(document.paths).reduce((sum, item) => sum + Object.keys(item).length, 0);
+    expect(documented).toBe(routes.length);
+  });
+
+  test('the request schema of each JSON route accepts the README example bodies (and refuses the one the README shows refused)', () => {
+    const ajv = new Ajv2020({ strict: true });
+    const examples = readmeBodies();
+    expect(examples.length).toBeGreaterThanOrEqual(12);
+    expect(examples.filter((example) => example.refused)).toHaveLength(1);
+    for (const { method, path, body, refused, line } of examples) {
+      const schema = operationFor(document, method, path)?.requestBody?.content['application/json']?.schema;
+      expect(schema, line).toBeDefined();
+      expect(ajv.validate(schema!, body), `${line}\n${ajv.errorsText()}`).toBe(!refused);
+    }
+  });
+
+  test('query parameters come from the schemas the routes parse them with', () => {
+    const listing = document.paths['/v1/objects/{className}']!.get!;
+    expect(listing.parameters!.filter((p) => p.in === 'query').map((p) => p.name)).toEqual(['page', 'perPage', 'query', 'orderBy', 'reverseOrder']);
+    const app = document.paths['/v1/2fa/secret']!.get!.parameters!.find((p) => p.name === 'app');
+    expect(app).toMatchObject({ in: 'query', required: true, schema: { type: 'string', maxLength: 128 } });
+  });
+
+  test('the three credential kinds and the app key are security schemes, required per route', () => {
+    const schemes = document.components.securitySchemes;
+    expect(schemes.appKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'appkey' });
+    expect(schemes.sessionId).toMatchObject({ type: 'apiKey', in: 'header', name: 'sessionId' });
+    expect(schemes.bearerToken).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    expect(schemes.secureTransport).toMatchObject({ type: 'apiKey', in: 'header', name: 'Secure-Token' });
+    expect(document.paths['/v1/object/{id}']!.get!.security).toEqual([
+      { appKey: [], sessionId: [] },
+      { appKey: [], bearerToken: [] },
+      { appKey: [], secureTransport: [] },
+    ]);
+    expect(document.paths['/v1/login']!.post!.security).toEqual([{ appKey: [] }]);
+    expect(document.paths['/_CheckService']!.get!.security).toEqual([]);
+  });
+
+  test('shows nothing of the configuration: no internal class, key or secret', async () => {
+    const secret = 'a-jwt-secret-that-must-never-be-shown-0123456789';
+    const text = JSON.stringify(await documentOf({ session: { jwtSecret: secret }, appKeys: ['hidden-app-key'], objects: { internalClasses: ['AuditEntry'] } }));
+    for (const hidden of [secret, 'hidden-app-key', 'AuditEntry', 'OAuthProvider', 'ExternalIdentity']) expect(text).not.toContain(hidden);
+  });
+});
+
+describe('where it is served', () => {
+  test('under the mount base and alias, which the servers entry names', async () => {
+    const document = await documentOf({ mount: { basePath: '/api', alias: 'crm' } }, '/api/crm/openapi.json');
+    expect(document.servers).toEqual([{ url: '/api/crm' }]);
+    expect(document.paths['/v1/login']).toBeDefined();
+  });
+
+  test('at the root, the servers entry is /', async () => {
+    expect((await documentOf()).servers).toEqual([{ url: '/' }]);
+  });
+
+  test('openApi: false leaves the path unrouted', async () => {
+    const service = await demoService({ openApi: false });
+    const answer = await call(service, 'GET', '/openapi.json');
+    expect(answer.status).toBe(404);
+    expect(answer.body.status.internalStatus).toBe('404');
+  });
+
+  test('the same answer every time (made once per service)', async () => {
+    const service = await demoService();
+    const [first, second] = [await call(service, 'GET', '/openapi.json'), await call(service, 'GET', '/openapi.json')];
+    expect(second.text).toBe(first.text);
+  });
+});
