@@ -147,6 +147,11 @@ export interface KeyValueStore {
   ttl(key: string): Promise<number>;
   /** Sets a new lifetime; false when the key is absent. */
   expire(key: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Reads the value and sets a new lifetime in one step (`get` then `expire`, atomically: one round
+   * trip where the store is remote). An absent key stays absent. Renews a session on every request.
+   */
+  getAndExpire(key: string, ttlMs: number): Promise<string | undefined>;
   close?(): Promise<void>;
 }
 
