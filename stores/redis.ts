@@ -46,7 +46,7 @@ interface ScriptCommands {
 /**
  * KeyValueStore on Redis (6.2 or later, or Redis Cluster). Every operation touches one key, so every
  * operation is atomic and stays within one cluster slot: compare-and-set and counters are Lua
- * scripts, one-time values use GETDEL, and lifetimes are Redis's own TTLs (PX), so expiry needs no
+ * scripts, one-time values use GETDEL, a read that renews the lifetime GETEX, and lifetimes are Redis's own TTLs (PX), so expiry needs no
  * clean-up. Session keys (`sess:{id}`) carry their id as a hash tag, so any later keys of a session
  * land in the same slot.
  *
@@ -122,6 +122,10 @@ export class RedisKeyValueStore implements KeyValueStore {
 
   expire(key: string, ttlMs: number): Promise<boolean> {
     return this.#run(async (client) => (await client.pexpire(this.#key(key), toTtl(ttlMs))) === 1);
+  }
+
+  getAndExpire(key: string, ttlMs: number): Promise<string | undefined> {
+    return this.#run(async (client) => (await client.getex(this.#key(key), 'PX', toTtl(ttlMs))) ?? undefined);
   }
 
   async close(): Promise<void> {

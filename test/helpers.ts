@@ -108,3 +108,19 @@ export function countingCrypto(provider: SymmetricCrypto): { symmetric: Symmetri
   };
   return { symmetric, prepared };
 }
+
+/** A view of `target` (a store) that counts the calls made through it, by method name. */
+export function countingCalls<T extends object>(target: T): { view: T; calls: Record<string, number> } {
+  const calls: Record<string, number> = {};
+  const view = new Proxy(target, {
+    get(of, name: string) {
+      const member = Reflect.get(of, name) as unknown;
+      if (typeof member !== 'function') return member;
+      return (...args: unknown[]) => {
+        calls[name] = (calls[name] ?? 0) + 1;
+        return (member as (...a: unknown[]) => unknown).apply(of, args);
+      };
+    },
+  });
+  return { view, calls };
+}

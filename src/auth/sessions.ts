@@ -144,17 +144,33 @@ export class SessionStore {
     throw new ApiError('503', 'too many logins of this user at once, retry later');
   }
 
-  /** The live session with this id, its idle timeout renewed; `undefined` if unknown or expired. */
+  /**
+   * The live session with this id, its idle timeout renewed; `undefined` if unknown or expired. The
+   * read and the renewal are one store operation. The new lifetime ends no later than the session
+   * (`#ttl`), which only the stored value tells: it is taken from the session this process last
+   * parsed, or else assumed a whole idle timeout away, and set again in the rare case that was wrong
+   * (a session met for the first time here within its last idle timeout).
+   */
   async touch(id: string): Promise<Session | undefined> {
-    const found = await this.read(id);
-    if (found) await this.kv.expire(key(id), this.#ttl(found.session));
+    if (!validId(id)) return undefined;
+    const known = this.#parsed.get(id)?.session;
+    const ttl = known ? this.#ttl(known) : this.times.idleMs;
+    const found = await this.#live(id, await this.kv.getAndExpire(key(id), ttl));
+    if (found && found.session.expiresAt !== known?.expiresAt) {
+      const exact = this.#ttl(found.session);
+      // either lifetime ends with its session rather than an idle timeout away: they differ
+      if (exact < this.times.idleMs || ttl < this.times.idleMs) await this.kv.expire(key(id), exact);
+    }
     return found?.session;
   }
 
   /** The session and its raw stored form (for `update`), without renewing it. */
   async read(id: string): Promise<StoredSession | undefined> {
-    if (id.length === 0 || id.length > 256) return undefined;
-    const raw = await this.kv.get(key(id));
+    return validId(id) ? this.#live(id, await this.kv.get(key(id))) : undefined;
+  }
+
+  /** The session stored as `raw`, unless absent or past its absolute end (then it is deleted). */
+  async #live(id: string, raw: string | undefined): Promise<StoredSession | undefined> {
     if (raw === undefined) return undefined;
     const session = this.#parse(id, raw);
     if (session.expiresAt <= this.now()) {
@@ -208,6 +224,10 @@ export class SessionStore {
   #ttl(session: Session): number {
     return Math.max(1, Math.min(this.times.idleMs, session.expiresAt - this.now()));
   }
+}
+
+function validId(id: string): boolean {
+  return id.length > 0 && id.length <= 256;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -83,8 +83,11 @@ export class Access {
       if (!session) return 'none';
       const allowed = this.allowed(action, className);
       if (allowed.includes('*')) return 'all';
-      const mine = await groupsOf();
-      if (allowed.some((name) => mine.has(name))) return 'all';
+      // the session's groups are read (from the store) only when the rule names a group
+      if (allowed.some((name) => name !== 'self')) {
+        const mine = await groupsOf();
+        if (allowed.some((name) => mine.has(name))) return 'all';
+      }
       return allowed.includes('self') && (action === 'read' || action === 'update') ? 'self' : 'none';
     };
     const may = async (action: AccessAction, className: string, object?: StoredObject, fields?: Fields) => {

@@ -142,6 +142,12 @@ export class MemoryKeyValueStore implements KeyValueStore {
     return true;
   }
 
+  async getAndExpire(key: string, ttlMs: number): Promise<string | undefined> {
+    const entry = this.#live(key);
+    if (entry) entry.expiresAt = this.#now() + ttlMs;
+    return entry?.value;
+  }
+
   #of(key: string): Partition {
     for (const [prefix, partition] of this.#partitions) if (key.startsWith(prefix)) return partition;
     return this.#rest;

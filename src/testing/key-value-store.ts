@@ -116,6 +116,33 @@ export function keyValueStoreContract(name: string, create: () => Promise<KeyVal
         expect(await kv.get('k')).toBeUndefined();
       });
 
+      it('getAndExpire answers the value and renews its lifetime', async () => {
+        const kv = await fresh();
+        await kv.set('k', 'v', SHORT);
+        expect(await kv.getAndExpire('k', LONG)).toBe('v');
+        await clock.advance(SHORT + 150);
+        expect(await kv.get('k')).toBe('v');
+        expect(await kv.ttl('k')).toBeGreaterThan(SHORT);
+      });
+
+      it('getAndExpire can shorten a lifetime', async () => {
+        const kv = await fresh();
+        await kv.set('k', 'v', LONG);
+        expect(await kv.getAndExpire('k', SHORT)).toBe('v');
+        await clock.advance(SHORT + 150);
+        expect(await kv.get('k')).toBeUndefined();
+      });
+
+      it('getAndExpire answers undefined for an absent or expired key and does not create it', async () => {
+        const kv = await fresh();
+        expect(await kv.getAndExpire('absent', LONG)).toBeUndefined();
+        expect(await kv.get('absent')).toBeUndefined();
+        await kv.set('k', 'v', SHORT);
+        await clock.advance(SHORT + 150);
+        expect(await kv.getAndExpire('k', LONG)).toBeUndefined();
+        expect(await kv.get('k')).toBeUndefined();
+      });
+
       it('expire answers false for an absent or expired key and does not create it', async () => {
         const kv = await fresh();
         expect(await kv.expire('absent', LONG)).toBe(false);

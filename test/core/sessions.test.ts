@@ -1,6 +1,8 @@
 import { SignJWT, decodeJwt } from 'jose';
 import { describe, expect, test } from 'vitest';
-import { call, demoService, expectError, login, loginBody, loginToken, testClock, USERS } from '../helpers.js';
+import { MemoryKeyValueStore } from '../../src/index.js';
+import { kvKeys } from '../../src/storage/keys.js';
+import { call, countingCalls, demoService, expectError, login, loginBody, loginToken, testClock, USERS } from '../helpers.js';
 
 const JWT_SECRET = 'a-test-secret-that-is-32-bytes-long!!';
 const b64url = (value: object) => btoa(JSON.stringify(value)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
@@ -162,6 +164,33 @@ describe('session expiry (controllable clock)', () => {
     clock.advance(15 * 60_000);
     expectError(await call(service, 'GET', '/v1/object/CUS00001', { headers: { sessionId: id } }), '201', 401);
     expectError(await call(service, 'GET', '/v1/object/CUS00001', { headers: { authorization: token } }), '201', 401);
+  });
+
+  test('a request reads and renews its session in one store operation', async () => {
+    const clock = testClock();
+    const { view, calls } = countingCalls(new MemoryKeyValueStore({ now: clock.now }));
+    const service = await demoService({ now: clock.now, kv: view });
+    const headers = { sessionId: await login(service) };
+    for (const name of Object.keys(calls)) delete calls[name];
+    expect((await call(service, 'GET', '/v1/object/CUS00001', { headers })).body.status.internalStatus).toBe('0');
+    expect(calls).toEqual({ getAndExpire: 1 });
+  });
+
+  test('renewed by an instance that has not seen the session before, it still ends at its absolute end', async () => {
+    const clock = testClock();
+    const kv = new MemoryKeyValueStore({ now: clock.now });
+    const options = { now: clock.now, kv, session: { idleTimeoutMs: 60 * 60_000, absoluteTimeoutMs: 2 * 3600_000 } };
+    const [first, second] = [await demoService(options), await demoService(options)];
+    const id = await login(first);
+    const get = (service: typeof first) => call(service, 'GET', '/v1/object/CUS00001', { headers: { sessionId: id } });
+    clock.advance(50 * 60_000);
+    expect((await get(first)).body.status.internalStatus).toBe('0');
+    clock.advance(50 * 60_000); // 20 minutes of its life left, less than an idle timeout
+    expect((await get(second)).body.status.internalStatus).toBe('0');
+    expect(await kv.ttl(kvKeys.session(id))).toBe(20 * 60_000);
+    clock.advance(20 * 60_000);
+    expect(await kv.get(kvKeys.session(id))).toBeUndefined();
+    expectError(await get(first), '201', 401);
   });
 });
 

@@ -5,11 +5,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { MemoryKeyValueStore, StorageUnavailableError, type KeyValueStore, type Service } from '../../src/index.js';
+import { MemoryKeyValueStore, StorageUnavailableError, type Service } from '../../src/index.js';
 import { nodeCrypto } from '../../adapters/node-crypto.js';
 import { loadConfig } from '../../adapters/node-config.js';
 import { NOBLE_AES_MAX_BYTES, portableCrypto } from '../../src/secure/symmetric.js';
-import { call, countingCrypto, demoData, demoService, login, testClock } from '../helpers.js';
+import { call, countingCalls, countingCrypto, demoData, demoService, login, testClock } from '../helpers.js';
 import {
   expectPlainError,
   nodeCtr,
@@ -382,27 +382,11 @@ describe('replay-window updates', () => {
 });
 
 describe('store operations per accepted request', () => {
-  /** A view of `kv` that counts the calls made through it, by method. */
-  function counting(kv: KeyValueStore): { kv: KeyValueStore; calls: Record<string, number> } {
-    const calls: Record<string, number> = {};
-    const view = new Proxy(kv, {
-      get(target, name: string) {
-        const member = Reflect.get(target, name);
-        if (typeof member !== 'function') return member;
-        return (...args: unknown[]) => {
-          calls[name] = (calls[name] ?? 0) + 1;
-          return member.apply(target, args);
-        };
-      },
-    });
-    return { kv: view, calls };
-  }
-
   test('one compare-and-set while the session is unchanged; a read again after another instance changed it', async () => {
     const shared = new MemoryKeyValueStore();
     const serverKey = nodeKeyPair().privateKey;
-    const [a, b] = [counting(shared), counting(shared)];
-    const [first, second] = await Promise.all([demoService({ kv: a.kv, secure: { serverKey } }), demoService({ kv: b.kv, secure: { serverKey } })]);
+    const [a, b] = [countingCalls(shared), countingCalls(shared)];
+    const [first, second] = await Promise.all([demoService({ kv: a.view, secure: { serverKey } }), demoService({ kv: b.view, secure: { serverKey } })]);
     const session = await nodeSecureLogin(first, keys);
     const get = async (service: Service, n: number) => {
       const result = await sendSecure(service, 'GET', '/v1/object/USR00001', secureRequest(session, n, 'GET', '/v1/object/USR00001'));
