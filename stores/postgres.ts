@@ -109,29 +109,6 @@ export class PostgresObjectStore implements ObjectStore {
     });
   }
 
-  /**
-   * One recursive statement: the walk follows the `$ref` and `$set` members of visible fields (in
-   * `data`). Every lookup is a subquery by id (a scalar one, or LIMIT 1), so it stays an index probe:
-   * the planner cannot estimate the walk's size and would otherwise join the whole table.
-   */
-  async getReaching(id: string, levels: number): Promise<StoredObject[]> {
-    const rows = await this.#query<Row>(
-      `WITH RECURSIVE walk (id, level) AS (
-         SELECT $1::text, 0
-         UNION
-         SELECT r.id, w.level + 1 FROM walk w
-           CROSS JOIN LATERAL jsonb_each((SELECT o.data FROM ${this.#table} o WHERE o.id = w.id)) f
-           CROSS JOIN LATERAL (SELECT f.value ->> '$ref' WHERE jsonb_typeof(f.value -> '$ref') = 'string'
-             UNION ALL SELECT jsonb_array_elements_text(CASE WHEN jsonb_typeof(f.value -> '$set') = 'array' THEN f.value -> '$set' END)) r (id)
-         WHERE w.level < $2 AND left(f.key, 1) <> '_')
-       SELECT o.* FROM (SELECT DISTINCT id FROM walk) w
-         CROSS JOIN LATERAL (SELECT id, class_name, store_time, body FROM ${this.#table} WHERE id = w.id LIMIT 1) o`,
-      [id, levels],
-      'get_reaching',
-    );
-    return rows.map(toObject);
-  }
-
   async find(query: FindQuery): Promise<FindResult> {
     const listing = this.#listingSql(query);
     const rows = await this.#query<ListingRow>(listing.sql, listing.params);

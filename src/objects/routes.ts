@@ -107,9 +107,8 @@ export function objectRoutes(ctx: ServiceContext): Route[] {
       handler: async (request) => {
         const id = validName(request.params.id!, 'object id');
         const guard = ctx.guard(request);
-        const { object: found, loaded } = await ctx.serializer.fetch(id);
-        const object = await served(ctx, guard, found);
-        if (object) return okReply(await ctx.serializer.object(object, guard, loaded));
+        const object = await served(ctx, guard, await ctx.store.get(id));
+        if (object) return okReply(await ctx.serializer.object(object, guard));
         if (!ctx.internalClasses.has(id) && (await ctx.store.count(id)) > 0) return listing(ctx, request, id);
         throw new ApiError('404', `no object or class ${id}`);
       },

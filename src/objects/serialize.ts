@@ -14,9 +14,6 @@ export interface SerializedSet {
   '~Elements': JsonObject[];
 }
 
-/** Objects fetched ahead by id (`Serializer.fetch`). */
-export type Loaded = ReadonlyMap<string, StoredObject>;
-
 /** Hook that may replace an object's serialization (the `xApi_BuildSerialization` macro). */
 export type SerializationHook = (object: StoredObject, json: JsonObject) => Promise<JsonObject>;
 
@@ -55,8 +52,7 @@ export interface SerializerOptions {
 
 /**
  * Turns stored objects into JSON. References are loaded level by level with one `getMany` per level
- * for all objects being serialized (or all at once with the object, see `fetch`), nested in full down
- * to `depth`, below that as metadata only.
+ * for all objects being serialized, nested in full down to `depth`, below that as metadata only.
  * Fields starting with `_` are internal and never serialized.
  */
 export class Serializer {
@@ -81,27 +77,8 @@ export class Serializer {
   }
 
   /** With a `reader`, referenced objects it may not read keep only their metadata (at any depth). */
-  async object(object: StoredObject, reader?: Reader, loaded?: Loaded): Promise<JsonObject> {
-    return (await this.#level([object], 0, this.hook(), reader, loaded))[0]!;
-  }
-
-  /**
-   * The object with this id, and (`loaded`, for `object`) what its serialization references, fetched
-   * with it in one store operation when the store can (`getReaching`).
-   */
-  async fetch(id: string): Promise<{ object: StoredObject | undefined; loaded?: Loaded }> {
-    if (!this.store.getReaching) return { object: await this.store.get(id) };
-    const loaded: Loaded = new Map((await this.store.getReaching(id, this.#depth + 1)).map((object) => [object.id, object]));
-    return { object: loaded.get(id), loaded };
-  }
-
-  /** Objects by id from `loaded`, those it lacks (a reference to a missing object) from the store. */
-  async #getMany(ids: string[], loaded: Loaded | undefined): Promise<StoredObject[]> {
-    const missing = loaded ? ids.filter((id) => !loaded.has(id)) : ids;
-    if (missing.length === ids.length) return this.store.getMany(ids);
-    const fetched = missing.length > 0 ? await this.store.getMany(missing) : [];
-    const found = new Map(fetched.map((object) => [object.id, object]));
-    return ids.flatMap((id) => loaded!.get(id) ?? found.get(id) ?? []);
+  async object(object: StoredObject, reader?: Reader): Promise<JsonObject> {
+    return (await this.#level([object], 0, this.hook(), reader))[0]!;
   }
 
   /**
@@ -123,7 +100,7 @@ export class Serializer {
   }
 
   // Runs for every object read: no per-field arrays, and promises only where the store or a hook needs them.
-  async #level(objects: StoredObject[], level: number, hook: SerializationHook | undefined, reader: Reader | undefined, loaded?: Loaded): Promise<JsonObject[]> {
+  async #level(objects: StoredObject[], level: number, hook: SerializationHook | undefined, reader: Reader | undefined): Promise<JsonObject[]> {
     const hidden = reader ? await unreadable(objects, reader) : undefined;
     const shown = (object: StoredObject) => !this.#internalClasses.has(object.className) && !hidden?.has(object);
     // objects of internal classes stay metadata only: the hook does not see them
@@ -134,9 +111,9 @@ export class Serializer {
     for (const object of objects) if (shown(object)) forVisible(object, (value) => collectRefs(value, ids));
     const nested = new Map<string, JsonObject>();
     if (ids.size > 0) {
-      const referenced = await this.#getMany([...ids], loaded);
-      const json = await this.#level(referenced, level + 1, hook, reader, loaded);
-      for (let i = 0; i < referenced.length; i++) nested.set(referenced[i]!.id, json[i]!);
+      const loaded = await this.store.getMany([...ids]);
+      const loadedJson = await this.#level(loaded, level + 1, hook, reader);
+      for (let i = 0; i < loaded.length; i++) nested.set(loaded[i]!.id, loadedJson[i]!);
     }
     const json = objects.map((object) => {
       const out = this.metadata(object);

@@ -109,13 +109,6 @@ export interface ObjectStore {
   get(id: string): Promise<StoredObject | undefined>;
   /** Several objects at once, for serializing references; missing ids are left out. */
   getMany(ids: readonly string[]): Promise<StoredObject[]>;
-  /**
-   * Optional, for stores across a network: the object with this id and every object its references
-   * reach within `levels` steps (references in fields whose names start with `_` are not followed),
-   * each once, in any order; missing ids are left out. A `GET` by id then loads what it serializes in
-   * one round trip instead of one `get` and one `getMany` per level.
-   */
-  getReaching?(id: string, levels: number): Promise<StoredObject[]>;
   find(query: FindQuery): Promise<FindResult>;
   count(className: string, where?: Where): Promise<number>;
   /**

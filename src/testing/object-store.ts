@@ -211,29 +211,6 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
       });
     });
 
-    describe('getReaching (optional)', () => {
-      const ids = (objects: StoredObject[]) => byIds(objects).sort();
-
-      it('answers the object and what its visible references reach within the levels, each once', async () => {
-        const store = await fresh();
-        if (!store.getReaching) return;
-        const [deep, hidden, member] = await fill(store, 'Leaf', 3);
-        const middle = await store.put({ className: 'Mid', fields: { Next: { $ref: deep!.id }, _Secret: { $ref: hidden!.id } } });
-        const root = await store.put({
-          className: 'Root',
-          fields: { One: { $ref: middle.id }, Again: { $ref: middle.id }, Many: { $set: [member!.id, 'MISSING1', middle.id] }, Text: '$ref', N: 1 },
-        });
-        const self = await store.put({ id: 'LOOP0001', className: 'Loop', fields: { Me: { $ref: 'LOOP0001' } } });
-        expect(await store.getReaching(root.id, 0)).toEqual([root]);
-        expect(ids(await store.getReaching(root.id, 1))).toEqual(ids([root, middle, member!]));
-        const all = await store.getReaching(root.id, 5);
-        expect(ids(all)).toEqual(ids([root, middle, member!, deep!]));
-        expect(all.find((object) => object.id === middle.id)).toEqual(middle);
-        expect(await store.getReaching('MISSING1', 2)).toEqual([]);
-        expect(ids(await store.getReaching(self.id, 3))).toEqual([self.id]);
-      });
-    });
-
     describe('find', () => {
       it('lists a class in creation order, with the total', async () => {
         const store = await fresh();

@@ -1,7 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { StoreConflictError, StoreValueError } from '../../src/index.js';
 import { PostgresObjectStore } from '../../stores/postgres.js';
-import { call, countingCalls, demoService, login } from '../helpers.js';
 import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from '../support/servers.js';
 import { objectStoreContract } from './suites.js';
 
@@ -28,25 +27,6 @@ describe.runIf(available)('PostgresObjectStore', () => {
       const { table, now } = openedWith.get(store)!;
       return open(table, now);
     },
-  });
-
-  it('GET /v1/object/{id} loads the object and the references it nests in one store call, answering as in memory', async () => {
-    const now = () => Date.UTC(2026, 0, 15, 9); // both seed the demo data at the same store time
-    const store = open(`objects_${tables++}`, now);
-    const { view, calls } = countingCalls(store);
-    const [onPostgres, inMemory] = [await demoService({ now, store: view }), await demoService({ now })];
-    const sessions = new Map([onPostgres, inMemory].map((service) => [service, login(service)]));
-    const get = async (service: typeof inMemory, id: string) => (await call(service, 'GET', `/v1/object/${id}`, { headers: { sessionId: await sessions.get(service)! } })).body;
-    await Promise.all(sessions.values());
-    for (const id of ['CUS00001', 'USR00001', 'USR00002', 'EMP00002']) {
-      for (const name of Object.keys(calls)) delete calls[name];
-      expect(await get(onPostgres, id)).toEqual(await get(inMemory, id));
-      expect(calls).toMatchObject({ getReaching: 1 });
-    }
-    for (const name of Object.keys(calls)) delete calls[name];
-    await get(onPostgres, 'CUS00001');
-    expect(calls).toEqual({ getReaching: 1 });
-    await store.close();
   });
 
   it('refuses a field value with U+0000 with a StoreValueError (answered 400), and stores the text "\\u0000"', async () => {
