@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { KeyValueStore, Macros, ObjectStore } from '../src/index.js';
+import type { BlobStore, KeyValueStore, Macros, ObjectStore } from '../src/index.js';
 import type { FileConfig } from './config-schema.js';
 
 /**
@@ -22,10 +22,10 @@ async function load<T>(loading: Promise<T>, option: string, driver: string): Pro
 }
 
 /** The folder of a `file:` store URL: `file:./data` (from the config file's folder), `file:/srv/data`, `file:///srv/data`. */
-export function fileStoreFolder(url: string, baseDir: string): string {
+export function fileStoreFolder(url: string, baseDir: string, option = 'store.url'): string {
   const rest = url.slice('file:'.length);
   const path = rest.startsWith('//') ? fileURLToPath(url) : rest;
-  if (path === '') throw new Error('invalid configuration (store.url): file: needs a folder, e.g. file:./data');
+  if (path === '') throw new Error(`invalid configuration (${option}): file: needs a folder, e.g. file:./data`);
   return isAbsolute(path) ? path : resolve(baseDir, path);
 }
 
@@ -40,6 +40,17 @@ export async function openObjectStore(store: FileConfig['store'], baseDir: strin
   }
   const { PostgresObjectStore } = await load(import('../stores/postgres.js'), 'store: postgres://', 'pg');
   return new PostgresObjectStore({ connectionString: store.url, schema: store.schema, table: store.table });
+}
+
+/** The blob store `files.blobs` names: a folder of files or PostgreSQL tables; `undefined` for the in-memory default. */
+export async function openBlobStore(blobs: NonNullable<FileConfig['files']>['blobs'], baseDir: string): Promise<BlobStore | undefined> {
+  if (!blobs || blobs.url === 'memory') return undefined;
+  if (blobs.url.startsWith('file:')) {
+    const { FolderBlobStore } = await import('../stores/file-store.js');
+    return FolderBlobStore.open({ path: fileStoreFolder(blobs.url, baseDir, 'files.blobs.url') });
+  }
+  const { PostgresBlobStore } = await load(import('../stores/postgres.js'), 'files.blobs: postgres://', 'pg');
+  return new PostgresBlobStore({ connectionString: blobs.url, schema: blobs.schema, table: blobs.table });
 }
 
 /** The key-value store `kv` names; `undefined` for the in-memory default. */

@@ -27,6 +27,8 @@ function group<T extends v.ObjectEntries>(name: string, entries: T) {
 
 /** The object store by URL: `memory`, `file:<folder>` or `postgres://...`. */
 export const STORE_KINDS = 'memory, file:<folder> or a postgres:// URL';
+/** The blob store of files by URL: `memory`, `file:<folder>` or `postgres://...`. */
+export const BLOB_KINDS = 'memory, file:<folder> or a postgres:// URL';
 /** The key-value store by URL: `memory` or `redis://...`. */
 export const KV_KINDS = 'memory or a redis:// (rediss://) URL';
 /** What a refused store URL was, without the credentials a URL may carry. */
@@ -54,6 +56,16 @@ export const ConfigSchema = v.strictObject({
   kv: group('kv', {
     url: v.pipe(text('kv.url'), v.check(isKvUrl, (issue) => `kv must be ${KV_KINDS}, ${given(issue)}`)),
     prefix: optional(text('kv.prefix')),
+  }),
+  /** Files (PROTOCOL.md 6.6): where their bytes live, by URL as `store`, the upload limit and the file class. */
+  files: group('files', {
+    blobs: group('files.blobs', {
+      url: v.pipe(text('files.blobs.url'), v.check(isStoreUrl, (issue) => `files.blobs must be ${BLOB_KINDS}, ${given(issue)}`)),
+      schema: optional(text('files.blobs.schema')),
+      table: optional(text('files.blobs.table')),
+    }),
+    maxUploadBytes: optional(whole('files.maxUploadBytes', 0)),
+    className: optional(v.pipe(text('files.className'), v.regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, 'files.className must match [A-Za-z][A-Za-z0-9_]{0,63}'))),
   }),
   databaseName: optional(text('databaseName')),
   mount: group('mount', { basePath: optional(text('mount.basePath')), alias: optional(text('mount.alias')) }),
@@ -153,6 +165,8 @@ export const ENV: Record<string, [string[], (value: string) => unknown]> = {
   ODBREST_REQUEST_LOG: [['requestLog'], asBoolean],
   ODBREST_STORE: [['store', 'url'], String],
   ODBREST_KV: [['kv', 'url'], String],
+  ODBREST_BLOBS: [['files', 'blobs', 'url'], String],
+  ODBREST_MAX_UPLOAD_BYTES: [['files', 'maxUploadBytes'], Number],
   ODBREST_DATABASE_NAME: [['databaseName'], String],
   ODBREST_BASE_PATH: [['mount', 'basePath'], String],
   ODBREST_ALIAS: [['mount', 'alias'], String],

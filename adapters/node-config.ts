@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
 import { parse as parseYaml } from 'yaml';
 import type { SeedData, ServiceOptions } from '../src/index.js';
-import { openKeyValueStore, openObjectStore, loadMacros } from './config-modules.js';
+import { openBlobStore, openKeyValueStore, openObjectStore, loadMacros } from './config-modules.js';
 import { ConfigSchema, describeIssue, ENV, type FileConfig } from './config-schema.js';
 import { nodeCrypto } from './node-crypto.js';
 
@@ -20,7 +20,7 @@ export type { FileConfig } from './config-schema.js';
 
 /** The standalone server's configuration: service options plus where to listen. */
 export interface HostConfig {
-  /** The service options, without what `openConfig` opens (`store`, `kv`, `macros`). */
+  /** The service options, without what `openConfig` opens (`store`, `kv`, `files.blobs`, `macros`). */
   options: ServiceOptions;
   port: number;
   hostname: string | undefined;
@@ -58,6 +58,8 @@ const CONVERTED = {
   }),
   // the file holds the rule table itself; in code it is `access.rules` beside the `authorize` function
   access: (rules: NonNullable<FileConfig['access']>): ServiceOptions['access'] => ({ rules }),
+  // the blob store is opened by openConfig, like the object store
+  files: ({ maxUploadBytes, className }: NonNullable<FileConfig['files']>): ServiceOptions['files'] => ({ maxUploadBytes, className }),
   loginLimit: (limit: NonNullable<FileConfig['loginLimit']>): ServiceOptions['loginLimit'] => ({
     perUser: limit.perUser,
     perAddress: limit.perAddress,
@@ -81,6 +83,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const baseDir = found ? dirname(path) : cwd;
   // `store: postgres://...` is short for `store: {url: postgres://...}` (ODBREST_STORE then sets the url)
   for (const name of ['store', 'kv']) if (typeof raw[name] === 'string') raw[name] = { url: raw[name] };
+  const files = raw.files as Record<string, unknown> | undefined;
+  if (typeof files === 'object' && files !== null && typeof files.blobs === 'string') files.blobs = { url: files.blobs };
   // A key from the environment replaces the file's key in either form; both key variables set at
   // once are then refused by readServerKey, as both forms in the file are.
   const secure = raw.secure as Record<string, unknown> | undefined;
@@ -131,16 +135,18 @@ export async function openConfig(config: HostConfig, extra: Pick<ServiceOptions,
     if (extra.macros && name in extra.macros) throw new Error(`macros module ${file.macros}: ${name} is already a macro of this server`);
   }
   const store = await openObjectStore(file.store, baseDir);
-  let kv;
+  let kv, blobs;
   try {
     kv = await openKeyValueStore(file.kv);
+    blobs = await openBlobStore(file.files?.blobs, baseDir);
   } catch (error) {
-    await store?.close?.();
+    await Promise.all([store?.close?.(), kv?.close?.()]);
     throw error;
   }
   let data = config.options.data;
   if (store && data && (await holdsAny(store, data))) data = undefined;
-  return { ...config.options, data, store, kv, macros: { ...extra.macros, ...moduleMacros } };
+  const files = blobs ? { ...config.options.files, blobs } : config.options.files;
+  return { ...config.options, data, store, kv, files, macros: { ...extra.macros, ...moduleMacros } };
 }
 
 /** Whether `store` holds an object of a class the seed data has. */

@@ -1,8 +1,11 @@
 // The demo's access rules (PROTOCOL.md 6.4): everyone reads customers, `sales` creates and changes
 // them, `admins` delete them; users (and custom-login contacts) still see only themselves (the default).
-// alice (admins, sales) writes customers; bob (support) reads them only.
+// Files (`Document`, PROTOCOL.md 6.6): every session reads and uploads them; only `admins` replace
+// a file's bytes (`replaceOID`, the update right) or delete one (which deletes its bytes too).
+// alice (admins, sales) writes customers and files; bob (support) reads customers and uploads files.
 export const demoAccess = {
   rules: {
     Customer: { read: ['*'], create: ['sales'], update: ['sales'], delete: ['admins'] },
+    Document: { read: ['*'], create: ['*'], update: ['admins'], delete: ['admins'] },
   },
 };

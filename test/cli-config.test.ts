@@ -1,12 +1,12 @@
 /** Host configuration for the standalone server: api-config.yml, then ODBREST_* variables. */
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { ConfigSchema } from '../adapters/config-schema.js';
 import { loadConfig, openConfig, type HostConfig } from '../adapters/node-config.js';
 import { createService } from '../src/index.js';
-import { FileObjectStore } from '../stores/file-store.js';
+import { FileObjectStore, FolderBlobStore } from '../stores/file-store.js';
 import { call, loginBody, USERS } from './helpers.js';
 
 function dirWith(files: Record<string, string>): string {
@@ -69,7 +69,12 @@ describe('loadConfig', () => {
     ['appKeys: web\n', 'invalid configuration (appKeys): appKeys must be a list of strings'],
     ['access: { Customer: { write: [sales] } }\n', 'invalid configuration (access.Customer.write)'],
     ['access: { Customer: { read: sales } }\n', 'access rules must be a list of group names, "*" or "self"'],
-    ['prot: 80\n', 'invalid configuration (prot): unknown option "prot"; allowed: port, hostname, dataFile, macros, requestLog, store, kv, databaseName'],
+    ['prot: 80\n', 'invalid configuration (prot): unknown option "prot"; allowed: port, hostname, dataFile, macros, requestLog, store, kv, files, databaseName'],
+    ['files: { blob: file:./files }\n', 'invalid configuration (files.blob): unknown option "blob" in files; allowed: blobs, maxUploadBytes, className'],
+    ['files: { blobs: "s3://key:secret@bucket" }\n', 'invalid configuration (files.blobs.url): files.blobs must be memory, file:<folder> or a postgres:// URL, not "s3:"'],
+    ['files: { blobs: { url: memory, tabel: x } }\n', 'invalid configuration (files.blobs.tabel): unknown option "tabel" in files.blobs; allowed: url, schema, table'],
+    ['files: { maxUploadBytes: 1.5 }\n', 'invalid configuration (files.maxUploadBytes): files.maxUploadBytes must be a whole number 0 or more'],
+    ['files: { className: 1Doc }\n', 'invalid configuration (files.className): files.className must match [A-Za-z][A-Za-z0-9_]{0,63}'],
     ['- a\n- b\n', 'expected a mapping of options'],
     ['dataFile: ./missing.json\n', 'cannot read data file'],
     ['twoFactor: { policies: { hr: always } }\n', 'invalid configuration (twoFactor.policies.hr): twoFactor.policies: each policy must be optional or forced'],
@@ -181,6 +186,23 @@ describe('openConfig', () => {
     expect(again.data).toBeUndefined(); // the store holds Customers: the seed would overwrite them
     expect((await again.store!.get('CUS00001'))?.fields).toEqual({ Name: 'changed' });
     await again.store!.close?.();
+  });
+
+  test('files: the blob store by URL (file:<folder> from the config file’s folder, or ODBREST_BLOBS), the limit and the class', async () => {
+    const dir = dirWith({ 'api-config.yml': 'files: { blobs: file:./files, maxUploadBytes: 2048, className: Attachment }\n' });
+    const options = await openConfig(loadConfig({}, dir));
+    expect(options.files).toMatchObject({ maxUploadBytes: 2048, className: 'Attachment' });
+    expect(options.files!.blobs).toBeInstanceOf(FolderBlobStore);
+    await options.files!.blobs!.put('probe', new Blob(['bytes']).stream());
+    expect(readdirSync(join(dir, 'files'))).toEqual([Buffer.from('probe').toString('hex')]);
+
+    const fromEnv = await openConfig(loadConfig({ ODBREST_BLOBS: `file:${join(dir, 'elsewhere')}`, ODBREST_MAX_UPLOAD_BYTES: '99' }, dir));
+    expect(fromEnv.files).toMatchObject({ maxUploadBytes: 99, className: 'Attachment', blobs: expect.any(FolderBlobStore) });
+    expect(existsSync(join(dir, 'elsewhere'))).toBe(true);
+    // memory (and no files group at all) leaves the blob store to the service
+    expect((await openConfig(loadConfig({}, dirWith({ 'api-config.yml': 'files: { blobs: memory }\n' })))).files).toEqual({});
+    expect((await openConfig(loadConfig({}, dirWith({})))).files).toBeUndefined();
+    expect(loadConfig({}, dirWith({ 'api-config.yml': 'files: { blobs: { url: "postgres://db/x", schema: s, table: t } }\n' })).file.files?.blobs).toEqual({ url: 'postgres://db/x', schema: 's', table: 't' });
   });
 
   test('ODBREST_STORE chooses the store', async () => {

@@ -4,7 +4,7 @@
  * one line with the right exit code.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,6 +76,8 @@ describe.runIf(available)('a configuration choosing PostgreSQL, Redis and a macr
         'macros: ./macros.mjs',
         `store: { url: "${DATABASE_URL}", schema: ${schema}, table: objects }`,
         `kv: { url: "${REDIS_URL}", prefix: "${prefix}" }`,
+        `files: { blobs: { url: "${DATABASE_URL}", schema: ${schema}, table: blobs } }`,
+        'access: { Document: { create: ["*"] } }',
         'users: { passwordIterations: 1000 }',
         'appKeys: [crm-app]',
         '',
@@ -115,6 +117,17 @@ describe.runIf(available)('a configuration choosing PostgreSQL, Redis and a macr
       'POST /v1/execute/customersIn 200 0',
     ]);
     expect(child.lines.join('\n')).not.toContain(sessionId);
+
+    // files: the bytes go to the blobs tables of the same schema
+    const uploadId = (await call(service as never, 'GET', '/v1/uploadFile', { headers: { ...headers, sessionId } })).body.data.uploadId as string;
+    await call(service as never, 'POST', `/v1/uploadFile/${uploadId}`, { headers: { ...headers, sessionId, 'content-type': 'text/plain' }, body: 'in postgres' });
+    const file = (await call(service as never, 'PATCH', `/v1/uploadFile/${uploadId}`, { headers: { ...headers, sessionId } })).body.data;
+    expect(await (await fetch(`${url}/v1/file/${file['~ObjectID']}`, { headers: { ...headers, sessionId } })).text()).toBe('in postgres');
+    const blobs = new pg.Client({ connectionString: DATABASE_URL });
+    await blobs.connect();
+    const stored = await blobs.query(`SELECT id FROM "${schema}".blobs`);
+    await blobs.end();
+    expect(stored.rows).toEqual([{ id: file['~ObjectID'] }]);
   });
 });
 
@@ -128,6 +141,30 @@ describe('odbrest serve', () => {
     expect(login.body.status.internalStatus).toBe('0');
     await child.stop();
     expect([child.lines, stderr]).toEqual([[`odbrest listening on ${url}`], []]);
+  });
+
+  test('files: uploads go to the blob folder the configuration names, downloads come from it, maxUploadBytes holds', async () => {
+    const dir = dirWith({
+      'api-config.yml': 'dataFile: ./data.json\nusers: { passwordIterations: 1000 }\nfiles: { blobs: file:./blobs, maxUploadBytes: 64 }\naccess: { Document: { create: ["*"] } }\n',
+      'data.json': seed,
+    });
+    const { url } = await serve(['--port', '0', '--host', '127.0.0.1'], dir);
+    const service = remoteService(url) as never;
+    const sessionId = (await call(service, 'POST', '/v1/login', { json: loginBody('alice', USERS.alice), headers: { appkey: 'x' } })).body.data.sessionId as string;
+    const headers = { appkey: 'x', sessionId };
+    const send = async (body: string) => {
+      const uploadId = (await call(service, 'GET', '/v1/uploadFile', { headers })).body.data.uploadId as string;
+      const sent = await call(service, 'POST', `/v1/uploadFile/${uploadId}?name=notes.txt`, { headers: { ...headers, 'content-type': 'text/plain' }, body });
+      return { sent, finished: await call(service, 'PATCH', `/v1/uploadFile/${uploadId}`, { headers }) };
+    };
+    const { finished } = await send('x'.repeat(64));
+    expect(finished.body.data).toMatchObject({ '~ClassName': 'Document', Name: 'notes.txt', Size: 64, ContentType: 'text/plain' });
+    const id = finished.body.data['~ObjectID'] as string;
+    expect(readdirSync(join(dir, 'blobs'))).toEqual([Buffer.from(id).toString('hex')]);
+    const download = await fetch(`${url}/v1/file/${id}`, { headers });
+    expect([download.status, download.headers.get('content-disposition'), await download.text()]).toEqual([200, 'attachment; filename=notes.txt', 'x'.repeat(64)]);
+    const tooLarge = await send('x'.repeat(65));
+    expect([tooLarge.sent.status, tooLarge.sent.body.status.internalStatus]).toEqual([413, '413']);
   });
 
   test('with the in-memory store and no data it says so in one line', async () => {
@@ -178,7 +215,7 @@ describe('odbrest serve', () => {
   });
 
   test.each([
-    ['prot: 80\n', 'odbrest: invalid configuration (prot): unknown option "prot"; allowed: port, hostname, dataFile, macros, requestLog, store, kv, databaseName, mount, appKeys, trustProxy, cors, serviceCheck, maxBodyBytes, session, loginLimit, twoFactor, access, users, customLogin, secure, externalLogin, objects, openApi, caches\n'],
+    ['prot: 80\n', 'odbrest: invalid configuration (prot): unknown option "prot"; allowed: port, hostname, dataFile, macros, requestLog, store, kv, files, databaseName, mount, appKeys, trustProxy, cors, serviceCheck, maxBodyBytes, session, loginLimit, twoFactor, access, users, customLogin, secure, externalLogin, objects, openApi, caches\n'],
     ['session: { idle: 5 }\n', 'odbrest: invalid configuration (session.idle): unknown option "idle" in session; allowed: idleTimeoutMinutes, absoluteTimeoutHours, jwtSecret, maxPerUser\n'],
     ['store: mysql://user:secret@db/x\n', 'odbrest: invalid configuration (store.url): store must be memory, file:<folder> or a postgres:// URL, not "mysql:"\n'],
     ['kv: { url: memory, prefix: 3 }\n', 'odbrest: invalid configuration (kv.prefix): kv.prefix must be a string\n'],

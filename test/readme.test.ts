@@ -1,7 +1,8 @@
 /**
  * The README's promises: `npm start`'s server (examples/node/server.mjs) serves the demo, and every
- * `curl` example in its "Endpoints" section, run as printed, answers what the README shows (except
- * session ids, tokens, times and the two-factor enrolment's secret, which differ on every run; the
+ * `curl` example in its "Endpoints" and "Files" sections, run as printed, answers what the README shows
+ * (except session ids, tokens, times, the ids of uploaded files and the two-factor enrolment's secret,
+ * which differ on every run; the
  * two-factor walkthrough's codes come from examples/totp.mjs); and the "Secure login" section's client
  * example and Python client (an independent implementation of the wire format) print what they say,
  * and its test-vector table holds the vectors test/secure/vectors.test.ts checks.
@@ -21,17 +22,29 @@ const root = new URL('..', import.meta.url).pathname;
 /** Members that differ on every run (the two-factor enrolment's secret and what is made of it included). */
 const VOLATILE = new Set(['sessionId', 'token', 'expiresAt', '~StoreTime', 'secret', 'otpauthUri', 'qrCode', 'backupCodes']);
 
-function examples(): Array<{ command: string; answer: unknown }> {
-  const readme = readFileSync(`${root}README.md`, 'utf8');
-  const section = readme.slice(readme.indexOf('## Endpoints'), readme.indexOf('\n## ', readme.indexOf('## Endpoints') + 5));
-  const pairs = [...section.matchAll(/```sh\n([\s\S]*?)```\n```json\n([\s\S]*?)```/g)];
-  return pairs.map(([, command, answer]) => ({ command: command!.trim(), answer: JSON.parse(answer!) }));
+/**
+ * The `sh` blocks of the "Endpoints" and "Files" sections followed by the answer they print: a `json`
+ * block (compared as JSON, `volatile` members by type only) or, in "Files", a `text` block (compared as text).
+ */
+function examples(): Array<{ command: string; answer?: unknown; text?: string; volatile: ReadonlySet<string> }> {
+  const endpoints = [...section('Endpoints').matchAll(/```sh\n([\s\S]*?)```\n```json\n([\s\S]*?)```/g)].map(([, command, answer]) => ({
+    command: command!.trim(),
+    answer: JSON.parse(answer!),
+    volatile: VOLATILE,
+  }));
+  // uploads make objects with new ids
+  const files = [...section('Files').matchAll(/```sh\n([\s\S]*?)```\n```(json|text)\n([\s\S]*?)```/g)].map(([, command, kind, answer]) => ({
+    command: command!.trim(),
+    ...(kind === 'json' ? { answer: JSON.parse(answer!) } : { text: answer! }),
+    volatile: new Set([...VOLATILE, '~ObjectID']),
+  }));
+  return [...endpoints, ...files];
 }
 
-function normalize(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(normalize);
+function normalize(value: unknown, volatile: ReadonlySet<string> = VOLATILE): unknown {
+  if (Array.isArray(value)) return value.map((item) => normalize(item, volatile));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, VOLATILE.has(k) ? typeof v : normalize(v)]));
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, volatile.has(k) ? typeof v : normalize(v, volatile)]));
   }
   return value;
 }
@@ -67,19 +80,23 @@ test('the README\'s secure transport test vectors are the ones the vector tests 
 
 test('the README has a checked example for every core endpoint', () => {
   const commands = examples().map((example) => example.command).join('\n');
-  for (const path of ['/v1/login', '/v2/login', '/v1/auth/df', '/v1/object/', '/v1/objects/', '/v1/execute/', '/v1/logout', '/_CheckSession', '/_CheckService', '/v1/multi', '/v1/2fa/secret']) {
+  for (const path of ['/v1/login', '/v2/login', '/v1/auth/df', '/v1/object/', '/v1/objects/', '/v1/execute/', '/v1/logout', '/_CheckSession', '/_CheckService', '/v1/multi', '/v1/2fa/secret', '/v1/uploadFile', '/v1/file/']) {
     expect(commands).toContain(path);
   }
 });
 
 test('every curl example answers as printed', async () => {
   const env: Record<string, string> = {};
-  for (const { command, answer } of examples()) {
+  for (const { command, answer, text, volatile } of examples()) {
     const { stdout } = await run('bash', ['-c', command.replaceAll('http://localhost:8080', `http://localhost:${port}`)], {
       env: { ...process.env, ...env },
     });
+    if (text !== undefined) {
+      expect(stdout, command).toBe(text.trimEnd());
+      continue;
+    }
     const got = JSON.parse(stdout);
-    expect(normalize(got), command).toEqual(normalize(answer));
+    expect(normalize(got, volatile), command).toEqual(normalize(answer, volatile));
     if (typeof got.data?.sessionId === 'string' && command.includes('/v1/login')) env.SID = got.data.sessionId;
     if (typeof got.data?.token === 'string') env.TOKEN = got.data.token;
     if (typeof got.data?.secret === 'string') env.SECRET = got.data.secret; // the two-factor walkthrough's codes

@@ -1,10 +1,7 @@
 import type { StatusCode } from '../http/errors.js';
 
-/**
- * Every `internalStatus` the service answers: the codes of PROTOCOL.md 1.4 and `416` (a file range
- * outside the file, 6.6).
- */
-export type KnownInternalStatus = StatusCode | '416';
+/** Every `internalStatus` the service answers: the codes of PROTOCOL.md 1.4. */
+export type KnownInternalStatus = StatusCode;
 
 /**
  * An answer's `internalStatus`. A host's macro may fail with a code of its own (PROTOCOL.md 7), so any

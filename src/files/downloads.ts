@@ -3,20 +3,21 @@ import parseRange from 'range-parser';
 import type { ServiceContext } from '../context.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
+import { served } from '../objects/served.js';
 import type { BlobRange } from '../storage/blobs.js';
 import type { StoredObject } from '../storage/types.js';
-import { mayUseFile } from './access.js';
 import { binaryResponse } from './binary.js';
 
 /**
  * `GET /v1/file/{objectId}` (PROTOCOL.md 6.6): the file's bytes streamed from the blob store, with
  * `ETag` (its SHA-256), `If-None-Match` answered `304`, and one `Range` answered `206` (`416` when it
  * lies past the end). Several ranges or a malformed one are ignored, as RFC 9110 allows: the whole file.
+ * The file class's read rule applies: a file the session may not read is `404`, like a missing one.
  */
 export async function download(ctx: ServiceContext, request: ApiRequest): Promise<Response> {
   const id = request.params.id!;
-  const file = await ctx.store.get(id);
-  if (!file || file.className !== ctx.files.className || !mayUseFile(request.session, 'read', file)) {
+  const file = await served(ctx, ctx.guard(request), await ctx.store.get(id));
+  if (!file || file.className !== ctx.files.className) {
     throw new ApiError('404', `no file ${id.slice(0, 100)}`);
   }
   const etag = `"${String(file.fields.Sha256 ?? '')}"`;
@@ -41,12 +42,16 @@ export async function download(ctx: ServiceContext, request: ApiRequest): Promis
   return binaryResponse(read.stream, { status: 206, headers }, reopen);
 }
 
-/** The one range a `Range` header asks for, `undefined` for the whole file; `416` when it cannot be served. */
+/**
+ * The one range a `Range` header asks for, `undefined` for the whole file; HTTP `416` when it cannot be
+ * served. PROTOCOL.md 1.4 has no code of its own for that, so the envelope carries the nearest one it
+ * lists, `400` (the request asks for something the file does not have).
+ */
 function requestedRange(header: string | null, size: number): BlobRange | undefined {
   if (header === null) return undefined;
   const ranges = parseRange(size, header);
   if (ranges === -1) {
-    throw new ApiError('416', `the requested range lies outside the file's ${size} bytes`, { status: 416, headers: { 'content-range': `bytes */${size}` } });
+    throw new ApiError('400', `the requested range lies outside the file's ${size} bytes`, { status: 416, headers: { 'content-range': `bytes */${size}` } });
   }
   if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return undefined;
   return { start: ranges[0]!.start, end: ranges[0]!.end + 1 };

@@ -7,10 +7,11 @@ import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import { parseQueryParams } from '../http/validate.js';
+import type { Guard } from '../objects/access.js';
+import { served } from '../objects/served.js';
 import { newObjectId, randomToken } from '../storage/ids.js';
 import { kvKeys } from '../storage/keys.js';
-import type { StoredObject } from '../storage/types.js';
-import { mayUseFile } from './access.js';
+import type { Fields, StoredObject } from '../storage/types.js';
 import { openFilePart } from './multipart.js';
 
 /** An upload lives this long from its start (PROTOCOL.md 6.6: unfinished uploads are dropped after an hour). */
@@ -55,7 +56,7 @@ export class Uploads {
   /** `GET /v1/uploadFile`: a new upload id (128 bits from the CSPRNG). */
   async start(request: ApiRequest): Promise<JsonReply> {
     const session = request.session!;
-    mayUpload(session);
+    await this.#mayUpload(request);
     this.#sweepNow();
     const uploadId = randomToken(16);
     const state: UploadState = { principalId: session.principalId };
@@ -69,7 +70,7 @@ export class Uploads {
     try {
       const uploadId = request.params.id!;
       const state = await this.#state(uploadId, request.session!);
-      mayUpload(request.session!);
+      await this.#mayUpload(request);
       const { files } = this.ctx;
       const contentType = request.headers.get('content-type') ?? '';
       const multipart = mediaType(contentType) === 'multipart/form-data';
@@ -107,30 +108,41 @@ export class Uploads {
     const session = request.session!;
     const { received } = await this.#state(uploadId, session);
     if (!received) throw new ApiError('400', 'no bytes were uploaded under this uploadId yet; POST them first');
+    const guard = this.ctx.guard(request);
+    const { className } = this.ctx.files;
     const { replaceOID } = parseQueryParams(FinishQuerySchema, request.searchParams);
-    const target = replaceOID === undefined ? undefined : await this.#replaceable(replaceOID, session);
-    if (!target && !mayUseFile(session, 'create')) throw new ApiError('403', 'this session may not upload files');
+    const fields = { Name: received.name, Size: received.size, ContentType: received.contentType, Sha256: received.sha256 };
+    const target = replaceOID === undefined ? undefined : await this.#replaceable(replaceOID, guard, fields);
+    if (!target && !(await guard.may('create', className, undefined, fields))) throw new ApiError('403', `this session may not create ${className} objects (upload files)`);
     // one finish per upload, even when two race
     if ((await this.ctx.kv.take(uploadKey(uploadId))) === undefined) throw expired();
     const id = target?.id ?? newObjectId();
     if (!(await this.ctx.files.blobs.move(uploadBlob(uploadId), id))) throw expired();
-    const fields = { Name: received.name, Size: received.size, ContentType: received.contentType, Sha256: received.sha256 };
     const stored = target
       ? await this.ctx.store.put({ id, className: target.className, fields: { ...target.fields, ...fields } })
-      : await this.ctx.store.put({ id, className: this.ctx.files.className, fields, ifStoreTime: null }).catch(async (error: unknown) => {
+      : await this.ctx.store.put({ id, className, fields, ifStoreTime: null }).catch(async (error: unknown) => {
           await this.ctx.files.blobs.delete(id).catch(() => undefined);
           throw error;
         });
     return okReply(await this.ctx.serializer.object(stored));
   }
 
-  async #replaceable(objectId: string, session: Session): Promise<StoredObject> {
-    const file = await this.ctx.store.get(objectId);
-    if (!file || file.className !== this.ctx.files.className || !mayUseFile(session, 'read', file)) {
-      throw new ApiError('404', `no file ${objectId.slice(0, 100)} to replace`);
+  /** The file `replaceOID` names: `404` unless it is a file the session may read, `403` unless it may update it. */
+  async #replaceable(objectId: string, guard: Guard, fields: Fields): Promise<StoredObject> {
+    const file = await served(this.ctx, guard, await this.ctx.store.get(objectId));
+    if (!file || file.className !== this.ctx.files.className) throw new ApiError('404', `no file ${objectId.slice(0, 100)} to replace`);
+    if (!(await guard.may('update', file.className, file, { ...file.fields, ...fields }))) {
+      throw new ApiError('403', `this session may not update ${file.className} objects (replace a file's bytes)`);
     }
-    if (!mayUseFile(session, 'update', file)) throw new ApiError('403', 'this session may not replace this file');
     return file;
+  }
+
+  /** Starting and sending an upload need the file class's create or update rule (which one is known at `PATCH`). */
+  async #mayUpload(request: ApiRequest): Promise<void> {
+    const guard = this.ctx.guard(request);
+    const { className } = this.ctx.files;
+    if ((await guard.scope('create', className)) === 'all' || (await guard.scope('update', className)) !== 'none') return;
+    throw new ApiError('403', `this session may not create or update ${className} objects (upload files)`);
   }
 
   /** The upload's state; `404` when it is unknown, expired, finished or another principal's. */
@@ -148,10 +160,6 @@ export class Uploads {
     this.#lastSweep = now;
     this.ctx.files.blobs.sweep(UPLOAD_BLOB_PREFIX, now - UPLOAD_TTL_MS).catch((error: unknown) => this.ctx.onError(error));
   }
-}
-
-function mayUpload(session: Session): void {
-  if (!mayUseFile(session, 'create') && !mayUseFile(session, 'update')) throw new ApiError('403', 'this session may not upload files');
 }
 
 /** A raw body's name: `filename` of its `Content-Disposition` header, else the `name` query parameter. */

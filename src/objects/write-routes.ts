@@ -1,4 +1,7 @@
-/** `POST /v1/object/{className}`, `PATCH` and `DELETE /v1/object/{objectId}` (PROTOCOL.md 6.3, 6.4). */
+/**
+ * `POST /v1/object/{className}`, `PATCH` and `DELETE /v1/object/{objectId}` (PROTOCOL.md 6.3, 6.4).
+ * Deleting an object of the file class deletes its bytes too (PROTOCOL.md 6.6).
+ */
 import * as v from 'valibot';
 import type { ServiceContext } from '../context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
@@ -104,6 +107,8 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
         const before = await writable(ctx, guard, request, 'delete');
         const change: WriteChange = { action: 'delete', className: before.className, before };
         await beforeWrite(ctx, request, change);
+        // a file's bytes go first: should the object's delete then fail, a retry finds it and nothing is left behind
+        if (before.className === ctx.files.className) await ctx.files.blobs.delete(before.id);
         await ctx.store.delete(before.id);
         await ctx.writeHooks.afterWrite?.(ctx.macroContext(request), { action: 'delete', className: before.className, before });
         return okReply({});

@@ -30,6 +30,7 @@ const OBJECTS: Array<{ className: string; id: string }> = [
   { className: 'User', id: 'USR00002' },
   { className: 'ContactPerson', id: 'CON00001' },
   { className: 'ContactPerson', id: 'CON00002' },
+  { className: 'Document', id: 'DOC00001' },
 ];
 
 const DEFAULTS: Record<string, Partial<Record<Action, string[]>>> = { '*': { read: ['*'] }, User: { read: ['self'] }, ContactPerson: { read: ['self'] } };

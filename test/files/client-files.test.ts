@@ -9,6 +9,7 @@ import { serve } from '../../adapters/node.js';
 import { createClient, OdbRestError, type LoginCredentials } from '../../src/client/index.js';
 import type { Service } from '../../src/index.js';
 import { generateRsaKeyPair } from '../../src/secure/keys.js';
+import { demoAccess } from '../../examples/demo-access.mjs';
 import { APP_KEY, demoService, USERS } from '../helpers.js';
 
 const alice: LoginCredentials = { user: 'alice', password: USERS.alice, appNames: ['crm'] };
@@ -20,7 +21,7 @@ let baseUrl: string;
 let keyPair: CryptoKeyPair;
 
 beforeAll(async () => {
-  service = await demoService();
+  service = await demoService({ access: demoAccess }); // every session uploads, alice (admins) replaces
   server = await serve(service, { port: 0, hostname: '127.0.0.1' });
   baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   keyPair = await generateRsaKeyPair(2048);

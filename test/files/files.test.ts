@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Service, ServiceOptions } from '../../src/index.js';
+import { demoAccess } from '../../examples/demo-access.mjs';
+import { MemoryBlobStore, type BlobStore, type Service, type ServiceOptions } from '../../src/index.js';
+import { FolderBlobStore } from '../../stores/file-store.js';
 import { call, demoService, expectError, login, testClock, type CallResult } from '../helpers.js';
 
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
@@ -18,8 +23,9 @@ let service: Service;
 let session: string;
 afterEach(() => service?.close());
 
+/** The demo service with the demo's rules: every session reads and uploads files, `admins` (alice) replace and delete them. */
 async function start(options: ServiceOptions = {}) {
-  service = await demoService(options);
+  service = await demoService({ access: demoAccess, ...options });
   session = await login(service, 'alice');
 }
 
@@ -32,12 +38,12 @@ async function newUpload(sessionId = session): Promise<string> {
   return started.body.data.uploadId;
 }
 
-/** The three steps; answers the PATCH result. */
-async function upload(body: BodyInit, headers: Record<string, string>, query = ''): Promise<CallResult> {
-  const id = await newUpload();
-  const sent = await call(service, 'POST', `/v1/uploadFile/${id}`, { headers: { ...auth(), ...headers }, body });
+/** The three steps (as `sessionId`, alice by default); answers the PATCH result. */
+async function upload(body: BodyInit, headers: Record<string, string>, query = '', sessionId = session): Promise<CallResult> {
+  const id = await newUpload(sessionId);
+  const sent = await call(service, 'POST', `/v1/uploadFile/${id}`, { headers: { sessionId, ...headers }, body });
   expect(sent.body).toMatchObject({ status: { internalStatus: '0' } });
-  return call(service, 'PATCH', `/v1/uploadFile/${id}${query}`, { headers: auth() });
+  return call(service, 'PATCH', `/v1/uploadFile/${id}${query}`, { headers: { sessionId } });
 }
 
 async function fetchFile(id: string, headers: Record<string, string> = {}): Promise<Response> {
@@ -218,7 +224,8 @@ describe('downloads (PROTOCOL.md 6.6)', () => {
     const past = await fetchFile(id, { range: 'bytes=10-' });
     expect(past.status).toBe(416);
     expect(past.headers.get('content-range')).toBe('bytes */10');
-    expect(await past.json()).toMatchObject({ status: { internalStatus: '416' }, data: {} });
+    // PROTOCOL.md 1.4 lists no 416 code: the envelope carries 400, the HTTP status stays 416
+    expect(await past.json()).toEqual({ status: { internalStatus: '400', statusMessage: "the requested range lies outside the file's 10 bytes" }, data: {} });
     // several ranges, or one that is not bytes, get the whole file
     for (const range of ['bytes=0-1,3-4', 'lines=1-2', 'bytes=x']) {
       const whole = await fetchFile(id, { range });
@@ -240,6 +247,97 @@ describe('downloads (PROTOCOL.md 6.6)', () => {
       const response = await fetchFile(id);
       expect(response.status).toBe(404);
       expect(await response.json()).toMatchObject({ status: { internalStatus: '404' }, data: {} });
+    }
+  });
+});
+
+describe('files follow the access rules (PROTOCOL.md 6.4, 6.6)', () => {
+  const bytesOf = async (blobs: BlobStore, id: string) => {
+    const read = await blobs.get(id);
+    return read && new Uint8Array(await new Response(read.stream).arrayBuffer());
+  };
+
+  it('refuses uploads to a session without the create (or update) right, downloads to one without read', async () => {
+    // the default rules: every session reads, nobody writes
+    service = await demoService();
+    session = await login(service, 'alice');
+    expectError(await call(service, 'GET', '/v1/uploadFile', { headers: auth() }), '403', 403);
+    expect((await fetchFile('DOC00001')).status).not.toBe(403); // read stays allowed (the demo bytes are not in this store)
+    await service.close();
+
+    // bob (support) may update but not create: he may start an upload, but finishing one is 403 unless it replaces a file
+    await start({ access: { rules: { Document: { create: ['admins'], update: ['support'] } } } });
+    const bob = await login(service, 'bob');
+    const id = await newUpload(bob);
+    expect((await call(service, 'POST', `/v1/uploadFile/${id}`, { headers: { sessionId: bob }, body: 'by bob' })).body.status.internalStatus).toBe('0');
+    expectError(await call(service, 'PATCH', `/v1/uploadFile/${id}`, { headers: { sessionId: bob } }), '403', 403);
+    expect((await call(service, 'PATCH', `/v1/uploadFile/${id}?replaceOID=DOC00002`, { headers: { sessionId: bob } })).body.data).toMatchObject({ '~ObjectID': 'DOC00002', Size: 6 });
+    await service.close();
+
+    // nobody reads documents: a download is 404 (the file's existence is not revealed), as is replacing it
+    await start({ access: { rules: { Document: { read: [], create: ['*'], update: ['*'] } } } });
+    const created = (await upload('secret', { 'content-type': 'text/plain' })).body.data['~ObjectID'];
+    expect((await fetchFile(created)).status).toBe(404);
+    const again = await newUpload();
+    await call(service, 'POST', `/v1/uploadFile/${again}`, { headers: auth(), body: 'x' });
+    expectError(await call(service, 'PATCH', `/v1/uploadFile/${again}?replaceOID=${created}`, { headers: auth() }), '404', 404);
+  });
+
+  it('lets every demo session upload and read files, only admins replace them; authorize narrows per file', async () => {
+    await start({ access: { ...demoAccess, authorize: (_context, { className, object }) => className !== 'Document' || object?.fields.Name !== 'hidden.txt' } });
+    const bob = await login(service, 'bob');
+    const mine = (await upload('bob was here', { 'content-type': 'text/plain', 'content-disposition': 'attachment; filename="bob.txt"' }, '', bob)).body.data;
+    expect(mine).toMatchObject({ Name: 'bob.txt', Size: 12 });
+    expect(await (await fetchFile(mine['~ObjectID'])).text()).toBe('bob was here'); // alice reads it
+    const id = await newUpload(bob);
+    await call(service, 'POST', `/v1/uploadFile/${id}`, { headers: { sessionId: bob }, body: 'replaced by bob' });
+    expectError(await call(service, 'PATCH', `/v1/uploadFile/${id}?replaceOID=${mine['~ObjectID']}`, { headers: { sessionId: bob } }), '403', 403);
+    expect(await (await fetchFile(mine['~ObjectID'])).text()).toBe('bob was here');
+    const hidden = (await upload('x', { 'content-type': 'text/plain', 'content-disposition': 'attachment; filename="hidden.txt"' })).body.data['~ObjectID'];
+    expect((await fetchFile(hidden)).status).toBe(404);
+  });
+
+  it('deletes a file’s bytes with its object; a session without the delete right gets 403 and the bytes stay', async () => {
+    const blobs = new MemoryBlobStore();
+    await start({ files: { blobs } });
+    const bytes = encoder.encode('to be deleted');
+    const id = (await upload(bytes, { 'content-type': 'text/plain' })).body.data['~ObjectID'];
+    expect(await bytesOf(blobs, id)).toEqual(bytes);
+
+    const bob = await login(service, 'bob');
+    expectError(await call(service, 'DELETE', `/v1/object/${id}`, { headers: { sessionId: bob } }), '403', 403);
+    expect(await bytesOf(blobs, id)).toEqual(bytes);
+    expect((await fetchFile(id)).status).toBe(200);
+
+    expect((await call(service, 'DELETE', `/v1/object/${id}`, { headers: auth() })).body).toEqual({ status: { internalStatus: '0', statusMessage: 'ok' }, data: {} });
+    const gone = await fetchFile(id);
+    expect([gone.status, (await gone.json()).status.internalStatus]).toEqual([404, '404']);
+    expect(await blobs.stat(id)).toBeUndefined();
+    expect(await blobs.get(id)).toBeUndefined();
+    // the same through /v1/multi
+    const other = (await upload('second', { 'content-type': 'text/plain' })).body.data['~ObjectID'];
+    const multi = await call(service, 'POST', '/v1/multi', { headers: auth(), json: [{ method: 'DELETE', path: `/v1/object/${other}` }] });
+    expect(multi.body.data[0].httpStatus).toBe(200);
+    expect(await blobs.stat(other)).toBeUndefined();
+  });
+
+  it('leaves no bytes behind on disk: replaceOID replaces the old blob, delete removes the file', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'odbrest-files15-'));
+    try {
+      const blobs = await FolderBlobStore.open({ path: folder });
+      await start({ files: { blobs } });
+      const files = () => readdirSync(folder).sort();
+      const id = (await upload('version one', { 'content-type': 'text/plain' })).body.data['~ObjectID'];
+      const [stored] = files();
+      expect(files()).toEqual([stored]);
+      const replaced = await upload('version two, longer', { 'content-type': 'text/plain' }, `?replaceOID=${id}`);
+      expect(replaced.body.data).toMatchObject({ '~ObjectID': id, Size: 19 });
+      expect(files()).toEqual([stored]); // one file, under the file's own name: the old bytes were replaced, the upload's moved
+      expect(await (await fetchFile(id)).text()).toBe('version two, longer');
+      await call(service, 'DELETE', `/v1/object/${id}`, { headers: auth() });
+      expect(files()).toEqual([]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
     }
   });
 });

@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Service } from '../../src/index.js';
+import { demoAccess } from '../../examples/demo-access.mjs';
 import { APP_KEY, call, demoService } from '../helpers.js';
 import { nodeCtr, nodeKeyPair, nodeSecureLogin, secureCall, type NodeLogin } from '../secure/node-client.js';
 
@@ -13,7 +14,7 @@ let service: Service;
 let login: NodeLogin;
 let n = 0;
 beforeAll(async () => {
-  service = await demoService();
+  service = await demoService({ access: demoAccess }); // every session uploads, alice (admins) replaces
   login = await nodeSecureLogin(service, nodeKeyPair());
 });
 afterAll(() => service.close());
