@@ -32,7 +32,7 @@ test('quick start: `npm install && npm start` as printed serves the demo where i
   const [start, suite, ...rest] = block!.code.trim().split('\n');
   expect(rest).toEqual([]);
   expect(suite).toMatch(/^npm test\s+# runs the whole test suite$/); // the suite itself: not run from inside it
-  const promised = /# .* on (http:\/\/localhost:8080)$/.exec(start!)?.[1];
+  const promised = /# .* on (http:\/\/localhost:\d+)$/.exec(start!)?.[1];
   expect(promised, start).toBeDefined();
   const { ports, apply } = await portMap();
   const started = startBlock(start!, copy().dir, blockEnv({ PORT: String(ports[8080]) }));
