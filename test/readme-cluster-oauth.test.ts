@@ -58,13 +58,13 @@ async function walkthrough(name: string, servers: number[]): Promise<string> {
   return dir;
 }
 
-test('external login against a local provider: the walkthrough as printed', async () => {
+test.concurrent('external login against a local provider: the walkthrough as printed', async () => {
   const dir = await walkthrough('external login with a local provider', [8080, 8081]);
   for (const file of ['api-config.yml', 'oauth-data.json']) expect(existsSync(join(dir, file)), file).toBe(false);
 }, 120_000);
 
 const hasServers = (await serverAvailable('Redis', "the README's several-instances walkthrough")) && (await serverAvailable('PostgreSQL', "the README's several-instances walkthrough"));
 
-test.skipIf(!hasServers)('several instances sharing Redis and PostgreSQL: the walkthrough as printed', async () => {
+test.skipIf(!hasServers).concurrent('several instances sharing Redis and PostgreSQL: the walkthrough as printed', async () => {
   await walkthrough('several instances', [8081, 8082]);
 }, 120_000);

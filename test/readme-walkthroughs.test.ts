@@ -27,7 +27,7 @@ afterAll(() => {
 /** What a login answers, for the curl lines that log alice in. */
 const LOGGED_IN = { status: { internalStatus: '0', statusMessage: 'ok' }, data: { user: { Name: 'alice' } } };
 
-test('quick start: `npm install && npm start` as printed serves the demo where it says and prints a curl line that logs in', async () => {
+test.concurrent('quick start: `npm install && npm start` as printed serves the demo where it says and prints a curl line that logs in', async () => {
   const [block] = claimedBy('quick start');
   const [start, suite, ...rest] = block!.code.trim().split('\n');
   expect(rest).toEqual([]);
@@ -48,7 +48,7 @@ test('quick start: `npm install && npm start` as printed serves the demo where i
   }
 }, 120_000);
 
-test('keygen writes the two files its comment names, the private one with the mode it says', async () => {
+test.concurrent('keygen writes the two files its comment names, the private one with the mode it says', async () => {
   const [block] = claimedBy('keygen');
   const [, privateFile, mode, publicFile] = /# writes (\S+) \(mode (\d+)\) and (\S+)$/m.exec(block!.code) ?? [];
   expect(publicFile, block!.code).toBeDefined();
@@ -64,7 +64,7 @@ test('keygen writes the two files its comment names, the private one with the mo
   expect(createPublicKey(readFileSync(join(dir, publicFile!))).export({ type: 'spki', format: 'pem' })).toBe(derived);
 }, 90_000);
 
-test('pinning the server key: the block as printed, then its client example prints what its comments say', async () => {
+test.concurrent('pinning the server key: the block as printed, then its client example prints what its comments say', async () => {
   const [block] = claimedBy('pinning the server key');
   const client = block!.answer;
   expect(client?.language).toBe('js');
@@ -89,7 +89,7 @@ test('pinning the server key: the block as printed, then its client example prin
   }
 }, 120_000);
 
-test("mounting in an app: the section's curl line logs in on each Node example its headings name", async () => {
+test.concurrent("mounting in an app: the section's curl line logs in on each Node example its headings name", async () => {
   const [block] = claimedBy('mounting in an app');
   const text = readme();
   const section = text.slice(text.indexOf('\n## Mounting in an app\n'), text.indexOf('\n## ', text.indexOf('\n## Mounting in an app\n') + 5));
