@@ -117,12 +117,13 @@ export async function portMap(): Promise<{ ports: Record<number, number>; apply(
 
 /**
  * The environment a block runs in: this process's, without what the test runner or an outer npm set
- * (ODBREST_*, PORT, npm_* variables naming the repository), with npm's network extras off.
+ * (ODBREST_*, PORT, the variables an `npm test` gives its script naming the repository and its
+ * package), with npm's network extras off; npm's own configuration (registry, cache) stays.
  */
 export function blockEnv(extra: Record<string, string> = {}): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (/^(ODBREST_|npm_|VITEST|PORT$|HOST$|NODE_ENV$|REDIS_URL$|DATABASE_URL$)/.test(key)) continue;
+    if (/^(ODBREST_|npm_(package_|lifecycle_|command$|config_local_prefix$)|INIT_CWD$|VITEST|PORT$|HOST$|NODE_ENV$|REDIS_URL$|DATABASE_URL$)/.test(key)) continue;
     env[key] = value;
   }
   return { ...env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false', ...extra };
