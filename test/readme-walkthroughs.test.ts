@@ -12,16 +12,25 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, test } from 'vitest';
-import { blockEnv, claimedBy, envelopes, freshCopy, gitStatus, portMap, promisedEnvelopes, readme, startBlock } from './support/readme.js';
+import { blockEnv, claimedBy, envelopes, freshCopy, gitStatus, portMap, promisedEnvelopes, readme, root, startBlock } from './support/readme.js';
 
 const run = promisify(execFile);
 const statusBefore = gitStatus();
+// The copies' node_modules are hard links to the repository's, and `npm install` rewrites
+// node_modules/.package-lock.json in place: the repository's must keep its content and time
+// (freshCopy gives each copy its own).
+const npmState = () => {
+  const file = join(root, 'node_modules/.package-lock.json');
+  return `${statSync(file).mtimeMs} ${readFileSync(file, 'utf8')}`;
+};
+const npmStateBefore = npmState();
 const copies: Array<ReturnType<typeof freshCopy>> = [];
 const copy = () => copies.at(copies.push(freshCopy()) - 1)!;
 
 afterAll(() => {
   for (const each of copies) each.remove();
   expect(gitStatus()).toBe(statusBefore); // everything ran in the copies
+  expect(npmState() === npmStateBefore, 'node_modules/.package-lock.json of the repository changed').toBe(true);
 });
 
 /** What a login answers, for the curl lines that log alice in. */
