@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
-import { blockEnv, claimedBy, envelopes, freshCopy, gitStatus, portMap, promisedEnvelopes, startBlock } from './support/readme.js';
+import { blockEnv, envelopes, freshCopy, gitStatus, onlyBlock, portMap, promisedEnvelopes, startBlock } from './support/readme.js';
 import { serverAvailable } from './support/servers.js';
 
 const statusBefore = gitStatus();
@@ -30,16 +30,15 @@ const listening = (port: number) =>
 
 /** Runs a walkthrough as printed (ports substituted) and checks its output and that it stopped its servers. */
 async function walkthrough(name: string, servers: number[]): Promise<string> {
-  const [block, ...more] = claimedBy(name);
-  expect(more).toEqual([]);
+  const block = onlyBlock(name);
   const { dir } = copies.at(copies.push(freshCopy()) - 1)!;
   const { ports, apply } = await portMap();
-  const started = startBlock(apply(block!.code), dir, blockEnv());
+  const started = startBlock(apply(block.code), dir, blockEnv());
   try {
     expect(await started.finished(90_000), `${started.lines.join('\n')}\nstderr: ${started.stderr()}`).toBe(0);
     const output = started.lines.join('\n');
     const got = envelopes(output);
-    const promised = promisedEnvelopes(block!.code);
+    const promised = promisedEnvelopes(block.code);
     expect(promised.length).toBeGreaterThan(0);
     expect(got, output).toHaveLength(promised.length);
     promised.forEach((pattern, i) => expect(got[i]).toMatch(pattern));
@@ -59,7 +58,7 @@ async function walkthrough(name: string, servers: number[]): Promise<string> {
 }
 
 test.concurrent('external login against a local provider: the walkthrough as printed', async () => {
-  const dir = await walkthrough('external login with a local provider', [8080, 8081]);
+  const dir = await walkthrough('external login', [8080, 8081]);
   for (const file of ['api-config.yml', 'oauth-data.json']) expect(existsSync(join(dir, file)), file).toBe(false);
 }, 120_000);
 

@@ -12,7 +12,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, test } from 'vitest';
-import { blockEnv, claimedBy, envelopes, freshCopy, gitStatus, portMap, promisedEnvelopes, readme, root, startBlock } from './support/readme.js';
+import { blockEnv, envelopes, freshCopy, gitStatus, onlyBlock, portMap, promisedEnvelopes, readme, root, startBlock } from './support/readme.js';
 
 const run = promisify(execFile);
 const statusBefore = gitStatus();
@@ -37,8 +37,8 @@ afterAll(() => {
 const LOGGED_IN = { status: { internalStatus: '0', statusMessage: 'ok' }, data: { user: { Name: 'alice' } } };
 
 test.concurrent('quick start: `npm install && npm start` as printed serves the demo where it says and prints a curl line that logs in', async () => {
-  const [block] = claimedBy('quick start');
-  const [start, suite, ...rest] = block!.code.trim().split('\n');
+  const block = onlyBlock('quick start');
+  const [start, suite, ...rest] = block.code.trim().split('\n');
   expect(rest).toEqual([]);
   expect(suite).toMatch(/^npm test\s+# runs the whole test suite$/); // the suite itself: not run from inside it
   const promised = /# .* on (http:\/\/localhost:\d+)$/.exec(start!)?.[1];
@@ -58,11 +58,11 @@ test.concurrent('quick start: `npm install && npm start` as printed serves the d
 }, 120_000);
 
 test.concurrent('keygen writes the two files its comment names, the private one with the mode it says', async () => {
-  const [block] = claimedBy('keygen');
-  const [, privateFile, mode, publicFile] = /# writes (\S+) \(mode (\d+)\) and (\S+)$/m.exec(block!.code) ?? [];
-  expect(publicFile, block!.code).toBeDefined();
+  const block = onlyBlock('keygen');
+  const [, privateFile, mode, publicFile] = /# writes (\S+) \(mode (\d+)\) and (\S+)$/m.exec(block.code) ?? [];
+  expect(publicFile, block.code).toBeDefined();
   const { dir } = copy();
-  const started = startBlock(block!.code, dir, blockEnv());
+  const started = startBlock(block.code, dir, blockEnv());
   try {
     expect(await started.finished(60_000), started.stderr()).toBe(0);
   } finally {
@@ -74,18 +74,18 @@ test.concurrent('keygen writes the two files its comment names, the private one 
 }, 90_000);
 
 test.concurrent('pinning the server key: the block as printed, then its client example prints what its comments say', async () => {
-  const [block] = claimedBy('pinning the server key');
-  const client = block!.answer;
+  const block = onlyBlock('pinning');
+  const client = block.answer;
   expect(client?.language).toBe('js');
   const { dir } = copy();
   const { ports, apply } = await portMap();
-  const started = startBlock(block!.code, dir, blockEnv({ PORT: String(ports[8080]) }));
+  const started = startBlock(block.code, dir, blockEnv({ PORT: String(ports[8080]) }));
   try {
     await started.waitFor((line) => line.startsWith('curl '), 90_000).catch((error) => {
       throw new Error(`${error.message}\n${started.lines.join('\n')}`);
     });
     // "# SHA2-256(stdin)= 64 hex digits": the fingerprint of the key keygen wrote
-    expect(block!.code).toContain('# SHA2-256(stdin)= 64 hex digits');
+    expect(block.code).toContain('# SHA2-256(stdin)= 64 hex digits');
     const spki = createPublicKey(readFileSync(join(dir, 'keys/server-key.pub.pem'))).export({ type: 'spki', format: 'der' });
     expect(started.lines).toContain(`SHA2-256(stdin)= ${createHash('sha256').update(spki).digest('hex')}`);
     writeFileSync(join(dir, 'pinning.mjs'), apply(client!.code));
@@ -99,12 +99,12 @@ test.concurrent('pinning the server key: the block as printed, then its client e
 }, 120_000);
 
 test.concurrent("mounting in an app: the section's curl line logs in on each Node example its headings name", async () => {
-  const [block] = claimedBy('mounting in an app');
+  const block = onlyBlock('mounting');
   const text = readme();
   const section = text.slice(text.indexOf('\n## Mounting in an app\n'), text.indexOf('\n## ', text.indexOf('\n## Mounting in an app\n') + 5));
   const commands = [...section.matchAll(/^### .*: `(node examples\/\S+\.mjs)`$/gm)].map((m) => m[1]!);
   expect(commands).toEqual(['node examples/express/server.mjs', 'node examples/koa/server.mjs', 'node examples/node/app.mjs']);
-  const [promised, ...more] = promisedEnvelopes(block!.code);
+  const [promised, ...more] = promisedEnvelopes(block.code);
   expect(more).toEqual([]);
   const { dir } = copy();
   await Promise.all(
@@ -113,7 +113,7 @@ test.concurrent("mounting in an app: the section's curl line logs in on each Nod
       const server = startBlock(command, dir, blockEnv({ PORT: String(ports[3000]) }));
       try {
         await server.waitFor((line) => line.includes(`:${ports[3000]}`), 60_000);
-        const { stdout } = await run('bash', ['-o', 'pipefail', '-c', apply(block!.code)], { cwd: dir, env: blockEnv() });
+        const { stdout } = await run('bash', ['-o', 'pipefail', '-c', apply(block.code)], { cwd: dir, env: blockEnv() });
         expect(envelopes(stdout), command).toHaveLength(1);
         expect(envelopes(stdout)[0], command).toMatch(promised!);
         expect(JSON.parse(stdout), command).toMatchObject(LOGGED_IN);

@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { COUNTER_BLOCKS, GET_SIGNATURE, M_HEX, RESPONSE_BODY, RESPONSE_PLAIN, RESPONSE_SIGNATURE } from './secure/vectors.js';
 import { spawnLines, type LineProcess } from './support/processes.js';
-import { RUNNERS, blockEnv, claimedBy, freshCopy, gitStatus, readmeBlocks, root, shellBlocks } from './support/readme.js';
+import { RUNNERS, blockEnv, claimedBy, freshCopy, gitStatus, onlyBlock, readmeBlocks, root, shellBlocks } from './support/readme.js';
 import { requireOrSkip } from './support/servers.js';
 
 const run = promisify(execFile);
@@ -27,7 +27,7 @@ const DEMO_IDS = new Set(JSON.parse(readFileSync(`${root}examples/demo-data.json
 
 /** The curl examples with their printed answers, in README order. */
 function examples(): Array<{ command: string; answer: { language: string; code: string } }> {
-  return claimedBy(RUNNERS[0]!.name).map((block) => ({ command: block.code.trim(), answer: block.answer! }));
+  return claimedBy('demo curl examples').map((block) => ({ command: block.code.trim(), answer: block.answer! }));
 }
 
 function normalize(value: unknown): unknown {
@@ -169,10 +169,10 @@ test.skipIf(!hasPythonCrypto)('the Python client logs in securely and prints wha
 test('the hybrid login walkthrough runs as printed and prints what it shows', async () => {
   const text = section('Hybrid login');
   const script = blocks(text, 'js').find((code) => code.startsWith('// hybrid-login.mjs'))!;
-  const [commands] = claimedBy('the hybrid login walkthrough');
+  const commands = onlyBlock('hybrid login walkthrough');
   const [expected] = blocks(text, 'text');
   writeFileSync(join(copy.dir, 'hybrid-login.mjs'), script);
-  const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', commands!.code.replaceAll('http://localhost:8080', `http://localhost:${port}`)], { cwd: copy.dir, env: blockEnv() });
+  const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', commands.code.replaceAll('http://localhost:8080', `http://localhost:${port}`)], { cwd: copy.dir, env: blockEnv() });
   expect(stdout.trim().split('\n')).toEqual(expected!.trim().split('\n'));
 });
 

@@ -63,25 +63,34 @@ const background = (block: Block) => /&\s*(#.*)?$/m.test(block.code.replace(/&&/
  * test/readme.test.ts, so a new block can't slip through.
  */
 export const RUNNERS: ReadonlyArray<{ name: string; file: string; claims: (block: Block) => boolean }> = [
+  // curl examples against the demo, each compared with the json or text answer printed right after it
   {
-    name: 'curl examples against the demo, each compared with the json or text answer printed after it',
+    name: 'demo curl examples',
     file: 'test/readme.test.ts',
     claims: (block) => block.answer !== undefined && ['json', 'text'].includes(block.answer.language) && block.code.includes('http://localhost:8080') && !background(block),
   },
-  { name: 'the hybrid login walkthrough', file: 'test/readme.test.ts', claims: (block) => block.section === 'Walkthrough with curl' },
+  { name: 'hybrid login walkthrough', file: 'test/readme.test.ts', claims: (block) => block.section === 'Walkthrough with curl' },
   // `npm test` (the block's second line) is the suite itself: test/readme-walkthroughs.test.ts checks the line is there and runs the first
   { name: 'quick start', file: 'test/readme-walkthroughs.test.ts', claims: (block) => block.section === 'Quick start' },
   { name: 'keygen', file: 'test/readme-walkthroughs.test.ts', claims: (block) => block.section === 'The server key' },
-  { name: 'pinning the server key', file: 'test/readme-walkthroughs.test.ts', claims: (block) => block.section === 'Pinning the server key' },
-  { name: 'mounting in an app', file: 'test/readme-walkthroughs.test.ts', claims: (block) => block.section === 'Mounting in an app' },
-  { name: 'external login with a local provider', file: 'test/readme-cluster-oauth.test.ts', claims: (block) => block.section === 'Trying it with curl against a local provider' },
+  { name: 'pinning', file: 'test/readme-walkthroughs.test.ts', claims: (block) => block.section === 'Pinning the server key' },
+  { name: 'mounting', file: 'test/readme-walkthroughs.test.ts', claims: (block) => block.section === 'Mounting in an app' },
+  { name: 'external login', file: 'test/readme-cluster-oauth.test.ts', claims: (block) => block.section === 'Trying it with curl against a local provider' },
   { name: 'several instances', file: 'test/readme-cluster-oauth.test.ts', claims: (block) => block.section === 'Running several instances' },
 ];
 
 /** The shell blocks a runner claims, in README order. */
 export function claimedBy(name: string): Block[] {
-  const runner = RUNNERS.find((r) => r.name === name)!;
+  const runner = RUNNERS.find((r) => r.name === name);
+  if (!runner) throw new Error(`no readme runner named ${name}`);
   return shellBlocks().filter(runner.claims);
+}
+
+/** The one shell block a runner claims; a second one would be claimed and never run, so it is an error. */
+export function onlyBlock(name: string): Block {
+  const blocks = claimedBy(name);
+  if (blocks.length !== 1) throw new Error(`the readme runner "${name}" runs one block; README.md has ${blocks.length}: lines ${blocks.map((b) => b.line).join(', ')}`);
+  return blocks[0]!;
 }
 
 /** A fresh copy of the repository (see the top of this file); `remove()` deletes it. */
