@@ -28,7 +28,11 @@ export interface Block {
   line: number;
   /** The text of the nearest heading above it. */
   section: string;
-  /** The fenced block that follows with only blank lines between, if any (a printed answer). */
+  /**
+   * What the README says the block prints: the fenced block that follows with only blank lines
+   * between (a json or text answer), or the inline code of a sentence right after it that starts
+   * "prints `...`".
+   */
   answer?: Block;
 }
 
@@ -47,6 +51,8 @@ export function readmeBlocks(text = readme()): Block[] {
     if (last && previousEnd >= 0 && /^\s*$/.test(text.slice(previousEnd, m.index))) last.answer = block;
     blocks.push(block);
     previousEnd = m.index + m[0].length;
+    const printed = /^\n\nprints `([^`]+)`/.exec(text.slice(previousEnd));
+    if (printed) block.answer = { language: 'text', code: `${printed[1]}\n`, line: block.line, section: block.section };
   }
   return blocks;
 }
@@ -64,6 +70,7 @@ const background = (block: Block) => /&\s*(#.*)?$/m.test(block.code.replace(/&&/
  */
 export const RUNNERS: ReadonlyArray<{ name: string; file: string; claims: (block: Block) => boolean }> = [
   // curl examples against the demo, each compared with the json or text answer printed right after it
+  // (or the "prints `...`" right after it)
   {
     name: 'demo curl examples',
     file: 'test/readme.test.ts',
