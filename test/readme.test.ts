@@ -1,64 +1,84 @@
 /**
- * The README's promises: `npm start`'s server (examples/node/server.mjs) serves the demo, and every
- * `curl` example in its "Endpoints" and "Files" sections, run as printed, answers what the README shows
- * (except session ids, tokens, times, the ids of uploaded files and the two-factor enrolment's secret,
- * which differ on every run; the
- * two-factor walkthrough's codes come from examples/totp.mjs); and the "Secure login" section's client
- * example and Python client (an independent implementation of the wire format) print what they say,
- * and its test-vector table holds the vectors test/secure/vectors.test.ts checks.
+ * The README's promises: every shell block of README.md is run by one of the readme tests
+ * (test/support/readme.ts lists who runs which; a block nobody runs fails here). This file runs, in a
+ * fresh copy of the repository, `npm start`'s server (examples/node/server.mjs) and every `curl`
+ * example followed by its printed answer (a json or text block), as printed, comparing the answer
+ * (except session ids, tokens, times, ids the service makes and the two-factor enrolment's secret,
+ * which differ on every run; the two-factor walkthrough's codes come from examples/totp.mjs); the
+ * hybrid login walkthrough; the "Secure login" section's client example and Python client (an
+ * independent implementation of the wire format), and its test-vector table holds the vectors
+ * test/secure/vectors.test.ts checks. The repository's `git status` is the same afterwards.
  */
 import { spawnSync, execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { COUNTER_BLOCKS, GET_SIGNATURE, M_HEX, RESPONSE_BODY, RESPONSE_PLAIN, RESPONSE_SIGNATURE } from './secure/vectors.js';
 import { spawnLines, type LineProcess } from './support/processes.js';
+import { RUNNERS, blockEnv, claimedBy, freshCopy, gitStatus, onlyBlock, readmeBlocks, root, shellBlocks } from './support/readme.js';
 import { requireOrSkip } from './support/servers.js';
 
 const run = promisify(execFile);
-const root = new URL('..', import.meta.url).pathname;
 /** Members that differ on every run (the two-factor enrolment's secret and what is made of it included). */
 const VOLATILE = new Set(['sessionId', 'token', 'expiresAt', '~StoreTime', 'secret', 'otpauthUri', 'qrCode', 'backupCodes']);
+/** The demo's own object ids; any other `~ObjectID` in an answer was made by the service on this run. */
+const DEMO_IDS = new Set(JSON.parse(readFileSync(`${root}examples/demo-data.json`, 'utf8')).objects.map((o: Record<string, unknown>) => o['~ObjectID']));
 
-/**
- * The `sh` blocks of the "Endpoints" and "Files" sections followed by the answer they print: a `json`
- * block (compared as JSON, `volatile` members by type only) or, in "Files", a `text` block (compared as text).
- */
-function examples(): Array<{ command: string; answer?: unknown; text?: string; volatile: ReadonlySet<string> }> {
-  const endpoints = [...section('Endpoints').matchAll(/```sh\n([\s\S]*?)```\n```json\n([\s\S]*?)```/g)].map(([, command, answer]) => ({
-    command: command!.trim(),
-    answer: JSON.parse(answer!),
-    volatile: VOLATILE,
-  }));
-  // uploads make objects with new ids
-  const files = [...section('Files').matchAll(/```sh\n([\s\S]*?)```\n```(json|text)\n([\s\S]*?)```/g)].map(([, command, kind, answer]) => ({
-    command: command!.trim(),
-    ...(kind === 'json' ? { answer: JSON.parse(answer!) } : { text: answer! }),
-    volatile: new Set([...VOLATILE, '~ObjectID']),
-  }));
-  return [...endpoints, ...files];
+/** The curl examples with their printed answers, in README order. */
+function examples(): Array<{ command: string; answer: { language: string; code: string } }> {
+  return claimedBy('demo curl examples').map((block) => ({ command: block.code.trim(), answer: block.answer! }));
 }
 
-function normalize(value: unknown, volatile: ReadonlySet<string> = VOLATILE): unknown {
-  if (Array.isArray(value)) return value.map((item) => normalize(item, volatile));
+function normalize(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalize);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, volatile.has(k) ? typeof v : normalize(v, volatile)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [
+        k,
+        VOLATILE.has(k) ? typeof v : k === '~ObjectID' && typeof v === 'string' && !DEMO_IDS.has(v) ? /^[0-9A-Z]{8}$/.test(v) && 'a new id' : normalize(v),
+      ]),
+    );
   }
   return value;
 }
 
+/** A line of output or of a printed answer: its JSON value, or the text itself. */
+function parseLine(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return line;
+  }
+}
+
+const statusBefore = gitStatus();
+const copy = freshCopy();
 let server: LineProcess;
 let port = 0;
 
 beforeAll(async () => {
-  server = spawnLines(process.execPath, ['examples/node/server.mjs'], { PORT: '0' }, { cwd: root });
+  server = spawnLines(process.execPath, ['examples/node/server.mjs'], blockEnv({ PORT: '0' }), { cwd: copy.dir });
   await server.waitFor((line) => line.startsWith('curl '));
   port = Number(/listening on http:\/\/localhost:(\d+)/.exec(server.lines.join('\n'))![1]);
 });
 
-afterAll(() => server?.stop());
+afterAll(async () => {
+  await server?.stop();
+  copy.remove();
+});
+
+test('every shell block of the README is run by exactly one readme test', () => {
+  const blocks = shellBlocks();
+  expect(blocks.length).toBeGreaterThan(20);
+  for (const block of blocks) {
+    const runners = RUNNERS.filter((runner) => runner.claims(block)).map((runner) => `${runner.file}: ${runner.name}`);
+    expect(runners, `README.md line ${block.line} (${block.section}): ${block.code.split('\n')[0]}`).toHaveLength(1);
+  }
+  // every runner runs something: a runner whose blocks went away is a test that checks nothing
+  for (const runner of RUNNERS) expect(blocks.filter(runner.claims).length, runner.name).toBeGreaterThan(0);
+  expect(readmeBlocks().filter((block) => /^(shell|console|zsh)$/.test(block.language))).toEqual([]);
+});
 
 test('the README\'s secure transport test vectors are the ones the vector tests check', () => {
   const readme = readFileSync(`${root}README.md`, 'utf8');
@@ -80,26 +100,24 @@ test('the README\'s secure transport test vectors are the ones the vector tests 
 
 test('the README has a checked example for every core endpoint', () => {
   const commands = examples().map((example) => example.command).join('\n');
-  for (const path of ['/v1/login', '/v2/login', '/v1/auth/df', '/v1/object/', '/v1/objects/', '/v1/execute/', '/v1/logout', '/_CheckSession', '/_CheckService', '/v1/multi', '/v1/2fa/secret', '/v1/uploadFile', '/v1/file/']) {
+  for (const path of ['/v1/login', '/v2/login', '/v1/auth/df', '/v1/object/', '/v1/objects/', '/v1/execute/', '/v1/logout', '/_CheckSession', '/_CheckService', '/v1/multi', '/v1/2fa/secret']) {
     expect(commands).toContain(path);
   }
 });
 
 test('every curl example answers as printed', async () => {
-  const env: Record<string, string> = {};
-  for (const { command, answer, text, volatile } of examples()) {
-    const { stdout } = await run('bash', ['-c', command.replaceAll('http://localhost:8080', `http://localhost:${port}`)], {
-      env: { ...process.env, ...env },
-    });
-    if (text !== undefined) {
-      expect(stdout, command).toBe(text.trimEnd());
-      continue;
+  const env = blockEnv();
+  for (const { command, answer } of examples()) {
+    const { stdout } = await run('bash', ['-o', 'pipefail', '-c', command.replaceAll('http://localhost:8080', `http://localhost:${port}`)], { cwd: copy.dir, env });
+    // a json answer is one envelope; a text answer is lines, each JSON or plain text
+    const lines = (text: string) => (answer.language === 'json' ? [text] : text.split('\n').filter((line) => line !== ''));
+    const got = lines(stdout).map(parseLine);
+    expect(got.map(normalize), command).toEqual(lines(answer.code).map(parseLine).map(normalize));
+    for (const value of got as Array<{ data?: Record<string, unknown> } | undefined>) {
+      if (typeof value?.data?.sessionId === 'string' && command.includes('/v1/login')) env.SID = value.data.sessionId;
+      if (typeof value?.data?.token === 'string') env.TOKEN = value.data.token;
+      if (typeof value?.data?.secret === 'string') env.SECRET = value.data.secret; // the two-factor walkthrough's codes
     }
-    const got = JSON.parse(stdout);
-    expect(normalize(got, volatile), command).toEqual(normalize(answer, volatile));
-    if (typeof got.data?.sessionId === 'string' && command.includes('/v1/login')) env.SID = got.data.sessionId;
-    if (typeof got.data?.token === 'string') env.TOKEN = got.data.token;
-    if (typeof got.data?.secret === 'string') env.SECRET = got.data.secret; // the two-factor walkthrough's codes
   }
 });
 
@@ -129,14 +147,10 @@ const promised = (code: string, comment: string) => [...code.matchAll(new RegExp
 
 test('the client example prints what its comments say', async () => {
   const code = secureBlock('ts');
-  // The example is TypeScript only in one type argument; it runs against the built package.
-  const script = code
-    .replace('<{ count: number }>', '')
-    .replace("'odbrest/client'", JSON.stringify(new URL('dist/client.js', `file://${root}`).href))
-    .replaceAll('http://localhost:8080', `http://localhost:${port}`);
-  const dir = mkdtempSync(join(tmpdir(), 'odbrest-readme-'));
-  writeFileSync(join(dir, 'example.mjs'), script);
-  const { stdout } = await run(process.execPath, [join(dir, 'example.mjs')]);
+  // The example is TypeScript only in one type argument; in the copy, `odbrest/client` is the built package.
+  const script = code.replace('<{ count: number }>', '').replaceAll('http://localhost:8080', `http://localhost:${port}`);
+  writeFileSync(join(copy.dir, 'client-example.mjs'), script);
+  const { stdout } = await run(process.execPath, ['client-example.mjs'], { cwd: copy.dir });
   const expected = promised(code, '//').filter((value) => /^(alice|404)/.test(value));
   expect(stdout.trim().split('\n')).toEqual(expected);
 });
@@ -147,19 +161,21 @@ const hasPythonCrypto =
 
 test.skipIf(!hasPythonCrypto)('the Python client logs in securely and prints what its comments say', async () => {
   const code = secureBlock('python');
-  const dir = mkdtempSync(join(tmpdir(), 'odbrest-readme-'));
-  writeFileSync(join(dir, 'client.py'), code.replace('http://localhost:8080', `http://localhost:${port}`));
-  const { stdout } = await run('python3', [join(dir, 'client.py')]);
+  writeFileSync(join(copy.dir, 'client.py'), code.replace('http://localhost:8080', `http://localhost:${port}`));
+  const { stdout } = await run('python3', ['client.py'], { cwd: copy.dir });
   expect(stdout.trim().split('\n')).toEqual(promised(code, '#').filter((value) => !value.startsWith('secure login')));
 });
 
-test("the hybrid login walkthrough runs as printed and prints what it shows", async () => {
+test('the hybrid login walkthrough runs as printed and prints what it shows', async () => {
   const text = section('Hybrid login');
   const script = blocks(text, 'js').find((code) => code.startsWith('// hybrid-login.mjs'))!;
-  const [commands] = blocks(text, 'sh');
+  const commands = onlyBlock('hybrid login walkthrough');
   const [expected] = blocks(text, 'text');
-  const dir = mkdtempSync(join(tmpdir(), 'odbrest-readme-'));
-  writeFileSync(join(dir, 'hybrid-login.mjs'), script);
-  const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', commands!.replaceAll('http://localhost:8080', `http://localhost:${port}`)], { cwd: dir });
+  writeFileSync(join(copy.dir, 'hybrid-login.mjs'), script);
+  const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', commands.code.replaceAll('http://localhost:8080', `http://localhost:${port}`)], { cwd: copy.dir, env: blockEnv() });
   expect(stdout.trim().split('\n')).toEqual(expected!.trim().split('\n'));
+});
+
+test('the repository is as it was: everything ran in the copy', () => {
+  expect(gitStatus()).toBe(statusBefore);
 });
