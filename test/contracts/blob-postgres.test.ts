@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresBlobStore } from '../../stores/postgres.js';
 import { patternBytes, readAll, sameBytes, streamOf } from '../support/blobs.js';
 import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from '../support/servers.js';
-import { blobStoreContract } from './blob-store.js';
+import { blobStoreContract } from './suites.js';
 
 const available = await serverAvailable('PostgreSQL', 'the BlobStore contract on PostgresBlobStore');
 const schema = `odbrest_blobs_${RUN_ID}`;

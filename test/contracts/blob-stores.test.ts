@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { MemoryBlobStore } from '../../src/index.js';
 import { FolderBlobStore } from '../../stores/file-store.js';
-import { blobStoreContract } from './blob-store.js';
+import { blobStoreContract } from './suites.js';
 
 blobStoreContract('MemoryBlobStore', { create: async () => new MemoryBlobStore() });
 

@@ -2,6 +2,6 @@
 import * as vitest from 'vitest';
 import { storeContracts } from '../../src/testing/index.js';
 
-export const { objectStoreContract, keyValueStoreContract } = storeContracts(vitest);
+export const { objectStoreContract, keyValueStoreContract, blobStoreContract } = storeContracts(vitest);
 export { realClock } from '../../src/testing/index.js';
 export type * from '../../src/testing/index.js';

@@ -1,7 +1,7 @@
-import { afterEach } from 'vitest';
+import type { TestApi } from './test-api.js';
 
 /** The stores a contract's tests open, each closed after its test. Call inside `describe`. */
-export function openedStores<T extends { close?(): Promise<void> }>(create: () => Promise<T>) {
+export function openedStores<T extends { close?(): Promise<void> }>(create: () => Promise<T>, { afterEach }: Pick<TestApi, 'afterEach'>) {
   const open = new Set<T>();
   afterEach(async () => {
     for (const store of open) await store.close?.();

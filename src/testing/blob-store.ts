@@ -2,16 +2,18 @@
  * The BlobStore contract, written once and run against every implementation (memory, a folder on
  * disk, PostgreSQL, and any store a host writes):
  *
+ *   const { blobStoreContract } = storeContracts(vitest);   // odbrest/testing
  *   blobStoreContract('MyBlobStore', { create: async () => new MyBlobStore(...) });
  *
  * `create` returns a new, empty store for each test. Durable stores pass `reopen` (close, open the
  * same data again; it closes the store it is given); stores that keep parts of unfinished writes somewhere (temporary files, rows)
  * pass `leftovers`, which counts them, so the contract can check that a failed write left nothing.
  */
-import { describe, expect, it } from 'vitest';
-import { BlobTooLargeError, StoreValueError, type BlobRange, type BlobStore } from '../../src/index.js';
-import { endlessStream, failingStream, patternBytes, readAll, sameBytes, sha256Hex, streamOf } from '../support/blobs.js';
+import type { BlobRange, BlobStore } from '../storage/blobs.js';
+import { BlobTooLargeError, StoreValueError } from '../storage/errors.js';
+import { endlessStream, failingStream, patternBytes, readAll, sameBytes, sha256Hex, streamOf } from './blobs.js';
 import { openedStores } from './opened-stores.js';
+import type { TestApi } from './test-api.js';
 
 export interface BlobStoreHarness {
   /** A new, empty store. */
@@ -24,9 +26,10 @@ export interface BlobStoreHarness {
 
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
-export function blobStoreContract(name: string, harness: BlobStoreHarness): void {
+export function blobStoreContract(name: string, harness: BlobStoreHarness, test: TestApi): void {
+  const { describe, it, expect } = test;
   describe(`BlobStore contract: ${name}`, () => {
-    const { fresh, reopened } = openedStores(() => harness.create());
+    const { fresh, reopened } = openedStores(() => harness.create(), test);
     const bytesOf = async (store: BlobStore, id: string, range?: BlobRange) => {
       const read = await store.get(id, range);
       return read && readAll(read.stream);
