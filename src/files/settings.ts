@@ -1,5 +1,7 @@
+import { ApiError } from '../http/errors.js';
 import type { BlobStore } from '../storage/blobs.js';
 import { MemoryBlobStore } from '../storage/memory-blobs.js';
+import type { Fields, StoredObject } from '../storage/types.js';
 
 /** Files: uploads and downloads of the file class's bytes (PROTOCOL.md 6.6). */
 export interface FileOptions {
@@ -26,4 +28,22 @@ export function fileSettings(options: FileOptions = {}, now: () => number): File
   const className = options.className ?? 'Document';
   if (!/^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(className)) throw new Error('files.className must match [A-Za-z][A-Za-z0-9_]{0,63}');
   return { blobs: options.blobs ?? new MemoryBlobStore({ now }), maxUploadBytes, className };
+}
+
+/** The file class's fields an upload sets from the bytes it stored. */
+const BYTE_FIELDS = ['Size', 'ContentType', 'Sha256'] as const;
+
+/**
+ * `400` when a create or update through the object routes would set a file's `Size`, `ContentType` or
+ * `Sha256` to anything but what its bytes gave (`before`'s value): only an upload sets them, so they
+ * always describe the bytes a download sends. `Name` and any other field may change; an object made
+ * without bytes gets them from an upload with `replaceOID`.
+ */
+export function checkByteFields(settings: FileSettings, className: string, changes: Fields, before?: StoredObject): void {
+  if (className !== settings.className) return;
+  for (const name of BYTE_FIELDS) {
+    if (Object.hasOwn(changes, name) && JSON.stringify(changes[name]) !== JSON.stringify(before?.fields[name])) {
+      throw new ApiError('400', `${name} of a ${className} object is set by uploading its bytes (/v1/uploadFile), not written`);
+    }
+  }
 }

@@ -4,6 +4,7 @@
  */
 import * as v from 'valibot';
 import type { ServiceContext } from '../context.js';
+import { checkByteFields } from '../files/settings.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import { readJsonObject, type ApiRequest } from '../http/request.js';
@@ -65,6 +66,7 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
         const guard = ctx.guard(request);
         if ((await guard.scope('create', className)) !== 'all') throw new ApiError('403', `this session may not create ${className} objects`);
         const change: WriteChange = { action: 'create', className, fields: await fieldsOf(request, guard) };
+        checkByteFields(ctx.files, className, change.fields!);
         if (!(await guard.may('create', className, undefined, change.fields))) throw new ApiError('403', `this session may not create ${className} objects`);
         const fields = (await beforeWrite(ctx, request, change))!;
         return answer(ctx, request, guard, change, await ctx.store.put({ className, fields }));
@@ -86,6 +88,7 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
         const write = async () => {
           const before = await writable(ctx, guard, request, 'update');
           if (expected !== undefined && before.storeTime !== expected) throw new StoreConflictError();
+          checkByteFields(ctx.files, before.className, changes, before);
           const change: WriteChange = { action: 'update', className: before.className, before, fields: { ...withoutInternal(before.fields), ...changes } };
           if (!(await guard.may('update', before.className, before, change.fields))) throw new ApiError('403', `this session may not update this ${before.className} object`);
           const fields = { ...(await beforeWrite(ctx, request, change)), ...internalFields(before) };

@@ -341,3 +341,27 @@ describe('files follow the access rules (PROTOCOL.md 6.4, 6.6)', () => {
     }
   });
 });
+
+describe('the fields the bytes decide', () => {
+  it('Size, ContentType and Sha256 are written only by uploads; Name may change; an object made without bytes gets them by replaceOID', async () => {
+    await start();
+    const json = (method: string, path: string, body: unknown) => call(service, method, path, { headers: auth(), json: body });
+    const stored = (await call(service, 'GET', '/v1/object/DOC00001', { headers: auth() })).body.data;
+    for (const [name, value] of [['Size', 1], ['ContentType', 'text/html'], ['Sha256', 'ab'.repeat(32)]] as const) {
+      const refused = await json('PATCH', '/v1/object/DOC00001', { [name]: value });
+      expectError(refused, '400', 400);
+      expect(refused.body.status.statusMessage).toBe(`${name} of a Document object is set by uploading its bytes (/v1/uploadFile), not written`);
+      expectError(await json('POST', '/v1/object/Document', { Name: 'x', [name]: value }), '400', 400);
+    }
+    // a client that sends back the object it read, renamed, changes nothing the bytes decide
+    const renamed = await json('PATCH', '/v1/object/DOC00001', { ...stored, Name: 'renamed.txt' });
+    expect(renamed.body.data).toMatchObject({ Name: 'renamed.txt', Size: stored.Size, Sha256: stored.Sha256 });
+
+    const bare = (await json('POST', '/v1/object/Document', { Name: 'later.txt' })).body.data;
+    expect((await fetchFile(bare['~ObjectID'])).status).toBe(404);
+    const bytes = encoder.encode('the bytes come later\n');
+    const finished = await upload(bytes, { 'content-type': 'text/plain' }, `?replaceOID=${bare['~ObjectID']}`);
+    expect(finished.body.data).toMatchObject({ '~ObjectID': bare['~ObjectID'], Size: bytes.length, Sha256: sha256(bytes) });
+    expect(new Uint8Array(await (await fetchFile(bare['~ObjectID'])).arrayBuffer())).toEqual(bytes);
+  });
+});
