@@ -9,6 +9,8 @@ import type { ApiRequest } from '../http/request.js';
 import { parseQueryParams } from '../http/validate.js';
 import type { Guard } from '../objects/access.js';
 import { served } from '../objects/served.js';
+import { beforeWrite, writtenAnswer } from '../objects/write-routes.js';
+import { internalFields, retryOnConflict, withoutInternal, type WriteChange } from '../objects/writes.js';
 import { newObjectId, randomToken } from '../storage/ids.js';
 import { kvKeys } from '../storage/keys.js';
 import type { Fields, StoredObject } from '../storage/types.js';
@@ -118,13 +120,42 @@ export class Uploads {
     if ((await this.ctx.kv.take(uploadKey(uploadId))) === undefined) throw expired();
     const id = target?.id ?? newObjectId();
     if (!(await this.ctx.files.blobs.move(uploadBlob(uploadId), id))) throw expired();
-    const stored = target
-      ? await this.ctx.store.put({ id, className: target.className, fields: { ...target.fields, ...fields } })
-      : await this.ctx.store.put({ id, className, fields, ifStoreTime: null }).catch(async (error: unknown) => {
-          await this.ctx.files.blobs.delete(id).catch(() => undefined);
-          throw error;
-        });
-    return okReply(await this.ctx.serializer.object(stored));
+    const { change, object } = await (target ? this.#replaced(request, target, fields) : this.#created(request, id, fields));
+    return writtenAnswer(this.ctx, request, guard, change, object);
+  }
+
+  /** The new file object, through the write hooks; its bytes go again if it cannot be stored. */
+  async #created(request: ApiRequest, id: string, fields: Fields): Promise<{ change: WriteChange; object: StoredObject }> {
+    const { className } = this.ctx.files;
+    try {
+      const change: WriteChange = { action: 'create', className, fields };
+      const written = (await beforeWrite(this.ctx, request, change))!;
+      return { change, object: await this.ctx.store.put({ id, className, fields: written, ifStoreTime: null }) };
+    } catch (error) {
+      await this.ctx.files.blobs.delete(id).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * The file `replaceOID` named, given the new bytes' fields, through the write hooks: written only
+   * over the version read (read again when another write came first). A file deleted meanwhile stays
+   * deleted, and so do the bytes just moved under its id (`404`).
+   */
+  async #replaced(request: ApiRequest, target: StoredObject, fields: Fields): Promise<{ change: WriteChange; object: StoredObject }> {
+    let before: StoredObject | undefined = target;
+    return retryOnConflict(async () => {
+      before ??= await this.ctx.store.get(target.id);
+      if (!before || before.className !== target.className) {
+        await this.ctx.files.blobs.delete(target.id).catch(() => undefined);
+        throw new ApiError('404', `file ${target.id} was deleted while its bytes were replaced`);
+      }
+      const change: WriteChange = { action: 'update', className: before.className, before, fields: { ...withoutInternal(before.fields), ...fields } };
+      const written = { ...(await beforeWrite(this.ctx, request, change)), ...internalFields(before) };
+      const ifStoreTime = before.storeTime;
+      before = undefined; // a conflict reads it again
+      return { change, object: await this.ctx.store.put({ id: target.id, className: target.className, fields: written, ifStoreTime }) };
+    });
   }
 
   /** The file `replaceOID` names: `404` unless it is a file the session may read, `403` unless it may update it. */

@@ -25,7 +25,7 @@ async function writable(ctx: ServiceContext, guard: Guard, request: ApiRequest, 
 }
 
 /** Runs `beforeWrite` (its fields replace the change's; `_` members never reach the store). */
-async function beforeWrite(ctx: ServiceContext, request: ApiRequest, change: WriteChange): Promise<Fields | undefined> {
+export async function beforeWrite(ctx: ServiceContext, request: ApiRequest, change: WriteChange): Promise<Fields | undefined> {
   const hook = ctx.writeHooks.beforeWrite;
   if (hook) {
     const replaced = await hook(ctx.macroContext(request), change);
@@ -34,7 +34,8 @@ async function beforeWrite(ctx: ServiceContext, request: ApiRequest, change: Wri
   return change.fields && withoutInternal(change.fields);
 }
 
-async function answer(ctx: ServiceContext, request: ApiRequest, guard: Guard, change: WriteChange, object: StoredObject): Promise<JsonReply> {
+/** Runs `afterWrite` with what was stored and answers the object as the session may read it. */
+export async function writtenAnswer(ctx: ServiceContext, request: ApiRequest, guard: Guard, change: WriteChange, object: StoredObject): Promise<JsonReply> {
   await ctx.writeHooks.afterWrite?.(ctx.macroContext(request), { action: change.action, className: change.className, before: change.before, object });
   return okReply(await ctx.serializer.object(object, guard));
 }
@@ -69,7 +70,7 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
         checkByteFields(ctx.files, className, change.fields!);
         if (!(await guard.may('create', className, undefined, change.fields))) throw new ApiError('403', `this session may not create ${className} objects`);
         const fields = (await beforeWrite(ctx, request, change))!;
-        return answer(ctx, request, guard, change, await ctx.store.put({ className, fields }));
+        return writtenAnswer(ctx, request, guard, change, await ctx.store.put({ className, fields }));
       },
     },
     {
@@ -96,7 +97,7 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
           return { change, object };
         };
         const { change, object } = expected === undefined ? await retryOnConflict(write) : await write();
-        return answer(ctx, request, guard, change, object);
+        return writtenAnswer(ctx, request, guard, change, object);
       },
     },
     {
@@ -110,9 +111,12 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
         const before = await writable(ctx, guard, request, 'delete');
         const change: WriteChange = { action: 'delete', className: before.className, before };
         await beforeWrite(ctx, request, change);
-        // a file's bytes go first: should the object's delete then fail, a retry finds it and nothing is left behind
-        if (before.className === ctx.files.className) await ctx.files.blobs.delete(before.id);
+        // a file's bytes go first: should the object's delete then fail, a retry finds it and nothing is
+        // left behind; and again after it, should a replaceOID have put new bytes in between
+        const isFile = before.className === ctx.files.className;
+        if (isFile) await ctx.files.blobs.delete(before.id);
         await ctx.store.delete(before.id);
+        if (isFile) await ctx.files.blobs.delete(before.id);
         await ctx.writeHooks.afterWrite?.(ctx.macroContext(request), { action: 'delete', className: before.className, before });
         return okReply({});
       },

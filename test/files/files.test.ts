@@ -365,3 +365,58 @@ describe('the fields the bytes decide', () => {
     expect(new Uint8Array(await (await fetchFile(bare['~ObjectID'])).arrayBuffer())).toEqual(bytes);
   });
 });
+
+describe('uploads are writes', () => {
+  it('run the write hooks: beforeWrite sees the create or the replace and may change the fields, afterWrite what was stored', async () => {
+    const seen: string[] = [];
+    await start({
+      objects: {
+        beforeWrite: async (context, change) => {
+          seen.push(`before ${change.action} ${change.className} ${String(change.fields?.Name)} by ${String((await context.user())?.fields.Name)}`);
+          return { ...change.fields!, Tag: 'checked' };
+        },
+        afterWrite: (_context, result) => void seen.push(`after ${result.action} ${result.object?.id === undefined ? '' : 'stored'} ${String(result.object?.fields.Tag)}`),
+      },
+    });
+    const created = (await upload('one', { 'content-type': 'text/plain', 'content-disposition': 'attachment; filename="one.txt"' })).body.data;
+    expect(created).toMatchObject({ Name: 'one.txt', Tag: 'checked' });
+    await upload('two', { 'content-type': 'text/plain', 'content-disposition': 'attachment; filename="two.txt"' }, `?replaceOID=${created['~ObjectID']}`);
+    expect(seen).toEqual(['before create Document one.txt by alice', 'after create stored checked', 'before update Document two.txt by alice', 'after update stored checked']);
+  });
+
+  it('a file deleted while a replaceOID moves its new bytes in stays deleted, bytes too (404)', async () => {
+    const blobs = new MemoryBlobStore();
+    let moved!: () => void;
+    const gate = new Promise<void>((resolve) => (moved = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let holding = false;
+    const move = async (from: string, to: string) => {
+      const done = await blobs.move(from, to);
+      if (holding) {
+        moved();
+        await held;
+      }
+      return done;
+    };
+    const slowMove = new Proxy<BlobStore>(blobs, {
+      get: (target, name) => {
+        if (name === 'move') return move;
+        const value: unknown = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    await start({ files: { blobs: slowMove } });
+    const created = (await upload('first', { 'content-type': 'text/plain' })).body.data['~ObjectID'];
+    const id = await newUpload();
+    await call(service, 'POST', `/v1/uploadFile/${id}`, { headers: auth(), body: 'second' });
+    holding = true;
+    const replacing = call(service, 'PATCH', `/v1/uploadFile/${id}?replaceOID=${created}`, { headers: auth() });
+    await gate; // the new bytes are under the file's id; its object is deleted now
+    expect((await call(service, 'DELETE', `/v1/object/${created}`, { headers: auth() })).body.status.internalStatus).toBe('0');
+    release();
+    expectError(await replacing, '404', 404);
+    expect(await blobs.stat(created)).toBeUndefined();
+    expectError(await call(service, 'GET', `/v1/object/${created}`, { headers: auth() }), '404', 404);
+  });
+});
