@@ -119,6 +119,9 @@ export default async function bench() {
       return store.put({ id: `CUS${String(i).padStart(6, '0')}`, className: 'Customer', fields: customer(i) });
     };
 
+    // what any statement costs on this machine at this moment (load included): the least a page can take
+    const [roundTrip] = await alternatingMedians([() => floorPool.query('SELECT 1')], 101);
+    rows.push({ name: 'PostgreSQL round trip through pg (SELECT 1), p50', value: roundTrip, unit: 'ms' });
     for (const { label, parseMs, query, floor: spec } of CASES) {
       const find = () => store.find({ className: 'Customer', ...query });
       const fromMemory = () => memory.find({ className: 'Customer', ...query });

@@ -94,6 +94,7 @@ export function upgradeSql(names: TableNames, indexedFields: readonly string[], 
       tallySql(names),
     );
   }
+  const upgraded = statements.length;
   for (const field of indexedFields) {
     const column = indexedColumn(field);
     // A stored column, not only an expression index: PostgreSQL answers a count or a page start from an
@@ -103,7 +104,7 @@ export function upgradeSql(names: TableNames, indexedFields: readonly string[], 
     if (!existing.indexes.has(`${name}_o_${field}`)) statements.push(`CREATE INDEX "${name}_o_${field}" ON ${t} (class_name, ${orderExpressions(column).join(', ')}, seq)`);
   }
   // the planner's statistics of the new columns and index expressions, which autovacuum would gather later
-  if (statements.length > 0 && indexedFields.length > 0) statements.push(`ANALYZE ${t}`);
+  if (statements.length > upgraded) statements.push(`ANALYZE ${t}`);
   return statements;
 }
 
