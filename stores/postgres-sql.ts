@@ -7,8 +7,12 @@
  * the index can answer is written as containment (`data @> {...}`): equality, references (directly or
  * as a member of a set) and `$in`. The others test one member (`data -> 'f'`) by its JSON type:
  * strings compare under `COLLATE "C"`, which on a UTF-8 database is Unicode code point order.
+ *
+ * Fields named in the store's `indexedFields` also have a generated column (`f_<field>`, the member as
+ * `jsonb`) under btree indexes: equality and `$in` on them, and ordering by them, are written on that
+ * column, in exactly the expressions the indexes hold.
  */
-import { isRef, isScalar, type FieldOperators, type OrderBy, type Scalar, type Where } from '../src/index.js';
+import { isRef, isScalar, type Condition, type FieldOperators, type OrderBy, type Scalar, type Where } from '../src/index.js';
 
 /** Collects parameters; `add` answers the placeholder of a new one. */
 export class Params {
@@ -29,28 +33,75 @@ function member(field: string, value: unknown): string {
 
 const RANGE = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
 
-/** The member as a number when it is one, else NULL (so a comparison with it is never true). */
-const numberOf = (f: string) => `(CASE WHEN jsonb_typeof(data -> ${f}) = 'number' THEN (data -> ${f})::numeric END)`;
-/** The member as text when it is a string, else NULL; compared by code point. */
-const stringOf = (f: string) => `(CASE WHEN jsonb_typeof(data -> ${f}) = 'string' THEN data ->> ${f} END COLLATE "C")`;
+/** The generated column of an indexed field (the name is checked to be a plain identifier). */
+export const indexedColumn = (field: string) => `"f_${field}"`;
+
+/** A `jsonb` value as a number when it is one, else NULL (so a comparison with it is never true). */
+const numberOf = (v: string) => `(CASE WHEN jsonb_typeof(${v}) = 'number' THEN (${v})::numeric END)`;
+/** A `jsonb` value as text when it is a string, else NULL; compared by code point. */
+const stringOf = (v: string) => `(CASE WHEN jsonb_typeof(${v}) = 'string' THEN ${v} #>> '{}' END COLLATE "C")`;
+/** The member `f` (a placeholder) of the fields. */
+const memberOf = (f: string) => `(data -> ${f})`;
+
+/**
+ * The sort keys of a `jsonb` value, outermost first: its rank (absent/null 0, false 1, true 2,
+ * numbers 3, strings 4, anything else 5), its number, its string.
+ */
+export function orderExpressions(v: string): string[] {
+  const rank = `(CASE jsonb_typeof(${v}) WHEN 'boolean' THEN (CASE WHEN ${v} = 'true'::jsonb THEN 2 ELSE 1 END)
+    WHEN 'number' THEN 3 WHEN 'string' THEN 4 WHEN 'array' THEN 5 WHEN 'object' THEN 5 ELSE 0 END)`;
+  return [rank, numberOf(v), stringOf(v)];
+}
 
 /**
  * `AND ...` for every condition of `where` (empty for none). Scalar equalities of several fields are
  * one containment test, so the GIN index sees them together.
  */
-export function whereSql(where: Where | undefined, params: Params): string {
+export function whereSql(where: Where | undefined, params: Params, indexed: ReadonlySet<string> = new Set()): string {
   if (!where) return '';
   const equal: string[] = [];
   const parts: string[] = [];
   for (const [field, condition] of Object.entries(where)) {
-    if (isScalar(condition)) equal.push(`${JSON.stringify(field)}:${JSON.stringify(condition)}`);
-    else if (isRef(condition)) {
-      const either = [member(field, { $ref: condition.$ref }), member(field, { $set: [condition.$ref] })];
-      parts.push(`data @> ANY(${params.add(either)}::jsonb[])`);
-    } else parts.push(operatorsSql(field, condition, params));
+    const $in = isIn(condition);
+    if (indexed.has(field) && (isScalar(condition) || $in)) {
+      const values = (isScalar(condition) ? [condition] : $in!).map((value) => JSON.stringify(value));
+      parts.push(values.length === 1 ? `${indexedColumn(field)} = ${params.add(values[0])}::jsonb` : `${indexedColumn(field)} = ANY(${params.add(values)}::jsonb[])`);
+    } else if (isScalar(condition)) equal.push(`${JSON.stringify(field)}:${JSON.stringify(condition)}`);
+    else if (isRef(condition)) parts.push(`data @> ANY(${params.add(refPatterns(field, condition.$ref))}::jsonb[])`);
+    else parts.push(operatorsSql(field, condition, params));
   }
   if (equal.length > 0) parts.unshift(`data @> ${params.add(`{${equal.join(',')}}`)}::jsonb`);
   return parts.map((part) => ` AND ${part}`).join('');
+}
+
+/** The values of a condition that is `{$in: [...]}` alone, with at least one scalar. */
+function isIn(condition: Condition): Scalar[] | undefined {
+  if (typeof condition !== 'object' || condition === null || isRef(condition)) return undefined;
+  const keys = Object.keys(condition);
+  const values = (condition as FieldOperators).$in;
+  return keys.length === 1 && keys[0] === '$in' && Array.isArray(values) && values.length > 0 && values.every(isScalar) ? values : undefined;
+}
+
+/** The fields that reference `id`: directly or as a member of a set. */
+const refPatterns = (field: string, id: string) => [member(field, { $ref: id }), member(field, { $set: [id] })];
+
+/**
+ * `where` as containment tests, when it is made only of equalities, references and `$in`: JSON text of
+ * an array of conditions that all must hold, each an array of patterns of which the fields must contain
+ * one (the trigger keeps totals of such filters up to date). Otherwise `undefined`.
+ */
+export function containment(where: Where): string | undefined {
+  const equal: string[] = [];
+  const conds: string[][] = [];
+  for (const [field, condition] of Object.entries(where)) {
+    const $in = isIn(condition);
+    if (isScalar(condition)) equal.push(`${JSON.stringify(field)}:${JSON.stringify(condition)}`);
+    else if (isRef(condition)) conds.push(refPatterns(field, condition.$ref));
+    else if ($in) conds.push($in.map((value) => member(field, value)));
+    else return undefined;
+  }
+  if (equal.length > 0) conds.unshift([`{${equal.join(',')}}`]);
+  return conds.length === 0 ? undefined : `[${conds.map((patterns) => `[${patterns.join(',')}]`).join(',')}]`;
 }
 
 /**
@@ -86,11 +137,11 @@ function operatorSql(operator: string, value: unknown, field: string, f: () => s
     case '$gte':
     case '$lt':
     case '$lte':
-      if (typeof value === 'number') return `${numberOf(f())} ${RANGE[operator]} ${params.add(String(value))}::numeric`;
-      if (typeof value === 'string') return `${stringOf(f())} ${RANGE[operator]} ${params.add(value)}::text`;
+      if (typeof value === 'number') return `${numberOf(memberOf(f()))} ${RANGE[operator]} ${params.add(String(value))}::numeric`;
+      if (typeof value === 'string') return `${stringOf(memberOf(f()))} ${RANGE[operator]} ${params.add(value)}::text`;
       return undefined;
     case '$prefix':
-      return typeof value === 'string' ? `starts_with(${stringOf(f())}, ${params.add(value)}::text)` : undefined;
+      return typeof value === 'string' ? `starts_with(${stringOf(memberOf(f()))}, ${params.add(value)}::text)` : undefined;
     case '$exists':
       if (typeof value !== 'boolean') return undefined;
       return value ? `data ? ${f()}` : `NOT (data ? ${f()})`;
@@ -101,16 +152,19 @@ function operatorSql(operator: string, value: unknown, field: string, f: () => s
 
 /**
  * The sort keys of a listing, outermost first, each with its direction: for `orderBy` the value's
- * rank (absent/null 0, false 1, true 2, numbers 3, strings 4, anything else 5), its number, its
- * string, then creation order (`seq`). `descending` flips the value keys only; `reverse` flips all.
- * Expressions name columns bare, so they work in the page query and, prefixed, outside it.
+ * keys (`orderExpressions`, on the generated column of an indexed field), then creation order (`seq`).
+ * `descending` flips the value keys only; `reverse` flips all. Expressions name columns bare, so they
+ * work in the page query and, prefixed, outside it.
  */
-export function orderKeys(orderBy: OrderBy | undefined, reverse: boolean, params: Params): { expr: string; dir: 'ASC' | 'DESC' }[] {
+export function orderKeys(
+  orderBy: OrderBy | undefined,
+  reverse: boolean,
+  params: Params,
+  indexed: ReadonlySet<string> = new Set(),
+): { expr: string; dir: 'ASC' | 'DESC' }[] {
   const seq = { expr: 'seq', dir: reverse ? 'DESC' : 'ASC' } as const;
   if (!orderBy) return [seq];
-  const f = params.add(orderBy.field);
+  const value = indexed.has(orderBy.field) ? indexedColumn(orderBy.field) : memberOf(params.add(orderBy.field));
   const dir = (orderBy.descending ?? false) !== reverse ? 'DESC' : 'ASC';
-  const rank = `(CASE jsonb_typeof(data -> ${f}) WHEN 'boolean' THEN (CASE WHEN data -> ${f} = 'true'::jsonb THEN 2 ELSE 1 END)
-    WHEN 'number' THEN 3 WHEN 'string' THEN 4 WHEN 'array' THEN 5 WHEN 'object' THEN 5 ELSE 0 END)`;
-  return [{ expr: rank, dir }, { expr: numberOf(f), dir }, { expr: stringOf(f), dir }, seq];
+  return [...orderExpressions(value).map((expr) => ({ expr, dir }) as const), seq];
 }

@@ -7,11 +7,13 @@ import { objectStoreContract } from './suites.js';
 const available = await serverAvailable('PostgreSQL', 'the ObjectStore contract on PostgresObjectStore');
 const schema = `odbrest_test_${RUN_ID}`; // this run's own schema, dropped afterwards
 let tables = 0;
-const openedWith = new WeakMap<object, { table: string; now?: () => number }>();
+const openedWith = new WeakMap<object, { table: string; now?: () => number; indexedFields?: string[] }>();
+/** The fields the contract filters and orders by (plain identifiers), for the run with indexed fields. */
+const CONTRACT_FIELDS = ['Color', 'Size', 'Even', 'v', 'Name', 'x', 'Group', 'Score', 'Rank', 'Tag'];
 
-function open(table: string, now?: () => number) {
-  const store = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table, now });
-  openedWith.set(store, { table, now });
+function open(table: string, now?: () => number, indexedFields?: string[]) {
+  const store = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table, now, indexedFields });
+  openedWith.set(store, { table, now, indexedFields });
   return store;
 }
 
@@ -20,13 +22,16 @@ describe.runIf(available)('PostgresObjectStore', () => {
   afterAll(async () => {
     for (const name of [schema, ...freshSchemas]) await dropSchema(name);
   });
-  objectStoreContract('PostgresObjectStore', {
-    create: async (options) => open(`objects_${tables++}`, options?.now),
-    reopen: async (store) => {
-      await store.close?.();
-      const { table, now } = openedWith.get(store)!;
-      return open(table, now);
-    },
+  const reopen = async (store: { close?: () => Promise<void> }) => {
+    await store.close?.();
+    const { table, now, indexedFields } = openedWith.get(store)!;
+    return open(table, now, indexedFields);
+  };
+  objectStoreContract('PostgresObjectStore', { create: async (options) => open(`objects_${tables++}`, options?.now), reopen });
+  // equality, $in and ordering on the generated columns answer exactly as on the jsonb containment
+  objectStoreContract('PostgresObjectStore with indexedFields', {
+    create: async (options) => open(`objects_${tables++}`, options?.now, CONTRACT_FIELDS),
+    reopen,
   });
 
   it('refuses a field value with U+0000 with a StoreValueError (answered 400), and stores the text "\\u0000"', async () => {
