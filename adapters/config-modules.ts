@@ -39,7 +39,7 @@ export async function openObjectStore(store: FileConfig['store'], baseDir: strin
     return FileObjectStore.open({ path: join(folder, 'objects.journal') });
   }
   const { PostgresObjectStore } = await load(import('../stores/postgres.js'), 'store: postgres://', 'pg');
-  return new PostgresObjectStore({ connectionString: store.url, schema: store.schema, table: store.table });
+  return new PostgresObjectStore({ connectionString: store.url, schema: store.schema, table: store.table, indexedFields: store.indexedFields });
 }
 
 /** The blob store `files.blobs` names: a folder of files or PostgreSQL tables; `undefined` for the in-memory default. */

@@ -52,6 +52,8 @@ export const ConfigSchema = v.strictObject({
     url: v.pipe(text('store.url'), v.check(isStoreUrl, (issue) => `store must be ${STORE_KINDS}, ${given(issue)}`)),
     schema: optional(text('store.schema')),
     table: optional(text('store.table')),
+    /** PostgreSQL only: fields listings filter or order by, each given a column and btree indexes. */
+    indexedFields: optional(names('store.indexedFields', 'field names')),
   }),
   kv: group('kv', {
     url: v.pipe(text('kv.url'), v.check(isKvUrl, (issue) => `kv must be ${KV_KINDS}, ${given(issue)}`)),

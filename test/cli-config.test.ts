@@ -66,6 +66,7 @@ describe('loadConfig', () => {
     ['kv: redis:/x\n', 'invalid configuration (kv.url): kv must be memory or a redis:// (rediss://) URL, not "redis:"'],
     ['requestLog: sometimes\n', 'invalid configuration (requestLog): requestLog must be true or false'],
     ['session: { jwtSecret: short }\n', 'invalid configuration (session.jwtSecret): session.jwtSecret must be at least 32 characters'],
+    ['store: { url: memory, indexedFields: City }\n', 'invalid configuration (store.indexedFields): store.indexedFields must be a list of field names'],
     ['appKeys: web\n', 'invalid configuration (appKeys): appKeys must be a list of strings'],
     ['access: { Customer: { write: [sales] } }\n', 'invalid configuration (access.Customer.write)'],
     ['access: { Customer: { read: sales } }\n', 'access rules must be a list of group names, "*" or "self"'],
@@ -157,7 +158,7 @@ describe('the README’s complete api-config.yml', () => {
     writeFileSync(join(dir, 'keys/server-key.pem'), 'PEM');
     const config = loadConfig({}, dir);
     expect(config.options).toMatchObject({ databaseName: 'crm', session: { idleTimeoutMs: 1_800_000, maxPerUser: 1000 }, secure: { serverKey: 'PEM' } });
-    expect(config.file.store).toEqual({ url: 'postgres://odbrest@db.internal:5432/crm', schema: 'public', table: 'odbrest_store' });
+    expect(config.file.store).toEqual({ url: 'postgres://odbrest@db.internal:5432/crm', schema: 'public', table: 'odbrest_store', indexedFields: ['City', 'Revenue'] });
   });
 
   test('shows every option of the file', () => {

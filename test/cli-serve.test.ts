@@ -74,7 +74,7 @@ describe.runIf(available)('a configuration choosing PostgreSQL, Redis and a macr
         'hostname: 127.0.0.1',
         'dataFile: ./data.json',
         'macros: ./macros.mjs',
-        `store: { url: "${DATABASE_URL}", schema: ${schema}, table: objects }`,
+        `store: { url: "${DATABASE_URL}", schema: ${schema}, table: objects, indexedFields: [City] }`,
         `kv: { url: "${REDIS_URL}", prefix: "${prefix}" }`,
         `files: { blobs: { url: "${DATABASE_URL}", schema: ${schema}, table: blobs } }`,
         'access: { Document: { create: ["*"] } }',
@@ -104,8 +104,11 @@ describe.runIf(available)('a configuration choosing PostgreSQL, Redis and a macr
     const client = new pg.Client({ connectionString: DATABASE_URL });
     await client.connect();
     const rows = await client.query(`SELECT count(*)::int AS n FROM "${schema}".objects`);
+    // store.indexedFields: the field's column (and its indexes) are there
+    const columns = await client.query(`SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'objects' AND column_name LIKE 'f\\_%'`, [schema]);
     await client.end();
     expect(rows.rows[0].n).toBe(3);
+    expect(columns.rows).toEqual([{ column_name: 'f_City' }]);
     const { Redis } = await import('ioredis');
     const redis = new Redis(REDIS_URL);
     expect((await redis.keys(`${prefix}*`)).length).toBeGreaterThan(0);
