@@ -55,18 +55,29 @@ export default async function bench({ opsPerSecond }) {
       const store = new PostgresObjectStore({ pool, schema, table: 'demo' });
       const both = createService({ data: demoData(), users: { passwordIterations: 1000 }, kv: countedKv, store });
       await both.ready;
+      // The same table read without the object cache (PostgreSQL asked for every object), for the before/after.
+      const uncachedStore = new PostgresObjectStore({ pool, schema, table: 'demo', cache: false });
+      const uncached = createService({ users: { passwordIterations: 1000 }, kv: countedKv, store: uncachedStore });
+      await uncached.ready;
       const get = await loggedInGet(both);
-      await get();
-      const before = { ...trips };
-      const GETS = 20;
-      for (let i = 0; i < GETS; i++) await get();
-      rows.push({ name: 'round trips per GET /v1/object/{id}, PostgreSQL statements', value: (trips.pg - before.pg) / GETS, unit: '' });
-      rows.push({ name: 'round trips per GET /v1/object/{id}, Redis commands', value: (trips.redis - before.redis) / GETS, unit: '' });
+      const uncachedGet = await loggedInGet(uncached);
+      for (const [label, fn] of [['', get], [', without the object cache', uncachedGet]]) {
+        await fn();
+        await new Promise((resolve) => setTimeout(resolve, 100)); // the cache listens from the first read on
+        await fn();
+        const before = { ...trips };
+        const GETS = 20;
+        for (let i = 0; i < GETS; i++) await fn();
+        rows.push({ name: `round trips per GET /v1/object/{id}${label}, PostgreSQL statements`, value: (trips.pg - before.pg) / GETS, unit: '' });
+        rows.push({ name: `round trips per GET /v1/object/{id}${label}, Redis commands`, value: (trips.redis - before.redis) / GETS, unit: '' });
+      }
       const localGet = await loggedInGet(local);
       for (const concurrency of [1, 16]) {
         const reference = await opsPerSecond(localGet, { concurrency });
         const value = await opsPerSecond(get, { concurrency });
+        const without = await opsPerSecond(uncachedGet, { concurrency });
         rows.push({ name: `GET /v1/object/{id}, Redis sessions + PostgreSQL store, ${concurrency} concurrent`, value, unit: 'req/s', reference, ratio: value / reference, target: concurrency === 16 ? '>= 0.5' : undefined });
+        rows.push({ name: `GET /v1/object/{id}, Redis sessions + PostgreSQL store without the object cache, ${concurrency} concurrent`, value: without, unit: 'req/s', reference, ratio: without / reference });
       }
       // Each shared store alone, to show where the time goes.
       for (const [label, stores] of [
@@ -80,8 +91,10 @@ export default async function bench({ opsPerSecond }) {
         rows.push({ name: `GET /v1/object/{id}, ${label}, 16 concurrent`, value, unit: 'req/s', reference, ratio: value / reference });
       }
       await store.close();
+      await uncachedStore.close();
       await pool.end();
       redis.disconnect();
+      rows.push(...(await cacheMemory(schema)));
     } else {
       rows.push({ name: 'GET with Redis + PostgreSQL: skipped', value: `${redisUp ? '' : 'Redis '}${pgUp ? '' : 'PostgreSQL '}unreachable`, unit: '' });
     }
@@ -115,4 +128,40 @@ export default async function bench({ opsPerSecond }) {
     rmSync(dir, { recursive: true, force: true });
   }
   return rows;
+}
+
+/**
+ * Memory the PostgreSQL object cache takes per object: 20,000 objects shaped like the demo's
+ * customers (about 250 bytes of JSON each) read once by id in batches, heap and RSS before and after.
+ */
+async function cacheMemory(schema) {
+  const OBJECTS = 20_000;
+  const store = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'memory', cache: { maxObjects: OBJECTS, maxBytes: 1 << 30 } });
+  await store.count('Customer'); // creates the table
+  const admin = new pg.Client({ connectionString: DATABASE_URL });
+  await admin.connect();
+  await admin.query(
+    `INSERT INTO "${schema}"."memory" (id, class_name, store_time, data, body)
+     SELECT id, 'Customer', 1767225600000, body::jsonb, body FROM (
+       SELECT 'M' || lpad(i::text, 7, '0') AS id,
+         json_build_object('Name', 'Customer ' || i, 'City', 'Hamburg', 'Street', 'Hafenstrasse ' || i, 'Email', 'customer' || i || '@example.com',
+           'Phone', '+49 40 ' || (1000000 + i), 'Revenue', i * 17, 'Active', i % 2 = 0, 'AccountManager', json_build_object('~ObjectID', 'EMP00001'))::text AS body
+       FROM generate_series(1, ${OBJECTS}) i) o`,
+  );
+  await admin.end();
+  const ids = Array.from({ length: OBJECTS }, (_, i) => `M${String(i + 1).padStart(7, '0')}`);
+  await store.get(ids[0]);
+  await new Promise((resolve) => setTimeout(resolve, 200)); // listening
+  const measure = () => {
+    globalThis.gc?.();
+    return process.memoryUsage();
+  };
+  const before = measure();
+  for (let i = 0; i < OBJECTS; i += 500) await store.getMany(ids.slice(i, i + 500));
+  const after = measure();
+  await store.close();
+  return [
+    { name: `PostgreSQL object cache, heap per cached object (${OBJECTS} objects${globalThis.gc ? '' : ', without --expose-gc'})`, value: (after.heapUsed - before.heapUsed) / OBJECTS, unit: 'bytes' },
+    { name: `PostgreSQL object cache, RSS per cached object (${OBJECTS} objects)`, value: (after.rss - before.rss) / OBJECTS, unit: 'bytes' },
+  ];
 }

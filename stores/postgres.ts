@@ -12,6 +12,7 @@ import {
   type Where,
 } from '../src/index.js';
 import { checkIdentifiers, hash, inTransaction, onConnection, openPool, type PostgresPoolOptions } from './pg-common.js';
+import { DEFAULT_CACHE, NOTIFY_ALL_ABOVE, RowCache, type PostgresCacheOptions } from './pg-cache.js';
 import { checkIndexedFields, countLockKey, createSql, EXISTING_SQL, upgradeSql, type Existing, type TableNames } from './postgres-schema.js';
 import { containment, orderKeys, Params, whereSql } from './postgres-sql.js';
 
@@ -32,6 +33,12 @@ export interface PostgresObjectStoreOptions extends PostgresPoolOptions {
   indexedFields?: readonly string[];
   /** Clock for `storeTime`, for tests. */
   now?: () => number;
+  /**
+   * Objects read by id (`get`, `getMany`) are kept in process and evicted when any instance changes
+   * them (PostgreSQL notifications, listened to on one connection of this store's own, outside the
+   * pool). Default on: 10,000 objects, 32 MiB. `false` reads every object from PostgreSQL.
+   */
+  cache?: PostgresCacheOptions | false;
 }
 
 /**
@@ -95,6 +102,7 @@ export class PostgresObjectStore implements ObjectStore {
   readonly #indexed: ReadonlySet<string>;
   readonly #now: () => number;
   readonly #starts = new PageStarts();
+  readonly #cache: RowCache | undefined;
   #setup: Promise<void> | undefined;
 
   constructor(options: PostgresObjectStoreOptions = {}) {
@@ -113,17 +121,33 @@ export class PostgresObjectStore implements ObjectStore {
     this.#indexed = new Set(options.indexedFields);
     this.#now = options.now ?? Date.now;
     ({ pool: this.#pool, owned: this.#ownsPool } = openPool(options));
+    if (options.cache !== false) {
+      const connection: pg.ClientConfig = options.pool?.options ?? { connectionString: options.connectionString, connectionTimeoutMillis: options.connectTimeoutMs ?? 2000 };
+      this.#cache = new RowCache(options.cache ?? DEFAULT_CACHE, connection, this.#channel());
+    }
   }
 
   async get(id: string): Promise<StoredObject | undefined> {
-    const rows = await this.#query<Row>(`SELECT id, class_name, store_time, body FROM ${this.#table} WHERE id = $1`, [id], 'get');
+    const cached = this.#cache?.get(id);
+    if (cached) return toObject(cached);
+    const fetch = () => this.#query<Row>(`SELECT id, class_name, store_time, body FROM ${this.#table} WHERE id = $1`, [id], 'get');
+    const rows = await (this.#cache ? this.#cache.fill(fetch) : fetch());
     return rows[0] && toObject(rows[0]);
   }
 
   async getMany(ids: readonly string[]): Promise<StoredObject[]> {
     if (ids.length === 0) return [];
-    const rows = await this.#query<Row>(`SELECT id, class_name, store_time, body FROM ${this.#table} WHERE id = ANY($1::text[])`, [ids], 'get_many');
-    const byId = new Map(rows.map((row) => [row.id, row]));
+    const byId = new Map<string, Row>();
+    const missing: string[] = [];
+    for (const id of ids) {
+      const cached = this.#cache?.get(id);
+      if (cached) byId.set(id, cached);
+      else missing.push(id);
+    }
+    if (missing.length > 0) {
+      const fetch = () => this.#query<Row>(`SELECT id, class_name, store_time, body FROM ${this.#table} WHERE id = ANY($1::text[])`, [missing], 'get_many');
+      for (const row of await (this.#cache ? this.#cache.fill(fetch) : fetch())) byId.set(row.id, row);
+    }
     return ids.flatMap((id) => {
       const row = byId.get(id);
       return row ? [toObject(row)] : [];
@@ -230,6 +254,16 @@ export class PostgresObjectStore implements ObjectStore {
   }
 
   async put(input: ObjectInput): Promise<StoredObject> {
+    if (input.id === undefined) return this.#put(input); // a new id is in no cache
+    try {
+      return await this.#put(input);
+    } finally {
+      // whether it was written, refused or its outcome is unknown: the next read asks PostgreSQL
+      this.#cache?.evict(input.id);
+    }
+  }
+
+  async #put(input: ObjectInput): Promise<StoredObject> {
     const json = JSON.stringify(input.fields);
     // an escaped NUL (an odd number of backslashes before u0000) in the JSON text
     if (/(^|[^\\])(\\\\)*\\u0000/.test(json)) {
@@ -276,8 +310,12 @@ export class PostgresObjectStore implements ObjectStore {
   }
 
   async delete(id: string): Promise<boolean> {
-    const result = await this.#run((client) => client.query({ name: this.#statement('delete'), text: `DELETE FROM ${this.#table} WHERE id = $1`, values: [id] }));
-    return result.rowCount === 1;
+    try {
+      const result = await this.#run((client) => client.query({ name: this.#statement('delete'), text: `DELETE FROM ${this.#table} WHERE id = $1`, values: [id] }));
+      return result.rowCount === 1;
+    } finally {
+      this.#cache?.evict(id);
+    }
   }
 
   /** PostgreSQL's plan (EXPLAIN, JSON format) of the statement a listing runs (page and total), to check that indexes serve it. */
@@ -287,7 +325,13 @@ export class PostgresObjectStore implements ObjectStore {
   }
 
   async close(): Promise<void> {
+    await this.#cache?.close();
     if (this.#ownsPool) await this.#pool.end();
+  }
+
+  /** The notification channel of this table (a name of at most 63 bytes, whatever the schema and table). */
+  #channel(): string {
+    return `odbrest_${this.#tableHash}_${hash(`${this.#table}#changes`)}`;
   }
 
   /**
@@ -310,6 +354,10 @@ export class PostgresObjectStore implements ObjectStore {
           const existing = (await client.query<{ columns: string[]; indexes: string[] }>(EXISTING_SQL, [this.#schema, this.#name])).rows[0]!;
           const have: Existing = { columns: new Set(existing.columns), indexes: new Set(existing.indexes) };
           for (const statement of upgradeSql(this.#names, [...this.#indexed], have)) await client.query(statement);
+          // the cache's notifications (a new table, or one made before the cache)
+          if ((await client.query(`SELECT to_regprocedure($1) AS f`, [`${this.#notifier()}()`])).rows[0].f === null) {
+            for (const statement of this.#notifySql()) await client.query(statement);
+          }
         }),
       false,
     ).catch((error: unknown) => {
@@ -317,6 +365,41 @@ export class PostgresObjectStore implements ObjectStore {
       throw error;
     });
     return this.#setup;
+  }
+
+  #notifier(): string {
+    return `"${this.#schema}"."${this.#name}_notify"`;
+  }
+
+  /**
+   * Triggers that tell the caches of every instance which objects changed: the id of each row
+   * updated or deleted (`:` + id), or `*` (everything) for a TRUNCATE, a statement changing many rows
+   * or an id too long for a notification. Sent in the writing transaction, delivered at its commit.
+   * New rows need no notification: a cache holds only objects that existed.
+   */
+  #notifySql(): string[] {
+    const [t, notify, channel] = [this.#table, this.#notifier(), `'${this.#channel()}'`];
+    const each = (rows: string) => `IF (SELECT count(*) FROM (${rows}) c) > ${NOTIFY_ALL_ABOVE} OR EXISTS (SELECT FROM (${rows}) c WHERE octet_length(id) > 7000) THEN
+          PERFORM pg_notify(${channel}, '*');
+        ELSE
+          PERFORM pg_notify(${channel}, ':' || id) FROM (${rows}) c;
+        END IF;`;
+    return [
+      `CREATE FUNCTION ${notify}() RETURNS trigger LANGUAGE plpgsql AS $notify$
+      BEGIN
+        IF TG_OP = 'UPDATE' THEN
+          ${each('SELECT id FROM old_rows UNION SELECT id FROM new_rows')}
+        ELSIF TG_OP = 'DELETE' THEN
+          ${each('SELECT id FROM old_rows')}
+        ELSE
+          PERFORM pg_notify(${channel}, '*');
+        END IF;
+        RETURN NULL;
+      END $notify$`,
+      `CREATE TRIGGER notify_update AFTER UPDATE ON ${t} REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${notify}()`,
+      `CREATE TRIGGER notify_delete AFTER DELETE ON ${t} REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION ${notify}()`,
+      `CREATE TRIGGER notify_truncate AFTER TRUNCATE ON ${t} FOR EACH STATEMENT EXECUTE FUNCTION ${notify}()`,
+    ];
   }
 
   /**
@@ -381,3 +464,4 @@ function refuseValue(error: unknown): never {
 
 export { PostgresBlobStore, BLOB_CHUNK_BYTES, type PostgresBlobStoreOptions } from './blob-postgres.js';
 export type { PostgresPoolOptions } from './pg-common.js';
+export type { PostgresCacheEvent, PostgresCacheOptions } from './pg-cache.js';

@@ -1,0 +1,230 @@
+/**
+ * The PostgreSQL object store's in-process cache of rows by id, kept exact by notifications: the
+ * table's triggers send `pg_notify(channel, ':' || id)` for every row updated or deleted (in the
+ * writing transaction, so it is delivered at commit), and one connection of its own per store LISTENs
+ * and evicts. While that connection is not listening the cache is empty and bypassed.
+ */
+import { LRUCache } from 'lru-cache';
+import pg from 'pg';
+
+export interface PostgresCacheOptions {
+  /** Most objects kept. Default 10,000. */
+  maxObjects?: number;
+  /** Most bytes kept (the JSON text of the fields plus a fixed overhead per object). Default 32 MiB. */
+  maxBytes?: number;
+  /** Told when the cache starts listening, goes deaf (and is cleared), or evicts on a change; for metrics and tests. */
+  onEvent?: (event: PostgresCacheEvent) => void;
+}
+
+export type PostgresCacheEvent = { kind: 'listening' } | { kind: 'deaf'; error?: Error } | { kind: 'changed'; id?: string };
+
+/** A row as the store reads it. */
+export interface CachedRow {
+  id: string;
+  class_name: string;
+  store_time: string;
+  body: string;
+}
+
+export const DEFAULT_CACHE = { maxObjects: 10_000, maxBytes: 32 * 1024 * 1024 };
+/** Memory of a cached row besides its strings' characters (the row object, the LRU's slots): measured, see README. */
+const ROW_OVERHEAD_BYTES = 200;
+/** Statements that change more rows than this send one "everything changed" notification instead. */
+export const NOTIFY_ALL_ABOVE = 1000;
+/** Reconnection delays of the listening connection: doubling from the first to the last. */
+const RETRY_FIRST_MS = 100;
+const RETRY_LAST_MS = 5000;
+/**
+ * The listening connection is idle; a query this often (failing after as long) notices one that a
+ * firewall or a dead peer dropped without closing it, which would otherwise leave the cache deaf.
+ */
+const HEARTBEAT_MS = 5000;
+
+interface FeedHandlers {
+  listening: () => void;
+  deaf: (error?: Error) => void;
+  changed: (payload: string) => void;
+}
+
+/**
+ * A fetch from PostgreSQL in progress, started while listening. A change of one of its ids noticed
+ * before it finishes marks that id stale; losing the notifications marks it all stale. Only what is
+ * still fresh when it finishes enters the cache.
+ */
+interface Fill {
+  stale: Set<string>;
+  dead: boolean;
+}
+
+export class RowCache {
+  readonly #rows: LRUCache<string, CachedRow>;
+  readonly #fills = new Set<Fill>();
+  readonly #onEvent: (event: PostgresCacheEvent) => void;
+  readonly #feed: ChangeFeed;
+
+  constructor(options: PostgresCacheOptions, connection: pg.ClientConfig, channel: string) {
+    const maxObjects = options.maxObjects ?? DEFAULT_CACHE.maxObjects;
+    const maxBytes = options.maxBytes ?? DEFAULT_CACHE.maxBytes;
+    for (const [name, value] of Object.entries({ maxObjects, maxBytes })) {
+      if (!Number.isSafeInteger(value) || value < 1) throw new Error(`PostgresObjectStore: cache.${name} must be a positive integer`);
+    }
+    // `maxSize` counts bytes; objects are bounded by a check on insert (lru-cache's `max` would allocate all its slots up front).
+    this.#rows = new LRUCache<string, CachedRow>({ maxSize: maxBytes, sizeCalculation: rowBytes });
+    this.#maxObjects = maxObjects;
+    this.#onEvent = options.onEvent ?? (() => undefined);
+    this.#feed = new ChangeFeed(connection, channel, {
+      listening: () => this.#onEvent({ kind: 'listening' }),
+      deaf: (error) => {
+        this.#forgetAll();
+        this.#onEvent({ kind: 'deaf', error });
+      },
+      changed: (payload) => {
+        if (payload.startsWith(':')) this.evict(payload.slice(1));
+        else this.#forgetAll();
+        this.#onEvent(payload.startsWith(':') ? { kind: 'changed', id: payload.slice(1) } : { kind: 'changed' });
+      },
+    });
+  }
+
+  readonly #maxObjects: number;
+
+  /** The cached row, while listening; starts listening on first use. */
+  get(id: string): CachedRow | undefined {
+    if (!this.#feed.listening) {
+      this.#feed.start();
+      return undefined;
+    }
+    return this.#rows.get(id);
+  }
+
+  /**
+   * Fetches rows with `fetch` and keeps those no change overtook: a change of an id noticed while the
+   * fetch runs (or the connection lost) means PostgreSQL may have answered the row as it was before.
+   */
+  async fill<T extends CachedRow>(fetch: () => Promise<T[]>): Promise<T[]> {
+    if (!this.#feed.listening) return fetch();
+    const fill: Fill = { stale: new Set(), dead: false };
+    this.#fills.add(fill);
+    try {
+      const rows = await fetch();
+      if (!fill.dead && this.#feed.listening) {
+        for (const row of rows) if (!fill.stale.has(row.id)) this.#keep(row);
+      }
+      return rows;
+    } finally {
+      this.#fills.delete(fill);
+    }
+  }
+
+  /** Forgets `id`, also for the fetches in progress (after a write of this instance, or a notification). */
+  evict(id: string): void {
+    this.#rows.delete(id);
+    for (const fill of this.#fills) fill.stale.add(id);
+  }
+
+  async close(): Promise<void> {
+    this.#forgetAll();
+    await this.#feed.close();
+  }
+
+  #keep(row: CachedRow): void {
+    const held = this.#rows.peek(row.id);
+    // A row fetched later may already be here: never replace a newer version with an older one.
+    if (held && Number(held.store_time) > Number(row.store_time)) return;
+    const { id, class_name, store_time, body } = row; // only the row's own columns, not the caller's object
+    if (!held && this.#rows.size >= this.#maxObjects) this.#rows.pop();
+    this.#rows.set(id, { id, class_name, store_time, body });
+  }
+
+  #forgetAll(): void {
+    this.#rows.clear();
+    for (const fill of this.#fills) fill.dead = true;
+  }
+}
+
+function rowBytes(row: CachedRow): number {
+  return row.id.length + row.class_name.length + row.store_time.length + row.body.length + ROW_OVERHEAD_BYTES;
+}
+
+/**
+ * One connection of its own that LISTENs on the channel; reconnects with doubling delays when it
+ * drops. `listening` is true only from the moment LISTEN took effect until the connection is lost.
+ */
+class ChangeFeed {
+  readonly #connection: pg.ClientConfig;
+  readonly #channel: string;
+  readonly #on: FeedHandlers;
+  #client: pg.Client | undefined;
+  #started = false;
+  #closed = false;
+  #retryMs = RETRY_FIRST_MS;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #heartbeat: ReturnType<typeof setInterval> | undefined;
+  listening = false;
+
+  constructor(connection: pg.ClientConfig, channel: string, on: FeedHandlers) {
+    this.#connection = connection;
+    this.#channel = channel;
+    this.#on = on;
+  }
+
+  start(): void {
+    if (this.#started || this.#closed) return;
+    this.#started = true;
+    void this.#connect();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    clearInterval(this.#heartbeat);
+    this.listening = false;
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  async #connect(): Promise<void> {
+    const client = new pg.Client({ ...this.#connection, keepAlive: true, query_timeout: HEARTBEAT_MS });
+    this.#client = client;
+    let lost = false;
+    const lose = (error?: Error) => {
+      if (lost) return;
+      lost = true;
+      if (this.#client !== client) return; // closed
+      this.#client = undefined;
+      const wasListening = this.listening;
+      this.listening = false;
+      clearInterval(this.#heartbeat);
+      client.end().catch(() => undefined);
+      if (wasListening) this.#on.deaf(error);
+      this.#retry();
+    };
+    client.on('error', lose);
+    client.on('end', () => lose());
+    client.on('notification', (message) => {
+      if (this.#client === client && this.listening) this.#on.changed(message.payload ?? '*');
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${this.#channel}"`);
+    } catch (error) {
+      lose(error as Error);
+      return;
+    }
+    if (lost || this.#client !== client) return;
+    this.listening = true;
+    this.#retryMs = RETRY_FIRST_MS;
+    this.#heartbeat = setInterval(() => void client.query('SELECT 1').catch(lose), HEARTBEAT_MS);
+    this.#heartbeat.unref?.();
+    this.#on.listening();
+  }
+
+  #retry(): void {
+    if (this.#closed) return;
+    const delay = this.#retryMs;
+    this.#retryMs = Math.min(RETRY_LAST_MS, this.#retryMs * 2);
+    this.#timer = setTimeout(() => void this.#connect(), delay);
+    this.#timer.unref?.();
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * The PostgreSQL store's object cache stays exact across instances: two stores, each with its own pool
+ * (whose statements are counted, and whose reads by id can be held back), on one table of this run.
+ * Waits are on the stores' cache events, never on sleeps.
+ */
+import pg from 'pg';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { demoAccess } from '../examples/demo-access.mjs';
+import { createService, importObjects } from '../src/index.js';
+import { PostgresObjectStore, type PostgresCacheEvent } from '../stores/postgres.js';
+import { call, demoData, login } from './helpers.js';
+import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from './support/servers.js';
+
+const available = await serverAvailable('PostgreSQL', 'the PostgreSQL object cache test');
+const schema = `odbrest_cache_${RUN_ID}`;
+let tables = 0;
+let instances = 0;
+
+/** A store on its own pool: counts the statements it sends, and can hold back the answer of its next read by id. */
+const listening = (event: PostgresCacheEvent) => event.kind === 'listening';
+
+function instance(table: string) {
+  const statements = { count: 0 };
+  let hold: { released: Promise<void>; fetched: () => void } | undefined;
+  const url = new URL(DATABASE_URL);
+  url.searchParams.set('application_name', `odbrest_cache_${RUN_ID}_${++instances}`); // the listening connection has it too
+  const name = url.searchParams.get('application_name')!;
+  const pool = new pg.Pool({ connectionString: url.href, max: 4 });
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+    (client as unknown as { query: unknown }).query = (...args: unknown[]) => {
+      statements.count++;
+      const answer = query(...args);
+      const name = (args[0] as { name?: string } | undefined)?.name ?? '';
+      const held = hold;
+      if (!held || !/_get(_many)?$/.test(name)) return answer;
+      hold = undefined;
+      return answer.then(async (result) => {
+        held.fetched();
+        await held.released;
+        return result;
+      });
+    };
+  });
+  const events: PostgresCacheEvent[] = [];
+  const waiting = new Set<{ match: (event: PostgresCacheEvent) => boolean; resolve: () => void }>();
+  const store = new PostgresObjectStore({
+    pool,
+    schema,
+    table,
+    cache: {
+      onEvent: (event) => {
+        events.push(event);
+        for (const waiter of waiting) if (waiter.match(event)) (waiting.delete(waiter), waiter.resolve());
+      },
+    },
+  });
+  return {
+    store,
+    name,
+    statements,
+    events,
+    /** Resolves at the next event that matches (the test's timeout bounds the wait). */
+    next: (match: (event: PostgresCacheEvent) => boolean) => new Promise<void>((resolve) => waiting.add({ match, resolve })),
+    /** Starts listening (the first read does) and waits until it listens. */
+    async listen() {
+      const started = this.next(listening);
+      await store.get('NOSUCHID');
+      if (!events.some(listening)) await started;
+    },
+    /** Holds the answer of the next read by id until `release`; `fetched` resolves once PostgreSQL answered it. */
+    holdNextRead() {
+      let release!: () => void;
+      let fetched!: () => void;
+      const done = { released: new Promise<void>((resolve) => (release = resolve)), fetched: new Promise<void>((resolve) => (fetched = resolve)) };
+      hold = { released: done.released, fetched };
+      return { release, fetched: done.fetched };
+    },
+    async close() {
+      await store.close();
+      await pool.end();
+    },
+  };
+}
+type Instance = ReturnType<typeof instance>;
+
+const changed = (id: string) => (event: PostgresCacheEvent) => event.kind === 'changed' && event.id === id;
+
+/** Two instances on a fresh table, both listening, with one object read once by B (so B holds it). */
+async function pair(opened: Instance[]) {
+  const table = `objects_${tables++}`;
+  const [a, b] = [instance(table), instance(table)];
+  opened.push(a, b);
+  const object = await a.store.put({ className: 'Doc', fields: { v: 1 } });
+  for (const side of [a, b]) await side.listen();
+  expect((await b.store.get(object.id))?.fields).toEqual({ v: 1 });
+  const before = b.statements.count;
+  expect((await b.store.get(object.id))?.fields).toEqual({ v: 1 });
+  expect(b.statements.count).toBe(before); // answered from B's cache
+  return { a, b, id: object.id };
+}
+
+describe.runIf(available)('PostgreSQL object cache across instances', () => {
+  const opened: Instance[] = [];
+  afterEach(async () => {
+    for (const side of opened.splice(0)) await side.close();
+  });
+  afterAll(async () => dropSchema(schema));
+
+  it('a write on A is read by B once its notification arrived; reads by id and by many are copies', async () => {
+    const { a, b, id } = await pair(opened);
+    const noticed = b.next(changed(id));
+    await a.store.put({ id, className: 'Doc', fields: { v: 2 } });
+    await noticed;
+    expect((await b.store.get(id))?.fields).toEqual({ v: 2 });
+    expect((await b.store.getMany([id, 'NOSUCHID', id])).map((object) => object.fields)).toEqual([{ v: 2 }, { v: 2 }]);
+    // a cached object handed out and changed by the caller does not change the cache
+    const before = b.statements.count;
+    const copy = (await b.store.get(id))!;
+    (copy.fields as { v: number }).v = 99;
+    expect((await b.store.get(id))?.fields).toEqual({ v: 2 });
+    expect(b.statements.count).toBe(before);
+    // a delete too
+    const gone = b.next(changed(id));
+    await a.store.delete(id);
+    await gone;
+    expect(await b.store.get(id)).toBeUndefined();
+    expect(await b.store.getMany([id])).toEqual([]);
+  });
+
+  it('a read on B whose answer PostgreSQL gave before a write on A, and that finishes after its notification, is not cached', async () => {
+    const { a, b, id } = await pair(opened);
+    // evict on B first (B's own write), so the next read goes to PostgreSQL
+    const written = await b.store.put({ id, className: 'Doc', fields: { v: 2 } });
+    const held = b.holdNextRead();
+    const reading = b.store.get(id);
+    await held.fetched; // PostgreSQL answered v 2 ...
+    const noticed = b.next(changed(id));
+    await a.store.put({ id, className: 'Doc', fields: { v: 3 }, ifStoreTime: written.storeTime });
+    await noticed; // ... then A wrote v 3 and B heard of it ...
+    held.release(); // ... and only then the read finishes
+    expect((await reading)?.fields).toEqual({ v: 2 });
+    expect((await b.store.get(id))?.fields).toEqual({ v: 3 });
+    expect((await b.store.getMany([id]))[0]?.fields).toEqual({ v: 3 });
+  });
+
+  it('a read started before a write of the same instance resolved is not cached either', async () => {
+    const { b, id } = await pair(opened);
+    const written = await b.store.put({ id, className: 'Doc', fields: { v: 2 } });
+    const held = b.holdNextRead();
+    const reading = b.store.getMany([id]);
+    await held.fetched;
+    await b.store.put({ id, className: 'Doc', fields: { v: 3 }, ifStoreTime: written.storeTime });
+    held.release();
+    expect((await reading)[0]?.fields).toEqual({ v: 2 });
+    expect((await b.store.get(id))?.fields).toEqual({ v: 3 }); // at once: no wait for any notification
+  });
+
+  it('while its listening connection is lost the cache is emptied and bypassed, and it listens again by itself', async () => {
+    const { a, b, id } = await pair(opened);
+    const deaf = b.next((event) => event.kind === 'deaf');
+    const back = b.next(listening);
+    const admin = new pg.Client({ connectionString: DATABASE_URL });
+    await admin.connect();
+    try {
+      // B's listening connection: B's application name, and its last statement was LISTEN (or the heartbeat); the pool sends neither
+      const { rows } = await admin.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND (query LIKE 'LISTEN %' OR query = 'SELECT 1')`,
+        [b.name],
+      );
+      expect(rows).toHaveLength(1);
+      await admin.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+      // a write while B cannot hear it (straight to the table: any writer notifies)
+      await admin.query(`UPDATE "${schema}"."objects_${tables - 1}" SET body = '{"v":2}', data = '{"v":2}', store_time = store_time + 1000 WHERE id = $1`, [id]);
+    } finally {
+      await admin.end();
+    }
+    await deaf;
+    const before = b.statements.count;
+    expect((await b.store.get(id))?.fields).toEqual({ v: 2 });
+    if (!b.events.slice(b.events.findLastIndex((event) => event.kind === 'deaf')).some(listening)) {
+      expect((await b.store.get(id))?.fields).toEqual({ v: 2 });
+      expect(b.statements.count).toBe(before + 2); // not listening yet: both asked PostgreSQL
+    }
+    await back;
+    expect((await b.store.get(id))?.fields).toEqual({ v: 2 });
+    const cached = b.statements.count;
+    expect((await b.store.get(id))?.fields).toEqual({ v: 2 });
+    expect(b.statements.count).toBe(cached);
+    const noticed = b.next(changed(id));
+    await a.store.put({ id, className: 'Doc', fields: { v: 3 } });
+    await noticed;
+    expect((await b.store.get(id))?.fields).toEqual({ v: 3 });
+  });
+
+  it('over HTTP: PATCH on one service, GET on the other answers the new value', { timeout: 60_000 }, async () => {
+    const table = `objects_${tables++}`;
+    const seeding = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table, cache: false });
+    await importObjects(seeding, demoData(), 1000);
+    await seeding.close();
+    const [a, b] = [instance(table), instance(table)];
+    opened.push(a, b);
+    const services = await Promise.all(
+      [a, b].map(async (side) => {
+        const service = createService({ store: side.store, access: demoAccess, users: { passwordIterations: 1000 }, onError: () => undefined });
+        await service.ready;
+        return { service, sessionId: await login(service, 'alice') };
+      }),
+    );
+    const get = (i: number) => call(services[i]!.service, 'GET', '/v1/object/CUS00007', { headers: { sessionId: services[i]!.sessionId } });
+    await b.listen();
+    const old = (await get(1)).body.data;
+    expect((await get(1)).body.data).toEqual(old); // now in B's cache
+    const noticed = b.next(changed('CUS00007'));
+    const patched = await call(services[0]!.service, 'PATCH', '/v1/object/CUS00007', { headers: { sessionId: services[0]!.sessionId }, json: { City: 'Cached City' } });
+    expect(patched.status).toBe(200);
+    await noticed;
+    const answer = (await get(1)).body.data;
+    expect(answer).toEqual(patched.body.data);
+    expect(answer.City).toBe('Cached City');
+    expect(answer['~StoreTime']).not.toBe(old['~StoreTime']);
+  });
+});
