@@ -60,6 +60,8 @@ export function sessionLimits(options: SessionOptions = {}): SessionLimits {
 }
 
 const key = kvKeys.session;
+/** Slots of the per-user cap kept in one key-value entry. */
+const SLOTS_PER_PAGE = 32;
 
 /** Sessions in the KeyValueStore, one JSON entry each, keyed so that a session's keys share a slot. */
 export class SessionStore {
@@ -113,9 +115,10 @@ export class SessionStore {
 
   /**
    * Gives the session its principal's next login number `n` and puts it in slot `n mod maxPerUser`;
-   * returns the session that held that slot, the one `maxPerUser` logins older, which ends. Each
-   * login touches a counter and one small slot, whatever the number of sessions: a list of them all,
-   * rewritten per login, cost 0.3 ms at 1000 sessions (and 40 KB sent twice to a shared store).
+   * returns the session that held that slot, the one `maxPerUser` logins older, which ends. Slots are
+   * kept `SLOTS_PER_PAGE` to an entry, so a login rewrites one small page whatever the number of
+   * sessions (a list of them all, rewritten per login, cost 0.3 ms at 1000 sessions and sent 40 KB
+   * twice to a shared store), and a session costs the store a few dozen bytes, not an entry.
    * Every session of a principal gets the same lifetime, so they expire in login order and ending the
    * session `maxPerUser` logins back ends the oldest still alive beyond the cap, as a list would.
    * Logged-out sessions keep their slot until it comes round again.
@@ -125,14 +128,19 @@ export class SessionStore {
     const counter = kvKeys.loginsOf(session.principalId);
     const n = await this.kv.increment(counter, lifetime);
     await this.kv.expire(counter, lifetime); // a counter that started over could skip a live session's slot
-    const slot = kvKeys.loginSlot(session.principalId, n % this.times.maxPerUser);
-    const entry = `${n} ${session.id}`;
+    const slot = n % this.times.maxPerUser;
+    const pageKey = kvKeys.loginSlots(session.principalId, Math.floor(slot / SLOTS_PER_PAGE));
+    const at = slot % SLOTS_PER_PAGE;
     for (let attempt = 0; attempt < 100; attempt++) {
-      const held = await this.kv.get(slot);
-      const [heldNumber, heldId] = held === undefined ? [0, undefined] : [Number(held.slice(0, held.indexOf(' '))), held.slice(held.indexOf(' ') + 1)];
+      const raw = await this.kv.get(pageKey);
+      const page = raw === undefined ? [] : (JSON.parse(raw) as Array<string | null>);
+      const held = page[at] ?? undefined;
+      const space = held === undefined ? -1 : held.indexOf(' ');
       // a login `maxPerUser` later got there first (more logins at once than the cap): this one is the oldest
-      if (heldNumber > n) break;
-      if (await this.kv.compareAndSet(slot, held, entry, lifetime)) return heldId;
+      if (held !== undefined && Number(held.slice(0, space)) > n) break;
+      while (page.length < at) page.push(null);
+      page[at] = `${n} ${session.id}`;
+      if (await this.kv.compareAndSet(pageKey, raw, JSON.stringify(page), lifetime)) return held?.slice(space + 1);
     }
     throw new ApiError('503', 'too many logins of this user at once, retry later');
   }

@@ -6,8 +6,8 @@ export const kvKeys = {
   session: (id: string) => `sess:{${id}}`,
   /** How many logins one principal has made (for the per-user cap); it outlives every slot below. */
   loginsOf: (principalId: string) => `sess:user:{${principalId}}:n`,
-  /** Slot `index` of a principal's last `maxPerUser` logins: `"<login number> <session id>"`. */
-  loginSlot: (principalId: string, index: number) => `sess:user:{${principalId}}:${index}`,
+  /** Page `index` of the slots of a principal's last `maxPerUser` logins (JSON: `"<login number> <session id>"` or null each). */
+  loginSlots: (principalId: string, index: number) => `sess:user:{${principalId}}:${index}`,
   failedLoginsOfUser: (user: string) => `fail:user:${user.toLowerCase()}`,
   failedLoginsOfAddress: (address: string) => `fail:addr:${address}`,
   externalLoginsOfAddress: (address: string) => `limit:oauth:${address}`,
@@ -34,8 +34,7 @@ export interface KvPartition {
  * reset the counter that protects a real user); unauthenticated one-time states may be.
  */
 export const KV_PARTITIONS: Readonly<Record<string, KvPartition>> = {
-  // a session and the slot of its login (the per-user cap): two entries per session
-  'sess:': { maxEntries: 2_000_000, whenFull: 'refuse' },
+  'sess:': { maxEntries: 1_000_000, whenFull: 'refuse' },
   'fail:': { maxEntries: 200_000, whenFull: 'refuse' },
   'limit:': { maxEntries: 200_000, whenFull: 'refuse' },
   'oauth:': { maxEntries: 100_000, whenFull: 'evict' },
