@@ -4,7 +4,8 @@
 // - GET /v1/object/{id} through the encrypted transport vs. with a plain session on the same service,
 //   server side only, with the transport's AES-CTR and HMAC from node:crypto (`nodeCrypto`, what Node,
 //   Bun and Deno hosts get from `loadConfig` or pass themselves) and from the portable default
-//   (pure JS, for edge runtimes); target at least 0.7. Then the same through the library client.
+//   (pure JS, for edge runtimes); targets at least 0.6 with nodeCrypto (issue 16) and 0.7 with the
+//   portable default. Then the same through the library client.
 import { ALICE_LOGIN, alternatingMedians, alternatingRates, APP_KEY, b64, demoData, loggedInGet, loginAlice, OAEP, pem, rsaPair, secureSession, signedGetHeaders } from './common.mjs';
 import { createService } from '../dist/index.js';
 import { createClient } from '../dist/client.js';
@@ -60,7 +61,7 @@ export default async function bench({ rates }) {
   const [loginMedian, rawMedian, plainMedian] = await alternatingMedians([secureLogin, rawRsa, () => loginAlice(service)], 300);
   rows.push({ name: 'secure login, median of one', value: loginMedian, unit: 'ms', reference: rawMedian, ratio: loginMedian / rawMedian, target: '<= 1.5 (vs. its RSA operations in WebCrypto)' });
   // What the secure login costs beyond a plain login's work plus its RSA operations.
-  rows.push({ name: 'secure login vs. a plain POST /v1/login plus the RSA operations (informative)', value: loginMedian, unit: 'ms', reference: plainMedian + rawMedian, ratio: loginMedian / (plainMedian + rawMedian) });
+  rows.push({ name: 'secure login vs. a plain POST /v1/login plus the RSA operations', value: loginMedian, unit: 'ms', reference: plainMedian + rawMedian, ratio: loginMedian / (plainMedian + rawMedian), target: '<= 1.2 (issue 16)' });
   const logins = (await alternatingRates(rates, rawRsa, secureLogin)).wall;
   rows.push({ name: `secure logins per second (answer: ${answerBlocks} RSA blocks; ratio: RSA rate / login rate)`, value: logins.b, unit: 'ops/s', reference: logins.a, ratio: logins.ratio, target: '<= 1.5' });
 
@@ -68,7 +69,7 @@ export default async function bench({ rates }) {
   // Requests are prepared before the clock starts (signed with fresh counters, or carrying the session
   // id), so only service.fetch and reading the answer are timed.
   const target = '/v1/object/USR00001';
-  const encryptedVsPlain = async (label, on, concurrencies) => {
+  const encryptedVsPlain = async (label, on, concurrencies, goal) => {
     const session = await secureSession((url, init) => on.fetch(new Request(url, init)), 'http://bench', clientPair);
     const signedHeaders = Array.from({ length: 150_000 }, (_, i) => signedGetHeaders(session, i + 1, target));
     let next = 0;
@@ -82,12 +83,12 @@ export default async function bench({ rates }) {
     const getPlain = await loggedInGet(on, target);
     for (const concurrency of concurrencies) {
       const { a, b, ratio } = (await alternatingRates(rates, getSecure, getPlain, { concurrency })).wall;
-      rows.push({ name: `encrypted GET /v1/object/{id}, ${label}, concurrency ${concurrency}`, value: a, unit: 'req/s', reference: b, ratio, target: '>= 0.7 (vs. a plain session)' });
+      rows.push({ name: `encrypted GET /v1/object/{id}, ${label}, concurrency ${concurrency}`, value: a, unit: 'req/s', reference: b, ratio, target: goal });
     }
   };
   const native = await serviceWith(nodeCrypto);
-  await encryptedVsPlain('nodeCrypto', native, [1, 16]);
-  await encryptedVsPlain('portableCrypto (default)', service, [1, 16]);
+  await encryptedVsPlain('nodeCrypto', native, [1, 16], '>= 0.6 (vs. a plain session; issue 16, native crypto)');
+  await encryptedVsPlain('portableCrypto (default)', service, [1, 16], '>= 0.7 (vs. a plain session)');
 
   // --- the same through the library client on both ends ------------------------------------------
   const viaService = (url, init) => native.fetch(new Request(url, init));

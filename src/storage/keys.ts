@@ -4,8 +4,10 @@
  */
 export const kvKeys = {
   session: (id: string) => `sess:{${id}}`,
-  /** The live sessions of one principal (for the per-user cap). */
-  sessionsOf: (principalId: string) => `sess:user:{${principalId}}`,
+  /** How many logins one principal has made (for the per-user cap); it outlives every slot below. */
+  loginsOf: (principalId: string) => `sess:user:{${principalId}}:n`,
+  /** Page `index` of the slots of a principal's last `maxPerUser` logins (JSON: `"<login number> <session id>"` or null each). */
+  loginSlots: (principalId: string, index: number) => `sess:user:{${principalId}}:${index}`,
   failedLoginsOfUser: (user: string) => `fail:user:${user.toLowerCase()}`,
   failedLoginsOfAddress: (address: string) => `fail:addr:${address}`,
   externalLoginsOfAddress: (address: string) => `limit:oauth:${address}`,

@@ -350,6 +350,37 @@ describe('two instances sharing one key-value store and server key', () => {
     expect(await secureCall(b, session, 7, 'POST', '/v1/logout')).toEqual({ status: 200, envelope: { status: { internalStatus: '0', statusMessage: 'logged out' }, data: {} } });
     expectPlainError(await get(a, 8), '201', 401);
   });
+
+});
+
+describe('one number sent to two instances at once', () => {
+  test('is accepted by exactly one of them, also when both read the window before either writes it', async () => {
+    // Writes land 10 ms after they are made, so both instances start from the same window and only
+    // the store's compare-and-set can tell the second write that the first one took the number.
+    const shared = new MemoryKeyValueStore();
+    const slowWrites = new Proxy(shared, {
+      get(target, name: string) {
+        const member = Reflect.get(target, name);
+        if (typeof member !== 'function') return member;
+        if (name !== 'compareAndSet') return member.bind(target);
+        return async (...args: Parameters<KeyValueStore['compareAndSet']>) => {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+          return target.compareAndSet(...args);
+        };
+      },
+    });
+    const serverKey = nodeKeyPair().privateKey;
+    const [a, b] = await Promise.all([demoService({ kv: slowWrites, secure: { serverKey } }), demoService({ kv: slowWrites, secure: { serverKey } })]);
+    const session = await nodeSecureLogin(a, keys);
+    const get = (service: Service, n: number) => sendSecure(service, 'GET', '/v1/object/USR00001', secureRequest(session, n, 'GET', '/v1/object/USR00001'));
+    for (const n of [1, 2, 3]) {
+      const pair = await Promise.all([get(a, n), get(b, n)]);
+      const accepted = pair.filter((result) => result.status === 200);
+      expect(accepted).toHaveLength(1);
+      expect(openSecureResponse(session, n, accepted[0]!.status, accepted[0]!.headers, accepted[0]!.text).status).toEqual(OK);
+      expectPlainError(pair.find((result) => result.status !== 200)!, '205', 401, /already used/);
+    }
+  });
 });
 
 describe('replay-window updates', () => {

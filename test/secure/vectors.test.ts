@@ -145,3 +145,42 @@ describe('replay window', () => {
     expect(run([10, 11, 500, 11, 437, 436])).toEqual(['ok', 'ok', 'ok', 'out of window', 'ok', 'out of window']);
   });
 });
+
+describe('replay window, against a model that keeps every accepted number', () => {
+  /** Accepted once, and only above the highest accepted number minus 64 (PROTOCOL.md 4); the mask as BigInt hex. */
+  function model() {
+    const accepted = new Set<number>();
+    let high = 0;
+    return {
+      accept(n: number): 'ok' | 'replayed' | 'out of window' {
+        if (n <= high - 64) return 'out of window';
+        if (accepted.has(n)) return 'replayed';
+        accepted.add(n);
+        high = Math.max(high, n);
+        return 'ok';
+      },
+      window(): ReplayWindow {
+        let seen = 0n;
+        for (const n of accepted) if (n > high - 64) seen |= 1n << BigInt(high - n);
+        return { high, seen: seen.toString(16) };
+      },
+    };
+  }
+
+  test('10,000 random numbers around a moving high: the same answers and the same stored window', () => {
+    let seed = 16;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const expected = model();
+    let window: ReplayWindow = emptyWindow();
+    for (let i = 0; i < 10_000; i++) {
+      const { high } = expected.window();
+      // mostly near the top of the window, sometimes far ahead, sometimes just below it
+      const step = random() < 0.05 ? Math.floor(random() * 140) : Math.floor(random() * 80) - 66;
+      const n = Math.max(1, high + step);
+      const result = acceptCounter(window, n);
+      expect('refused' in result ? result.refused : 'ok').toBe(expected.accept(n));
+      if ('window' in result) window = result.window;
+      expect(window).toEqual(expected.window());
+    }
+  });
+});

@@ -4,6 +4,7 @@
  * beyond it ends the oldest. (Memory per live session: `npm run bench -- core`.)
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { MemoryKeyValueStore } from '../../src/index.js';
 import { call, demoService, login } from '../helpers.js';
 import { overNode, type OverNode } from './over-node.js';
 
@@ -29,5 +30,28 @@ describe('live sessions per user', () => {
       (answer) => answer.body.status.internalStatus !== '201',
     );
     expect(live).toHaveLength(3);
+  });
+
+  test('a login writes the same small entries whatever the number of sessions (no list of them all rewritten per login)', async () => {
+    const kv = new MemoryKeyValueStore();
+    const written: number[] = [];
+    const measured = new Proxy(kv, {
+      get(target, name: string) {
+        const member = Reflect.get(target, name);
+        if (typeof member !== 'function') return member;
+        if (name !== 'set' && name !== 'compareAndSet') return member.bind(target);
+        return (...args: unknown[]) => {
+          written.push(...args.filter((arg): arg is string => typeof arg === 'string' && !arg.startsWith('sess:')).map((value) => value.length));
+          return (member as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const service = await demoService({ kv: measured, session: { maxPerUser: 1000 } });
+    const sessions = [];
+    for (let i = 0; i < 200; i++) sessions.push(await login(service, 'alice'));
+    // the session itself (a few hundred bytes) and one page of 32 slots; nothing that grows with the 200 sessions
+    expect(Math.max(...written)).toBeLessThan(1200);
+    const status = async (sessionId: string) => (await call(service, 'GET', '/v1/object/CUS00001', { headers: { sessionId } })).body.status.internalStatus;
+    expect(await status(sessions[0]!)).toBe('0');
   });
 });
