@@ -5,7 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { MemoryKeyValueStore, StorageUnavailableError, type Service } from '../../src/index.js';
+import { MemoryKeyValueStore, StorageUnavailableError, type KeyValueStore, type Service } from '../../src/index.js';
 import { nodeCrypto } from '../../adapters/node-crypto.js';
 import { loadConfig } from '../../adapters/node-config.js';
 import { NOBLE_AES_MAX_BYTES, portableCrypto } from '../../src/secure/symmetric.js';

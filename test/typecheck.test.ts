@@ -1,0 +1,19 @@
+/**
+ * The whole repository type-checks (`npm run typecheck`: src, adapters, stores, tests, benches,
+ * examples), so that type-level tests (`expectTypeOf`, exhaustive `Record`s of a union) fail the suite
+ * like any other assertion, and a change that breaks a public type is caught where it is made.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { expect, test } from 'vitest';
+
+const run = promisify(execFile);
+const root = new URL('..', import.meta.url).pathname;
+
+test('tsc --noEmit finds no errors', async () => {
+  const result = await run(process.execPath, [`${root}node_modules/typescript/bin/tsc`, '--noEmit', '-p', root], { cwd: root, maxBuffer: 16 * 1024 * 1024 }).then(
+    ({ stdout }) => stdout,
+    (error: { stdout?: string; message: string }) => error.stdout || error.message,
+  );
+  expect(result.trim()).toBe('');
+}, 300_000);
