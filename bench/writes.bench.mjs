@@ -4,7 +4,8 @@
 //     /v1/object/{id}` of one field, without ~StoreTime) on the memory and the PostgreSQL store, each
 //     against a bare `store.put` of the same objects on the same store, in alternating rounds;
 //   - the p50 of a filtered, ordered page of 50 from 100,000 customers in PostgreSQL (`City` equal to
-//     one of 10 cities, ordered by `Revenue`), through `service.fetch` and through `store.find`,
+//     one of 10 cities, ordered by `Revenue`), through `service.fetch` and through `store.find` (the
+//     store declaring both fields as `indexedFields`), and through a store on the same table without them,
 //     against the same page and total straight through `pg` on a table with a column per field and
 //     the best btree index (the floor of bench/postgres-listing.bench.mjs).
 // DATABASE_URL chooses the server; without one the PostgreSQL rows say so.
@@ -73,7 +74,9 @@ export default async function bench({ rates }) {
   }
   const schema = `odbrest_bench_writes_${RUN}`;
   const writes = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'writes' });
-  const listed = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'objects' });
+  // the listing's fields declared as indexedFields (btree columns), and the same table without them
+  const listed = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'objects', indexedFields: ['City', 'Revenue'] });
+  const undeclared = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'objects' });
   const floorPool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
   try {
     for (const concurrency of [1, 8]) rows.push(...(await writeRows(rates, 'PostgreSQL store', writes, { concurrency })));
@@ -85,19 +88,24 @@ export default async function bench({ rates }) {
     const path = `/v1/objects/Customer?query=${encodeURIComponent(JSON.stringify(query.where))}&orderBy=Revenue&perPage=50`;
     const spec = { city: 'Berlin', order: 'revenue, seq', offset: 0 };
     // the three answer the same page
-    const [page, found, floor] = await Promise.all([send('GET', path), listed.find(query), floorPage(floorPool, schema, spec)]);
+    const [page, found, plain, floor] = await Promise.all([send('GET', path), listed.find(query), undeclared.find(query), floorPage(floorPool, schema, spec)]);
     const ids = (objects) => objects.map((object) => object.id ?? object['~ObjectID']).join();
     const answered = JSON.parse(page).data;
-    if (ids(answered['~Elements']) !== ids(floor.objects) || answered['~UnfilteredCount'] !== floor.total || ids(found.objects) !== ids(floor.objects)) {
+    if (ids(answered['~Elements']) !== ids(floor.objects) || answered['~UnfilteredCount'] !== floor.total || ids(found.objects) !== ids(floor.objects) || ids(plain.objects) !== ids(floor.objects)) {
       throw new Error('the service, the store and the floor answer different pages');
     }
-    const [serviceMs, storeMs, floorMs] = await alternatingMedians([() => send('GET', path), () => listed.find(query), () => floorPage(floorPool, schema, spec)], 31);
+    const [serviceMs, storeMs, plainMs, floorMs] = await alternatingMedians(
+      [() => send('GET', path), () => listed.find(query), () => undeclared.find(query), () => floorPage(floorPool, schema, spec)],
+      31,
+    );
     const name = `filtered (10% equality), ordered (number field) page of 50 from ${COUNT.toLocaleString('en')} objects in PostgreSQL, p50 (total included)`;
     rows.push({ name: `${name}, through service.fetch (reference: floor)`, value: serviceMs, unit: 'ms', reference: floorMs, ratio: serviceMs / floorMs });
     rows.push({ name: `${name}, through store.find (reference: floor)`, value: storeMs, unit: 'ms', reference: floorMs, ratio: storeMs / floorMs });
+    rows.push({ name: `${name}, through store.find without indexedFields (reference: floor)`, value: plainMs, unit: 'ms', reference: floorMs, ratio: plainMs / floorMs });
   } finally {
     await writes.close();
     await listed.close();
+    await undeclared.close();
     await floorPool.end();
     await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await admin.end();
