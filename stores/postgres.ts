@@ -354,8 +354,10 @@ export class PostgresObjectStore implements ObjectStore {
           const existing = (await client.query<{ columns: string[]; indexes: string[] }>(EXISTING_SQL, [this.#schema, this.#name])).rows[0]!;
           const have: Existing = { columns: new Set(existing.columns), indexes: new Set(existing.indexes) };
           for (const statement of upgradeSql(this.#names, [...this.#indexed], have)) await client.query(statement);
-          // the cache's notifications (a new table, or one made before the cache)
-          if ((await client.query(`SELECT to_regprocedure($1) AS f`, [`${this.#notifier()}()`])).rows[0].f === null) {
+          // the cache's notifications, installed by the first store that caches (a new table, or one made
+          // before the cache or only by stores without it): a NOTIFY serializes its transaction's commit,
+          // so tables nobody caches do not pay for it
+          if (this.#cache && (await client.query(`SELECT to_regprocedure($1) AS f`, [`${this.#notifier()}()`])).rows[0].f === null) {
             for (const statement of this.#notifySql()) await client.query(statement);
           }
         }),

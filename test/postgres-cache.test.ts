@@ -194,6 +194,28 @@ describe.runIf(available)('PostgreSQL object cache across instances', () => {
     expect((await b.store.get(id))?.fields).toEqual({ v: 3 });
   });
 
+  it('tables no store caches send no notifications: the first caching store installs them', async () => {
+    const table = `objects_${tables++}`;
+    const notifier = async () => {
+      const client = new pg.Client({ connectionString: DATABASE_URL });
+      await client.connect();
+      try {
+        const { rows } = await client.query(`SELECT to_regprocedure($1) IS NOT NULL AS found`, [`"${schema}"."${table}_notify"()`]);
+        return rows[0].found as boolean;
+      } finally {
+        await client.end();
+      }
+    };
+    const plain = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table, cache: false });
+    await plain.put({ className: 'Doc', fields: { v: 1 } });
+    await plain.close();
+    expect(await notifier()).toBe(false);
+    const caching = instance(table);
+    opened.push(caching);
+    await caching.store.count('Doc');
+    expect(await notifier()).toBe(true);
+  });
+
   it('over HTTP: PATCH on one service, GET on the other answers the new value', { timeout: 60_000 }, async () => {
     const table = `objects_${tables++}`;
     const seeding = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table, cache: false });
