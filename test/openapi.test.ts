@@ -3,7 +3,6 @@
  * table, whose request schemas accept the README's example bodies, served without credentials under
  * the mount base, and turned off by `openApi: false`.
  */
-import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { beforeAll, describe, expect, test } from 'vitest';
@@ -12,8 +11,8 @@ import type { Route } from '../src/http/router.js';
 import { ExternalLogin } from '../src/oauth/flow.js';
 import { serviceRoutes } from '../src/routes.js';
 import { call, demoService } from './helpers.js';
+import { shellBlocks } from './support/readme.js';
 
-const root = new URL('..', import.meta.url).pathname;
 type Operation = { requestBody?: { content: Record<string, { schema: object }> }; security?: object[]; parameters?: Array<{ name: string; in: string }> };
 type Document = { openapi: string; servers: Array<{ url: string }>; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, any> } };
 
@@ -33,10 +32,9 @@ async function documentOf(options = {}, path = '/openapi.json'): Promise<Documen
 
 /** Each `curl ... -d '...'` of the README: method, path relative to the service root, body, and whether its answer block says 400. */
 function readmeBodies(): Array<{ method: string; path: string; body: unknown; refused: boolean; line: string }> {
-  const readme = readFileSync(`${root}README.md`, 'utf8');
-  const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```(\n```json\n([\s\S]*?)```)?/g)];
-  return blocks.flatMap(([, script, , answer]) => {
-    const commands = script!.replace(/\\\n\s*/g, ' ').split('\n').filter((line) => /\bcurl\b.* -d ['"]/.test(line));
+  return shellBlocks().flatMap(({ code: script, answer: printed }) => {
+    const answer = printed?.language === 'json' ? printed.code : undefined;
+    const commands = script.replace(/\\\n\s*/g, ' ').split('\n').filter((line) => /\bcurl\b.* -d ['"]/.test(line));
     return commands.map((line, i) => {
       const data = /-d '([^']*)'/.exec(line)?.[1] ?? /-d "((?:[^"\\]|\\.)*)"/.exec(line)![1]!.replace(/\$\([^)]*\)/g, 'x').replace(/\\"/g, '"');
       const url = /(?:https?:\/\/)?(?:localhost|127\.0\.0\.1):\d+(\/[^\s'"?]*)/.exec(line)![1]!;

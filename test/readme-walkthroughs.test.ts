@@ -12,7 +12,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, test } from 'vitest';
-import { blockEnv, envelopes, freshCopy, gitStatus, onlyBlock, portMap, promisedEnvelopes, readme, root, startBlock } from './support/readme.js';
+import { blockEnv, envelopes, freshCopy, gitStatus, onlyBlock, portMap, printedComments, promisedEnvelopes, readme, readmeSection, root, startBlock } from './support/readme.js';
 
 const run = promisify(execFile);
 const statusBefore = gitStatus();
@@ -91,7 +91,7 @@ test.concurrent('pinning the server key: the block as printed, then its client e
     expect(started.lines).toContain(`SHA2-256(stdin)= ${createHash('sha256').update(spki).digest('hex')}`);
     writeFileSync(join(dir, 'pinning.mjs'), apply(client!.code));
     const { stdout } = await run(process.execPath, ['pinning.mjs'], { cwd: dir, env: blockEnv() });
-    const promised = [...client!.code.matchAll(/console\.log\(.*\); \/\/ (.+)$/gm)].map((m) => m[1]!.trim());
+    const promised = printedComments(client!.code);
     expect(promised).toHaveLength(2);
     expect(stdout.trim().split('\n')).toEqual(promised);
   } finally {
@@ -101,8 +101,7 @@ test.concurrent('pinning the server key: the block as printed, then its client e
 
 test.concurrent("mounting in an app: the section's curl line logs in on each Node example its headings name", async () => {
   const block = onlyBlock('mounting');
-  const text = readme();
-  const section = text.slice(text.indexOf('\n## Mounting in an app\n'), text.indexOf('\n## ', text.indexOf('\n## Mounting in an app\n') + 5));
+  const section = readmeSection('Mounting in an app');
   const commands = [...section.matchAll(/^### .*: `(node examples\/\S+\.mjs)`$/gm)].map((m) => m[1]!);
   expect(commands).toEqual(['node examples/express/server.mjs', 'node examples/koa/server.mjs', 'node examples/node/app.mjs']);
   const [promised, ...more] = promisedEnvelopes(block.code);

@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { COUNTER_BLOCKS, GET_SIGNATURE, M_HEX, RESPONSE_BODY, RESPONSE_PLAIN, RESPONSE_SIGNATURE } from './secure/vectors.js';
 import { spawnLines, type LineProcess } from './support/processes.js';
-import { RUNNERS, blockEnv, claimedBy, freshCopy, gitStatus, onlyBlock, readmeBlocks, root, shellBlocks } from './support/readme.js';
+import { RUNNERS, blockEnv, claimedBy, codeBlocks, freshCopy, gitStatus, onlyBlock, printedComments, readme, readmeBlocks, readmeSection, root, runCodeBlock, shellBlocks } from './support/readme.js';
 import { requireOrSkip } from './support/servers.js';
 
 const run = promisify(execFile);
@@ -81,10 +81,10 @@ test('every shell block of the README is run by exactly one readme test', () => 
 });
 
 test('the README\'s secure transport test vectors are the ones the vector tests check', () => {
-  const readme = readFileSync(`${root}README.md`, 'utf8');
-  const start = readme.indexOf('Test vectors (`test/secure/vectors.test.ts`)');
+  const text = readme();
+  const start = text.indexOf('Test vectors (`test/secure/vectors.test.ts`)');
   expect(start).toBeGreaterThan(0);
-  const table = readme.slice(start, readme.indexOf('\n\n', readme.indexOf('\n|', start)));
+  const table = text.slice(start, text.indexOf('\n\n', text.indexOf('\n|', start)));
   const lines = table.split('\n').filter((line) => line.startsWith('|'));
   expect(lines.slice(0, 2)).toEqual(['| | value |', '|---|---|']);
   const rows = lines.slice(2).map((line) => /^\| (.+) \| (\S+(?: \S+)*) \|$/.exec(line)?.slice(1) ?? line);
@@ -127,32 +127,14 @@ test('the start-up banner prints a curl line that logs in', async () => {
   expect(JSON.parse(stdout)).toMatchObject({ status: { internalStatus: '0', statusMessage: 'ok' }, data: { user: { Name: 'alice' }, databaseName: 'demo' } });
 });
 
-/** The text of one `## ` section of the README. */
-function section(title: string): string {
-  const readme = readFileSync(`${root}README.md`, 'utf8');
-  const start = readme.indexOf(`## ${title}\n`);
-  expect(start, title).toBeGreaterThan(0);
-  const end = readme.indexOf('\n## ', start + 5);
-  return readme.slice(start, end < 0 ? undefined : end);
-}
-
-/** The fenced code blocks of a README section in one language, in order. */
-const blocks = (text: string, language: string) => [...text.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!);
-
 /** The first fenced code block of the README's "Secure login" section in a language. */
-const secureBlock = (language: string): string => blocks(section('Secure login'), language)[0]!;
-
-/** The `// value` comments of a code block, in order. */
-const promised = (code: string, comment: string) => [...code.matchAll(new RegExp(`${comment} (.+)$`, 'gm'))].map((m) => m[1]!.trim());
+const secureBlock = (language: string): string => codeBlocks(readmeSection('Secure login'), language)[0]!;
 
 test('the client example prints what its comments say', async () => {
   const code = secureBlock('ts');
-  // The example is TypeScript only in one type argument; in the copy, `odbrest/client` is the built package.
-  const script = code.replace('<{ count: number }>', '').replaceAll('http://localhost:8080', `http://localhost:${port}`);
-  writeFileSync(join(copy.dir, 'client-example.mjs'), script);
-  const { stdout } = await run(process.execPath, ['client-example.mjs'], { cwd: copy.dir });
-  const expected = promised(code, '//').filter((value) => /^(alice|404)/.test(value));
-  expect(stdout.trim().split('\n')).toEqual(expected);
+  // in the copy, `odbrest/client` is the built package
+  const printed = await runCodeBlock(code, { dir: copy.dir, replace: { 'http://localhost:8080': `http://localhost:${port}` } });
+  expect(printed).toEqual(printedComments(code));
 });
 
 const hasPythonCrypto =
@@ -163,14 +145,14 @@ test.skipIf(!hasPythonCrypto)('the Python client logs in securely and prints wha
   const code = secureBlock('python');
   writeFileSync(join(copy.dir, 'client.py'), code.replace('http://localhost:8080', `http://localhost:${port}`));
   const { stdout } = await run('python3', ['client.py'], { cwd: copy.dir });
-  expect(stdout.trim().split('\n')).toEqual(promised(code, '#').filter((value) => !value.startsWith('secure login')));
+  expect(stdout.trim().split('\n')).toEqual(printedComments(code, '#'));
 });
 
 test('the hybrid login walkthrough runs as printed and prints what it shows', async () => {
-  const text = section('Hybrid login');
-  const script = blocks(text, 'js').find((code) => code.startsWith('// hybrid-login.mjs'))!;
+  const text = readmeSection('Hybrid login');
+  const script = codeBlocks(text, 'js').find((code) => code.startsWith('// hybrid-login.mjs'))!;
   const commands = onlyBlock('hybrid login walkthrough');
-  const [expected] = blocks(text, 'text');
+  const [expected] = codeBlocks(text, 'text');
   writeFileSync(join(copy.dir, 'hybrid-login.mjs'), script);
   const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', commands.code.replaceAll('http://localhost:8080', `http://localhost:${port}`)], { cwd: copy.dir, env: blockEnv() });
   expect(stdout.trim().split('\n')).toEqual(expected!.trim().split('\n'));

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createClient, OdbRestError, type LoginCredentials, type OdbRestClient } from '../../src/client/index.js';
 import { APP_KEY, USERS } from '../helpers.js';
-import { codeBlocks, printed, readmeSection, runExample } from './readme-examples.js';
+import { CLIENT_IMPORT, codeBlocks, printedComments, readmeSection, runCodeBlock } from '../support/readme.js';
 import { spawnProviders, startService, type LocalProvider, type ProviderProcess, type RunningService } from '../oauth/provider.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -114,7 +114,7 @@ describe('refused callbacks are OdbRestError with their code', () => {
 
 test("the README's external login example prints what it says, for a new identity and again once linked", async () => {
   const [code] = codeBlocks(readmeSection('External login'), 'ts');
-  expect(printed(code!)).toEqual(['alice']);
+  expect(printedComments(code!)).toEqual(['alice']);
   await idp.user(google, { sub: 'readme-subject' });
-  for (let run = 0; run < 2; run++) expect(await runExample(code!, { 'http://127.0.0.1:8080': running.base })).toEqual(['alice']);
+  for (let run = 0; run < 2; run++) expect(await runCodeBlock(code!, { replace: { ...CLIENT_IMPORT, 'http://127.0.0.1:8080': running.base } })).toEqual(['alice']);
 });

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { spawnLines, type LineProcess } from '../support/processes.js';
-import { codeBlocks, printed, readmeSection, runExample } from './readme-examples.js';
+import { CLIENT_IMPORT, codeBlocks, printedComments, readmeSection, runCodeBlock } from '../support/readme.js';
 
 let server: LineProcess;
 let base = '';
@@ -21,9 +21,9 @@ const examples = codeBlocks(readmeSection('The typed client'), 'ts');
 
 test('the section has its three examples, each saying what it prints', () => {
   expect(examples).toHaveLength(3);
-  for (const code of examples) expect(printed(code).length).toBeGreaterThan(0);
+  for (const code of examples) expect(printedComments(code).length).toBeGreaterThan(0);
 });
 
 test.each(examples.map((code) => [code.split('\n').find((line) => line.includes('console.log'))!.trim(), code]))('%s', async (_line, code) => {
-  expect(await runExample(code, { 'http://localhost:8080': base })).toEqual(printed(code));
+  expect(await runCodeBlock(code, { replace: { ...CLIENT_IMPORT, 'http://localhost:8080': base } })).toEqual(printedComments(code));
 });

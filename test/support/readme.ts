@@ -12,10 +12,12 @@
  * code that goes with it, by free ports chosen at run time, so the tests run beside each other and
  * beside whatever holds 8080 on the machine; `npm start` gets its port as `PORT`.
  */
-import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { transform } from 'esbuild';
 import { freePort, spawnLines, type LineProcess } from './processes.js';
 
 export const root = new URL('../..', import.meta.url).pathname;
@@ -37,6 +39,39 @@ export interface Block {
 }
 
 export const readme = (): string => readFileSync(join(root, 'README.md'), 'utf8');
+
+/** The text of the README's `## title` section, its heading included. */
+export function readmeSection(title: string, text = readme()): string {
+  const start = text.indexOf(`\n## ${title}\n`);
+  if (start < 0) throw new Error(`README has no section "${title}"`);
+  const end = text.indexOf('\n## ', start + 5);
+  return text.slice(start, end < 0 ? undefined : end);
+}
+
+/** The fenced code blocks of a text in one language, in order. */
+export const codeBlocks = (text: string, language: string): string[] =>
+  [...text.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((match) => match[1]!);
+
+/** What a block says it prints: the trailing `// ...` (or other `comment`) of each `console.log` or `print` line. */
+export const printedComments = (code: string, comment = '//'): string[] =>
+  [...code.matchAll(new RegExp(`(?:console\\.log|print)\\(.*${comment} (.+)$`, 'gm'))].map((match) => match[1]!.trim());
+
+/** Swaps the README examples' `'odbrest/client'` for the built package (`runCodeBlock`'s `replace`), for blocks run outside a copy. */
+export const CLIENT_IMPORT: Record<string, string> = { "'odbrest/client'": JSON.stringify(new URL('../../dist/client.js', import.meta.url).href) };
+
+/**
+ * Runs a README `ts`/`js` block as an ES module of its own in `dir` (types stripped by esbuild), each
+ * `replace` key swapped for its value; answers the lines it printed.
+ */
+export async function runCodeBlock(code: string, { dir = mkdtempSync(join(tmpdir(), 'odbrest-readme-')), replace = {} }: { dir?: string; replace?: Record<string, string> } = {}): Promise<string[]> {
+  let script = code;
+  for (const [from, to] of Object.entries(replace)) script = script.replaceAll(from, to);
+  const { code: js } = await transform(script, { loader: 'ts', format: 'esm', target: 'node20' });
+  const file = join(dir, `readme-example-${process.pid}-${Math.random().toString(36).slice(2)}.mjs`);
+  writeFileSync(file, js);
+  const { stdout } = await promisify(execFile)(process.execPath, [file], { cwd: dir });
+  return stdout.trim().split('\n');
+}
 
 /** Every fenced block of the README, in order. */
 export function readmeBlocks(text = readme()): Block[] {
