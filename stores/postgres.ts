@@ -1,7 +1,6 @@
 import pg from 'pg';
 import {
   newObjectId,
-  StorageUnavailableError,
   StoreConflictError,
   StoreValueError,
   type FindQuery,

@@ -12,7 +12,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, test } from 'vitest';
-import { blockEnv, envelopes, freshCopy, gitStatus, onlyBlock, portMap, printedComments, promisedEnvelopes, readme, readmeSection, root, startBlock } from './support/readme.js';
+import { blockEnv, envelopes, freshCopy, gitStatus, onlyBlock, portMap, printedComments, promisedEnvelopes, readmeSection, root, startBlock } from './support/readme.js';
 
 const run = promisify(execFile);
 const statusBefore = gitStatus();

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { ServiceContext } from '../context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
-import { ApiError, clip } from '../http/errors.js';
+import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseQueryParams } from '../http/validate.js';

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { OdbRestError, type LoginCredentials, type OdbRestClient } from '../../src/client/index.js';
-import { MemoryKeyValueStore, StorageUnavailableError, type Service, type ServiceOptions } from '../../src/index.js';
+import { MemoryKeyValueStore, StorageUnavailableError, type ServiceOptions } from '../../src/index.js';
 import { demoService, testClock, USERS } from '../helpers.js';
 import { readAnswer } from '../interop/clients.js';
 import { KEY } from '../interop/vectors.js';

@@ -3,9 +3,8 @@
  * (src/secure/hybrid-login.ts) against three independent node:crypto clients, one per real client
  * (test/interop/clients.ts), fixed vectors, and every way a body can fail to open.
  */
-import { constants, createHash, createPublicKey, generateKeyPairSync, privateDecrypt, publicEncrypt, randomBytes } from 'node:crypto';
+import { constants, createHash, generateKeyPairSync, privateDecrypt, publicEncrypt, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, test, vi } from 'vitest';
-import { errorReply, toApiError, toResponse, type Answer, JsonReply } from '../../src/http/envelope.js';
 import { ApiError } from '../../src/http/errors.js';
 import { isHybridLoginBody, openHybridLogin, sealHybridAnswer, type HybridLoginBody } from '../../src/secure/hybrid.js';
 import { importClientPublicKey, modulusBits, OAEP_SHA256 } from '../../src/secure/keys.js';
@@ -19,7 +18,6 @@ import {
   readAnswer,
   rsaOaepSha256Encrypt,
   typescriptClient,
-  type Connection,
   type InteropClient,
   type LoginFields,
 } from './clients.js';

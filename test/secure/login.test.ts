@@ -1,7 +1,7 @@
 /**
  * Secure login (PROTOCOL.md 3) against an independent node:crypto client (test/secure/node-client.ts).
  */
-import { constants, createPublicKey, generateKeyPairSync, publicEncrypt, randomBytes } from 'node:crypto';
+import { constants, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { MemoryKeyValueStore, type Service } from '../../src/index.js';
 import { call, demoService, loginBody, USERS, type CallResult } from '../helpers.js';
