@@ -100,7 +100,7 @@ test('the README\'s secure transport test vectors are the ones the vector tests 
 
 test('the README has a checked example for every core endpoint', () => {
   const commands = examples().map((example) => example.command).join('\n');
-  for (const path of ['/v1/login', '/v2/login', '/v1/auth/df', '/v1/object/', '/v1/objects/', '/v1/execute/', '/v1/logout', '/_CheckSession', '/_CheckService', '/v1/multi', '/v1/2fa/secret']) {
+  for (const path of ['/v1/login', '/v2/login', '/v1/auth/df', '/v1/object/', '/v1/objects/', '/v1/execute/', '/v1/logout', '/_CheckSession', '/_CheckService', '/v1/multi', '/v1/2fa/secret', '/v1/license/release', '/v1/uploadFile', '/v1/file/', '/openapi.json']) {
     expect(commands).toContain(path);
   }
 });
