@@ -9,7 +9,7 @@ import type { ApiRequest } from '../http/request.js';
 import { parseQueryParams } from '../http/validate.js';
 import type { Guard } from '../objects/access.js';
 import { served } from '../objects/served.js';
-import { beforeWrite, writtenAnswer } from '../objects/write-routes.js';
+import { afterWrite, beforeWrite, type Writer } from '../objects/write-path.js';
 import { internalFields, retryOnConflict, withoutInternal, type WriteChange } from '../objects/writes.js';
 import { newObjectId, randomToken } from '../storage/ids.js';
 import { kvKeys } from '../storage/keys.js';
@@ -120,16 +120,18 @@ export class Uploads {
     if ((await this.ctx.kv.take(uploadKey(uploadId))) === undefined) throw expired();
     const id = target?.id ?? newObjectId();
     if (!(await this.ctx.files.blobs.move(uploadBlob(uploadId), id))) throw expired();
-    const { change, object } = await (target ? this.#replaced(request, target, fields) : this.#created(request, id, fields));
-    return writtenAnswer(this.ctx, request, guard, change, object);
+    const writer: Writer = { ctx: this.ctx, request, guard };
+    const { change, object } = await (target ? this.#replaced(writer, target, fields) : this.#created(writer, id, fields));
+    await afterWrite(writer, { action: change.action, className: change.className, before: change.before, object });
+    return okReply(await this.ctx.serializer.object(object, guard));
   }
 
   /** The new file object, through the write hooks; its bytes go again if it cannot be stored. */
-  async #created(request: ApiRequest, id: string, fields: Fields): Promise<{ change: WriteChange; object: StoredObject }> {
+  async #created(writer: Writer, id: string, fields: Fields): Promise<{ change: WriteChange; object: StoredObject }> {
     const { className } = this.ctx.files;
     try {
       const change: WriteChange = { action: 'create', className, fields };
-      const written = (await beforeWrite(this.ctx, request, change))!;
+      const written = (await beforeWrite(writer, change))!;
       return { change, object: await this.ctx.store.put({ id, className, fields: written, ifStoreTime: null }) };
     } catch (error) {
       await this.ctx.files.blobs.delete(id).catch(() => undefined);
@@ -142,7 +144,7 @@ export class Uploads {
    * over the version read (read again when another write came first). A file deleted meanwhile stays
    * deleted, and so do the bytes just moved under its id (`404`).
    */
-  async #replaced(request: ApiRequest, target: StoredObject, fields: Fields): Promise<{ change: WriteChange; object: StoredObject }> {
+  async #replaced(writer: Writer, target: StoredObject, fields: Fields): Promise<{ change: WriteChange; object: StoredObject }> {
     let before: StoredObject | undefined = target;
     return retryOnConflict(async () => {
       before ??= await this.ctx.store.get(target.id);
@@ -151,7 +153,7 @@ export class Uploads {
         throw new ApiError('404', `file ${target.id} was deleted while its bytes were replaced`);
       }
       const change: WriteChange = { action: 'update', className: before.className, before, fields: { ...withoutInternal(before.fields), ...fields } };
-      const written = { ...(await beforeWrite(this.ctx, request, change)), ...internalFields(before) };
+      const written = { ...(await beforeWrite(writer, change)), ...internalFields(before) };
       const ifStoreTime = before.storeTime;
       before = undefined; // a conflict reads it again
       return { change, object: await this.ctx.store.put({ id: target.id, className: target.className, fields: written, ifStoreTime }) };

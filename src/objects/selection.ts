@@ -1,0 +1,109 @@
+/**
+ * The one selection path (PROTOCOL.md 6.2, 6.4): which objects of a class a request selects, as the
+ * session may see them. Listings answer a page of it; everything else that works on "the objects a
+ * query names" (v2 object data, bulk writes, actions, event subscriptions) goes through here too, so
+ * the query language, the access rules and the `xApi_FindObjects` hook hold alike everywhere.
+ */
+import type { ServiceContext } from '../context.js';
+import { ApiError } from '../http/errors.js';
+import type { ApiRequest } from '../http/request.js';
+import { compileWhere } from '../storage/filter.js';
+import type { FindQuery, OrderBy, StoredObject, Where } from '../storage/types.js';
+import type { Guard } from './access.js';
+import type { ObjectSet } from './object-set.js';
+import { parseOrderBy, parseQuery } from './query.js';
+
+export const DEFAULT_PER_PAGE = 50;
+export const MAX_PER_PAGE = 1000;
+
+/** What a request selects: a class, a filter, an order and a page. */
+export interface Selection {
+  className: string;
+  where: Where;
+  /** Absent: creation order. */
+  orderBy: OrderBy | undefined;
+  reverseOrder: boolean;
+  /** 0-based. */
+  page: number;
+  perPage: number;
+}
+
+/** The listing's parameters as sent (query text and JSON alike), checked and compiled once. */
+export interface SelectionParams {
+  query?: string;
+  orderBy?: string;
+  reverseOrder?: 'true' | 'false';
+  page?: number;
+  perPage?: number;
+}
+
+/** A selection from the listing's parameters (`400` naming the member at fault). */
+export function parseSelection(className: string, params: SelectionParams): Selection {
+  return {
+    className,
+    where: parseQuery(params.query ?? null),
+    orderBy: parseOrderBy(params.orderBy ?? null),
+    reverseOrder: params.reverseOrder === 'true',
+    page: params.page ?? 0,
+    perPage: params.perPage ?? DEFAULT_PER_PAGE,
+  };
+}
+
+/** A page of the selection and how many objects matched before paging (`~UnfilteredCount`). */
+export interface SelectedPage {
+  objects: StoredObject[];
+  unfiltered: number;
+}
+
+/**
+ * The page of `selection` this request's session may read: `404` for an internal class, `403` for a
+ * class it may not read. Objects it may not read never show, not even in counts.
+ */
+export async function selectPage(ctx: ServiceContext, request: ApiRequest, guard: Guard, selection: Selection): Promise<SelectedPage> {
+  const { className } = selection;
+  if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
+  const scope = await guard.scope('read', className);
+  if (scope === 'none') throw new ApiError('403', `this session may not read ${className} objects`);
+  const hook = ctx.macros.hook('xApi_FindObjects');
+  if (hook) {
+    const set: ObjectSet = { ...selection, elements: [] };
+    const ok = await hook(ctx.macroContext(request), { objectSet: set });
+    if (ok === false) throw new ApiError('500', `xApi_FindObjects could not list ${className}`);
+    const objects = await readableOnly(guard, set.elements);
+    return { objects, unfiltered: (set.unfilteredCount ?? set.elements.length) - (set.elements.length - objects.length) };
+  }
+  const query: FindQuery = { className, where: selection.where, orderBy: selection.orderBy, reverse: selection.reverseOrder };
+  const offset = selection.page * selection.perPage;
+  if (scope === 'all' && !guard.narrowed) {
+    const found = await ctx.store.find({ ...query, offset, limit: selection.perPage });
+    if (found.total === 0 && (await ctx.store.count(className)) === 0) throw new ApiError('404', `no class ${className}`);
+    return { objects: found.objects, unfiltered: found.total };
+  }
+  // only readable objects are filtered and counted: the others never show, not even in counts
+  const readable = scope === 'self' ? await ownObject(ctx, guard, query) : await readableMatches(ctx, guard, query);
+  return { objects: readable.slice(offset, offset + selection.perPage), unfiltered: readable.length };
+}
+
+async function readableOnly(guard: Guard, objects: StoredObject[]): Promise<StoredObject[]> {
+  const answers = await Promise.all(objects.map((object) => guard.readable(object)));
+  return objects.filter((_, i) => answers[i]);
+}
+
+/** A `self` listing: the session's own principal object, when it is of this class and matches. */
+async function ownObject(ctx: ServiceContext, guard: Guard, query: FindQuery): Promise<StoredObject[]> {
+  const own = guard.principalId === undefined ? undefined : await ctx.store.get(guard.principalId);
+  if (!own || own.className !== query.className || !compileWhere(query.where)(own.fields)) return [];
+  return readableOnly(guard, [own]);
+}
+
+const SCAN_PAGE = 1000;
+
+/** Every match the host's `authorize` lets this session read, in order (it narrows per object, so all are asked). */
+async function readableMatches(ctx: ServiceContext, guard: Guard, query: FindQuery): Promise<StoredObject[]> {
+  const readable: StoredObject[] = [];
+  for (let offset = 0; ; offset += SCAN_PAGE) {
+    const { objects } = await ctx.store.find({ ...query, offset, limit: SCAN_PAGE });
+    readable.push(...(await readableOnly(guard, objects)));
+    if (objects.length < SCAN_PAGE) return readable;
+  }
+}
