@@ -8,6 +8,7 @@ import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import { parseQueryParams } from '../http/validate.js';
 import type { Guard } from '../objects/access.js';
+import { objectAnswer } from '../objects/answers.js';
 import { served } from '../objects/served.js';
 import { afterWrite, beforeWrite, type Writer } from '../objects/write-path.js';
 import { internalFields, retryOnConflict, withoutInternal, type WriteChange } from '../objects/writes.js';
@@ -123,7 +124,7 @@ export class Uploads {
     const writer: Writer = { ctx: this.ctx, request, guard };
     const { change, object } = await (target ? this.#replaced(writer, target, fields) : this.#created(writer, id, fields));
     await afterWrite(writer, { action: change.action, className: change.className, before: change.before, object });
-    return okReply(await this.ctx.serializer.object(object, guard));
+    return objectAnswer(this.ctx, request, guard, object);
   }
 
   /** The new file object, through the write hooks; its bytes go again if it cannot be stored. */

@@ -7,7 +7,11 @@ import type { ApiRequest } from '../http/request.js';
 import type { MacroContext } from '../macros/registry.js';
 import { isSet, type Fields, type ObjectStore, type StoredObject } from '../storage/types.js';
 
-export type AccessAction = 'read' | 'create' | 'update' | 'delete';
+/**
+ * `security` changes an object's per-object security entries (PROTOCOL.md 6.7): no one by default, and
+ * never through `"*"` of the `"*"` class rule unless a rule names it.
+ */
+export type AccessAction = 'read' | 'create' | 'update' | 'delete' | 'security';
 /** Who may do each action on a class: group names, `"*"` (every session allowed to use objects), `"self"`. */
 export type ClassAccess = Partial<Record<AccessAction, readonly string[]>>;
 /** Rules by class name; `"*"` holds the rule of classes without their own (action by action). */

@@ -1,10 +1,11 @@
 import * as v from 'valibot';
 import type { ServiceContext } from '../context.js';
-import { okReply, type JsonReply } from '../http/envelope.js';
+import type { JsonReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseQueryParams } from '../http/validate.js';
+import { objectAnswer, setAnswer } from './answers.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, parseSelection, selectPage } from './selection.js';
 import { served, validName } from './served.js';
 import { writeRoutes } from './write-routes.js';
@@ -27,7 +28,7 @@ async function listing(ctx: ServiceContext, request: ApiRequest, className: stri
   const guard = ctx.guard(request);
   const selection = parseSelection(className, parseQueryParams(ListingQuerySchema, request.searchParams));
   const { objects, unfiltered } = await selectPage(ctx, request, guard, selection);
-  return okReply(await ctx.serializer.set(objects, unfiltered, guard));
+  return setAnswer(ctx, request, guard, objects, unfiltered);
 }
 
 export function objectRoutes(ctx: ServiceContext): Route[] {
@@ -43,7 +44,7 @@ export function objectRoutes(ctx: ServiceContext): Route[] {
         const id = validName(request.params.id!, 'object id');
         const guard = ctx.guard(request);
         const object = await served(ctx, guard, await ctx.store.get(id));
-        if (object) return okReply(await ctx.serializer.object(object, guard));
+        if (object) return objectAnswer(ctx, request, guard, object);
         if (!ctx.internalClasses.has(id) && (await ctx.store.count(id)) > 0) return listing(ctx, request, id);
         throw new ApiError('404', `no object or class ${id}`);
       },

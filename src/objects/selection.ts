@@ -30,7 +30,14 @@ export interface Selection {
 
 /** The listing's parameters as sent (query text and JSON alike), checked and compiled once. */
 export interface SelectionParams {
+  /** The `query` parameter: the JSON query object (field conditions and the product's members, 6.2). */
   query?: string;
+  /** Query text (6.2 grammar), as v2's `query` member carries it. */
+  queryText?: string;
+  /** Only these object ids (v2 `byParentObject`, the query object's `oids`). */
+  oids?: readonly string[];
+  /** Words every object must contain in its string fields (v2 `seFulltext`, 6.9). */
+  fullText?: string;
   orderBy?: string;
   reverseOrder?: 'true' | 'false';
   page?: number;
@@ -39,6 +46,10 @@ export interface SelectionParams {
 
 /** A selection from the listing's parameters (`400` naming the member at fault). */
 export function parseSelection(className: string, params: SelectionParams): Selection {
+  // never ignored: until each is built, naming one is a 400, not a wider answer
+  for (const name of ['queryText', 'oids', 'fullText'] as const) {
+    if (params[name] !== undefined) throw new ApiError('400', `${name} is not supported yet`);
+  }
   return {
     className,
     where: parseQuery(params.query ?? null),

@@ -4,12 +4,13 @@
  */
 import * as v from 'valibot';
 import type { ServiceContext } from '../context.js';
-import { okReply, type JsonReply } from '../http/envelope.js';
+import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import type { StoredObject } from '../storage/types.js';
 import type { Guard } from './access.js';
+import { objectAnswer } from './answers.js';
 import { served, validName } from './served.js';
 import { createObject, deleteObject, updateObject, type Writer } from './write-path.js';
 import { bodyFields, CLASS_NAME, parseStoreTime } from './writes.js';
@@ -20,11 +21,6 @@ async function named(ctx: ServiceContext, guard: Guard, request: ApiRequest): Pr
   const object = await served(ctx, guard, await ctx.store.get(id));
   if (!object) throw new ApiError('404', `no object ${clip(id)}`);
   return object;
-}
-
-/** A written object answered as the session may read it. */
-async function writtenAnswer(ctx: ServiceContext, guard: Guard, object: StoredObject): Promise<JsonReply> {
-  return okReply(await ctx.serializer.object(object, guard));
 }
 
 /**
@@ -54,7 +50,7 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
         if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
         const w = writer(request);
         if ((await w.guard.scope('create', className)) !== 'all') throw new ApiError('403', `this session may not create ${className} objects`);
-        return writtenAnswer(ctx, w.guard, await createObject(w, className, await fieldsOf(request, w.guard)));
+        return objectAnswer(ctx, request, w.guard, await createObject(w, className, await fieldsOf(request, w.guard)));
       },
     },
     {
@@ -69,7 +65,7 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
         const body = readJsonObject(request, 'object');
         const expected = Object.hasOwn(body, '~StoreTime') ? parseStoreTime(body['~StoreTime']) : undefined;
         const changes = await fieldsOf(request, w.guard);
-        return writtenAnswer(ctx, w.guard, await updateObject(w, () => named(ctx, w.guard, request), changes, expected));
+        return objectAnswer(ctx, request, w.guard, await updateObject(w, () => named(ctx, w.guard, request), changes, expected));
       },
     },
     {
