@@ -6,7 +6,7 @@ import { parseServeArgs, SERVE_USAGE, startServer, UsageError } from './serve.js
 /** Set by the build (tsup.config.ts) from package.json. */
 const VERSION = PACKAGE_VERSION;
 
-const USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H]
+const USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H] [--metrics PORT]
                             start the service (api-config.yml and ODBREST_* variables; odbrest serve --help)
        odbrest keygen [--bits 2048] [--out dir]
                             write a secure-login key pair (server-key.pem, server-key.pub.pem)
@@ -23,6 +23,7 @@ async function main(args: string[]): Promise<number> {
     if (flags.help) return console.log(SERVE_USAGE), 0;
     const running = await startServer(flags);
     console.log(`odbrest listening on ${running.url}`);
+    if (running.metricsUrl) console.log(`odbrest metrics for Prometheus at ${running.metricsUrl}`);
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void running.close().then(() => process.exit(0)));
     return -1;
   }
