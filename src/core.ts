@@ -60,9 +60,8 @@ export class Core {
     this.#mount = new Mount(options.mount);
     this.#trustProxy = options.trustProxy ?? false;
     const cors = new Cors(options.cors);
-    this.fetch = logRequests(options.logger, (request, context) =>
-      telemetry.request(request, () => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context))),
-    );
+    const answer = (request: Request, context?: RequestContext) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context));
+    this.fetch = logRequests(options.logger, (request, context) => telemetry.request(request, () => answer(request, context)));
     let hookContext: MacroContext | undefined; // what hooks called outside a request see, made once
     const ctx: ServiceContext = {
       store,
@@ -135,11 +134,7 @@ export class Core {
   /** Routes a request whose body has been read; errors become envelopes (so transports can wrap them). */
   async #dispatch(request: ApiRequest): Promise<Answer> {
     let template: string | undefined;
-    const answered = (answer: Answer): Answer => {
-      const internalStatus = 'internalStatus' in answer ? answer.internalStatus : undefined;
-      if (template !== undefined) this.#telemetry.routed(request.raw, template, internalStatus);
-      return noteAnswer(request.raw, answer);
-    };
+    const answered = (answer: Answer) => this.#telemetry.routed(request.raw, template, noteAnswer(request.raw, answer));
     try {
       let matched: ReturnType<RouteTable['match']>;
       try {

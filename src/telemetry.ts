@@ -14,6 +14,7 @@
  * Names follow the OpenTelemetry semantic conventions for HTTP servers and database clients.
  */
 import { createNoopMeter, metrics, ProxyTracer, SpanKind, SpanStatusCode, trace, type Attributes, type Histogram, type Span, type UpDownCounter, type Counter, type Tracer } from '@opentelemetry/api';
+import type { Answer } from './http/envelope.js';
 import { PACKAGE_VERSION } from './version.js';
 
 const SCOPE = 'odbrest';
@@ -94,14 +95,19 @@ export class Telemetry {
     this.#requestDuration.record((performance.now() - started) / 1000, attributes);
   }
 
-  /** Notes the route that answered `request` (the first: a `/v1/multi` item shares its outer request) and counts logins. */
-  routed(request: Request, route: string, internalStatus: string | undefined): void {
-    if (!this.enabled) return;
+  /**
+   * Notes the route template (absent: no route matched) that gave `answer` to `request` (the first: a
+   * `/v1/multi` item shares its outer request) and counts logins; answers `answer`.
+   */
+  routed<A extends Answer>(request: Request, route: string | undefined, answer: A): A {
+    if (!this.enabled || route === undefined) return answer;
+    const internalStatus = 'internalStatus' in answer ? answer.internalStatus : undefined;
     if (!this.#answered.has(request)) this.#answered.set(request, { route, internalStatus });
     if (LOGIN_ROUTES.has(route) && internalStatus !== undefined) {
       this.#logins.add(1, { 'odbrest.login.result': internalStatus, 'http.route': route });
       if (internalStatus === '303') this.#loginRefusals.add(1, { 'http.route': route });
     }
+    return answer;
   }
 
   /** A session started (+1) or ended (-1) on this instance. */
