@@ -155,6 +155,8 @@ export async function respond(service: Service, req: IncomingMessage, res: Serve
   // Answered before its body arrived (a 404, 405 or 401 reads none): the rest of the body sits in the
   // stream the web Request took over, so the connection could not carry the next request; close it.
   if (!req.complete) res.setHeader('connection', 'close');
+  // a draining instance lets each connection go with its answer, so shutting down waits for no idle keep-alive
+  if (service.draining) res.setHeader('connection', 'close');
   await writeWebResponse(res, response);
 }
 

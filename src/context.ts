@@ -14,6 +14,7 @@ import type { WriteHooks } from './objects/writes.js';
 import type { ServerKeySource } from './secure/server-key.js';
 import type { SymmetricCrypto } from './secure/symmetric.js';
 import type { KeyValueStore, ObjectStore } from './storage/types.js';
+import type { Lifecycle } from './lifecycle.js';
 
 /**
  * What route modules see of the service: the stores and the small services built on them. Declared
@@ -68,4 +69,6 @@ export interface ServiceContext {
   dispatch(request: ApiRequest): Promise<Answer>;
   /** Reports an unexpected error (answered as a bare `500`). */
   onError(error: unknown): void;
+  /** Live, ready or draining; long-lived answers end when `lifecycle.closing` aborts. */
+  readonly lifecycle: Lifecycle;
 }

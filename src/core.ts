@@ -32,6 +32,8 @@ import { SecureTransport } from './secure/transport.js';
 import { MemoryKeyValueStore } from './storage/memory-kv.js';
 import { MemoryObjectStore } from './storage/memory-object-store.js';
 import { importObjects } from './storage/seed.js';
+import { Lifecycle } from './lifecycle.js';
+import { KV_OPERATIONS, OBJECT_STORE_OPERATIONS, Telemetry } from './telemetry.js';
 
 /** Assembles the service from its options and dispatches requests to its routes. Hosts use `createService`. */
 export class Core {
@@ -43,12 +45,14 @@ export class Core {
   readonly #mount: Mount;
   readonly #secure: SecureTransport;
   readonly #trustProxy: boolean;
+  readonly #telemetry: Telemetry;
   #loaded = false;
 
   constructor(options: ServiceOptions = {}) {
     const now = options.now ?? Date.now;
-    const store = options.store ?? new MemoryObjectStore({ now });
-    const kv = options.kv ?? new MemoryKeyValueStore({ now });
+    const telemetry = (this.#telemetry = new Telemetry(options.telemetry !== false));
+    const store = telemetry.instrument(options.store ?? new MemoryObjectStore({ now }), 'odbrest.objects', OBJECT_STORE_OPERATIONS);
+    const kv = telemetry.instrument(options.kv ?? new MemoryKeyValueStore({ now }), 'odbrest.kv', KV_OPERATIONS);
     const caches = cacheSizes(options.caches);
     const macros = new MacroRegistry(options.macros);
     const internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, ...(options.objects?.internalClasses ?? [])]);
@@ -56,12 +60,13 @@ export class Core {
     this.#mount = new Mount(options.mount);
     this.#trustProxy = options.trustProxy ?? false;
     const cors = new Cors(options.cors);
-    this.fetch = logRequests(options.logger, (request, context) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context)));
+    const answer = (request: Request, context?: RequestContext) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context));
+    this.fetch = logRequests(options.logger, (request, context) => telemetry.request(request, () => answer(request, context)));
     let hookContext: MacroContext | undefined; // what hooks called outside a request see, made once
     const ctx: ServiceContext = {
       store,
       kv,
-      sessions: new SessionStore(kv, sessionLimits(options.session), now, caches.sessions),
+      sessions: new SessionStore(kv, sessionLimits(options.session), now, caches.sessions, (change) => telemetry.session(change)),
       principals: new Principals(store, options.users, options.customLogin),
       limiter: new LoginLimiter(kv, options.loginLimit),
       twoFactor: new TwoFactorLogin(store, options.twoFactor, now),
@@ -85,6 +90,7 @@ export class Core {
       checkAppKey: appKeyCheck(options.appKeys),
       macroContext: (request, session = request?.session) => macroContext(store, kv, session, request?.raw ?? new Request('http://odbrest/')),
       onError,
+      lifecycle: new Lifecycle(),
       dispatch: (inner) => this.#dispatch(inner),
     };
     this.ctx = ctx;
@@ -127,6 +133,8 @@ export class Core {
 
   /** Routes a request whose body has been read; errors become envelopes (so transports can wrap them). */
   async #dispatch(request: ApiRequest): Promise<Answer> {
+    let template: string | undefined;
+    const answered = (answer: Answer) => this.#telemetry.routed(request.raw, template, noteAnswer(request.raw, answer));
     try {
       let matched: ReturnType<RouteTable['match']>;
       try {
@@ -136,14 +144,15 @@ export class Core {
         throw error;
       }
       const { route, params } = matched;
+      template = route.path;
       request.params = params;
       if (route.appKey !== false) this.ctx.checkAppKey(request.headers);
       checkBatchItem(request, route);
       decodeQb64(request);
       if (route.auth !== 'none') request.session = await authorize(this.ctx, request, route);
-      return noteAnswer(request.raw, await route.handler(request));
+      return answered(await route.handler(request));
     } catch (error) {
-      return noteAnswer(request.raw, errorReply(toApiError(error, this.ctx.onError)));
+      return answered(errorReply(toApiError(error, this.ctx.onError)));
     }
   }
 }

@@ -20,6 +20,14 @@ export interface Service {
   readonly kv: KeyValueStore;
   /** Settles when seed data has been loaded. */
   readonly ready: Promise<void>;
+  /**
+   * Starts a graceful shutdown: `_CheckReady` answers `503` from now on (a load balancer stops sending
+   * requests), and event streams end with a hint to reconnect; requests in flight are answered as
+   * usual. Stop accepting connections after it, wait for those in flight, then `close()`.
+   */
+  drain(): void;
+  /** Whether `drain()` was called. */
+  readonly draining: boolean;
   /** Closes the stores, the blob store too (for hosts that shut down cleanly). */
   close(): Promise<void>;
 }
@@ -34,6 +42,10 @@ export function createService(options: ServiceOptions = {}): Service {
     store: core.ctx.store,
     kv: core.ctx.kv,
     ready: core.ready,
+    drain: () => core.ctx.lifecycle.drain(),
+    get draining() {
+      return core.ctx.lifecycle.draining;
+    },
     close: async () => {
       await core.ctx.store.close?.();
       await core.ctx.kv.close?.();

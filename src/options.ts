@@ -93,6 +93,12 @@ export interface ServiceOptions {
    * `serviceCheck`'s name and version). Default true; false leaves the path unrouted.
    */
   openApi?: boolean;
+  /**
+   * Spans and metrics through `@opentelemetry/api` (README, "Operating it"): recorded when the host
+   * registers an OpenTelemetry SDK before `createService`, no-ops otherwise. Default true; false leaves
+   * the stores unwrapped (what the telemetry bench compares with).
+   */
+  telemetry?: boolean;
   /** Sizes of the per-process caches (entries). */
   caches?: Partial<CacheSizes>;
   /** Clock in epoch ms, for tests. */

@@ -108,6 +108,11 @@ export class FileObjectStore implements ObjectStore {
     return this.#memory.count(className, where);
   }
 
+  async classNames(): Promise<string[]> {
+    await this.#opening;
+    return this.#memory.classNames();
+  }
+
   async put(input: ObjectInput): Promise<StoredObject> {
     const journal = await this.#opening;
     const given = input.id;

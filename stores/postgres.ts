@@ -173,6 +173,11 @@ export class PostgresObjectStore implements ObjectStore {
     return (await this.find({ className, where, limit: 0 })).total;
   }
 
+  async classNames(): Promise<string[]> {
+    const rows = await this.#query<{ class_name: string }>(`SELECT DISTINCT class_name FROM ${this.#table} ORDER BY class_name`, []);
+    return rows.map((row) => row.class_name);
+  }
+
   /**
    * One statement for a listing: the class's stats, the total (from the stats, the count cache at the
    * current version, or counted), and the page. `filterKey` is set when the total is a filtered one;
@@ -268,8 +273,11 @@ export class PostgresObjectStore implements ObjectStore {
     if (/(^|[^\\])(\\\\)*\\u0000/.test(json)) {
       throw new StoreValueError('a field value contains the character U+0000, which PostgreSQL cannot store');
     }
-    const now = Math.floor(this.#now() / 1000) * 1000;
     const expected = input.ifStoreTime;
+    if (input.storeTime !== undefined && (expected !== null || !Number.isSafeInteger(input.storeTime) || input.storeTime % 1000 !== 0)) {
+      throw new StoreValueError('storeTime is given only to new objects (ifStoreTime: null), in whole seconds');
+    }
+    const now = input.storeTime ?? Math.floor(this.#now() / 1000) * 1000;
     const write = async (purpose: string, sql: string, id: string, extra: unknown[] = []) => {
       const rows = await this.#query<{ store_time: string }>(sql, [id, input.className, now, json, ...extra], purpose).catch(refuseValue);
       return rows[0] && { id, className: input.className, storeTime: Number(rows[0].store_time), fields: JSON.parse(json) as StoredObject['fields'] };

@@ -77,6 +77,8 @@ export class SessionStore {
     private readonly times: SessionLimits,
     private readonly now: () => number,
     cacheSize: number,
+    /** Told of each session started (+1) and ended (-1) here, for the `odbrest.session.active` metric. */
+    private readonly counted: (change: 1 | -1) => void = () => undefined,
   ) {
     this.#parsed = lruCache(cacheSize);
   }
@@ -110,6 +112,7 @@ export class SessionStore {
       await this.delete(session.id);
       throw error;
     });
+    this.counted(1);
     if (ended !== undefined) await this.delete(ended);
   }
 
@@ -175,7 +178,7 @@ export class SessionStore {
     if (raw === undefined) return undefined;
     const session = this.#parse(id, raw);
     if (session.expiresAt <= this.now()) {
-      await this.kv.delete(key(id));
+      if (await this.kv.delete(key(id))) this.counted(-1);
       return undefined;
     }
     return { session, raw };
@@ -219,7 +222,9 @@ export class SessionStore {
 
   async delete(id: string): Promise<boolean> {
     this.#parsed.delete(id);
-    return this.kv.delete(key(id));
+    const deleted = await this.kv.delete(key(id));
+    if (deleted) this.counted(-1);
+    return deleted;
   }
 
   #ttl(session: Session): number {

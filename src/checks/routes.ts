@@ -64,6 +64,28 @@ export function checkRoutes(ctx: ServiceContext, options: ServiceCheckOptions = 
     },
     {
       method: 'GET',
+      path: '/_CheckLive',
+      auth: 'none',
+      appKey: false,
+      summary: 'Liveness: 0 while the process answers requests, whatever its stores do (no appkey needed)',
+      answer: 'nothing ({})',
+      handler: async () => okReply({}),
+    },
+    {
+      method: 'GET',
+      path: '/_CheckReady',
+      auth: 'none',
+      appKey: false,
+      summary: 'Readiness: 0 while the stores answer and the instance is not draining, else 503 with Retry-After (no appkey needed)',
+      answer: 'nothing ({})',
+      handler: async () => {
+        if (ctx.lifecycle.draining) throw new ApiError('503', 'this instance is draining (shutting down); send requests to another', { headers: { 'retry-after': '1' } });
+        await checkStores(ctx, timeoutMs);
+        return okReply({});
+      },
+    },
+    {
+      method: 'GET',
       path: '/v1/versioninfo',
       auth: 'session',
       summary: 'The service version and modules',

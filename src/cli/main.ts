@@ -2,14 +2,19 @@
 import { PACKAGE_VERSION } from '../version.js';
 import { keygen, parseKeygenArgs } from './keygen.js';
 import { parseServeArgs, SERVE_USAGE, startServer, UsageError } from './serve.js';
+import { exportCommand, importCommand } from './transfer-command.js';
 
 /** Set by the build (tsup.config.ts) from package.json. */
 const VERSION = PACKAGE_VERSION;
 
-const USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H]
+const USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H] [--metrics PORT]
                             start the service (api-config.yml and ODBREST_* variables; odbrest serve --help)
        odbrest keygen [--bits 2048] [--out dir]
                             write a secure-login key pair (server-key.pem, server-key.pub.pem)
+       odbrest export --out DIR [--config FILE]
+                            write every object and file of the configured stores to DIR
+       odbrest import --from DIR [--config FILE]
+                            check an export whole, then write it into the configured stores
        odbrest --help       this text
        odbrest --version    the version`;
 
@@ -23,6 +28,7 @@ async function main(args: string[]): Promise<number> {
     if (flags.help) return console.log(SERVE_USAGE), 0;
     const running = await startServer(flags);
     console.log(`odbrest listening on ${running.url}`);
+    if (running.metricsUrl) console.log(`odbrest metrics for Prometheus at ${running.metricsUrl}`);
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void running.close().then(() => process.exit(0)));
     return -1;
   }
@@ -32,6 +38,8 @@ async function main(args: string[]): Promise<number> {
     console.log(`wrote ${privateKeyPath} (private, give it as serverKeyFile) and ${publicKeyPath}`);
     return 0;
   }
+  if (command === 'export') return console.log(await exportCommand(rest)), 0;
+  if (command === 'import') return console.log(await importCommand(rest)), 0;
   if (command === '--version' || command === '-v' || command === 'version') return console.log(`odbrest ${VERSION}`), 0;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return console.log(USAGE), 0;
   throw new UsageError(`unknown command ${command}`);

@@ -13,26 +13,30 @@ export class UsageError extends Error {
   }
 }
 
-export const SERVE_USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H]
+export const SERVE_USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H] [--metrics PORT]
   --config FILE   the configuration (default: api-config.yml in the working directory, or ODBREST_CONFIG)
   --port N        the port to listen on (default: the configuration's port, or 8080; 0 picks a free one)
   --host H        the address to listen on (default: every address; 127.0.0.1 for this machine only)
+  --metrics PORT  serve the metrics for Prometheus at http://HOST:PORT/metrics (or ODBREST_METRICS_PORT)
+SIGTERM or SIGINT drains: readiness answers 503, requests in flight finish, then the process exits.
 Flags win over ODBREST_* variables, which win over the file.`;
 
 export interface ServeFlags {
   config?: string;
   port?: number;
   host?: string;
+  /** The Prometheus endpoint's port. */
+  metrics?: number;
   help?: boolean;
 }
 
 /** Parses the flags of `odbrest serve`; a flag it does not know is a `UsageError` naming it. */
 export function parseServeArgs(args: string[]): ServeFlags {
-  let values: { config?: string; port?: string; host?: string; help?: boolean };
+  let values: { config?: string; port?: string; host?: string; metrics?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
       args,
-      options: { config: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { config: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, metrics: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
       strict: true,
       allowPositionals: false,
     }));
@@ -43,16 +47,48 @@ export function parseServeArgs(args: string[]): ServeFlags {
     if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') throw new UsageError(`serve takes no argument ${flag ?? ''}`, SERVE_USAGE);
     throw new UsageError(`unknown flag ${flag ?? ''} for serve`, SERVE_USAGE);
   }
-  const port = values.port === undefined ? undefined : Number(values.port);
-  if (port !== undefined && (!/^\d+$/.test(values.port!) || port > 65535)) throw new UsageError('--port must be a whole number from 0 to 65535', SERVE_USAGE);
-  return { config: values.config, port, host: values.host, help: values.help };
+  return { config: values.config, port: portFlag('--port', values.port), host: values.host, metrics: portFlag('--metrics', values.metrics), help: values.help };
+}
+
+function portFlag(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new UsageError(`${flag} must be a whole number from 0 to 65535`, SERVE_USAGE);
+  return port;
 }
 
 export interface RunningServer {
   url: string;
   service: Service;
   server: Server;
+  /** The Prometheus endpoint, with `--metrics`. */
+  metricsUrl?: string;
+  /** Drains (readiness 503, event streams told to reconnect), stops accepting, waits for requests in flight, closes the stores. */
   close(): Promise<void>;
+}
+
+/**
+ * Registers an OpenTelemetry meter provider whose metrics a Prometheus exporter serves on its own
+ * port, before the service is made (the service looks for an SDK once, when it is made).
+ */
+async function serveMetrics(port: number, host: string | undefined): Promise<{ url: string; close(): Promise<void> }> {
+  const [{ metrics }, { MeterProvider }, { PrometheusExporter }] = await Promise.all([
+    import('@opentelemetry/api'),
+    import('@opentelemetry/sdk-metrics'),
+    import('@opentelemetry/exporter-prometheus'),
+  ]);
+  const exporter = new PrometheusExporter({ port, host, preventServerStart: true });
+  await exporter.startServer();
+  const provider = new MeterProvider({ readers: [exporter] });
+  metrics.setGlobalMeterProvider(provider);
+  const shown = host === undefined || host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${shown}:${port}${PrometheusExporter.DEFAULT_OPTIONS.endpoint}`,
+    close: async () => {
+      await provider.shutdown();
+      metrics.disable();
+    },
+  };
 }
 
 /** Why a server could not listen, in one line. */
@@ -75,6 +111,8 @@ export async function startServer(
   const config = loadConfig(flags.config === undefined ? env : { ...env, ODBREST_CONFIG: flags.config });
   const port = flags.port ?? config.port;
   const hostname = flags.host ?? config.hostname;
+  const metricsPort = flags.metrics ?? (env.ODBREST_METRICS_PORT === undefined ? undefined : portFlag('ODBREST_METRICS_PORT', env.ODBREST_METRICS_PORT));
+  const metricsEndpoint = metricsPort === undefined ? undefined : await serveMetrics(metricsPort, hostname);
   const service = createService(await openConfig(config));
   let server: Server;
   try {
@@ -82,6 +120,7 @@ export async function startServer(
     server = await serve(service, { port, hostname });
   } catch (error) {
     await service.close();
+    await metricsEndpoint?.close();
     throw listenFailure(error as NodeJS.ErrnoException, port, hostname);
   }
   if ((config.file.store?.url ?? 'memory') === 'memory' && !config.file.dataFile) {
@@ -95,9 +134,12 @@ export async function startServer(
     url: `http://${host}:${bound}${mount?.basePath ?? ''}${mount?.alias ? `/${mount.alias}` : ''}`,
     service,
     server,
+    metricsUrl: metricsEndpoint?.url,
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => void service.close().then(() => resolve()));
+        service.drain();
+        // stops accepting; calls back once the connections of requests in flight have closed
+        server.close(() => void service.close().then(() => metricsEndpoint?.close()).then(() => resolve()));
         server.closeIdleConnections();
       }),
   };

@@ -1,4 +1,4 @@
-import { StoreConflictError } from './errors.js';
+import { StoreConflictError, StoreValueError } from './errors.js';
 import { compareFieldValues, compileWhere, fieldValue, isScalar } from './filter.js';
 import { newObjectId } from './ids.js';
 import { nextStoreTime } from './store-time.js';
@@ -81,7 +81,15 @@ export class MemoryObjectStore implements ObjectStore {
     if (expected !== undefined && (expected === null ? existing !== undefined : existing?.storeTime !== expected)) {
       throw new StoreConflictError();
     }
+    if (input.storeTime !== undefined) {
+      if (expected !== null || !Number.isSafeInteger(input.storeTime) || input.storeTime % 1000 !== 0) throw new StoreValueError('storeTime is given only to new objects (ifStoreTime: null), in whole seconds');
+      return input.storeTime;
+    }
     return nextStoreTime(this.#now(), existing?.storeTime);
+  }
+
+  async classNames(): Promise<string[]> {
+    return [...this.#classes].filter(([, objects]) => objects.select({ className: '', limit: 0 }).total > 0).map(([name]) => name);
   }
 
   /** A new id that no stored object has. */

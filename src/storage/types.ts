@@ -39,6 +39,11 @@ export interface ObjectInput {
    * exactly one succeeds.
    */
   ifStoreTime?: number | null;
+  /**
+   * The store time to give the object, exactly (whole seconds), instead of the clock's: for imports,
+   * which keep the store times of the export (`odbrest import`). Only with `ifStoreTime: null`.
+   */
+  storeTime?: number;
 }
 
 /** A value a filter compares a field with. */
@@ -119,6 +124,8 @@ export interface ObjectStore {
    */
   put(object: ObjectInput): Promise<StoredObject>;
   delete(id: string): Promise<boolean>;
+  /** The names of the classes that hold objects, for exports (`odbrest export`). */
+  classNames?(): Promise<string[]>;
   close?(): Promise<void>;
 }
 

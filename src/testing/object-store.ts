@@ -8,7 +8,7 @@
  * store and opens the same data again; the contract then checks that nothing was lost.
  */
 import type { TestApi } from './test-api.js';
-import { StoreConflictError } from '../storage/errors.js';
+import { StoreConflictError, StoreValueError } from '../storage/errors.js';
 import type { Fields, FindQuery, ObjectStore, StoredObject, Where } from '../storage/types.js';
 
 export interface ObjectStoreHarnessOptions {
@@ -728,6 +728,34 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
         const items = await fill(store, 'Item', 4);
         const replaced = await store.put({ id: items[1]!.id, className: 'Item', fields: { v: 'new' }, ifStoreTime: items[1]!.storeTime });
         expect((await store.find({ className: 'Item' })).objects).toEqual([items[0], replaced, items[2], items[3]]);
+      });
+    });
+
+    describe('exports and imports (classNames, storeTime)', () => {
+      it('classNames lists exactly the classes that hold objects', async () => {
+        const store = await fresh();
+        if (!store.classNames) return; // optional: a store without it cannot be exported
+        expect(await store.classNames()).toEqual([]);
+        const [only] = await fill(store, 'Lonely', 1);
+        await fill(store, 'Item', 2);
+        expect((await store.classNames()).sort()).toEqual(['Item', 'Lonely']);
+        await store.delete(only!.id);
+        expect(await store.classNames()).toEqual(['Item']);
+      });
+
+      it('a new object given a storeTime keeps it exactly; a storeTime without ifStoreTime: null is refused', async () => {
+        const store = await fresh({ now: frozenClock });
+        const kept = Date.UTC(2020, 4, 1, 12, 0, 0);
+        const imported = await store.put({ id: 'IMPORT01', className: 'Doc', fields: { v: 1 }, ifStoreTime: null, storeTime: kept });
+        expect(imported.storeTime).toBe(kept);
+        expect((await store.get('IMPORT01'))?.storeTime).toBe(kept);
+        await expect(store.put({ id: 'IMPORT01', className: 'Doc', fields: { v: 2 }, ifStoreTime: null, storeTime: kept })).rejects.toBeInstanceOf(StoreConflictError);
+        await expect(store.put({ id: 'IMPORT02', className: 'Doc', fields: {}, storeTime: kept })).rejects.toBeInstanceOf(StoreValueError);
+        await expect(store.put({ id: 'IMPORT03', className: 'Doc', fields: {}, ifStoreTime: null, storeTime: kept + 1 })).rejects.toBeInstanceOf(StoreValueError);
+        expect(await store.getMany(['IMPORT02', 'IMPORT03'])).toEqual([]);
+        // the next write of it moves on from the kept time as from any other
+        const next = await store.put({ id: 'IMPORT01', className: 'Doc', fields: { v: 3 } });
+        expect(next.storeTime).toBeGreaterThan(kept);
       });
     });
 

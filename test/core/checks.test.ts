@@ -135,3 +135,33 @@ describe('/v1/versioninfo', () => {
     expectError(await call(await demoService(), 'GET', '/v1/versioninfo'), '204', 401);
   });
 });
+
+describe('_CheckLive and _CheckReady (orchestrators)', () => {
+  test('live answers while the process does; ready answers 503 with Retry-After while a store is down and once draining', async () => {
+    let down = false;
+    const kv = new MemoryKeyValueStore();
+    const get = kv.get.bind(kv);
+    kv.get = (key) => (down && key.startsWith('health') ? Promise.reject(new StorageUnavailableError('redis is gone')) : get(key));
+    const service = await demoService({ kv });
+    const sessionId = await login(service);
+    const check = (path: string) => call(service, 'GET', path, { noAppKey: true });
+    expect((await check('/_CheckLive')).body).toEqual({ status: OK, data: {} });
+    expect((await check('/_CheckReady')).body).toEqual({ status: OK, data: {} });
+    down = true;
+    const storeDown = await check('/_CheckReady');
+    expectError(storeDown, '503', 503);
+    expect(storeDown.headers.get('retry-after')).toBe('1');
+    expect((await check('/_CheckLive')).body).toEqual({ status: OK, data: {} });
+    down = false;
+    expect(service.draining).toBe(false);
+    service.drain();
+    expect(service.draining).toBe(true);
+    const draining = await check('/_CheckReady');
+    expectError(draining, '503', 503);
+    expect(draining.body.status.statusMessage).toContain('draining');
+    expect(draining.headers.get('retry-after')).toBe('1');
+    expect((await check('/_CheckLive')).body).toEqual({ status: OK, data: {} });
+    // requests in flight and after are still answered: draining only tells the balancer to go elsewhere
+    expect((await call(service, 'GET', '/v1/object/CUS00001', { headers: { sessionId } })).body.status).toEqual(OK);
+  });
+});

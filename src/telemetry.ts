@@ -1,0 +1,168 @@
+/**
+ * Traces and metrics through `@opentelemetry/api` only: runtime-neutral, and without an SDK nothing is
+ * wrapped or recorded, so the core costs nothing a host does not ask for. A host that registers an SDK
+ * before `createService` (the metrics API hands out no-op instruments until one is registered, so the
+ * service looks once, when it is made) sees:
+ * - a span per request (`GET /v1/object/:id`), with the store's calls as its children;
+ * - `http.server.request.duration` (s) by `http.request.method`, `http.route` (the route template,
+ *   never the path: ids would make every series unique) and `http.response.status_code`, and
+ *   `odbrest.internal_status`; `http.server.active_requests`;
+ * - `db.client.operation.duration` (s) by `db.operation.name` and `db.system.name` (the store's
+ *   kind: `odbrest.objects` or `odbrest.kv`);
+ * - `odbrest.login.attempts` by `odbrest.login.result` (the internalStatus: `0`, `302`, `303`, ...),
+ *   `odbrest.login.refusals` (the failed-login limit's `303`s), `odbrest.session.active`.
+ * Names follow the OpenTelemetry semantic conventions for HTTP servers and database clients.
+ */
+import { createNoopMeter, metrics, ProxyTracer, SpanKind, SpanStatusCode, trace, type Attributes, type Histogram, type Span, type UpDownCounter, type Counter, type Tracer } from '@opentelemetry/api';
+import type { Answer } from './http/envelope.js';
+import { PACKAGE_VERSION } from './version.js';
+
+const SCOPE = 'odbrest';
+/** Bucket bounds in seconds, as the HTTP semantic conventions advise. */
+const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+
+/** Routes whose answer is a login's result (counted by `odbrest.login.attempts`). */
+const LOGIN_ROUTES = new Set(['/v1/login', '/v2/login', '/v2/login/secure', '/v1/auth/df', '/v1/extLogin', '/v1/passkey/login']);
+
+export class Telemetry {
+  readonly tracer: Tracer;
+  readonly #requestDuration: Histogram;
+  readonly #activeRequests: UpDownCounter;
+  readonly #storeDuration: Histogram;
+  readonly #logins: Counter;
+  readonly #loginRefusals: Counter;
+  readonly #activeSessions: UpDownCounter;
+  /** The route template and internalStatus each request was answered by, noted by the dispatch. */
+  readonly #answered = new WeakMap<Request, { route: string; internalStatus?: string }>();
+
+  /**
+   * Whether anything is recorded: not with `telemetry: false`, and not when no SDK was registered
+   * before the service was made (then the stores stay unwrapped and a request costs one test).
+   */
+  readonly enabled: boolean;
+
+  constructor(wanted = true) {
+    this.tracer = trace.getTracer(SCOPE, PACKAGE_VERSION);
+    const meter = metrics.getMeter(SCOPE, PACKAGE_VERSION);
+    // without a registered provider the API hands out its proxy tracer and no-op meter
+    const sdk = !(this.tracer instanceof ProxyTracer) || !(meter instanceof createNoopMeter().constructor);
+    this.enabled = wanted && sdk;
+    this.#requestDuration = meter.createHistogram('http.server.request.duration', {
+      unit: 's',
+      description: 'Duration of HTTP server requests',
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+    });
+    this.#activeRequests = meter.createUpDownCounter('http.server.active_requests', { unit: '{request}', description: 'Requests being answered' });
+    this.#storeDuration = meter.createHistogram('db.client.operation.duration', {
+      unit: 's',
+      description: 'Duration of store operations',
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+    });
+    this.#logins = meter.createCounter('odbrest.login.attempts', { unit: '{login}', description: 'Login attempts by result (internalStatus)' });
+    this.#loginRefusals = meter.createCounter('odbrest.login.refusals', { unit: '{login}', description: 'Logins refused by the failed-login limit (303)' });
+    this.#activeSessions = meter.createUpDownCounter('odbrest.session.active', { unit: '{session}', description: 'Sessions started on this instance and not yet ended or found expired' });
+  }
+
+  /** Runs `handle` as one request: a server span (made current, so store calls nest under it), its duration and status recorded. */
+  request(request: Request, handle: () => Promise<Response>): Promise<Response> {
+    if (!this.enabled) return handle();
+    const started = performance.now();
+    this.#activeRequests.add(1, { 'http.request.method': request.method });
+    return this.tracer.startActiveSpan(request.method, { kind: SpanKind.SERVER }, async (span) => {
+      let status = 500;
+      try {
+        const response = await handle();
+        status = response.status;
+        return response;
+      } finally {
+        this.#endRequest(request, span, status, started);
+      }
+    });
+  }
+
+  #endRequest(request: Request, span: Span, status: number, started: number): void {
+    const answered = this.#answered.get(request);
+    const attributes: Attributes = { 'http.request.method': request.method, 'http.response.status_code': status };
+    if (answered) {
+      attributes['http.route'] = answered.route;
+      if (answered.internalStatus !== undefined) attributes['odbrest.internal_status'] = answered.internalStatus;
+      span.updateName(`${request.method} ${answered.route}`);
+    }
+    span.setAttributes(attributes);
+    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+    this.#activeRequests.add(-1, { 'http.request.method': request.method });
+    this.#requestDuration.record((performance.now() - started) / 1000, attributes);
+  }
+
+  /**
+   * Notes the route template (absent: no route matched) that gave `answer` to `request` (the first: a
+   * `/v1/multi` item shares its outer request) and counts logins; answers `answer`.
+   */
+  routed<A extends Answer>(request: Request, route: string | undefined, answer: A): A {
+    if (!this.enabled || route === undefined) return answer;
+    const internalStatus = 'internalStatus' in answer ? answer.internalStatus : undefined;
+    if (!this.#answered.has(request)) this.#answered.set(request, { route, internalStatus });
+    if (LOGIN_ROUTES.has(route) && internalStatus !== undefined) {
+      this.#logins.add(1, { 'odbrest.login.result': internalStatus, 'http.route': route });
+      if (internalStatus === '303') this.#loginRefusals.add(1, { 'http.route': route });
+    }
+    return answer;
+  }
+
+  /** A session started (+1) or ended (-1) on this instance. */
+  session(change: 1 | -1): void {
+    if (this.enabled) this.#activeSessions.add(change);
+  }
+
+  /**
+   * `store` with each of `operations` timed and traced (a child span of the request's). Every other
+   * member (a store's own extras) passes through untouched.
+   */
+  instrument<T extends object>(store: T, system: string, operations: readonly string[]): T {
+    if (!this.enabled) return store;
+    const wrapped = new Map<PropertyKey, unknown>();
+    for (const name of operations) {
+      const operation = (store as Record<string, unknown>)[name];
+      if (typeof operation !== 'function') continue;
+      wrapped.set(name, (...args: unknown[]) => this.#timed(system, name, () => operation.apply(store, args) as Promise<unknown>));
+    }
+    return new Proxy(store, {
+      get: (target, property) => {
+        const own = wrapped.get(property);
+        if (own !== undefined) return own;
+        const value = Reflect.get(target, property, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  }
+
+  #timed(system: string, operation: string, call: () => Promise<unknown>): Promise<unknown> {
+    const started = performance.now();
+    const attributes: Attributes = { 'db.system.name': system, 'db.operation.name': operation };
+    const span = this.tracer.startSpan(`${operation} ${system}`, { kind: SpanKind.CLIENT, attributes });
+    const done = (failed: boolean) => {
+      if (failed) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+      this.#storeDuration.record((performance.now() - started) / 1000, failed ? { ...attributes, 'error.type': 'store_error' } : attributes);
+    };
+    let pending: Promise<unknown>;
+    try {
+      pending = call();
+    } catch (error) {
+      done(true);
+      throw error;
+    }
+    return pending.then(
+      (value) => (done(false), value),
+      (error: unknown) => {
+        done(true);
+        throw error;
+      },
+    );
+  }
+}
+
+/** The operations of `ObjectStore` and `KeyValueStore` that are timed (see `storage/types.ts`). */
+export const OBJECT_STORE_OPERATIONS = ['get', 'getMany', 'find', 'count', 'put', 'delete'] as const;
+export const KV_OPERATIONS = ['get', 'set', 'compareAndSet', 'take', 'delete', 'increment', 'ttl', 'expire', 'getAndExpire'] as const;
