@@ -1,3 +1,4 @@
+import { accountRoutes, accounts } from './accounts/routes.js';
 import { licenceRoutes } from './auth/licence-routes.js';
 import { loginRoutes } from './auth/login.js';
 import { batchRoutes } from './batch/routes.js';
@@ -22,6 +23,7 @@ export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin,
     ...secureLoginRoutes(ctx),
     ...twoFactorRoutes(ctx),
     ...licenceRoutes(ctx),
+    ...accountRoutes(ctx, accounts(ctx, options.users)),
     ...objectRoutes(ctx),
     ...fileRoutes(ctx),
     ...macroRoutes(ctx),
