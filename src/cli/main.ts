@@ -2,6 +2,7 @@
 import { PACKAGE_VERSION } from '../version.js';
 import { keygen, parseKeygenArgs } from './keygen.js';
 import { parseServeArgs, SERVE_USAGE, startServer, UsageError } from './serve.js';
+import { parseUserArgs, runUserCommand, USER_USAGE } from './user.js';
 
 /** Set by the build (tsup.config.ts) from package.json. */
 const VERSION = PACKAGE_VERSION;
@@ -10,6 +11,8 @@ const USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H]
                             start the service (api-config.yml and ODBREST_* variables; odbrest serve --help)
        odbrest keygen [--bits 2048] [--out dir]
                             write a secure-login key pair (server-key.pem, server-key.pub.pem)
+       odbrest user add|disable|groups|password NAME ...
+                            administer users in the configured stores (odbrest user --help)
        odbrest --help       this text
        odbrest --version    the version`;
 
@@ -30,6 +33,11 @@ async function main(args: string[]): Promise<number> {
     if (rest.includes('--help') || rest.includes('-h')) return console.log(USAGE.split('\n').slice(2, 4).join('\n').replace(/^\s+/, 'usage: ')), 0;
     const { privateKeyPath, publicKeyPath } = await keygen(parseKeygenArgs(rest));
     console.log(`wrote ${privateKeyPath} (private, give it as serverKeyFile) and ${publicKeyPath}`);
+    return 0;
+  }
+  if (command === 'user') {
+    if (rest.length === 0 || rest.includes('--help') || rest.includes('-h')) return console.log(USER_USAGE), 0;
+    console.log(await runUserCommand(parseUserArgs(rest)));
     return 0;
   }
   if (command === '--version' || command === '-v' || command === 'version') return console.log(`odbrest ${VERSION}`), 0;
