@@ -216,12 +216,14 @@ export class Passkeys {
   }
 
   async list(request: ApiRequest): Promise<JsonReply> {
+    void this.#config;
     const user = await this.#ownUser(request.session!);
     const elements = storedPasskeys(user).map(describe);
     return okReply({ '~Count': elements.length, '~UnfilteredCount': elements.length, '~Elements': elements });
   }
 
   async remove(request: ApiRequest): Promise<JsonReply> {
+    void this.#config;
     const user = await this.#ownUser(request.session!);
     const id = request.params.id ?? '';
     if (!storedPasskeys(user).some((key) => key.id === id)) throw new ApiError('404', 'you hold no passkey with this id');
