@@ -117,7 +117,19 @@ export const ConfigSchema = v.strictObject({
       'access must map class names (or "*") to read, create, update and delete lists',
     ),
   ),
-  users: group('users', { className: optional(text('users.className')), passwordIterations: optional(whole('users.passwordIterations', 1)) }),
+  users: group('users', {
+    className: optional(text('users.className')),
+    passwordIterations: optional(whole('users.passwordIterations', 1)),
+    /** The group whose members administer users and sessions (PROTOCOL.md 2.8). */
+    admins: optional(text('users.admins')),
+    groupClassName: optional(text('users.groupClassName')),
+  }),
+  /** Passkeys (WebAuthn, PROTOCOL.md 2.8). */
+  passkeys: group('passkeys', {
+    rpID: text('passkeys.rpID'),
+    rpName: text('passkeys.rpName'),
+    origins: names('passkeys.origins', 'origins such as https://app.example.com'),
+  }),
   customLogin: group('customLogin', { className: optional(text('customLogin.className')) }),
   secure: group('secure', {
     serverKey: optional(v.string('secure.serverKey must be a PEM string')),

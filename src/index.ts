@@ -65,6 +65,8 @@ export type { SessionOptions } from './auth/sessions.js';
 export type { TwoFactorLoginOptions } from './auth/two-factor-login.js';
 export type { CustomAuthenticator, CustomLoginOptions, UserOptions } from './auth/principals.js';
 export type { CacheSizes } from './caches.js';
+export type { AccountUserOptions, PasskeyOptions, PasswordPolicy, PasswordResetDelivery } from './accounts/options.js';
+export { defaultPasswordPolicy } from './accounts/options.js';
 export { ApiError, STATUS_CODES, type StatusCode, type ApiErrorOptions } from './http/errors.js';
 export { StorageUnavailableError, StoreConflictError, StoreValueError, BlobTooLargeError } from './storage/errors.js';
 export { errorResponse, type Envelope } from './http/envelope.js';

@@ -1,3 +1,4 @@
+import type { PasskeyOptions } from './accounts/options.js';
 import type { LoginLimitOptions } from './auth/login-limit.js';
 import type { CustomLoginOptions, UserOptions } from './auth/principals.js';
 import type { SessionOptions } from './auth/sessions.js';
@@ -75,6 +76,8 @@ export interface ServiceOptions {
   customLogin?: CustomLoginOptions;
   /** The secure login and transport. */
   secure?: SecureOptions;
+  /** Passkeys (WebAuthn) for the service's users (PROTOCOL.md 2.8). Default: none. */
+  passkeys?: PasskeyOptions;
   /** External login through OAuth providers (PROTOCOL.md 5). */
   externalLogin?: ExternalLoginOptions;
   /** Serialization, the classes never served, and the write hooks. */

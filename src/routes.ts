@@ -1,3 +1,5 @@
+import { passkeyRoutes, Passkeys } from './accounts/passkeys.js';
+import { accountRoutes, accounts } from './accounts/routes.js';
 import { licenceRoutes } from './auth/licence-routes.js';
 import { loginRoutes } from './auth/login.js';
 import { batchRoutes } from './batch/routes.js';
@@ -17,11 +19,14 @@ import { PACKAGE_VERSION } from './version.js';
 
 /** Every route of the service, from each folder's route module, and (unless turned off) the OpenAPI document of them all. */
 export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin, options: ServiceOptions): Route[] {
+  const account = accounts(ctx, options.users);
   const routes: Route[] = [
     ...loginRoutes(ctx),
     ...secureLoginRoutes(ctx),
     ...twoFactorRoutes(ctx),
     ...licenceRoutes(ctx),
+    ...accountRoutes(ctx, account),
+    ...passkeyRoutes(new Passkeys(ctx, account.users, options.passkeys)),
     ...objectRoutes(ctx),
     ...fileRoutes(ctx),
     ...macroRoutes(ctx),

@@ -1,7 +1,9 @@
 // The demo: odbrest on Node's http server with the demo database (examples/demo-data.json).
 // Options come from api-config.yml or ODBREST_* variables (see the README); `npm start` runs this.
 import { ApiError, createService, clientPassValue, MemoryBlobStore } from 'odbrest';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
+import { join } from 'node:path';
 import { createNodeHandler, loadConfig, openConfig } from 'odbrest/node';
 import { demoAccess } from '../demo-access.mjs';
 import { demoFiles } from '../demo-files.mjs';
@@ -33,8 +35,21 @@ const twoFactor = options.twoFactor ?? {};
 // The demo's files (the `Document` objects DOC00001-3) in memory; configure a disk or database blob store for real files.
 const blobs = options.files?.blobs ?? new MemoryBlobStore();
 for (const file of demoFiles) await blobs.put(file.id, new Blob([file.text]).stream());
+// Password reset tokens (POST /v1/user/password/reset) are "delivered" to a file per user under the
+// demo's data folder, .odbrest-data/password-reset/<user>.txt in the working directory, so that a
+// person can try the reset with curl. A real host sends a mail or a message instead.
+const resetFolder = join(process.cwd(), '.odbrest-data', 'password-reset');
+const sendPasswordReset = async ({ user, token }) => {
+  await mkdir(resetFolder, { recursive: true });
+  await writeFile(join(resetFolder, `${encodeURIComponent(user.name)}.txt`), `${token}\n`, { mode: 0o600 });
+};
+// Passkeys for pages on this server's own address (filled in once it listens).
+const passkeyOrigins = [];
 const service = createService({
   ...options,
+  // alice (group admins) administers users and sessions: POST /v1/user, PATCH /v1/user/{name}, ?user=
+  users: { admins: 'admins', sendPasswordReset, ...options.users },
+  passkeys: options.passkeys ?? { rpID: 'localhost', rpName: 'odbrest demo', origins: passkeyOrigins },
   // the demo's rules unless api-config.yml has its own `access:` table
   access: options.access ?? demoAccess,
   files: { ...options.files, blobs },
@@ -61,6 +76,7 @@ try {
   fail(`port ${config.port} is already in use (PORT=8081 npm start picks another)`);
 }
 const port = server.address().port;
+passkeyOrigins.push(`http://localhost:${port}`);
 const root = `http://localhost:${port}${config.options.mount?.basePath ?? ''}`;
 
 console.log(`odbrest demo listening on ${root} (API reference: http://localhost:${port}/docs)`);

@@ -9,7 +9,7 @@ import type { StoredObject } from '../storage/types.js';
 import type { Admission } from './login-limit.js';
 import type { PrincipalKind } from './principals.js';
 import { readLicences } from './seats.js';
-import type { Session, SessionKind } from './sessions.js';
+import type { Session, SessionClient, SessionKind } from './sessions.js';
 
 const MAX_CREDENTIAL = 1024;
 const credential = (name: string) =>
@@ -120,6 +120,18 @@ export interface StartSessionOptions {
   id?: string;
   /** The `340` session, limited to `/v1/2fa/*` and logout. */
   twoFactorSetupOnly?: boolean;
+  /** Where the login came from (`sessionClient`), shown in the user's list of sessions. */
+  client?: SessionClient;
+}
+
+/** Largest `device` member kept for the list of sessions (serialized); a larger one is shown as null. */
+const MAX_DEVICE = 1024;
+
+/** The address and the `device` member (PROTOCOL.md 2.1 ignores it otherwise) of a login body, for `StartSessionOptions.client`. */
+export function sessionClient(body: unknown, address: string | undefined): SessionClient {
+  const device = typeof body === 'object' && body !== null ? (body as { device?: unknown }).device : undefined;
+  const kept = device === undefined ? null : JSON.stringify(device).length <= MAX_DEVICE ? device : null;
+  return { address: address ?? null, device: kept };
 }
 
 /** The session a login makes for a principal, not stored yet (`ctx.sessions.save`). */
@@ -128,7 +140,7 @@ export function newSession(
   kind: SessionKind,
   principal: StoredObject,
   login: Pick<LoginBody, 'user' | 'appNames'>,
-  { principalKind = 'db', extra, id, twoFactorSetupOnly }: StartSessionOptions = {},
+  { principalKind = 'db', extra, id, twoFactorSetupOnly, client }: StartSessionOptions = {},
 ): Session {
   return ctx.sessions.prepare(
     {
@@ -139,6 +151,7 @@ export function newSession(
       appNames: login.appNames,
       ...(extra ? { extra } : {}),
       ...(twoFactorSetupOnly ? { twoFactorSetupOnly: true } : {}),
+      ...(client ? { client } : {}),
     },
     id,
   );
@@ -194,14 +207,14 @@ export async function startSession(
 export async function sessionLogin(ctx: ServiceContext, json: unknown, address: string | undefined, principalKind: PrincipalKind = 'db'): Promise<Record<string, unknown>> {
   const body = parseLoginBody(json);
   const principal = await authenticate(ctx, body, address, principalKind);
-  return (await startSession(ctx, 'session', principal, body, { principalKind })).data;
+  return (await startSession(ctx, 'session', principal, body, { principalKind, client: sessionClient(json, address) })).data;
 }
 
 /** The JWT login of `/v2/login` (PROTOCOL.md 2.2): the session's data with a `token` instead of its id. */
 export async function tokenLogin(ctx: ServiceContext, json: unknown, address: string | undefined): Promise<JsonReply> {
   const body = parseLoginBody(json);
   const principal = await authenticate(ctx, body, address);
-  const { session, data } = await startSession(ctx, 'token', principal, body);
+  const { session, data } = await startSession(ctx, 'token', principal, body, { client: sessionClient(json, address) });
   const { sessionId: _hidden, ...rest } = data;
   const token = await ctx.tokens.sign(body.user, session.id, session.expiresAt, ctx.now());
   return okReply({ token, ...rest });

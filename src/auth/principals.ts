@@ -1,3 +1,4 @@
+import type { AccountUserOptions } from '../accounts/options.js';
 import type { ObjectStore, StoredObject } from '../storage/types.js';
 import { dummyPasswordHash, verifyPassword } from './passwords.js';
 
@@ -5,7 +6,7 @@ import { dummyPasswordHash, verifyPassword } from './passwords.js';
 export type CustomAuthenticator = (user: string, pass: string) => Promise<StoredObject | undefined>;
 
 /** The `users` service option: database users (PROTOCOL.md 2). */
-export interface UserOptions {
+export interface UserOptions extends AccountUserOptions {
   /** Class of database users, found by `Name`. Default `User`. */
   className?: string;
   /** PBKDF2 iterations for hashes made by this service (seed passwords). Default 210,000. */
@@ -70,7 +71,8 @@ export class Principals {
 
   async #verify(candidate: StoredObject | undefined, pass: string): Promise<StoredObject | undefined> {
     const stored = candidate?.fields._passwordHash;
-    if (typeof stored === 'string') return (await verifyPassword(pass, stored)) ? candidate : undefined;
+    // a disabled user's password is checked all the same, so its refusal takes the time of a wrong password's
+    if (typeof stored === 'string') return (await verifyPassword(pass, stored)) && candidate?.fields._disabled !== true ? candidate : undefined;
     this.#dummyHash ??= dummyPasswordHash(this.#iterations);
     await verifyPassword(pass, await this.#dummyHash);
     return undefined;

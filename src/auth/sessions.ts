@@ -25,6 +25,14 @@ export interface Session {
   extra?: Record<string, unknown>;
   /** The session a `340` answer gives (PROTOCOL.md 2.6): it may only call `/v1/2fa/*` and `/v1/logout`. */
   twoFactorSetupOnly?: true;
+  /** Where the login came from, for the user's list of sessions (PROTOCOL.md 2.8). */
+  client?: SessionClient;
+}
+
+/** The client address and the login body's `device` member of the login that made a session. */
+export interface SessionClient {
+  address: string | null;
+  device: unknown;
 }
 
 /** A session and the exact string stored for it (what a compare-and-set compares). */
@@ -213,6 +221,37 @@ export class SessionStore {
   #cached(id: string): StoredSession | undefined {
     const cached = this.#parsed.get(id);
     return cached !== undefined && cached.session.expiresAt > this.now() ? cached : undefined;
+  }
+
+  /**
+   * The ids in the slots of a principal's last `maxPerUser` logins (PROTOCOL.md 2.8 lists and ends a
+   * user's sessions from them): every live session of the principal is among them, beside ids of
+   * sessions that ended since (`read` tells which live).
+   */
+  async slotIds(principalId: string): Promise<string[]> {
+    const logins = Number((await this.kv.get(kvKeys.loginsOf(principalId))) ?? 0);
+    if (!Number.isSafeInteger(logins) || logins <= 0) return [];
+    const slots = Math.min(logins + 1, this.times.maxPerUser);
+    const pages = await Promise.all(
+      Array.from({ length: Math.ceil(slots / SLOTS_PER_PAGE) }, (_, index) => this.kv.get(kvKeys.loginSlots(principalId, index))),
+    );
+    const ids: string[] = [];
+    for (const raw of pages) {
+      if (raw === undefined) continue;
+      for (const held of JSON.parse(raw) as Array<string | null>) if (held) ids.push(held.slice(held.indexOf(' ') + 1));
+    }
+    return ids;
+  }
+
+  /**
+   * When a live session was last used (epoch ms), read from its remaining lifetime rather than
+   * written on every request: each use sets it to the idle timeout (or to what is left of the absolute
+   * lifetime, when less; then the answer is the earliest it can have been).
+   */
+  async lastUsed(session: Session): Promise<number> {
+    const now = this.now();
+    const remaining = await this.kv.ttl(key(session.id));
+    return Math.min(now, Math.max(session.createdAt, now - this.times.idleMs + remaining));
   }
 
   /** Whether a session with this id lives (neither logged out nor timed out); its idle timeout is not renewed. */

@@ -3,6 +3,7 @@ import { PACKAGE_VERSION } from '../version.js';
 import { keygen, parseKeygenArgs } from './keygen.js';
 import { parseServeArgs, SERVE_USAGE, startServer, UsageError } from './serve.js';
 import { exportCommand, importCommand } from './transfer-command.js';
+import { parseUserArgs, runUserCommand, USER_USAGE } from './user.js';
 
 /** Set by the build (tsup.config.ts) from package.json. */
 const VERSION = PACKAGE_VERSION;
@@ -15,6 +16,8 @@ const USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H] [--met
                             write every object and file of the configured stores to DIR
        odbrest import --from DIR [--config FILE]
                             check an export whole, then write it into the configured stores
+       odbrest user add|disable|groups|password NAME ...
+                            administer users in the configured stores (odbrest user --help)
        odbrest --help       this text
        odbrest --version    the version`;
 
@@ -40,6 +43,11 @@ async function main(args: string[]): Promise<number> {
   }
   if (command === 'export') return console.log(await exportCommand(rest)), 0;
   if (command === 'import') return console.log(await importCommand(rest)), 0;
+  if (command === 'user') {
+    if (rest.length === 0 || rest.includes('--help') || rest.includes('-h')) return console.log(USER_USAGE), 0;
+    console.log(await runUserCommand(parseUserArgs(rest)));
+    return 0;
+  }
   if (command === '--version' || command === '-v' || command === 'version') return console.log(`odbrest ${VERSION}`), 0;
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return console.log(USAGE), 0;
   throw new UsageError(`unknown command ${command}`);

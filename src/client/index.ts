@@ -10,6 +10,8 @@ import { SecureChannel, type FetchFunction } from './secure-channel.js';
 import { isPinnedKey, pinnedKeyHashes } from './server-key-pin.js';
 import type { SymmetricCrypto } from '../secure/symmetric.js';
 import type {
+  AccountCalls,
+  PasswordInput,
   BatchItem,
   BatchResult,
   DownloadOptions,
@@ -144,8 +146,23 @@ export interface OdbRestClient {
   readonly twoFactor: TwoFactorCalls;
   /** Gives back the licence seats of these applications (`/v1/license/release`); the session no longer holds them. */
   releaseLicences(appNames: string[] | string): Promise<void>;
+  /** Password change and reset, sessions, user administration and passkeys (PROTOCOL.md 2.8). */
+  readonly accounts: AccountCalls;
   /** The kind of the current login, if any. */
   readonly sessionKind: SessionKind | undefined;
+}
+
+/** `pass` as the service takes it: the MD5 form of a password, or `pass` as given. */
+function passOf(input: PasswordInput | { password?: string; pass?: string }): string {
+  if ('pass' in input && input.pass !== undefined) return input.pass;
+  if ('password' in input && input.password !== undefined) return clientPassValue(input.password);
+  throw new TypeError('give password or pass');
+}
+
+/** A new password: sent in plain form, so that the service's policy can check it (`pass` in the MD5 form cannot be checked). */
+function newPassOf(input: PasswordInput | { password?: string; pass?: string }): string {
+  if ('password' in input && input.password !== undefined) return input.password;
+  return passOf(input);
 }
 
 type Credential = { kind: 'session'; sessionId: string } | { kind: 'token'; token: string } | { kind: 'secure'; channel: SecureChannel };
@@ -314,7 +331,30 @@ export function createClient(options: ClientOptions): OdbRestClient {
     return data;
   }
 
+  const userQuery = (user?: string) => (user === undefined ? '' : `?user=${encodeURIComponent(user)}`);
+  const accounts: AccountCalls = {
+    changePassword: async (current, next) => void (await request('POST', '/v1/user/password', { pass: passOf(current), newPass: newPassOf(next) })),
+    requestPasswordReset: async (user) => void (await request('POST', '/v1/user/password/reset', { user }, false)),
+    confirmPasswordReset: async (token, next) => void (await request('POST', '/v1/user/password/reset/confirm', { token, newPass: newPassOf(next) }, false)),
+    sessions: async (user) => (await request<{ '~Elements': Awaited<ReturnType<AccountCalls['sessions']>> }>('GET', `/v1/sessions${userQuery(user)}`))['~Elements'],
+    endSession: async (handle) => void (await request('DELETE', `/v1/sessions/${encodeURIComponent(handle)}`)),
+    endOtherSessions: async (user) => (await request<{ ended: number }>('DELETE', `/v1/sessions${userQuery(user)}`)).ended,
+    createUser: ({ password, pass, ...user }) => request('POST', '/v1/user', { ...user, pass: newPassOf({ password, pass }) }),
+    updateUser: (name, { password, pass, ...change }) =>
+      request('PATCH', `/v1/user/${encodeURIComponent(name)}`, password === undefined && pass === undefined ? change : { ...change, pass: newPassOf({ password, pass }) }),
+    passkeyRegistrationOptions: () => request('POST', '/v1/passkey/register/options'),
+    registerPasskey: (response, name) => request('POST', '/v1/passkey/register', name === undefined ? { response } : { response, name }),
+    passkeyLoginOptions: (user) => request('POST', '/v1/passkey/login/options', user === undefined ? {} : { user }, false),
+    loginWithPasskey: async (response, appNames) => {
+      lastLogin = undefined; // a passkey response is used once: there is nothing to repeat
+      return loggingIn(() => sessionLogin('/v1/passkey/login', { response, appNames }));
+    },
+    passkeys: async () => (await request<{ '~Elements': Awaited<ReturnType<AccountCalls['passkeys']>> }>('GET', '/v1/passkeys'))['~Elements'],
+    removePasskey: async (id) => void (await request('DELETE', `/v1/passkeys/${encodeURIComponent(id)}`)),
+  };
+
   const client: OdbRestClient = {
+    accounts,
     login: remember((credentials: LoginCredentials) => sessionLogin('/v1/login', loginBody(credentials))),
     loginCustom: remember((credentials: LoginCredentials) => sessionLogin('/v1/auth/df', loginBody(credentials))),
     loginHybrid: remember(loginHybrid),

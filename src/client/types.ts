@@ -205,3 +205,79 @@ export interface DownloadOptions {
   /** An `If-None-Match` header value: the `ETag` of a copy held. */
   ifNoneMatch?: string;
 }
+
+/** A password as `accounts` calls take it: the password itself, or `pass` already in the MD5 form. */
+export type PasswordInput = { password: string } | { pass: string };
+
+/** One live session in `accounts.sessions()` (PROTOCOL.md 2.8); `~ObjectID` is a handle, never a credential. */
+export interface SessionEntry {
+  '~ObjectID': string;
+  Kind: 'session' | 'token' | 'secure';
+  /** `~StoreTime` form. */
+  Created: string;
+  LastUsed: string;
+  Address: string | null;
+  Device: unknown;
+  Apps: string[];
+  Current: boolean;
+}
+
+/** One of the user's passkeys. */
+export interface PasskeyEntry {
+  '~ObjectID': string;
+  Name: string;
+  Created: string;
+  LastUsed: string | null;
+  Transports: string[];
+}
+
+/** A licence as an administrator gives it: an application, or one with a seat count. */
+export type LicenceEntry = string | { app: string; parallel: number };
+
+export interface NewUserInput {
+  Name: string;
+  /** The password (checked by the service's policy) or `pass` in the MD5 form. */
+  password?: string;
+  pass?: string;
+  Groups?: string[];
+  Description?: string;
+  Licences?: LicenceEntry[];
+}
+
+export interface UserChangeInput {
+  Disabled?: boolean;
+  Groups?: string[];
+  password?: string;
+  pass?: string;
+  Licences?: LicenceEntry[];
+}
+
+/** Password, sessions, user administration and passkeys (PROTOCOL.md 2.8). */
+export interface AccountCalls {
+  /** Changes the logged-in user's password; its other sessions end. A wrong current one throws `302`. */
+  changePassword(current: PasswordInput, next: PasswordInput): Promise<void>;
+  /** Asks for a reset token for `user` (delivered by the host); the same answer whether the user exists or not. */
+  requestPasswordReset(user: string): Promise<void>;
+  /** Sets a new password with a reset token; every session of the user ends. */
+  confirmPasswordReset(token: string, next: PasswordInput): Promise<void>;
+  /** The live sessions of the logged-in user (administrators: of `user`), newest first. */
+  sessions(user?: string): Promise<SessionEntry[]>;
+  /** Ends one session by its handle. */
+  endSession(handle: string): Promise<void>;
+  /** Ends every session of the logged-in user but the current one (administrators: all of `user`'s); answers how many. */
+  endOtherSessions(user?: string): Promise<number>;
+  /** Administrators: creates a user. */
+  createUser(user: NewUserInput): Promise<{ '~ObjectID': string; Name: string }>;
+  /** Administrators: changes a user (a new password or `Disabled` ends its sessions). */
+  updateUser(name: string, change: UserChangeInput): Promise<{ '~ObjectID': string; Name: string; Disabled: boolean }>;
+  /** WebAuthn creation options for `startRegistration` of `@simplewebauthn/browser`. */
+  passkeyRegistrationOptions(): Promise<Record<string, unknown>>;
+  /** Stores the passkey `startRegistration` answered. */
+  registerPasskey(response: unknown, name?: string): Promise<PasskeyEntry>;
+  /** WebAuthn request options for `startAuthentication`. */
+  passkeyLoginOptions(user?: string): Promise<Record<string, unknown>>;
+  /** Logs in with the response of `startAuthentication`: a plain session the client then holds. */
+  loginWithPasskey(response: unknown, appNames: string[] | string): Promise<SessionLogin>;
+  passkeys(): Promise<PasskeyEntry[]>;
+  removePasskey(id: string): Promise<void>;
+}

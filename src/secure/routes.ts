@@ -1,9 +1,9 @@
 import { base64 } from '@scure/base';
 import * as v from 'valibot';
-import { beginLogin, LoginBodySchema, loginData, newSession, openSession, parseLoginBody, tokenLogin, type LoginBody } from '../auth/login.js';
+import { beginLogin, LoginBodySchema, loginData, newSession, openSession, parseLoginBody, sessionClient, tokenLogin, type LoginBody } from '../auth/login.js';
 import { HybridLoginBodySchema, isHybridLoginBody } from './hybrid.js';
 import { hybridLogin, loginKeyReply } from './hybrid-login.js';
-import type { Session } from '../auth/sessions.js';
+import type { Session, SessionClient } from '../auth/sessions.js';
 import type { ServiceContext } from '../context.js';
 import { envelope, okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
@@ -87,12 +87,13 @@ async function secureLogin(ctx: ServiceContext, request: ApiRequest): Promise<Re
   // drops the prepared answer unused and stores nothing.
   const attempt = await beginLogin(ctx, body, request.clientAddress);
   const state = newSecureState(crypto.getRandomValues(new Uint8Array(32)));
-  const prepared = attempt.candidate && prepareAnswer(ctx, imported.value, attempt.candidate, body, state, sessionId, token);
+  const client = sessionClient(decrypted.value, request.clientAddress);
+  const prepared = attempt.candidate && prepareAnswer(ctx, imported.value, attempt.candidate, body, state, sessionId, token, client);
   const principal = await attempt.finish();
   // a database login verifies only the candidate it named, so the answer was prepared, unless a
   // second factor was used up in the principal's record since (the answer shows the record as stored)
   const { session, sealed } =
-    principal === attempt.candidate ? prepared! : prepareAnswer(ctx, imported.value, principal, body, state, sessionId, token);
+    principal === attempt.candidate ? prepared! : prepareAnswer(ctx, imported.value, principal, body, state, sessionId, token, client);
   const [, answer] = await Promise.all([openSession(ctx, session, principal), sealed]);
   return new Response(base64Bytes(answer), { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
 }
@@ -106,8 +107,9 @@ function prepareAnswer(
   state: SecureSessionState,
   sessionId: string,
   token: Promise<string>,
+  client: SessionClient,
 ): { session: Session; sealed: Promise<Uint8Array> } {
-  const session = newSession(ctx, 'secure', candidate, body, { extra: state, id: sessionId });
+  const session = newSession(ctx, 'secure', candidate, body, { extra: state, id: sessionId, client });
   const sealed = sealAnswer(ctx, clientKey, candidate, session, token, state.key);
   sealed.catch(() => undefined); // awaited once the login succeeds
   return { session, sealed };

@@ -13,6 +13,15 @@ export const kvKeys = {
   externalLoginsOfAddress: (address: string) => `limit:oauth:${address}`,
   oauthState: (state: string) => `oauth:state:${state}`,
   dfUuid: (dfUuid: string) => `oauth:df:${dfUuid}`,
+  /** A password reset token, by the SHA-256 of the token (PROTOCOL.md 2.8): whose it is, 15 minutes. */
+  passwordReset: (tokenHash: string) => `reset:token:${tokenHash}`,
+  /** The hash of a principal's newest reset token (a new token voids the older). */
+  passwordResetOf: (principalId: string) => `reset:user:${principalId}`,
+  /** Password reset requests per user name and per address within the hour. */
+  resetsOfUser: (user: string) => `limit:reset:user:${user.toLowerCase()}`,
+  resetsOfAddress: (address: string) => `limit:reset:addr:${address}`,
+  /** A WebAuthn challenge (PROTOCOL.md 2.8), single use, 5 minutes. */
+  passkeyChallenge: (challenge: string) => `passkey:challenge:${challenge}`,
   /** An unfinished file upload (PROTOCOL.md 6.6), for an hour. */
   upload: (uploadId: string) => `upload:${uploadId}`,
 };
@@ -38,6 +47,9 @@ export const KV_PARTITIONS: Readonly<Record<string, KvPartition>> = {
   'fail:': { maxEntries: 200_000, whenFull: 'refuse' },
   'limit:': { maxEntries: 200_000, whenFull: 'refuse' },
   'oauth:': { maxEntries: 100_000, whenFull: 'evict' },
+  // one-time states a person can ask for again
+  'reset:': { maxEntries: 100_000, whenFull: 'evict' },
+  'passkey:': { maxEntries: 100_000, whenFull: 'evict' },
   // an upload in progress is never pushed out by others: a full store refuses new uploads instead
   'upload:': { maxEntries: 100_000, whenFull: 'refuse' },
 };

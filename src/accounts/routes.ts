@@ -1,0 +1,277 @@
+import * as v from 'valibot';
+import { verifyPassword } from '../auth/passwords.js';
+import type { Session } from '../auth/sessions.js';
+import type { ServiceContext } from '../context.js';
+import { okReply, type JsonReply } from '../http/envelope.js';
+import { ApiError, clip } from '../http/errors.js';
+import { readJsonObject, type ApiRequest } from '../http/request.js';
+import type { Route } from '../http/router.js';
+import { parseInput, parseQueryParams } from '../http/validate.js';
+import { formatStoreTime } from '../objects/serialize.js';
+import type { StoredObject } from '../storage/types.js';
+import { kvKeys } from '../storage/keys.js';
+import type { AccountUserOptions } from './options.js';
+import { PasswordResets } from './password-reset.js';
+import { sessionHandle, UserSessions } from './user-sessions.js';
+import { LicencesSchema, MAX_PASSWORD, passValue, passwordMember, UserAccounts } from './users.js';
+
+/** Reset requests per user name and per address within the hour (PROTOCOL.md 2.8). */
+const RESETS_PER_USER = 3;
+const RESETS_PER_ADDRESS = 20;
+const RESET_WINDOW_MS = 3_600_000;
+const BAD_RESET_TOKEN = 'the reset token is unknown, used or expired: ask for a new one';
+const MAX_NAME = 256;
+
+const name = (member: string) =>
+  v.pipe(v.string(`${member} must be a string`), v.minLength(1, `${member} must not be empty`), v.maxLength(MAX_NAME, `${member} must be at most ${MAX_NAME} characters`));
+const groupNames = v.array(name('each of Groups'), 'Groups must be an array of group names');
+
+const PasswordChangeSchema = v.object({ pass: passwordMember('pass'), newPass: passwordMember('newPass') });
+const ResetRequestSchema = v.object({ user: name('user') });
+const ResetConfirmSchema = v.object({
+  token: v.pipe(v.string('token must be a string'), v.maxLength(MAX_PASSWORD, BAD_RESET_TOKEN)),
+  newPass: passwordMember('newPass'),
+});
+const NewUserSchema = v.object({
+  Name: name('Name'),
+  pass: passwordMember('pass'),
+  Groups: v.optional(groupNames),
+  Description: v.optional(v.pipe(v.string('Description must be a string'), v.maxLength(4096, 'Description must be at most 4096 characters'))),
+  Licences: v.optional(LicencesSchema),
+});
+const UserChangeSchema = v.object({
+  Disabled: v.optional(v.boolean('Disabled must be true or false')),
+  Groups: v.optional(groupNames),
+  pass: v.optional(passwordMember('pass')),
+  Licences: v.optional(LicencesSchema),
+});
+const UserQuerySchema = v.object({
+  user: v.optional(v.pipe(v.string(), v.maxLength(MAX_NAME, `user must be at most ${MAX_NAME} characters`), v.description('another user (administrators only)'))),
+});
+
+/** `400` naming the first member of a JSON body the route does not define. */
+function onlyMembers(body: Record<string, unknown>, schema: v.ObjectSchema<v.ObjectEntries, undefined>): Record<string, unknown> {
+  const allowed = Object.keys(schema.entries);
+  const unknown = Object.keys(body).find((member) => !allowed.includes(member));
+  if (unknown !== undefined) throw new ApiError('400', `unknown member ${JSON.stringify(clip(unknown))}; allowed: ${allowed.join(', ')}`);
+  return body;
+}
+
+/** What the account routes stand on, made once per service. */
+export interface Accounts {
+  users: UserAccounts;
+  sessions: UserSessions;
+  resets: PasswordResets;
+  options: AccountUserOptions;
+}
+
+export function accounts(ctx: ServiceContext, options: AccountUserOptions & { className?: string; passwordIterations?: number } = {}): Accounts {
+  const sessions = new UserSessions(ctx.sessions, ctx.seats);
+  return { users: new UserAccounts(ctx.store, sessions, options), sessions, resets: new PasswordResets(ctx.kv, ctx.now), options };
+}
+
+/** The session's own database user as stored; `201` when it is gone. */
+async function ownUser(ctx: ServiceContext, session: Session): Promise<StoredObject> {
+  if (session.principal !== 'db') throw new ApiError('403', 'only database users have an account here (a custom-login principal belongs to the host)');
+  const user = await ctx.store.get(session.principalId);
+  if (!user) throw new ApiError('201', 'the user of this session no longer exists');
+  return user;
+}
+
+/** Throws `403` unless the session's user is in the `users.admins` group. */
+async function requireAdmin(ctx: ServiceContext, acc: Accounts, session: Session): Promise<void> {
+  const group = acc.options.admins;
+  if (group === undefined) throw new ApiError('403', 'user administration is off on this service (no users.admins group is configured)');
+  const user = session.principal === 'db' ? await ctx.store.get(session.principalId) : undefined;
+  if (!user || !(await acc.users.groupNames(user)).has(group)) {
+    throw new ApiError('403', `only members of the group ${JSON.stringify(clip(group))} may administer users and their sessions`);
+  }
+}
+
+/** One request counted against a limit of the reset requests; `429` with `Retry-After` beyond it. */
+async function countReset(ctx: ServiceContext, key: string, limit: number): Promise<void> {
+  if ((await ctx.kv.increment(key, RESET_WINDOW_MS)) <= limit) return;
+  const seconds = Math.max(1, Math.ceil((await ctx.kv.ttl(key)) / 1000));
+  throw new ApiError('429', `too many password reset requests, try again in ${seconds} seconds`, { headers: { 'retry-after': String(seconds) } });
+}
+
+async function changePassword(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+  const body = parseInput(PasswordChangeSchema, readJsonObject(request));
+  const session = request.session!;
+  const user = await ownUser(ctx, session);
+  await acc.users.checkPolicy(body.newPass, String(user.fields.Name ?? session.user));
+  const admission = await ctx.limiter.admit(session.user, request.clientAddress);
+  const stored = user.fields._passwordHash;
+  // the current password's check and the new one's hash run side by side: the change waits for one slow hash
+  const [matches, hash] = await Promise.all([
+    typeof stored === 'string' ? verifyPassword(passValue(body.pass), stored) : false,
+    acc.users.hash(body.newPass),
+  ]);
+  if (!matches) throw new ApiError('302', 'the current password (pass) is wrong'); // counted as a failed login
+  await admission.succeeded();
+  await acc.users.setPasswordHash(user, hash, session.id);
+  return okReply({}, 'password changed; every other session of this user has ended');
+}
+
+async function requestReset(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+  const { user: name } = parseInput(ResetRequestSchema, readJsonObject(request));
+  // counted for every name, known or not, before any work: the limits tell nothing about the user
+  if (request.clientAddress !== undefined) await countReset(ctx, kvKeys.resetsOfAddress(request.clientAddress), RESETS_PER_ADDRESS);
+  await countReset(ctx, kvKeys.resetsOfUser(name), RESETS_PER_USER);
+  const user = await acc.users.find(name);
+  const send = acc.options.sendPasswordReset;
+  const reachable = user !== undefined && send !== undefined && user.fields._disabled !== true ? user : undefined;
+  // an unknown user gets a token for nobody: the same writes, the same time
+  const { token, expiresAt } = await acc.resets.issue(reachable?.id);
+  if (reachable) {
+    const delivery = { user: { id: reachable.id, name: String(reachable.fields.Name ?? name), fields: reachable.fields }, token, expiresAt: new Date(expiresAt) };
+    // delivered after the answer, so that its time never tells that the user exists
+    setTimeout(() => void Promise.resolve().then(() => send!(delivery)).catch(ctx.onError), 0);
+  }
+  return okReply({}, 'if this user exists and can be reached, a reset token is on its way');
+}
+
+async function confirmReset(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+  const { token, newPass } = parseInput(ResetConfirmSchema, readJsonObject(request));
+  const pending = await acc.resets.peek(token);
+  const user = pending && (await ctx.store.get(pending.principalId));
+  if (!pending || !user) throw new ApiError('400', BAD_RESET_TOKEN);
+  await acc.users.checkPolicy(newPass, String(user.fields.Name ?? '')); // a refused password leaves the token valid
+  if (!(await acc.resets.take(pending))) throw new ApiError('400', BAD_RESET_TOKEN);
+  await acc.users.setPasswordHash(user, await acc.users.hash(newPass));
+  return okReply({}, 'password changed; every session of this user has ended');
+}
+
+/** The principal whose sessions a request concerns: its own, or (administrators) `?user=`'s. */
+async function sessionsOwner(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<string> {
+  const { user } = parseQueryParams(UserQuerySchema, request.searchParams);
+  if (user === undefined) return request.session!.principalId;
+  await requireAdmin(ctx, acc, request.session!);
+  const found = await acc.users.find(user);
+  if (!found) throw new ApiError('404', `no user named ${JSON.stringify(clip(user))}`);
+  return found.id;
+}
+
+async function listSessions(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+  const owner = await sessionsOwner(ctx, acc, request);
+  const live = await acc.sessions.live(owner);
+  const elements = await Promise.all(
+    live.map(async (session) => ({
+      '~ObjectID': sessionHandle(session.id),
+      Kind: session.kind,
+      Created: formatStoreTime(session.createdAt),
+      LastUsed: formatStoreTime(await ctx.sessions.lastUsed(session)),
+      Address: session.client?.address ?? null,
+      Device: session.client?.device ?? null,
+      Apps: session.appNames,
+      Current: session.id === request.session!.id,
+    })),
+  );
+  return okReply({ '~Count': elements.length, '~UnfilteredCount': elements.length, '~Elements': elements });
+}
+
+async function endSession(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+  const handle = request.params.handle ?? '';
+  const session = (await acc.sessions.live(request.session!.principalId)).find((live) => sessionHandle(live.id) === handle);
+  if (!session) throw new ApiError('404', 'no live session of yours has this handle');
+  await acc.sessions.end(session);
+  return okReply({}, 'session ended');
+}
+
+async function endSessions(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+  const owner = await sessionsOwner(ctx, acc, request);
+  const ended = await acc.sessions.endAll(owner, owner === request.session!.principalId ? request.session!.id : undefined);
+  return okReply({ ended }, `${ended} sessions ended`);
+}
+
+async function createUser(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+  const input = parseInput(NewUserSchema, onlyMembers(readJsonObject(request), NewUserSchema));
+  await requireAdmin(ctx, acc, request.session!);
+  const user = await acc.users.create(input);
+  return okReply({ '~ObjectID': user.id, Name: user.fields.Name }, 'user created');
+}
+
+async function updateUser(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+  const change = parseInput(UserChangeSchema, onlyMembers(readJsonObject(request), UserChangeSchema));
+  await requireAdmin(ctx, acc, request.session!);
+  const user = await acc.users.update(request.params.name ?? '', change, request.session!.id);
+  return okReply({ '~ObjectID': user.id, Name: user.fields.Name, Disabled: user.fields._disabled === true }, 'user changed');
+}
+
+/** Password change and reset, the user's sessions, and user administration (PROTOCOL.md 2.8). */
+export function accountRoutes(ctx: ServiceContext, acc: Accounts): Route[] {
+  const handler = (fn: (ctx: ServiceContext, acc: Accounts, request: ApiRequest) => Promise<JsonReply>) => (request: ApiRequest) => fn(ctx, acc, request);
+  return [
+    {
+      method: 'POST',
+      path: '/v1/user/password',
+      auth: 'session',
+      summary: "Changes the session user's password; every other session of the user ends",
+      body: PasswordChangeSchema,
+      answer: 'nothing ({})',
+      handler: handler(changePassword),
+    },
+    {
+      method: 'POST',
+      path: '/v1/user/password/reset',
+      auth: 'none',
+      summary: 'Asks for a password reset token, delivered by the host (the answer is the same for unknown users)',
+      body: ResetRequestSchema,
+      answer: 'nothing ({})',
+      handler: handler(requestReset),
+    },
+    {
+      method: 'POST',
+      path: '/v1/user/password/reset/confirm',
+      auth: 'none',
+      summary: 'Sets a new password with a reset token; every session of the user ends',
+      body: ResetConfirmSchema,
+      answer: 'nothing ({})',
+      handler: handler(confirmReset),
+    },
+    {
+      method: 'GET',
+      path: '/v1/sessions',
+      auth: 'session',
+      summary: "The caller's live sessions, newest first (administrators: ?user=NAME)",
+      query: UserQuerySchema,
+      answer: 'a set of {~ObjectID (a handle, never a credential), Kind, Created, LastUsed, Address, Device, Apps, Current}',
+      handler: handler(listSessions),
+    },
+    {
+      method: 'DELETE',
+      path: '/v1/sessions',
+      auth: 'session',
+      summary: "Ends all of the caller's sessions but the current one (administrators: ?user=NAME ends all of that user's)",
+      query: UserQuerySchema,
+      answer: 'ended: how many sessions ended',
+      handler: handler(endSessions),
+    },
+    {
+      method: 'DELETE',
+      path: '/v1/sessions/:handle',
+      auth: 'session',
+      summary: "Ends one of the caller's sessions, named by its handle",
+      answer: 'nothing ({})',
+      handler: handler(endSession),
+    },
+    {
+      method: 'POST',
+      path: '/v1/user',
+      auth: 'session',
+      summary: 'Creates a user (administrators)',
+      body: NewUserSchema,
+      answer: '~ObjectID and Name of the new user',
+      handler: handler(createUser),
+    },
+    {
+      method: 'PATCH',
+      path: '/v1/user/:name',
+      auth: 'session',
+      summary: 'Changes a user (administrators): Disabled, Groups, pass, Licences',
+      body: UserChangeSchema,
+      answer: '~ObjectID, Name and Disabled of the user',
+      handler: handler(updateUser),
+    },
+  ];
+}
