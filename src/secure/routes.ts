@@ -16,6 +16,7 @@ import { newSecureState, type SecureSessionState } from './replay.js';
 import { base64Bytes } from './base64.js';
 import { importClientPublicKey } from './keys.js';
 import { BlockDecryptError, blockDecrypt, blockEncrypt } from './rsa.js';
+import { LOGIN_SIGNATURE_HEADER, signLoginAnswer } from './login-signature.js';
 import { sealToken } from './token.js';
 
 /**
@@ -94,7 +95,9 @@ async function secureLogin(ctx: ServiceContext, request: ApiRequest): Promise<Re
   const { session, sealed } =
     principal === attempt.candidate ? prepared! : prepareAnswer(ctx, imported.value, principal, body, state, sessionId, token);
   const [, answer] = await Promise.all([openSession(ctx, session, principal), sealed]);
-  return new Response(base64Bytes(answer), { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+  const text = base64Bytes(answer);
+  const signature = await signLoginAnswer(serverKey.signingKey, publicKeyText, text);
+  return new Response(text, { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8', [LOGIN_SIGNATURE_HEADER]: signature } });
 }
 
 /** The session a secure login would start for `candidate`, and its answer sealed to the client's key (not awaited yet). */
