@@ -35,9 +35,10 @@ async function principalOf(ctx: ServiceContext, request: ApiRequest): Promise<St
 }
 
 /**
- * A route that checks a code: it takes its place in the failed-login limit before the check, as a
- * login does (`303` when the user or address has none left), so codes cannot be guessed here faster
- * than at the login; `check` answers whether the code was right (a wrong one stays counted: `342`),
+ * A route that checks a code: it takes its place in the failed-login limit and in the user's
+ * second-factor count before the check, as a login does (`303` when either has none left), so codes
+ * cannot be guessed here faster than at the login; `check` answers whether the code was right (a
+ * wrong one counts in both: `342`),
  * or `undefined` when there was nothing to check it against (the place is given back).
  */
 async function withCode(
@@ -49,13 +50,24 @@ async function withCode(
   appOf(request);
   const codes = ctx.twoFactor.codes; // 403 before anything is counted when the service has no key
   const admission = await ctx.limiter.admit(request.session!.user, request.clientAddress);
-  const accepted = await principalOf(ctx, request)
-    .then((principal) => check(codes, principal, token))
-    .catch(async (error: unknown) => {
-      await admission.withdrawn();
-      throw error;
-    });
-  if (accepted === false) throw new ApiError('342', WRONG_CODE);
+  let accepted: boolean | undefined;
+  try {
+    const codeCheck = await admission.secondFactor();
+    accepted = await principalOf(ctx, request)
+      .then((principal) => check(codes, principal, token))
+      .catch(async (error: unknown) => {
+        await codeCheck.withdrawn();
+        throw error;
+      });
+    await (accepted === undefined ? codeCheck.withdrawn() : accepted ? codeCheck.verified() : codeCheck.failed());
+  } catch (error) {
+    await admission.withdrawn();
+    throw error;
+  }
+  if (accepted === false) {
+    await admission.failed();
+    throw new ApiError('342', WRONG_CODE);
+  }
   await (accepted ? admission.succeeded() : admission.withdrawn());
   return accepted;
 }
