@@ -6,6 +6,7 @@ import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
 import type { StoredObject } from '../storage/types.js';
+import { deviceIdOf, loginAcls } from './acls.js';
 import type { Admission } from './login-limit.js';
 import type { PrincipalKind, Principals } from './principals.js';
 import { readLicences } from './seats.js';
@@ -27,6 +28,8 @@ export const LoginBodySchema = v.object({
   pass: credential('pass'),
   appNames: AppNamesSchema,
   '2faToken': v.nullish(credential('2faToken')),
+  /** The real client's device description; only `device.deviceId` is read (for `acls`), any shape is accepted. */
+  device: v.optional(v.unknown()),
 });
 export type LoginBody = v.InferOutput<typeof LoginBodySchema>;
 
@@ -194,13 +197,14 @@ export async function openSession(ctx: ServiceContext, session: Session, princip
  * access rules, PROTOCOL.md 6.4), like any object it reads later: a reference it may not read keeps
  * only its metadata.
  */
-export async function loginData(ctx: ServiceContext, principal: StoredObject, session: Session): Promise<Record<string, unknown>> {
+export async function loginData(ctx: ServiceContext, principal: StoredObject, session: Session, deviceId: string | null = null): Promise<Record<string, unknown>> {
   const guard = ctx.access.guard(session, () => ctx.macroContext(undefined, session));
   return {
     sessionId: session.id,
     user: await ctx.serializer.object(principal, guard),
     databaseName: ctx.databaseName,
     expiresAt: new Date(session.expiresAt).toISOString(),
+    acls: loginAcls(principal, session.user, session.appNames, deviceId),
   };
 }
 
@@ -214,7 +218,7 @@ export async function startSession(
 ): Promise<{ session: Session; data: Record<string, unknown> }> {
   const session = newSession(ctx, kind, principal, login, options);
   await openSession(ctx, session, principal);
-  return { session, data: await loginData(ctx, principal, session) };
+  return { session, data: await loginData(ctx, principal, session, deviceIdOf(login)) };
 }
 
 /** A plain session (`/v1/login`, `/v1/auth/df`, the hybrid `/v2/login`) for a login body of any shape (`400` unless 2.1's). */
@@ -238,7 +242,7 @@ const plainLogin = async (ctx: ServiceContext, request: ApiRequest, kind: Princi
   okReply(await sessionLogin(ctx, readJsonObject(request), request.clientAddress, kind));
 
 /** What `data` of a login's answer holds (PROTOCOL.md 2.2). */
-export const LOGIN_ANSWER = 'sessionId, user (the serialized user object), databaseName and expiresAt';
+export const LOGIN_ANSWER = 'sessionId, user (the serialized user object), databaseName, expiresAt and acls (one licence entry per application)';
 
 /** The plain logins and logout; `/v2/login` (token and hybrid) is in secure/routes.ts. */
 export function loginRoutes(ctx: ServiceContext): Route[] {

@@ -1,6 +1,7 @@
 import { base64 } from '@scure/base';
 import * as v from 'valibot';
 import { beginLogin, LoginBodySchema, loginData, newSession, openSession, parseLoginBody, tokenLogin, type LoginBody } from '../auth/login.js';
+import { deviceIdOf } from '../auth/acls.js';
 import { HybridLoginBodySchema, isHybridLoginBody } from './hybrid.js';
 import { hybridLogin, loginKeyReply } from './hybrid-login.js';
 import type { Session } from '../auth/sessions.js';
@@ -111,7 +112,7 @@ function prepareAnswer(
   token: Promise<string>,
 ): { session: Session; sealed: Promise<Uint8Array> } {
   const session = newSession(ctx, 'secure', candidate, body, { extra: state, id: sessionId });
-  const sealed = sealAnswer(ctx, clientKey, candidate, session, token, state.key);
+  const sealed = sealAnswer(ctx, clientKey, candidate, body, session, token, state.key);
   sealed.catch(() => undefined); // awaited once the login succeeds
   return { session, sealed };
 }
@@ -121,11 +122,12 @@ async function sealAnswer(
   ctx: ServiceContext,
   clientKey: CryptoKey,
   principal: StoredObject,
+  body: LoginBody,
   session: Session,
   token: Promise<string>,
   symmetricKey: string,
 ): Promise<Uint8Array> {
-  const { sessionId: _internal, user, ...rest } = await loginData(ctx, principal, session);
+  const { sessionId: _internal, user, ...rest } = await loginData(ctx, principal, session, deviceIdOf(body));
   const answer = envelope({ sessionId: await token, user, symmetricKey, ...rest });
   return blockEncrypt(clientKey, encoder.encode(JSON.stringify(answer)));
 }
@@ -149,6 +151,7 @@ export function secureLoginRoutes(ctx: ServiceContext): Route[] {
       method: 'GET',
       path: '/v2/login/key',
       auth: 'none',
+      appKey: false, // a public key is public: the TypeScript sample fetches it with no headers (PROTOCOL.md 1.2)
       summary: 'The server public key of the hybrid login',
       answer: 'key: the RSA public key as an SPKI PEM',
       handler: () => loginKeyReply(ctx),
@@ -157,6 +160,7 @@ export function secureLoginRoutes(ctx: ServiceContext): Route[] {
       method: 'GET',
       path: '/v2/login/secure/key',
       auth: 'none',
+      appKey: false,
       summary: 'The server public key of the secure login',
       answer: 'key: the RSA public key as an SPKI PEM (CR LF line breaks)',
       handler: async () => okReply({ key: (await ctx.serverKey.get()).publicKeyPem }),
