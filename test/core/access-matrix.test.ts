@@ -132,7 +132,8 @@ describe('references, filters and macros follow the rules', () => {
     const service = await demoService({ access: demoAccess, macros: { users: async (ctx) => (await ctx.store.find({ className: 'User' })).objects } });
     const headers = { sessionId: await login(service, 'bob') };
     const data = (await call(service, 'POST', '/v1/execute/users', { headers })).body.data;
-    expect(data.map((o: Record<string, unknown>) => o.Name ?? null)).toEqual([null, 'bob', null, null]);
+    // the macro's store reads as the session may (issue 23 item 5): the other users are absent
+    expect(data.map((o: Record<string, unknown>) => o.Name ?? null)).toEqual(['bob']);
   });
 });
 
