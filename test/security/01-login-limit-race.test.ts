@@ -34,7 +34,9 @@ async function flood(logins: Array<(body: unknown) => Promise<Response>>, user: 
 async function together(logins: Array<(body: unknown) => Promise<Response>>, bases: string[], user: 'bob' | 'extern', password: string, appNames: string[]) {
   const answers = await Promise.all(
     Array.from({ length: TOGETHER }, async (_, i) => {
-      const response = await logins[i % logins.length]!(loginBody(user, password, appNames));
+      const send = () => logins[i % logins.length]!(loginBody(user, password, appNames));
+      // a kept-alive socket the server closed after the flood before may fail before any answer: once more, on a new one
+      const response = await send().catch((error: unknown) => (error instanceof TypeError ? send() : Promise.reject(error)));
       const body = await response.json();
       return { status: response.status, internalStatus: body.status.internalStatus as string, sessionId: body.data?.sessionId as string | undefined };
     }),
@@ -42,7 +44,8 @@ async function together(logins: Array<(body: unknown) => Promise<Response>>, bas
   const working = await Promise.all(
     answers.map(async (answer, i) => {
       if (!answer.sessionId) return false;
-      const check = await fetch(`${bases[i % bases.length]}/_CheckSession`, { headers: { appkey: 'sec', sessionId: answer.sessionId } });
+      const checkSession = () => fetch(`${bases[i % bases.length]}/_CheckSession`, { headers: { appkey: 'sec', sessionId: answer.sessionId! } });
+      const check = await checkSession().catch((error: unknown) => (error instanceof TypeError ? checkSession() : Promise.reject(error)));
       return (await check.json()).status.internalStatus === '0';
     }),
   );
