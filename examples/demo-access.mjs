@@ -3,9 +3,24 @@
 // Files (`Document`, PROTOCOL.md 6.6): every session reads and uploads them; only `admins` replace
 // a file's bytes (`replaceOID`, the update right) or delete one (which deletes its bytes too).
 // alice (admins, sales) writes customers and files; bob (support) reads customers and uploads files.
+// Contact persons (`ContactPerson`, the custom-login class): each sees itself, and a user reads the
+// contact person its own employee names (`Employee.Mitarbeiteransprechpartner`, shown in full in the
+// login answer as the spec's example shows it); no one reads the others.
 export const demoAccess = {
   rules: {
     Customer: { read: ['*'], create: ['sales'], update: ['sales'], delete: ['admins'] },
     Document: { read: ['*'], create: ['*'], update: ['admins'], delete: ['admins'] },
+    ContactPerson: { read: ['*'] },
+  },
+  authorize: async (context, { action, className, object }) => {
+    if (className !== 'ContactPerson' || action !== 'read' || !object) return true; // the class rules decide
+    const session = context.session;
+    if (!session) return false;
+    if (object.id === session.principalId) return true;
+    if (session.principal !== 'db') return false;
+    const employee = (await context.user())?.fields.Employee;
+    if (!employee || typeof employee !== 'object' || typeof employee.$ref !== 'string') return false;
+    const contact = (await context.store.get(employee.$ref))?.fields.Mitarbeiteransprechpartner;
+    return Boolean(contact && typeof contact === 'object' && contact.$ref === object.id);
   },
 };

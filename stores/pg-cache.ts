@@ -14,6 +14,14 @@ export interface PostgresCacheOptions {
   maxBytes?: number;
   /** Told when the cache starts listening, goes deaf (and is cleared), or evicts on a change; for metrics and tests. */
   onEvent?: (event: PostgresCacheEvent) => void;
+  /**
+   * `read-your-writes` (default): before an object is answered from the cache, one round trip on the
+   * listening connection, sent after the read began, brings in every notification committed before
+   * it, so a write answered by any instance is never read back older, whichever instance reads.
+   * `eventual` (weaker, opt-in): answers from the cache at once, so for the moment a notification
+   * takes to arrive, another instance may read an object as it was before a write it already answered.
+   */
+  consistency?: 'read-your-writes' | 'eventual';
 }
 
 export type PostgresCacheEvent = { kind: 'listening' } | { kind: 'deaf'; error?: Error } | { kind: 'changed'; id?: string };
@@ -71,6 +79,9 @@ export class RowCache {
     // `maxSize` counts bytes; objects are bounded by a check on insert (lru-cache's `max` would allocate all its slots up front).
     this.#rows = new LRUCache<string, CachedRow>({ maxSize: maxBytes, sizeCalculation: rowBytes });
     this.#maxObjects = maxObjects;
+    const consistency = options.consistency ?? 'read-your-writes';
+    if (consistency !== 'read-your-writes' && consistency !== 'eventual') throw new Error('PostgresObjectStore: cache.consistency must be "read-your-writes" or "eventual"');
+    this.#synced = consistency === 'read-your-writes';
     this.#onEvent = options.onEvent ?? (() => undefined);
     this.#feed = new ChangeFeed(connection, channel, {
       listening: () => this.#onEvent({ kind: 'listening' }),
@@ -87,14 +98,27 @@ export class RowCache {
   }
 
   readonly #maxObjects: number;
+  readonly #synced: boolean;
 
-  /** The cached row, while listening; starts listening on first use. */
-  get(id: string): CachedRow | undefined {
+  /**
+   * The cached rows of `ids` (by id; absent ones are to be fetched), while listening; starts listening
+   * on first use. In `read-your-writes` mode, only after a round trip on the listening connection sent
+   * after this call (one for all reads that begin meanwhile): notifications committed before the read
+   * began have then evicted what they changed.
+   */
+  async read(ids: readonly string[]): Promise<Map<string, CachedRow>> {
+    const found = new Map<string, CachedRow>();
     if (!this.#feed.listening) {
       this.#feed.start();
-      return undefined;
+      return found;
     }
-    return this.#rows.get(id);
+    if (!ids.some((id) => this.#rows.has(id))) return found; // nothing to answer from the cache: no wait
+    if (this.#synced && !(await this.#feed.sync())) return found;
+    for (const id of ids) {
+      const row = this.#rows.get(id);
+      if (row) found.set(id, row);
+    }
+    return found;
   }
 
   /**
@@ -161,6 +185,9 @@ class ChangeFeed {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #heartbeat: ReturnType<typeof setInterval> | undefined;
   listening = false;
+  /** Reads waiting for the next round trip, and whether it is scheduled. */
+  #waiting: Array<(synced: boolean) => void> = [];
+  #scheduled = false;
 
   constructor(connection: pg.ClientConfig, channel: string, on: FeedHandlers) {
     this.#connection = connection;
@@ -172,6 +199,36 @@ class ChangeFeed {
     if (this.#started || this.#closed) return;
     this.#started = true;
     void this.#connect();
+  }
+
+  /**
+   * Resolves `true` after a round trip on the listening connection that was sent after this call:
+   * PostgreSQL delivers every notification committed before that query before its answer (and `pg`
+   * handles each before the query resolves). `false` when the connection is not listening, or lost.
+   * The reads of one turn of the event loop share one round trip.
+   */
+  sync(): Promise<boolean> {
+    return new Promise((resolve) => {
+      this.#waiting.push(resolve);
+      if (this.#scheduled) return;
+      this.#scheduled = true;
+      queueMicrotask(() => this.#flush());
+    });
+  }
+
+  #flush(): void {
+    const batch = this.#waiting;
+    this.#waiting = [];
+    this.#scheduled = false;
+    const client = this.#client;
+    const done = (synced: boolean) => {
+      for (const resolve of batch) resolve(synced);
+    };
+    if (!client || !this.listening) return done(false);
+    client.query('SELECT 1').then(
+      () => done(this.listening && this.#client === client),
+      () => done(false),
+    );
   }
 
   async close(): Promise<void> {

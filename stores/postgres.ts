@@ -127,7 +127,7 @@ export class PostgresObjectStore implements ObjectStore {
   }
 
   async get(id: string): Promise<StoredObject | undefined> {
-    const cached = this.#cache?.get(id);
+    const cached = (await this.#cache?.read([id]))?.get(id);
     if (cached) return toObject(cached);
     const fetch = () => this.#query<Row>(`SELECT id, class_name, store_time, body FROM ${this.#table} WHERE id = $1`, [id], 'get');
     const rows = await (this.#cache ? this.#cache.fill(fetch) : fetch());
@@ -136,13 +136,8 @@ export class PostgresObjectStore implements ObjectStore {
 
   async getMany(ids: readonly string[]): Promise<StoredObject[]> {
     if (ids.length === 0) return [];
-    const byId = new Map<string, Row>();
-    const missing: string[] = [];
-    for (const id of ids) {
-      const cached = this.#cache?.get(id);
-      if (cached) byId.set(id, cached);
-      else missing.push(id);
-    }
+    const byId = new Map<string, Row>(this.#cache ? await this.#cache.read(ids) : undefined);
+    const missing = ids.filter((id) => !byId.has(id));
     if (missing.length > 0) {
       const fetch = () => this.#query<Row>(`SELECT id, class_name, store_time, body FROM ${this.#table} WHERE id = ANY($1::text[])`, [missing], 'get_many');
       for (const row of await (this.#cache ? this.#cache.fill(fetch) : fetch())) byId.set(row.id, row);

@@ -243,4 +243,32 @@ describe.runIf(available)('PostgreSQL object cache across instances', () => {
     expect(answer.City).toBe('Cached City');
     expect(answer['~StoreTime']).not.toBe(old['~StoreTime']);
   });
+
+  it('issue 23, item 6: 1,000 writes answered by A, each read back at once through B over HTTP: none stale (read-your-writes by default)', { timeout: 300_000 }, async () => {
+    const table = `objects_${tables++}`;
+    const seeding = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table, cache: false });
+    await importObjects(seeding, demoData(), 1000);
+    await seeding.close();
+    const [a, b] = [instance(table), instance(table)];
+    opened.push(a, b);
+    const services = await Promise.all(
+      [a, b].map(async (side) => {
+        const service = createService({ store: side.store, access: demoAccess, users: { passwordIterations: 1000 }, onError: () => undefined });
+        await service.ready;
+        return { service, sessionId: await login(service, 'alice') };
+      }),
+    );
+    const send = (i: number, method: string, json?: unknown) => call(services[i]!.service, method, '/v1/object/CUS00008', { headers: { sessionId: services[i]!.sessionId }, json });
+    await Promise.all([a.listen(), b.listen()]);
+    await send(1, 'GET'); // in B's cache from here on
+    let stale = 0;
+    for (let i = 0; i < 1000; i++) {
+      const written = await send(0, 'PATCH', { City: `City ${i}` });
+      expect(written.status).toBe(200);
+      const read = (await send(1, 'GET')).body.data;
+      if (read.City !== `City ${i}` || read['~StoreTime'] !== written.body.data['~StoreTime']) stale++;
+    }
+    expect(stale).toBe(0);
+    expect(b.events.filter((event) => event.kind === 'changed').length).toBeGreaterThan(0);
+  });
 });

@@ -1,5 +1,6 @@
+import { passValue as loginPassValue } from '../auth/principals.js';
+import { hashPassword } from '../auth/passwords.js';
 import * as v from 'valibot';
-import { clientPassValue, hashPassword } from '../auth/passwords.js';
 import { ApiError, clip } from '../http/errors.js';
 import { StoreConflictError } from '../storage/errors.js';
 import type { FieldValue, Fields, ObjectStore, StoredObject } from '../storage/types.js';
@@ -18,18 +19,14 @@ export const passwordMember = (name: string) =>
     v.maxLength(MAX_PASSWORD, `${name} must be at most ${MAX_PASSWORD} characters: longer passwords are refused`),
   );
 
-const MD5_FORM = /^[0-9a-f]{32}$/;
-
 /**
- * The value a password is hashed and checked as (PROTOCOL.md 2.1): a `pass` of exactly 32 lower-case
- * hex digits is the MD5 form the real client sends; anything else is the password, MD5-hashed here.
+ * The value a new or current password is hashed and checked as (PROTOCOL.md 2.1), as a login reads
+ * `pass`: the MD5 form as it is, anything else MD5-hashed here.
  */
-export function passValue(pass: string): string {
-  return MD5_FORM.test(pass) ? pass : clientPassValue(pass);
-}
+export const passValue = (pass: string): string => loginPassValue(pass)!;
 
 /** Whether a password was given in plain form (so the policy can check it). */
-export const isPlainPassword = (pass: string): boolean => !MD5_FORM.test(pass);
+export const isPlainPassword = (pass: string): boolean => passValue(pass) !== pass;
 
 /** A user's licence as `_licences` holds it (PROTOCOL.md 2.7). */
 export const LicencesSchema = v.array(

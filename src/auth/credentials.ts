@@ -25,7 +25,8 @@ export async function sessionOf(ctx: ServiceContext, request: ApiRequest): Promi
     if (session?.kind === 'secure' || (!session && (await ctx.secureSessionOf(sessionId)))) {
       throw new ApiError('205', 'this session accepts only secure requests');
     }
-    if (!session || session.kind !== 'session') throw new ApiError('201', 'session invalid, expired or logged out');
+    // exactly this text: the C# sample looks for it (PROTOCOL.md 1.4)
+    if (!session || session.kind !== 'session') throw new ApiError('201', 'Session is invalid');
     return session;
   }
   throw new ApiError('204', 'no session credential sent (sessionId, Authorization or Secure-Token header)');

@@ -6,8 +6,9 @@ import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
 import type { StoredObject } from '../storage/types.js';
+import { deviceIdOf, loginAcls } from './acls.js';
 import type { Admission } from './login-limit.js';
-import type { PrincipalKind } from './principals.js';
+import type { PrincipalKind, Principals } from './principals.js';
 import { readLicences } from './seats.js';
 import type { Session, SessionClient, SessionKind } from './sessions.js';
 
@@ -27,6 +28,8 @@ export const LoginBodySchema = v.object({
   pass: credential('pass'),
   appNames: AppNamesSchema,
   '2faToken': v.nullish(credential('2faToken')),
+  /** The real client's device description; only `device.deviceId` is read (for `acls`), any shape is accepted. */
+  device: v.optional(v.unknown()),
 });
 export type LoginBody = v.InferOutput<typeof LoginBodySchema>;
 
@@ -56,33 +59,60 @@ export interface LoginAttempt {
  */
 export async function beginLogin(ctx: ServiceContext, body: LoginBody, address: string | undefined, kind: PrincipalKind = 'db'): Promise<LoginAttempt> {
   const admission = await ctx.limiter.admit(body.user, address);
-  const { candidate, verified } = await ctx.principals.check(kind, body.user, body.pass);
+  let check: Awaited<ReturnType<Principals['check']>>;
+  try {
+    check = await ctx.principals.check(kind, body.user, body.pass);
+  } catch (error) {
+    await admission.withdrawn();
+    throw error;
+  }
   return {
-    candidate,
+    candidate: check.candidate,
     finish: async () => {
-      let principal = await verified;
-      if (!principal) throw new ApiError('302', 'wrong user name or password'); // its place in the counts stays taken
-      const requirement = ctx.twoFactor.requirement(body.appNames, principal);
-      if (requirement === 'code') principal = await checkSecondFactor(ctx, principal, body['2faToken'], admission);
-      await admission.succeeded();
-      checkLicences(principal, body.appNames);
-      if (requirement === 'enrol') throw await setupOnlyRefusal(ctx, principal, body, kind);
-      return principal;
+      let principal: StoredObject | undefined;
+      try {
+        principal = await check.verified;
+        if (!principal) throw new ApiError('302', 'wrong user name or password');
+        const requirement = ctx.twoFactor.requirement(body.appNames, principal);
+        if (requirement === 'code') principal = await checkSecondFactor(ctx, principal, body['2faToken'], admission);
+        await admission.succeeded();
+        checkLicences(principal, body.appNames);
+        if (requirement === 'enrol') throw await setupOnlyRefusal(ctx, principal, body, kind);
+        return principal;
+      } catch (error) {
+        // a wrong password or code is a failure; anything else ends the attempt without a verdict (a no-op once it succeeded)
+        const failure = error instanceof ApiError && (error.code === '302' || error.code === '342');
+        await (failure ? admission.failed() : admission.withdrawn());
+        throw error;
+      }
     },
   };
 }
 
 /**
- * `341` without a code (the attempt is withdrawn from the counts), `342` for a wrong one (it stays
- * counted as a failure). An accepted code is used up in the principal's record, so the principal is
- * read again: the login answers the record as it is now stored (its `~StoreTime` included).
+ * `341` without a code (the caller withdraws the attempt), `342` for a wrong one (a failure of the
+ * user, and of its second factor: PROTOCOL.md 2.4). A code is checked only with a place in the
+ * user's second-factor count (`303` when wrong codes filled it). An accepted code is used up in the
+ * principal's record, so the principal is read again: the login answers the record as it is now
+ * stored (its `~StoreTime` included).
  */
 async function checkSecondFactor(ctx: ServiceContext, principal: StoredObject, token: string | null | undefined, admission: Admission): Promise<StoredObject> {
   if (!token) {
-    await admission.withdrawn();
     throw new ApiError('341', 'two-factor login is on for this user: send the code of the authenticator app (or a backup code) as 2faToken');
   }
-  if (!(await ctx.twoFactor.codes.verify(principal, token))) throw new ApiError('342', 'the two-factor code is wrong, expired or already used');
+  const codeCheck = await admission.secondFactor();
+  let right: boolean;
+  try {
+    right = await ctx.twoFactor.codes.verify(principal, token);
+  } catch (error) {
+    await codeCheck.withdrawn();
+    throw error;
+  }
+  if (!right) {
+    await codeCheck.failed();
+    throw new ApiError('342', 'the two-factor code is wrong, expired or already used');
+  }
+  await codeCheck.verified();
   return (await ctx.store.get(principal.id)) ?? principal;
 }
 
@@ -180,13 +210,14 @@ export async function openSession(ctx: ServiceContext, session: Session, princip
  * access rules, PROTOCOL.md 6.4), like any object it reads later: a reference it may not read keeps
  * only its metadata.
  */
-export async function loginData(ctx: ServiceContext, principal: StoredObject, session: Session): Promise<Record<string, unknown>> {
+export async function loginData(ctx: ServiceContext, principal: StoredObject, session: Session, deviceId: string | null = null): Promise<Record<string, unknown>> {
   const guard = ctx.access.guard(session, () => ctx.macroContext(undefined, session));
   return {
     sessionId: session.id,
     user: await ctx.serializer.object(principal, guard),
     databaseName: ctx.databaseName,
     expiresAt: new Date(session.expiresAt).toISOString(),
+    acls: loginAcls(principal, session.user, session.appNames, deviceId),
   };
 }
 
@@ -200,7 +231,7 @@ export async function startSession(
 ): Promise<{ session: Session; data: Record<string, unknown> }> {
   const session = newSession(ctx, kind, principal, login, options);
   await openSession(ctx, session, principal);
-  return { session, data: await loginData(ctx, principal, session) };
+  return { session, data: await loginData(ctx, principal, session, deviceIdOf(login)) };
 }
 
 /** A plain session (`/v1/login`, `/v1/auth/df`, the hybrid `/v2/login`) for a login body of any shape (`400` unless 2.1's). */
@@ -224,7 +255,7 @@ const plainLogin = async (ctx: ServiceContext, request: ApiRequest, kind: Princi
   okReply(await sessionLogin(ctx, readJsonObject(request), request.clientAddress, kind));
 
 /** What `data` of a login's answer holds (PROTOCOL.md 2.2). */
-export const LOGIN_ANSWER = 'sessionId, user (the serialized user object), databaseName and expiresAt';
+export const LOGIN_ANSWER = 'sessionId, user (the serialized user object), databaseName, expiresAt and acls (one licence entry per application)';
 
 /** The plain logins and logout; `/v2/login` (token and hybrid) is in secure/routes.ts. */
 export function loginRoutes(ctx: ServiceContext): Route[] {

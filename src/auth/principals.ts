@@ -1,6 +1,6 @@
 import type { AccountUserOptions } from '../accounts/options.js';
 import type { ObjectStore, StoredObject } from '../storage/types.js';
-import { dummyPasswordHash, verifyPassword } from './passwords.js';
+import { clientPassValue, dummyPasswordHash, verifyPassword } from './passwords.js';
 
 /** Checks a `/v1/auth/df` login; returns the principal's object, or `undefined` for wrong credentials. */
 export type CustomAuthenticator = (user: string, pass: string) => Promise<StoredObject | undefined>;
@@ -11,6 +11,25 @@ export interface UserOptions extends AccountUserOptions {
   className?: string;
   /** PBKDF2 iterations for hashes made by this service (seed passwords). Default 210,000. */
   passwordIterations?: number;
+  /**
+   * Accept `pass` as the password itself (the C# sample's form), MD5-hashed by the server before it
+   * is checked, beside the lower-case hex MD5 the Dart client sends (PROTOCOL.md 2.1). Default true.
+   */
+  acceptPlainPasswords?: boolean;
+  /** The group (its `Name`) whose members may act on other users (PROTOCOL.md 2.6, 2.8). Default: none. */
+  admins?: string;
+}
+
+const MD5_FORM = /^[0-9a-f]{32}$/;
+
+/**
+ * The MD5 form of a login's `pass` (what stored hashes are made of): 32 lower-case hex digits are
+ * that form already; anything else is the password itself, hashed here, or `undefined` when plain
+ * passwords are turned off (the login then fails as a wrong password does).
+ */
+export function passValue(pass: string, acceptPlain = true): string | undefined {
+  if (MD5_FORM.test(pass)) return pass;
+  return acceptPlain ? clientPassValue(pass) : undefined;
 }
 
 /** The `customLogin` service option: `/v1/auth/df` principals (PROTOCOL.md 5.4). */
@@ -41,9 +60,12 @@ export interface PasswordCheck {
  */
 export class Principals {
   readonly userClass: string;
+  /** `users.admins`: the group whose members may act on other users, if any. */
+  readonly admins: string | undefined;
   readonly #customClass: string;
   readonly #authenticateCustom: CustomAuthenticator | undefined;
   readonly #iterations: number | undefined;
+  readonly #acceptPlain: boolean;
   #dummyHash: Promise<string> | undefined;
 
   constructor(
@@ -52,7 +74,9 @@ export class Principals {
     custom: CustomLoginOptions = {},
   ) {
     this.userClass = users.className ?? 'User';
+    this.admins = users.admins;
     this.#iterations = users.passwordIterations;
+    this.#acceptPlain = users.acceptPlainPasswords ?? true;
     this.#customClass = custom.className ?? 'ContactPerson';
     this.#authenticateCustom = custom.authenticate;
   }
@@ -64,17 +88,20 @@ export class Principals {
 
   /** Starts the password check of the principal `user` names (the hash runs while the caller goes on). */
   async check(kind: PrincipalKind, user: string, pass: string): Promise<PasswordCheck> {
+    // the host's own check gets `pass` as sent and decides itself
     if (kind === 'df' && this.#authenticateCustom) return { candidate: undefined, verified: this.#authenticateCustom(user, pass) };
+    const value = passValue(pass, this.#acceptPlain);
     const candidate = await this.#findByName(kind === 'db' ? this.userClass : this.#customClass, user);
-    return { candidate, verified: this.#verify(candidate, pass) };
+    return { candidate, verified: this.#verify(candidate, value) };
   }
 
-  async #verify(candidate: StoredObject | undefined, pass: string): Promise<StoredObject | undefined> {
+  /** A refused plain password costs the same slow hash as a wrong one. */
+  async #verify(candidate: StoredObject | undefined, pass: string | undefined): Promise<StoredObject | undefined> {
     const stored = candidate?.fields._passwordHash;
     // a disabled user's password is checked all the same, so its refusal takes the time of a wrong password's
-    if (typeof stored === 'string') return (await verifyPassword(pass, stored)) && candidate?.fields._disabled !== true ? candidate : undefined;
+    if (typeof stored === 'string' && pass !== undefined) return (await verifyPassword(pass, stored)) && candidate?.fields._disabled !== true ? candidate : undefined;
     this.#dummyHash ??= dummyPasswordHash(this.#iterations);
-    await verifyPassword(pass, await this.#dummyHash);
+    await verifyPassword(pass ?? '', await this.#dummyHash);
     return undefined;
   }
 

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { ServiceContext } from '../context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, clip } from '../http/errors.js';
 import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseInput, parseQueryParams } from '../http/validate.js';
@@ -23,6 +23,11 @@ const AppQuerySchema = v.object({
   app: v.pipe(v.string(APP_REQUIRED), v.maxLength(MAX_APP_NAME, `app must be at most ${MAX_APP_NAME} characters`), v.description('the application whose two-factor policy applies')),
 });
 
+const StatusQuerySchema = v.object({
+  ...AppQuerySchema.entries,
+  username: v.optional(v.pipe(v.string(), v.maxLength(1024, 'username must be at most 1024 characters'), v.description('another user (needs the users.admins group)'))),
+});
+
 function appOf(request: ApiRequest): string {
   return parseQueryParams(AppQuerySchema, request.searchParams).app;
 }
@@ -35,9 +40,10 @@ async function principalOf(ctx: ServiceContext, request: ApiRequest): Promise<St
 }
 
 /**
- * A route that checks a code: it takes its place in the failed-login limit before the check, as a
- * login does (`303` when the user or address has none left), so codes cannot be guessed here faster
- * than at the login; `check` answers whether the code was right (a wrong one stays counted: `342`),
+ * A route that checks a code: it takes its place in the failed-login limit and in the user's
+ * second-factor count before the check, as a login does (`303` when either has none left), so codes
+ * cannot be guessed here faster than at the login; `check` answers whether the code was right (a
+ * wrong one counts in both: `342`),
  * or `undefined` when there was nothing to check it against (the place is given back).
  */
 async function withCode(
@@ -49,20 +55,48 @@ async function withCode(
   appOf(request);
   const codes = ctx.twoFactor.codes; // 403 before anything is counted when the service has no key
   const admission = await ctx.limiter.admit(request.session!.user, request.clientAddress);
-  const accepted = await principalOf(ctx, request)
-    .then((principal) => check(codes, principal, token))
-    .catch(async (error: unknown) => {
-      await admission.withdrawn();
-      throw error;
-    });
-  if (accepted === false) throw new ApiError('342', WRONG_CODE);
+  let accepted: boolean | undefined;
+  try {
+    const codeCheck = await admission.secondFactor();
+    accepted = await principalOf(ctx, request)
+      .then((principal) => check(codes, principal, token))
+      .catch(async (error: unknown) => {
+        await codeCheck.withdrawn();
+        throw error;
+      });
+    await (accepted === undefined ? codeCheck.withdrawn() : accepted ? codeCheck.verified() : codeCheck.failed());
+  } catch (error) {
+    await admission.withdrawn();
+    throw error;
+  }
+  if (accepted === false) {
+    await admission.failed();
+    throw new ApiError('342', WRONG_CODE);
+  }
   await (accepted ? admission.succeeded() : admission.withdrawn());
   return accepted;
 }
 
+/**
+ * The principal `?username=` names (PROTOCOL.md 2.6, real client): the session's own without it, or
+ * when it names the session's user; any other needs the `users.admins` group (`403`), and an unknown
+ * name is then `404`.
+ */
+async function statusPrincipal(ctx: ServiceContext, request: ApiRequest, username: string | undefined): Promise<StoredObject> {
+  const session = request.session!;
+  if (username === undefined || username.toLowerCase() === session.user.toLowerCase()) return principalOf(ctx, request);
+  const admins = ctx.principals.admins;
+  if (admins === undefined || session.principal !== 'db' || !(await ctx.access.inGroup(session, admins))) {
+    throw new ApiError('403', 'only members of the users.admins group may ask about another user');
+  }
+  const user = await ctx.principals.findUser(username);
+  if (!user) throw new ApiError('404', `no user ${JSON.stringify(clip(username))}`);
+  return user;
+}
+
 async function status(ctx: ServiceContext, request: ApiRequest): Promise<JsonReply> {
-  const app = appOf(request);
-  const principal = await principalOf(ctx, request);
+  const { app, username } = parseQueryParams(StatusQuerySchema, request.searchParams);
+  const principal = await statusPrincipal(ctx, request, username);
   return okReply({ ...TwoFactor.describe(principal), '2faStatus': ctx.twoFactor.status(app, principal) });
 }
 
@@ -95,7 +129,7 @@ async function validate(ctx: ServiceContext, request: ApiRequest): Promise<JsonR
 
 /** `/v1/2fa/*` (PROTOCOL.md 2.6): any session, also the one a `340` answer gives. */
 export function twoFactorRoutes(ctx: ServiceContext): Route[] {
-  type Described = Pick<Route, 'summary' | 'body' | 'answer'>;
+  type Described = Pick<Route, 'summary' | 'body' | 'answer' | 'query'>;
   const route = (method: Route['method'], path: string, handler: (ctx: ServiceContext, request: ApiRequest) => Promise<JsonReply>, doc: Described): Route => ({
     method,
     path,
@@ -107,7 +141,8 @@ export function twoFactorRoutes(ctx: ServiceContext): Route[] {
   });
   return [
     route('GET', '/v1/2fa/secret', status, {
-      summary: "The session user's two-factor state for an application",
+      query: StatusQuerySchema,
+      summary: "The session user's (or, for users.admins, another user's) two-factor state for an application",
       answer: 'isActivated, isConfirmed and 2faStatus (0 not available, 1 deactivated, 2 optional, 3 forced)',
     }),
     route('POST', '/v1/2fa/secret', enrol, {

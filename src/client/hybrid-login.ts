@@ -1,5 +1,5 @@
 import { openHybridLogin, sealHybridAnswer } from '../secure/hybrid.js';
-import { OAEP_SHA256, pemBody, toPem } from '../secure/keys.js';
+import { OAEP_SHA256, toPem } from '../secure/keys.js';
 import { OdbRestProtocolError } from './errors.js';
 
 /**
@@ -13,15 +13,16 @@ export function hybridKeyPair(bits = 2048): Promise<CryptoKeyPair> {
   return crypto.subtle.generateKey({ ...OAEP_SHA256, modulusLength: bits, publicExponent: new Uint8Array([1, 0, 1]) }, false, ['encrypt', 'decrypt']);
 }
 
-/** The `POST /v2/login` body: the login JSON sealed under the server key (an SPKI PEM), and our public key when we want the answer sealed. */
-export async function hybridLoginBody(serverKeyPem: string, loginJson: string, publicKey: CryptoKey | undefined): Promise<string> {
-  const der = pemBody(serverKeyPem, ['PUBLIC KEY']);
-  if (!der) throw new OdbRestProtocolError('the server key is not an SPKI PEM', 200);
-  const serverKey = await crypto.subtle.importKey('spki', der.der, OAEP_SHA256, false, ['encrypt']);
+/**
+ * The `POST /v2/login` body: the login JSON sealed under the server key (an SPKI DER), and our public
+ * key when we want the answer sealed; with the `publicKey` string sent (what `Login-Signature` covers).
+ */
+export async function hybridLoginBody(serverKeyDer: Uint8Array, loginJson: string, publicKey: CryptoKey | undefined): Promise<{ body: string; publicKey?: string }> {
+  const serverKey = await crypto.subtle.importKey('spki', serverKeyDer as Uint8Array<ArrayBuffer>, OAEP_SHA256, false, ['encrypt']);
   const [aesKey, data] = (await sealHybridAnswer(serverKey, loginJson)).split('|');
   const body: Record<string, string> = { aesKey: aesKey!, data: data! };
   if (publicKey) body.publicKey = toPem('PUBLIC KEY', new Uint8Array(await crypto.subtle.exportKey('spki', publicKey)));
-  return JSON.stringify(body);
+  return { body: JSON.stringify(body), ...(body.publicKey ? { publicKey: body.publicKey } : {}) };
 }
 
 /** The envelope of a sealed `A|B` answer, read as the real clients do (exactly one `|`). */

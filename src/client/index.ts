@@ -8,6 +8,7 @@ import { STATUS_CODES } from '../http/errors.js';
 import { hybridKeyPair, hybridLoginBody, openHybridAnswer } from './hybrid-login.js';
 import { SecureChannel, type FetchFunction } from './secure-channel.js';
 import { isPinnedKey, pinnedKeyHashes } from './server-key-pin.js';
+import { verifyLoginSignature } from '../secure/login-signature.js';
 import type { SymmetricCrypto } from '../secure/symmetric.js';
 import type {
   AccountCalls,
@@ -49,10 +50,12 @@ export interface ClientOptions {
   /** Default: the global `fetch`. */
   fetch?: FetchFunction;
   /**
-   * The server key a secure login must find: its public key as a PEM, or the SHA-256 fingerprint of
-   * its SPKI DER (64 hex digits or base64); a list accepts any of them (while a key is changed). Any
-   * other key is refused before the credentials are encrypted and sent. Without it, the client
-   * trusts the key `GET /v2/login/secure/key` answers, which anyone on the path can swap.
+   * The server key a secure or hybrid login must find: its public key as a PEM, or the SHA-256
+   * fingerprint of its SPKI DER (64 hex digits or base64); a list accepts any of them (while a key is
+   * changed). Any other key is refused before the credentials are encrypted and sent, and a login
+   * answer is believed only when its `Login-Signature` verifies under that key (so whoever relays the
+   * real key cannot answer the login itself). Without it, the client trusts the key the server
+   * answers, which anyone on the path can swap.
    */
   serverKey?: string | readonly string[];
   /** AES-CTR and HMAC of the secure transport. Default: `portableCrypto`; on Node, Bun or Deno `nodeCrypto` from `odbrest/node` is faster. */
@@ -273,14 +276,31 @@ export function createClient(options: ClientOptions): OdbRestClient {
     validate: async (app, token) => void (await request('POST', twoFactorPath('validate', app), { token })),
   };
 
-  async function loginSecure(credentials: LoginCredentials, secureOptions: SecureLoginOptions = {}): Promise<SecureLogin> {
-    const { key } = await request<{ key: string }>('GET', '/v2/login/secure/key', undefined, false);
+  /** The server key a login fetched, as SPKI DER, after the pin check (refused before any credential is sent). */
+  async function loginServerKey(path: string, kind: string): Promise<Uint8Array> {
+    const { key } = await request<{ key: string }>('GET', path, undefined, false);
     const serverDer = pemBody(key, ['PUBLIC KEY']);
     if (!serverDer) throw new OdbRestProtocolError('the server key is not an SPKI PEM', 200);
     if (pinnedKeys && !isPinnedKey(serverDer.der, pinnedKeys)) {
-      throw new OdbRestProtocolError('secure login refused: the server key is not the pinned serverKey; the credentials were not sent', 200);
+      throw new OdbRestProtocolError(`${kind} login refused: the server key is not the pinned serverKey; the credentials were not sent`, 200);
     }
-    const serverKey = await crypto.subtle.importKey('spki', serverDer.der, OAEP, false, ['encrypt']);
+    return serverDer.der;
+  }
+
+  /**
+   * A pinned client believes a login answer only when its `Login-Signature` verifies under the pinned
+   * key (PROTOCOL.md 3.3): otherwise someone who relayed the real key could answer with its own.
+   */
+  async function checkLoginSignature(serverDer: Uint8Array, publicKey: string, response: Response, body: Uint8Array, kind: string): Promise<void> {
+    if (!pinnedKeys) return;
+    if (!(await verifyLoginSignature(serverDer, publicKey, body, response.headers.get('login-signature')))) {
+      throw new OdbRestProtocolError(`${kind} login refused: the answer's Login-Signature is missing or does not verify under the pinned serverKey`, response.status);
+    }
+  }
+
+  async function loginSecure(credentials: LoginCredentials, secureOptions: SecureLoginOptions = {}): Promise<SecureLogin> {
+    const serverDer = await loginServerKey('/v2/login/secure/key', 'secure');
+    const serverKey = await crypto.subtle.importKey('spki', serverDer as Uint8Array<ArrayBuffer>, OAEP, false, ['encrypt']);
     const keyPair = secureOptions.keyPair ?? (await generateRsaKeyPair(2048));
     const publicKey = toPem('PUBLIC KEY', new Uint8Array(await crypto.subtle.exportKey('spki', keyPair.publicKey)));
     const sealed = await blockEncrypt(serverKey, new TextEncoder().encode(JSON.stringify(loginBody(credentials))));
@@ -290,12 +310,14 @@ export function createClient(options: ClientOptions): OdbRestClient {
       headers: { appkey: options.appKey, 'content-type': 'application/json' },
       body: JSON.stringify({ credentials: base64.encode(sealed), publicKey }),
     });
-    const text = await response.text();
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const text = new TextDecoder().decode(bytes);
     // Failures come back as plain JSON envelopes; success is base64 of the envelope sealed to our key.
     if (!response.ok || /json/i.test(response.headers.get('content-type') ?? '')) {
       unwrap(response.status, response.headers, text);
       throw new OdbRestProtocolError('secure login answered a plain envelope', response.status);
     }
+    await checkLoginSignature(serverDer, publicKey, response, bytes, 'secure');
     let opened: string;
     try {
       opened = new TextDecoder().decode(await blockDecrypt(keyPair.privateKey, base64.decode(text.trim()), Number.POSITIVE_INFINITY));
@@ -316,15 +338,24 @@ export function createClient(options: ClientOptions): OdbRestClient {
   }
 
   async function loginHybrid(credentials: LoginCredentials, hybrid: HybridLoginOptions = {}): Promise<SessionLogin> {
-    const { key } = await request<{ key: string }>('GET', '/v2/login/key', undefined, false);
+    // a pinned client needs an answer it can verify: only one sealed to its key is signed
+    if (pinnedKeys && hybrid.plainAnswer) throw new TypeError('a client pinned to serverKey cannot take the plain hybrid answer (plainAnswer): it is not signed');
+    const serverDer = await loginServerKey('/v2/login/key', 'hybrid');
     const keyPair = hybrid.plainAnswer ? undefined : (hybrid.keyPair ?? (await hybridKeyPair()));
+    const sent = await hybridLoginBody(serverDer, JSON.stringify(loginBody(credentials)), keyPair?.publicKey);
     const response = await fetchFn(`${root}/v2/login`, {
       method: 'POST',
       headers: { appkey: options.appKey, 'content-type': 'application/json' },
-      body: await hybridLoginBody(key, JSON.stringify(loginBody(credentials)), keyPair?.publicKey),
+      body: sent.body,
     });
-    const text = await response.text();
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    const text = new TextDecoder().decode(bytes);
     // Read as the real clients do: JSON when it starts with `{` (failures, or no key sent), else `A|B`.
+    if (text.startsWith('{') && pinnedKeys) {
+      unwrap(response.status, response.headers, text); // a failure throws its own error; a plain success is not signed
+      throw new OdbRestProtocolError('hybrid login refused: the answer was not sealed to the client key and signed', response.status);
+    }
+    if (!text.startsWith('{') && keyPair) await checkLoginSignature(serverDer, sent.publicKey!, response, bytes, 'hybrid');
     const envelope = text.startsWith('{') || !keyPair ? text : JSON.stringify(await openHybridAnswer(keyPair.privateKey, text, response.status));
     const data = unwrap<SessionLogin>(response.status, response.headers, envelope);
     credential = { kind: 'session', sessionId: data.sessionId };

@@ -1,5 +1,4 @@
 import { create as contentDisposition } from 'content-disposition';
-import parseRange from 'range-parser';
 import type { ServiceContext } from '../context.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
@@ -10,8 +9,8 @@ import { binaryResponse } from './binary.js';
 
 /**
  * `GET /v1/file/{objectId}` (PROTOCOL.md 6.6): the file's bytes streamed from the blob store, with
- * `ETag` (its SHA-256), `If-None-Match` answered `304`, and one `Range` answered `206` (`416` when it
- * lies past the end). Several ranges or a malformed one are ignored, as RFC 9110 allows: the whole file.
+ * `ETag` (its SHA-256), `If-None-Match` answered `304`, and one `Range` answered `206` (`416` when no
+ * range it names can be satisfied). Several ranges or an invalid header are ignored, as RFC 9110 allows: the whole file.
  * The file class's read rule applies: a file the session may not read is `404`, like a missing one.
  */
 export async function download(ctx: ServiceContext, request: ApiRequest): Promise<Response> {
@@ -42,19 +41,58 @@ export async function download(ctx: ServiceContext, request: ApiRequest): Promis
   return binaryResponse(read.stream, { status: 206, headers }, reopen);
 }
 
+/** One range-spec of RFC 9110 14.1.1: `first-last`, `first-`, or the suffix `-length`. */
+type RangeSpec = { first: number; last: number | undefined } | { suffix: number };
+const RANGE_SPEC = /^(?:(\d+)-(\d*)|-(\d+))$/;
+
 /**
- * The one range a `Range` header asks for, `undefined` for the whole file; HTTP `416` when it cannot be
- * served. PROTOCOL.md 1.4 has no code of its own for that, so the envelope carries the nearest one it
- * lists, `400` (the request asks for something the file does not have).
+ * The range-specs of a `bytes` Range header, or `undefined` when the header is not a valid one
+ * (another unit, a syntax error, `last < first`): such a header is ignored (RFC 9110 14.2).
+ * (range-parser treats `last < first` as unsatisfiable, where RFC 9110 calls it invalid.)
+ */
+function parseByteRanges(header: string): RangeSpec[] | undefined {
+  const match = /^bytes=(.*)$/i.exec(header.trim());
+  if (!match) return undefined;
+  const specs: RangeSpec[] = [];
+  for (const element of match[1]!.split(',')) {
+    const text = element.trim();
+    if (text === '') continue; // a list may hold empty elements (RFC 9110 5.6.1)
+    const parts = RANGE_SPEC.exec(text);
+    if (!parts) return undefined;
+    if (parts[3] !== undefined) {
+      specs.push({ suffix: Number(parts[3]) });
+      continue;
+    }
+    const first = Number(parts[1]);
+    const last = parts[2] === '' ? undefined : Number(parts[2]);
+    if (last !== undefined && last < first) return undefined;
+    specs.push({ first, last });
+  }
+  return specs.length > 0 ? specs : undefined;
+}
+
+/** The bytes a satisfiable spec selects (end exclusive), or `undefined` when it is unsatisfiable (RFC 9110 14.1.1). */
+function rangeOf(spec: RangeSpec, size: number): BlobRange | undefined {
+  if ('suffix' in spec) return spec.suffix > 0 && size > 0 ? { start: Math.max(0, size - spec.suffix), end: size } : undefined;
+  if (spec.first >= size) return undefined;
+  return { start: spec.first, end: spec.last === undefined ? size : Math.min(size, spec.last + 1) };
+}
+
+/**
+ * The one range a `Range` header asks for, `undefined` for the whole file (PROTOCOL.md 6.6, RFC 9110):
+ * no header, an invalid one, or several ranges (a server may ignore Range; the whole file spares
+ * clients a multipart answer) get the whole file; a header none of whose ranges can be satisfied is
+ * HTTP `416` with a `Content-Range` that names the size, and an envelope `400` (1.4 has no code of its own).
  */
 function requestedRange(header: string | null, size: number): BlobRange | undefined {
   if (header === null) return undefined;
-  const ranges = parseRange(size, header);
-  if (ranges === -1) {
+  const specs = parseByteRanges(header);
+  if (!specs) return undefined;
+  const satisfiable = specs.map((spec) => rangeOf(spec, size)).filter((range) => range !== undefined);
+  if (satisfiable.length === 0) {
     throw new ApiError('400', `the requested range lies outside the file's ${size} bytes`, { status: 416, headers: { 'content-range': `bytes */${size}` } });
   }
-  if (ranges === -2 || ranges.type !== 'bytes' || ranges.length !== 1) return undefined;
-  return { start: ranges[0]!.start, end: ranges[0]!.end + 1 };
+  return specs.length === 1 ? satisfiable[0] : undefined;
 }
 
 /** Whether `If-None-Match` names this entity tag (weak comparison, RFC 9110 13.1.2) or is `*`. */

@@ -8,7 +8,7 @@ export interface CorsOptions {
 
 const ALLOW_METHODS = 'GET, POST, PUT, PATCH, DELETE';
 const ALLOW_HEADERS = 'appkey, sessionId, Authorization, Content-Type, Secure-Token, Secure-Counter, Secure-Signature';
-const EXPOSE_HEADERS = 'Encrypted, Secure-Counter, Secure-Signature, Retry-After';
+const EXPOSE_HEADERS = 'Encrypted, Secure-Counter, Secure-Signature, Retry-After, Login-Signature';
 
 /**
  * Answers preflights for listed origins itself (`204`, no `appkey`) and adds the CORS headers to every

@@ -9,6 +9,12 @@ export interface MacroContext {
   session: Session | undefined;
   /** Loads the logged-in principal's object (a database user or a custom-login principal). */
   user(): Promise<StoredObject | undefined>;
+  /**
+   * The object store. For a macro run through `/v1/execute` it is the session's view: it reads only
+   * what the session may read and writes through the write path (access rules, `beforeWrite` and
+   * `afterWrite`, file bytes). Hooks the service calls itself (`xApi_*`, write hooks, `authorize`)
+   * get the raw store: the service acting for itself, with every right.
+   */
   store: ObjectStore;
   kv: KeyValueStore;
   /** The web request being answered. */

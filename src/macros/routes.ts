@@ -4,6 +4,7 @@ import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import { asJsonObject, readJson } from '../http/request.js';
 import type { Route } from '../http/router.js';
+import { sessionObjectStore } from '../objects/session-store.js';
 
 export function macroRoutes(ctx: ServiceContext): Route[] {
   return [
@@ -22,7 +23,8 @@ export function macroRoutes(ctx: ServiceContext): Route[] {
         // No body means no parameters; a body must be an object (`null` included in the refusal).
         const body = readJson(request);
         const params = body === undefined ? {} : asJsonObject(body, 'macro parameters');
-        const result = await macro(ctx.macroContext(request), params);
+        // the session's store: reads as it may read, writes through the write path (objects/session-store.ts)
+        const result = await macro({ ...ctx.macroContext(request), store: sessionObjectStore(ctx, request) }, params);
         return okReply(result === undefined ? {} : await ctx.serializer.embedded(result, ctx.guard(request)));
       },
     },

@@ -108,6 +108,11 @@ export class Access {
     };
   }
 
+  /** Whether the session's database user is a member of the group named `name`. */
+  async inGroup(session: Session, name: string): Promise<boolean> {
+    return (await this.#groups(session)).has(name);
+  }
+
   /** The `Name`s of a database user's `Groups`; custom-login principals have none. */
   async #groups(session: Session | undefined): Promise<ReadonlySet<string>> {
     if (!session || session.principal !== 'db') return new Set();

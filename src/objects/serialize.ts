@@ -1,3 +1,4 @@
+import { ApiError } from '../http/errors.js';
 import { isRef, isSet, type FieldValue, type ObjectStore, type StoredObject } from '../storage/types.js';
 
 export type JsonObject = Record<string, unknown>;
@@ -83,14 +84,17 @@ export class Serializer {
 
   /**
    * A value (a macro's result) with every stored object in it, at any depth, serialized as `GET` would
-   * serve it: so an object read from the store never reaches a client with its `_` fields.
+   * serve it, and every other member whose name starts with `_` left out: so nothing internal reaches
+   * a client, whatever shape the macro gave it. A value nested deeper than `MAX_EMBEDDING_DEPTH` (or
+   * one that contains itself) is refused with a bare `500`, never passed through.
    */
   async embedded(value: unknown, reader?: Reader, depth = 0): Promise<unknown> {
-    if (typeof value !== 'object' || value === null || depth > MAX_EMBEDDING_DEPTH || !holdsStoredObject(value, depth)) return value;
+    if (depth === 0 && !needsEmbedding(value, 0)) return value;
+    if (!isWalked(value)) return value;
     if (isStoredObject(value)) return this.object(value, reader);
     if (Array.isArray(value)) return Promise.all(value.map((item) => this.embedded(item, reader, depth + 1)));
     const out: JsonObject = {};
-    for (const [name, item] of Object.entries(value)) out[name] = await this.embedded(item, reader, depth + 1);
+    for (const [name, item] of Object.entries(value)) if (!name.startsWith('_')) out[name] = await this.embedded(item, reader, depth + 1);
     return out;
   }
 
@@ -143,11 +147,23 @@ function isStoredObject(value: object): value is StoredObject {
   return typeof id === 'string' && typeof className === 'string' && typeof storeTime === 'number' && typeof fields === 'object' && fields !== null;
 }
 
-/** Whether a stored object sits anywhere in `value` (a synchronous walk, so plain results cost no promises). */
-function holdsStoredObject(value: unknown, depth: number): boolean {
-  if (typeof value !== 'object' || value === null || depth > MAX_EMBEDDING_DEPTH) return false;
+/** An object whose members JSON would serialize (not a value with its own `toJSON`, such as a Date). */
+function isWalked(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON !== 'function';
+}
+
+/**
+ * Whether a stored object or a member named `_...` sits anywhere in `value` (a synchronous walk, so
+ * plain results cost no promises); throws a bare `500` past `MAX_EMBEDDING_DEPTH`.
+ */
+function needsEmbedding(value: unknown, depth: number): boolean {
+  if (!isWalked(value)) return false;
+  if (depth > MAX_EMBEDDING_DEPTH) throw new ApiError('500', 'unexpected server error');
   if (isStoredObject(value)) return true;
-  return (Array.isArray(value) ? value : Object.values(value)).some((item) => holdsStoredObject(item, depth + 1));
+  if (Array.isArray(value)) return value.some((item) => needsEmbedding(item, depth + 1));
+  let needed = false;
+  for (const [name, item] of Object.entries(value)) if (name.startsWith('_') || needsEmbedding(item, depth + 1)) needed = true;
+  return needed;
 }
 
 /** Calls `visit` with each serialized field (names starting with `_` are internal). */

@@ -1,6 +1,7 @@
 import { sessionLogin } from '../auth/login.js';
 import type { ServiceContext } from '../context.js';
 import { envelope, okReply, type Answer, type JsonReply } from '../http/envelope.js';
+import { LOGIN_SIGNATURE_HEADER, signLoginAnswer } from './login-signature.js';
 import { hybridRefusal, openHybridLogin, sealHybridAnswer, type HybridLoginBody } from './hybrid.js';
 
 /** `GET /v2/login/key`: the server public key as the unindented SPKI PEM of 3.1. */
@@ -16,7 +17,7 @@ export async function loginKeyReply(ctx: ServiceContext): Promise<JsonReply> {
  * otherwise.
  */
 export async function hybridLogin(ctx: ServiceContext, body: HybridLoginBody, clientAddress: string | undefined): Promise<Answer> {
-  const [{ hybridKey }] = await Promise.all([ctx.serverKey.get(), ctx.limiter.checkAddress(clientAddress)]);
+  const [{ hybridKey, signingKey }] = await Promise.all([ctx.serverKey.get(), ctx.limiter.checkAddress(clientAddress)]);
   let opened: Awaited<ReturnType<typeof openHybridLogin>>;
   try {
     opened = await openHybridLogin(hybridKey, body);
@@ -25,7 +26,9 @@ export async function hybridLogin(ctx: ServiceContext, body: HybridLoginBody, cl
     throw hybridRefusal();
   }
   const data = await sessionLogin(ctx, opened.login, clientAddress);
-  if (!opened.clientKey) return okReply(data);
-  const sealed = await sealHybridAnswer(opened.clientKey, JSON.stringify(envelope(data)));
-  return new Response(sealed, { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+  if (!opened.clientKey || opened.publicKey === undefined) return okReply(data);
+  const sealed = new TextEncoder().encode(await sealHybridAnswer(opened.clientKey, JSON.stringify(envelope(data))));
+  // bound to the server key (PROTOCOL.md 3.3), so a pinned client can tell it from an attacker's answer
+  const signature = await signLoginAnswer(signingKey, opened.publicKey, sealed);
+  return new Response(sealed, { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8', [LOGIN_SIGNATURE_HEADER]: signature } });
 }

@@ -23,6 +23,8 @@ export interface HybridLoginBody {
 export interface OpenedHybridLogin {
   login: unknown;
   clientKey: CryptoKey | undefined;
+  /** The `publicKey` string as the body gave it (what `Login-Signature` covers). */
+  publicKey?: string;
 }
 
 const AES_KEY_BYTES = 32;
@@ -103,7 +105,7 @@ async function open(serverKey: CryptoKey, body: HybridLoginBody): Promise<Opened
   if (aesKey.length !== AES_KEY_BYTES) throw hybridRefusal();
   const plaintext = await aesCbc('decrypt', aesKey, sealed.subarray(0, IV_BYTES), sealed.subarray(IV_BYTES));
   const text = new TextDecoder('utf-8', { fatal: true }).decode(plaintext);
-  return { login: parseJsonText(text, 'the login'), clientKey }; // any failure here is the one 310, too
+  return { login: parseJsonText(text, 'the login'), clientKey, publicKey: keyText }; // any failure here is the one 310, too
 }
 
 /** AES-256-CBC with PKCS#7 padding (WebCrypto pads and checks the padding itself). */

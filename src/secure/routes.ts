@@ -1,6 +1,7 @@
 import { base64 } from '@scure/base';
 import * as v from 'valibot';
 import { beginLogin, LoginBodySchema, loginData, newSession, openSession, parseLoginBody, sessionClient, tokenLogin, type LoginBody } from '../auth/login.js';
+import { deviceIdOf } from '../auth/acls.js';
 import { HybridLoginBodySchema, isHybridLoginBody } from './hybrid.js';
 import { hybridLogin, loginKeyReply } from './hybrid-login.js';
 import type { Session, SessionClient } from '../auth/sessions.js';
@@ -16,6 +17,7 @@ import { newSecureState, type SecureSessionState } from './replay.js';
 import { base64Bytes } from './base64.js';
 import { importClientPublicKey } from './keys.js';
 import { BlockDecryptError, blockDecrypt, blockEncrypt } from './rsa.js';
+import { LOGIN_SIGNATURE_HEADER, signLoginAnswer } from './login-signature.js';
 import { sealToken } from './token.js';
 
 /**
@@ -95,7 +97,9 @@ async function secureLogin(ctx: ServiceContext, request: ApiRequest): Promise<Re
   const { session, sealed } =
     principal === attempt.candidate ? prepared! : prepareAnswer(ctx, imported.value, principal, body, state, sessionId, token, client);
   const [, answer] = await Promise.all([openSession(ctx, session, principal), sealed]);
-  return new Response(base64Bytes(answer), { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+  const text = base64Bytes(answer);
+  const signature = await signLoginAnswer(serverKey.signingKey, publicKeyText, text);
+  return new Response(text, { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8', [LOGIN_SIGNATURE_HEADER]: signature } });
 }
 
 /** The session a secure login would start for `candidate`, and its answer sealed to the client's key (not awaited yet). */
@@ -110,7 +114,7 @@ function prepareAnswer(
   client: SessionClient,
 ): { session: Session; sealed: Promise<Uint8Array> } {
   const session = newSession(ctx, 'secure', candidate, body, { extra: state, id: sessionId, client });
-  const sealed = sealAnswer(ctx, clientKey, candidate, session, token, state.key);
+  const sealed = sealAnswer(ctx, clientKey, candidate, body, session, token, state.key);
   sealed.catch(() => undefined); // awaited once the login succeeds
   return { session, sealed };
 }
@@ -120,11 +124,12 @@ async function sealAnswer(
   ctx: ServiceContext,
   clientKey: CryptoKey,
   principal: StoredObject,
+  body: LoginBody,
   session: Session,
   token: Promise<string>,
   symmetricKey: string,
 ): Promise<Uint8Array> {
-  const { sessionId: _internal, user, ...rest } = await loginData(ctx, principal, session);
+  const { sessionId: _internal, user, ...rest } = await loginData(ctx, principal, session, deviceIdOf(body));
   const answer = envelope({ sessionId: await token, user, symmetricKey, ...rest });
   return blockEncrypt(clientKey, encoder.encode(JSON.stringify(answer)));
 }
@@ -148,6 +153,7 @@ export function secureLoginRoutes(ctx: ServiceContext): Route[] {
       method: 'GET',
       path: '/v2/login/key',
       auth: 'none',
+      appKey: false, // a public key is public: the TypeScript sample fetches it with no headers (PROTOCOL.md 1.2)
       summary: 'The server public key of the hybrid login',
       answer: 'key: the RSA public key as an SPKI PEM',
       handler: () => loginKeyReply(ctx),
@@ -156,6 +162,7 @@ export function secureLoginRoutes(ctx: ServiceContext): Route[] {
       method: 'GET',
       path: '/v2/login/secure/key',
       auth: 'none',
+      appKey: false,
       summary: 'The server public key of the secure login',
       answer: 'key: the RSA public key as an SPKI PEM (CR LF line breaks)',
       handler: async () => okReply({ key: (await ctx.serverKey.get()).publicKeyPem }),

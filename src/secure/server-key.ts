@@ -1,5 +1,6 @@
 import { base64urlnopad } from '@scure/base';
 import { exportKeyPairPem, generateRsaKeyPair, OAEP, OAEP_SHA256, privateKeyDer, toPem, modulusBits } from './keys.js';
+import { LOGIN_SIGNATURE_ALGORITHM } from './login-signature.js';
 import { deriveTokenKey } from './token.js';
 
 /** The service's RSA key for the secure login, with what is derived from it. */
@@ -12,6 +13,8 @@ export interface ServerKey {
   publicKeyPem: string;
   /** Seals and opens Secure-Tokens. */
   tokenKey: CryptoKey;
+  /** The same private key for RSA-PSS (SHA-256): signs login answers (`Login-Signature`, PROTOCOL.md 3.3). */
+  signingKey: CryptoKey;
 }
 
 const DEFAULT_SERVER_KEY_BITS = 2048;
@@ -31,13 +34,15 @@ async function loadServerKey(pem: string): Promise<ServerKey> {
   const publicKey = await crypto.subtle.importKey('jwk', { kty: 'RSA', n: jwk.n, e: jwk.e, ext: true }, OAEP, true, ['encrypt']);
   // A JWK names its hash in `alg` ("RSA-OAEP" is SHA-1); without it the key imports for either hash.
   const { alg: _sha1, ...anyHash } = jwk;
-  const [spki, privateKey, hybridKey] = await Promise.all([
+  const { key_ops: _decrypt, ...anyUse } = anyHash;
+  const [spki, privateKey, hybridKey, signingKey] = await Promise.all([
     crypto.subtle.exportKey('spki', publicKey),
     crypto.subtle.importKey('jwk', jwk, OAEP, false, ['decrypt']),
     crypto.subtle.importKey('jwk', anyHash, OAEP_SHA256, false, ['decrypt']),
+    crypto.subtle.importKey('jwk', anyUse, LOGIN_SIGNATURE_ALGORITHM, false, ['sign']),
   ]);
   const tokenKey = await deriveTokenKey(base64urlnopad.decode(jwk.d!));
-  return { privateKey, hybridKey, publicKeyPem: toPem('PUBLIC KEY', new Uint8Array(spki)), tokenKey };
+  return { privateKey, hybridKey, publicKeyPem: toPem('PUBLIC KEY', new Uint8Array(spki)), tokenKey, signingKey };
 }
 
 /**

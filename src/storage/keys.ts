@@ -10,6 +10,8 @@ export const kvKeys = {
   loginSlots: (principalId: string, index: number) => `sess:user:{${principalId}}:${index}`,
   failedLoginsOfUser: (user: string) => `fail:user:${user.toLowerCase()}`,
   failedLoginsOfAddress: (address: string) => `fail:addr:${address}`,
+  /** Wrong second-factor codes of a user (PROTOCOL.md 2.4): only a verified code clears them. */
+  failedCodesOfUser: (user: string) => `fail:2fa:${user.toLowerCase()}`,
   externalLoginsOfAddress: (address: string) => `limit:oauth:${address}`,
   oauthState: (state: string) => `oauth:state:${state}`,
   dfUuid: (dfUuid: string) => `oauth:df:${dfUuid}`,

@@ -451,7 +451,7 @@ const E2E_CASES: E2eCase[] = [
       expect([answer.status, answer.headers.get('access-control-allow-origin'), answer.headers.get('access-control-expose-headers')]).toEqual([
         200,
         BROWSER_ORIGIN,
-        'Encrypted, Secure-Counter, Secure-Signature, Retry-After',
+        'Encrypted, Secure-Counter, Secure-Signature, Retry-After, Login-Signature',
       ]);
       expect(answer.headers.get('vary')).toMatch(/Origin/);
     },

@@ -16,7 +16,7 @@ const corsHeaders = (headers: Headers) => Object.fromEntries([...headers].filter
 const preflight = (service: Service, path: string, origin: string, headers = 'appkey, sessionid, content-type') =>
   service.fetch(new Request(`http://odbrest.test${path}`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': headers } }));
 
-const EXPOSED = { 'access-control-allow-origin': APP, 'access-control-expose-headers': 'Encrypted, Secure-Counter, Secure-Signature, Retry-After' };
+const EXPOSED = { 'access-control-allow-origin': APP, 'access-control-expose-headers': 'Encrypted, Secure-Counter, Secure-Signature, Retry-After, Login-Signature' };
 
 describe('with listed origins', () => {
   test('a preflight to any route is answered by the service: 204 without appkey, the listed methods and headers', async () => {

@@ -66,12 +66,22 @@ const LOGINS: Record<string, () => Promise<Answered>> = {
 };
 
 describe('a login answers its user as the new session may read it', () => {
-  test.each(Object.keys(LOGINS))('%s: a reference alice may not read keeps only its metadata', async (name) => {
+  test.each(Object.keys(LOGINS))('%s: the contact person her own employee names is shown in full (issue 25 item 5), and as she reads it by id', async (name) => {
     const { user, readBack } = await LOGINS[name]!();
     expect(user.Employee).toMatchObject({ '~ObjectID': 'EMP00001', Name1: 'Alice' }); // readable: in full
-    expect(Object.keys(user.Employee.Mitarbeiteransprechpartner)).toEqual(METADATA);
-    expect(user.Employee.Mitarbeiteransprechpartner['~ObjectID']).toBe('CON00001');
+    const contact = user.Employee.Mitarbeiteransprechpartner;
+    expect(Object.keys(contact).filter((key) => !key.startsWith('~'))).toEqual(expect.arrayContaining(['Name1', 'Name2', 'Name3', 'Bild']));
+    expect(contact).toMatchObject({ '~ClassName': 'ContactPerson', '~ObjectID': 'CON00001', '~StoreTime': expect.any(String) });
+    expect(Object.keys(contact).some((key) => key.startsWith('_'))).toBe(false);
     expect(user).toEqual(readBack);
+  });
+
+  test('a contact person no employee of hers names stays metadata only (bob reads only dan, not carol)', async () => {
+    const service = await demoService({ access: demoAccess });
+    const { data } = (await call(service, 'POST', '/v1/login', { json: loginBody('bob', USERS.bob) })).body;
+    const headers = { sessionId: data.sessionId };
+    expect(data.user.Employee.Mitarbeiteransprechpartner).toMatchObject({ '~ObjectID': 'CON00002', Name1: expect.any(String) });
+    expect((await call(service, 'GET', '/v1/object/CON00001', { headers })).body.status.internalStatus).toBe('404');
   });
 
   test('POST /v1/auth/df: the custom-login principal sees only what it may read', async () => {

@@ -22,7 +22,7 @@ describe('POST /v1/login', () => {
     expect(result.headers.get('content-type')).toMatch(/^application\/json/);
     const { status, data } = result.body;
     expect(status).toEqual({ internalStatus: '0', statusMessage: 'ok' });
-    expect(Object.keys(data).sort()).toEqual(['databaseName', 'expiresAt', 'sessionId', 'user']);
+    expect(Object.keys(data).sort()).toEqual(['acls', 'databaseName', 'expiresAt', 'sessionId', 'user']);
     expect(data.sessionId).toMatch(/^[A-Za-z0-9_-]{22,}$/);
     expect(data.databaseName).toBe('demo');
     expect(data.user).toMatchObject({
@@ -148,7 +148,7 @@ describe('POST /v2/login', () => {
     const service = await demoService();
     const result = await call(service, 'POST', '/v2/login', { json: loginBody('alice', USERS.alice) });
     expect(result.body.status).toEqual({ internalStatus: '0', statusMessage: 'ok' });
-    expect(Object.keys(result.body.data).sort()).toEqual(['databaseName', 'expiresAt', 'token', 'user']);
+    expect(Object.keys(result.body.data).sort()).toEqual(['acls', 'databaseName', 'expiresAt', 'token', 'user']);
     const header = decodeProtectedHeader(result.body.data.token);
     const payload = decodeJwt(result.body.data.token) as { sub: string; sid: string; exp: number; iat: number };
     expect(header).toEqual({ alg: 'HS256', typ: 'JWT' });

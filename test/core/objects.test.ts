@@ -1,3 +1,4 @@
+import { demoAccess } from '../../examples/demo-access.mjs';
 import { describe, expect, test } from 'vitest';
 import { ApiError, MemoryObjectStore, type ObjectSet, type ServiceOptions, type StoredObject } from '../../src/index.js';
 import { call, demoService, expectError, login } from '../helpers.js';
@@ -194,7 +195,7 @@ describe('POST /v1/execute/{macroName}', () => {
     expect(calls).toEqual([{}]);
   });
 
-  test('macros can use the store', async () => {
+  test('macros can use the store (as the session may: alice of sales updates customers)', async () => {
     const { exec, service } = await macroSession({
       rename: async (ctx, { id, name }: { id: string; name: string }) => {
         const object = await ctx.store.get(id);
@@ -202,7 +203,7 @@ describe('POST /v1/execute/{macroName}', () => {
         await ctx.store.put({ ...object, fields: { ...object.fields, Name: name } });
         return { ok: true };
       },
-    });
+    }, { access: demoAccess });
     expect((await exec('rename', { json: { id: 'CUS00007', name: 'Renamed' } })).body.data).toEqual({ ok: true });
     expect((await service.store.get('CUS00007'))?.fields.Name).toBe('Renamed');
     expectError(await exec('rename', { json: { id: 'NOPE', name: 'x' } }), '404', 404);

@@ -233,6 +233,36 @@ describe('downloads (PROTOCOL.md 6.6)', () => {
     }
   });
 
+  it('issue 23, item 7: Range as RFC 9110 says: invalid forms ignored, unsatisfiable ones 416, several ranges the whole file', async () => {
+    const id = await tenBytes();
+    const answer = async (range: string) => {
+      const response = await fetchFile(id, { range });
+      const text = await response.text();
+      return { status: response.status, contentRange: response.headers.get('content-range'), text: response.status === 416 ? JSON.parse(text) : text };
+    };
+    const unsatisfiable = { status: 416, contentRange: 'bytes */10', text: { status: { internalStatus: '400', statusMessage: "the requested range lies outside the file's 10 bytes" }, data: {} } };
+    const whole = { status: 200, contentRange: null, text: '0123456789' };
+    const cases: Array<[string, unknown]> = [
+      ['bytes=-0', unsatisfiable], // a suffix of 0 bytes selects nothing
+      ['bytes=10-20', unsatisfiable],
+      ['bytes=20-30,40-50', unsatisfiable], // none of several can be satisfied
+      ['bytes=99999999999999999999-', unsatisfiable],
+      ['bytes=5-2', whole], // last < first: invalid, ignored
+      ['bytes=abc', whole],
+      ['bytes=1-2-3', whole],
+      ['bytes=', whole],
+      ['bytes=--1', whole],
+      ['items=0-1', whole],
+      ['bytes=0-1,3-4', whole], // several ranges: the whole file, no multipart answer
+      ['bytes=0-1,20-30', whole],
+      ['bytes=-100', { status: 206, contentRange: 'bytes 0-9/10', text: '0123456789' }], // a suffix longer than the file: all of it
+      ['Bytes=2-3', { status: 206, contentRange: 'bytes 2-3/10', text: '23' }], // the unit is case-insensitive
+      ['bytes= 4-4 ,', { status: 206, contentRange: 'bytes 4-4/10', text: '4' }], // spaces and empty list elements
+      ['bytes=3-99999999999999999999', { status: 206, contentRange: 'bytes 3-9/10', text: '3456789' }],
+    ];
+    for (const [range, expected] of cases) expect({ range, ...(await answer(range)) }).toEqual({ range, ...(expected as object) });
+  });
+
   it('answers If-None-Match with 304 when the ETag matches', async () => {
     const id = await tenBytes();
     const etag = (await fetchFile(id)).headers.get('etag')!;

@@ -114,6 +114,8 @@ interface ClientStyle {
   /** The `publicKey` member; `undefined` leaves it out. */
   publicKeyMember: string | undefined;
   headers(appKey: string): Record<string, string>;
+  /** The headers of `GET /v2/login/key` (default: `headers`); the product's samples send none. */
+  keyHeaders?: Record<string, string>;
   /** The session header's name as this client spells it. */
   sessionHeader: string;
 }
@@ -150,7 +152,9 @@ export class InteropClient {
 
   /** The whole login as the real client does it: key endpoint, hybrid body, answer. */
   async login(connection: Connection, fields: LoginFields): Promise<InteropLogin> {
-    const keyAnswer = await this.request(connection, 'GET', '/v2/login/key');
+    const keyAnswer = this.style.keyHeaders
+      ? await connection.transport(`${connection.baseUrl}/v2/login/key`, { method: 'GET', headers: this.style.keyHeaders })
+      : await this.request(connection, 'GET', '/v2/login/key');
     const serverKeyPem = (await keyAnswer.json()).data.key as string;
     const answer = await connection.transport(`${connection.baseUrl}/v2/login`, {
       method: 'POST',
@@ -205,22 +209,31 @@ export async function dartClient(options: { keys?: ClientKeyPair; aesKey?: Buffe
   });
 }
 
+/** What the product's samples do differently from its libraries: the password in plain text, the key fetched with no headers. */
+export interface SampleOptions {
+  /** `pass` is the password itself (the C# sample), not its MD5. */
+  plainPassword?: boolean;
+  /** `GET /v2/login/key` with no headers at all (the TypeScript sample). */
+  bareKeyFetch?: boolean;
+}
+
 /** TypeScript: standard SPKI PEM, a fresh AES key per login, compact JSON. */
-export async function typescriptClient(options: { keys?: ClientKeyPair; withoutPublicKey?: boolean } = {}): Promise<InteropClient> {
+export async function typescriptClient(options: { keys?: ClientKeyPair; withoutPublicKey?: boolean } & SampleOptions = {}): Promise<InteropClient> {
   const keys = options.keys ?? (await rsaKeyPair(2048));
   return new InteropClient(keys, {
     name: 'TypeScript',
     parseServerKey: (pem) => createPublicKey(pem),
-    plaintext: ({ user, password, appNames }) => JSON.stringify({ user, pass: md5Hex(password), appNames }),
+    plaintext: ({ user, password, appNames }) => JSON.stringify({ user, pass: options.plainPassword ? password : md5Hex(password), appNames }),
     aesKey: () => randomBytes(32),
     publicKeyMember: options.withoutPublicKey ? undefined : keys.publicKey,
     headers: (appKey) => ({ 'Content-Type': 'application/json', appKey }),
+    ...(options.bareKeyFetch ? { keyHeaders: {} } : {}),
     sessionHeader: 'sessionId',
   });
 }
 
 /** C#: bare base64 DER of a 4096-bit key, pretty-printed JSON with CR LF. */
-export async function csharpClient(options: { keys?: ClientKeyPair } = {}): Promise<InteropClient> {
+export async function csharpClient(options: { keys?: ClientKeyPair } & SampleOptions = {}): Promise<InteropClient> {
   const keys = options.keys ?? (await rsaKeyPair(4096));
   return new InteropClient(keys, {
     name: 'C#',
@@ -231,10 +244,11 @@ export async function csharpClient(options: { keys?: ClientKeyPair } = {}): Prom
           'base64',
         ),
       ),
-    plaintext: ({ user, password, appNames }) => JSON.stringify({ user, pass: md5Hex(password), appNames }, null, 2).replaceAll('\n', '\r\n'),
+    plaintext: ({ user, password, appNames }) => JSON.stringify({ user, pass: options.plainPassword ? password : md5Hex(password), appNames }, null, 2).replaceAll('\n', '\r\n'),
     aesKey: () => randomBytes(32),
     publicKeyMember: bareDerBase64(keys.publicKey),
     headers: (appKey) => ({ 'Content-Type': 'application/json; charset=utf-8', AppKey: appKey }),
+    ...(options.bareKeyFetch ? { keyHeaders: {} } : {}),
     sessionHeader: 'sessionId',
   });
 }

@@ -85,7 +85,7 @@ test('without publicKey the answer is the plain JSON envelope of /v1/login', asy
   const answer = await post(connection, client.loginBody(KEY.publicKey, ALICE));
   expect([answer.status, answer.headers.get('content-type')]).toEqual([200, 'application/json; charset=utf-8']);
   expect(answer.body).toMatchObject({ status: { internalStatus: '0', statusMessage: 'ok' }, data: { user: { Name: 'alice' }, databaseName: 'demo' } });
-  expect(Object.keys(answer.body.data).sort()).toEqual(['databaseName', 'expiresAt', 'sessionId', 'user']);
+  expect(Object.keys(answer.body.data).sort()).toEqual(['acls', 'databaseName', 'expiresAt', 'sessionId', 'user']);
 });
 
 /** Bodies that cannot be opened, each for the real route. */

@@ -61,8 +61,11 @@ describe('GET /v2/login/secure/key', () => {
     expect(await serverKeyPem(service)).toBe(serverKey);
   });
 
-  test('needs the appkey', async () => {
-    expectPlainError(await call(service, 'GET', '/v2/login/secure/key', { noAppKey: true }), '100', 401);
+  test('issue 25 item 6: answers without an appkey, as do /v2/login/key (a public key is public; PROTOCOL.md 1.2)', async () => {
+    for (const path of ['/v2/login/secure/key', '/v2/login/key']) {
+      const answer = await call(service, 'GET', path, { noAppKey: true });
+      expect([answer.status, answer.body.status.internalStatus, answer.body.data.key]).toEqual([200, '0', serverKey]);
+    }
   });
 });
 
@@ -77,6 +80,7 @@ describe('POST /v2/login/secure succeeds', () => {
         symmetricKey: expect.any(String),
         databaseName: 'odbrest',
         expiresAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        acls: expect.objectContaining({ '~Count': 1 }),
       },
     });
     const key = Buffer.from(answer.data.symmetricKey, 'base64');

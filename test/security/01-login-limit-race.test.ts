@@ -30,6 +30,31 @@ async function flood(logins: Array<(body: unknown) => Promise<Response>>, user: 
   return { checked: count('302'), limited: count('303'), right: answers[RIGHT_AT]!, other: answers.filter((a) => !['302', '303'].includes(a.internalStatus)) };
 }
 
+/** 50 logins of `user` with the right password at once across `logins`: how each was answered, and whether each session then works. */
+async function together(logins: Array<(body: unknown) => Promise<Response>>, bases: string[], user: 'bob' | 'extern', password: string, appNames: string[]) {
+  const answers = await Promise.all(
+    Array.from({ length: TOGETHER }, async (_, i) => {
+      const send = () => logins[i % logins.length]!(loginBody(user, password, appNames));
+      // a kept-alive socket the server closed after the flood before may fail before any answer: once more, on a new one
+      const response = await send().catch((error: unknown) => (error instanceof TypeError ? send() : Promise.reject(error)));
+      const body = await response.json();
+      return { status: response.status, internalStatus: body.status.internalStatus as string, sessionId: body.data?.sessionId as string | undefined };
+    }),
+  );
+  const working = await Promise.all(
+    answers.map(async (answer, i) => {
+      if (!answer.sessionId) return false;
+      const checkSession = () => fetch(`${bases[i % bases.length]}/_CheckSession`, { headers: { appkey: 'sec', sessionId: answer.sessionId! } });
+      const check = await checkSession().catch((error: unknown) => (error instanceof TypeError ? checkSession() : Promise.reject(error)));
+      return (await check.json()).status.internalStatus === '0';
+    }),
+  );
+  return { codes: answers.map((answer) => `${answer.status} ${answer.internalStatus}`), working: working.filter(Boolean).length };
+}
+
+const TOGETHER = 50;
+const allOk = Array.from({ length: TOGETHER }, () => '200 0');
+
 const poster = (base: string) => (body: unknown) =>
   fetch(`${base}/v1/login`, { method: 'POST', headers: { appkey: 'sec', 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
@@ -47,6 +72,12 @@ describe('one instance (the Node example, limit 5 per user and 20 per address)',
     expect(result.checked).toBeLessThanOrEqual(5);
     expect(result.limited).toBe(FLOOD - result.checked);
     expect(result.right).toEqual({ status: 429, internalStatus: '303' });
+  });
+
+  test('issue 23, item 3: 50 parallel logins of one user with the right password all get sessions (none is 303)', async () => {
+    const result = await together([poster(`${server.origin}/api`)], [`${server.origin}/api`], 'extern', 'extern-secret', ['crm']);
+    expect(result.codes).toEqual(allOk);
+    expect(result.working).toBe(TOGETHER);
   });
 });
 
@@ -85,5 +116,11 @@ describe.runIf(available)('two instances sharing Redis', () => {
     expect(result.checked).toBeGreaterThanOrEqual(1);
     expect(result.checked).toBeLessThanOrEqual(5);
     expect(result.right).toEqual({ status: 429, internalStatus: '303' });
+  });
+
+  test('issue 23, item 3: 50 parallel right-password logins of one user split over both all get sessions', async () => {
+    const result = await together(bases.map(poster), bases, 'bob', 'bob-secret', ['crm']);
+    expect(result.codes).toEqual(allOk);
+    expect(result.working).toBe(TOGETHER);
   });
 });

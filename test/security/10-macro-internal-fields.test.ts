@@ -12,7 +12,19 @@ const macros: Macros = {
   me: async (ctx) => ctx.user(),
   nested: async (ctx) => ({ me: await ctx.user(), users: [await ctx.store.get('USR00001'), await ctx.store.get('USR00002')], n: 1 }),
   listing: async (ctx) => (await ctx.store.find({ className: 'User' })).objects,
-  plain: () => ({ numbers: [1, 2, 3], text: 'as it is', _kept: 'a plain value is not an object' }),
+  plain: () => ({ numbers: [1, 2, 3], text: 'as it is' }),
+  // issue 23, item 4: the fields of a stored object taken out of it, and objects nested past the bound
+  fieldsOnly: async (ctx) => ({ user: { ...(await ctx.user())!.fields }, deep: [{ _secret: 'x', kept: 1 }] }),
+  deep: async (ctx) => {
+    let value: unknown = await ctx.user();
+    for (let i = 0; i < 70; i++) value = i % 2 ? [value] : { next: value };
+    return value;
+  },
+  cyclic: () => {
+    const value: Record<string, unknown> = { n: 1 };
+    value.self = value;
+    return value;
+  },
 };
 
 describe('macros returning stored objects', () => {
@@ -38,7 +50,21 @@ describe('macros returning stored objects', () => {
     expect(answer.body.data).toEqual(served.body.data);
   });
 
-  test('a result without stored objects is sent as it is', async () => {
-    expect((await run('plain')).body.data).toEqual({ numbers: [1, 2, 3], text: 'as it is', _kept: 'a plain value is not an object' });
+  test('a result without stored objects or _ members is sent as it is', async () => {
+    expect((await run('plain')).body.data).toEqual({ numbers: [1, 2, 3], text: 'as it is' });
+  });
+
+  test('issue 23, item 4: no member named _ is served at any depth, whatever shape holds it', async () => {
+    const answer = await run('fieldsOnly');
+    expect(answer.body.status.internalStatus).toBe('0');
+    expect(answer.text).not.toMatch(/"_|pbkdf2/);
+    expect(answer.body.data.user.Name).toBe('alice');
+    expect(answer.body.data.deep).toEqual([{ kept: 1 }]);
+  });
+
+  test.each(['deep', 'cyclic'])('issue 23, item 4: %s: a value nested past the bound is a bare 500, never sent raw', async (name) => {
+    const answer = await run(name);
+    expect([answer.status, answer.body]).toEqual([500, { status: { internalStatus: '500', statusMessage: 'unexpected server error' }, data: {} }]);
+    expect(answer.text).not.toMatch(/_passwordHash|pbkdf2/);
   });
 });

@@ -23,7 +23,7 @@ const step = (now: number) => Math.floor(now / STEP);
 const expectLoggedIn = (result: { status: number; body: any; text: string }, user = 'alice') => {
   expect(result.body?.status, result.text).toEqual(OK);
   expect(result.status).toBe(200);
-  expect(result.body.data).toEqual({ sessionId: expect.any(String), user: expect.objectContaining({ Name: user }), databaseName: 'odbrest', expiresAt: expect.any(String) });
+  expect(result.body.data).toEqual({ sessionId: expect.any(String), user: expect.objectContaining({ Name: user }), databaseName: 'odbrest', expiresAt: expect.any(String), acls: expect.objectContaining({ '~Count': expect.any(Number) }) });
 };
 
 describe('GET /v1/2fa/secret', () => {
