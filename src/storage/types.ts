@@ -119,6 +119,13 @@ export interface ObjectStore {
    */
   put(object: ObjectInput): Promise<StoredObject>;
   delete(id: string): Promise<boolean>;
+  /**
+   * Optional: several puts as one all-or-nothing step (bulk writes, PROTOCOL.md 6.3), answered in
+   * input order. Each input is as for `put` (its `ifStoreTime` included); should any conditional write
+   * find another version, it throws `StoreConflictError` and writes none of them. An id may appear
+   * only once. A store without it is written one object at a time.
+   */
+  putMany?(objects: readonly ObjectInput[]): Promise<StoredObject[]>;
   close?(): Promise<void>;
 }
 
