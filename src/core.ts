@@ -20,10 +20,8 @@ import { checkBatchItem, RouteTable } from './http/router.js';
 import { serializationHook } from './macros/hooks.js';
 import { MacroRegistry, macroContext, type MacroContext } from './macros/registry.js';
 import { ExternalLogin } from './oauth/flow.js';
-import { IDENTITY_CLASS } from './oauth/links.js';
-import { PROVIDER_CLASS } from './oauth/providers.js';
 import { Access } from './objects/access.js';
-import { DEFAULT_RECYCLE_DAYS, RECYCLED_CLASS } from './objects/recycle.js';
+import { serviceInternalClasses, writeContext } from './objects/write-setup.js';
 import { Serializer } from './objects/serialize.js';
 import type { ServiceOptions } from './options.js';
 import { serviceRoutes } from './routes.js';
@@ -33,18 +31,6 @@ import { SecureTransport } from './secure/transport.js';
 import { MemoryKeyValueStore } from './storage/memory-kv.js';
 import { MemoryObjectStore } from './storage/memory-object-store.js';
 import { importObjects } from './storage/seed.js';
-
-function writeOptions(options: ServiceOptions): ServiceContext['writeOptions'] {
-  const { deleteMode = 'delete', recycleDays = DEFAULT_RECYCLE_DAYS } = options.objects ?? {};
-  if (deleteMode !== 'delete' && deleteMode !== 'recycle') throw new Error('objects.deleteMode must be "delete" or "recycle"');
-  if (!(recycleDays >= 0) || !Number.isFinite(recycleDays)) throw new Error('objects.recycleDays must be a number of days, at least 0');
-  const actions = options.actions ?? {};
-  for (const [type, action] of Object.entries(actions)) {
-    if (type === 'add' || type === 'remove') throw new Error(`actions.${type}: add and remove are built in`);
-    if (typeof action !== 'function') throw new Error(`actions.${type} must be a function`);
-  }
-  return { deleteMode, recycleDays, actions };
-}
 
 /** Assembles the service from its options and dispatches requests to its routes. Hosts use `createService`. */
 export class Core {
@@ -64,7 +50,7 @@ export class Core {
     const kv = options.kv ?? new MemoryKeyValueStore({ now });
     const caches = cacheSizes(options.caches);
     const macros = new MacroRegistry(options.macros);
-    const internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, RECYCLED_CLASS, ...(options.objects?.internalClasses ?? [])]);
+    const internalClasses = serviceInternalClasses(options);
     const onError = options.onError ?? ((error: unknown) => console.error('odbrest: unexpected error', error));
     this.#mount = new Mount(options.mount);
     this.#trustProxy = options.trustProxy ?? false;
@@ -87,8 +73,7 @@ export class Core {
       ),
       access: new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']),
       guard: (request) => ctx.access.forRequest(request, ctx.macroContext),
-      writeHooks: { beforeWrite: options.objects?.beforeWrite, afterWrite: options.objects?.afterWrite },
-      writeOptions: writeOptions(options),
+      ...writeContext(options),
       serverKey: new ServerKeySource(options.secure?.serverKey),
       symmetricCrypto: options.secure?.symmetricCrypto ?? portableCrypto,
       secureSessionOf: (token) => this.#secure.sessionOf(token),

@@ -10,7 +10,6 @@ import { StoreConflictError } from '../storage/errors.js';
 
 /** The internal class of recycle bin entries (never served). */
 export const RECYCLED_CLASS = 'RecycledObject';
-export const DEFAULT_RECYCLE_DAYS = 30;
 
 /** A recycled object and when, and by whom, it was recycled. */
 export interface Recycled {

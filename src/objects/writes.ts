@@ -55,6 +55,21 @@ export interface WriteOptions {
   actions: Readonly<Record<string, HostAction>>;
 }
 
+/** Days a recycled object waits by default (PROTOCOL.md 6.3). */
+export const DEFAULT_RECYCLE_DAYS = 30;
+
+/** The service's `WriteOptions` from the `objects` and `actions` options (an error names a bad one). */
+export function writeOptions(objects: { deleteMode?: string; recycleDays?: number } = {}, actions: Readonly<Record<string, HostAction>> = {}): WriteOptions {
+  const { deleteMode = 'delete', recycleDays = DEFAULT_RECYCLE_DAYS } = objects;
+  if (deleteMode !== 'delete' && deleteMode !== 'recycle') throw new Error('objects.deleteMode must be "delete" or "recycle"');
+  if (typeof recycleDays !== 'number' || !Number.isFinite(recycleDays) || recycleDays < 0) throw new Error('objects.recycleDays must be a number of days, at least 0');
+  for (const [type, action] of Object.entries(actions)) {
+    if (type === 'add' || type === 'remove') throw new Error(`actions.${type}: add and remove are built in`);
+    if (typeof action !== 'function') throw new Error(`actions.${type} must be a function`);
+  }
+  return { deleteMode, recycleDays, actions };
+}
+
 export const CLASS_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;

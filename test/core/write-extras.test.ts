@@ -1,6 +1,6 @@
 /** Write parameters, actions, bulk writes, the recycle bin, locks and per-object security (PROTOCOL.md 6.3, 6.7), through `service.fetch`. */
 import { describe, expect, test } from 'vitest';
-import { ApiError, MemoryBlobStore, MemoryKeyValueStore, MemoryObjectStore, type AccessQuestion, type ServiceOptions, type StoredObject } from '../../src/index.js';
+import { ApiError, MemoryBlobStore, MemoryKeyValueStore, MemoryObjectStore, type AccessQuestion, type ServiceOptions } from '../../src/index.js';
 import { call, demoService, expectError, login, testClock } from '../helpers.js';
 
 const RULES: NonNullable<ServiceOptions['access']>['rules'] = {
