@@ -328,7 +328,9 @@ export class PostgresObjectStore implements ObjectStore {
         inTransaction(client, async () => {
           const out: StoredObject[] = new Array(inputs.length);
           const conditional = inputs.flatMap((input, i) => (typeof input.ifStoreTime === 'number' && input.id !== undefined ? [i] : []));
-          if (conditional.length > 0) {
+          // in slices: the statement trigger joins a statement's old and new rows, whose cost grows with the square of their number
+          for (let start = 0; start < conditional.length; start += PUT_MANY_SLICE) {
+            const slice = conditional.slice(start, start + PUT_MANY_SLICE);
             const result = await client
               .query<{ id: string; store_time: string }>({
                 name: this.#statement('put_many'),
@@ -336,12 +338,12 @@ export class PostgresObjectStore implements ObjectStore {
                   class_name = i.class_name, data = i.body::jsonb, body = i.body, store_time = GREATEST($5::int8, o.store_time + 1000)
                   FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[]) AS i(id, class_name, body, expected)
                   WHERE o.id = i.id AND o.store_time = i.expected RETURNING o.id, o.store_time`,
-                values: [conditional.map((i) => inputs[i]!.id), conditional.map((i) => inputs[i]!.className), conditional.map((i) => jsons[i]), conditional.map((i) => inputs[i]!.ifStoreTime), now],
+                values: [slice.map((i) => inputs[i]!.id), slice.map((i) => inputs[i]!.className), slice.map((i) => jsons[i]), slice.map((i) => inputs[i]!.ifStoreTime), now],
               })
               .catch(refuseValue);
-            if (result.rows.length !== conditional.length) throw new StoreConflictError();
+            if (result.rows.length !== slice.length) throw new StoreConflictError();
             const times = new Map(result.rows.map((row) => [row.id, Number(row.store_time)]));
-            for (const i of conditional) out[i] = { id: inputs[i]!.id!, className: inputs[i]!.className, storeTime: times.get(inputs[i]!.id!)!, fields: JSON.parse(jsons[i]!) as StoredObject['fields'] };
+            for (const i of slice) out[i] = { id: inputs[i]!.id!, className: inputs[i]!.className, storeTime: times.get(inputs[i]!.id!)!, fields: JSON.parse(jsons[i]!) as StoredObject['fields'] };
           }
           const insert = `INSERT INTO ${table} AS o (id, class_name, store_time, data, body) VALUES ($1, $2, $3, $4::text::jsonb, $4::text)`;
           for (let i = 0; i < inputs.length; i++) {
@@ -519,6 +521,9 @@ function toObject(row: Row): StoredObject {
 }
 
 /** A value PostgreSQL refuses (SQLSTATE class 22, e.g. a lone surrogate in `jsonb`) is the caller's: `StoreValueError`. */
+/** Conditional updates per statement of `putMany`. */
+const PUT_MANY_SLICE = 50;
+
 function refuseValue(error: unknown): never {
   if (error instanceof pg.DatabaseError && error.code?.startsWith('22')) {
     throw new StoreValueError(`PostgreSQL cannot store a field value: ${error.message}`, { cause: error });
