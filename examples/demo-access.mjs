@@ -2,13 +2,14 @@
 // them, `admins` delete them; users (and custom-login contacts) still see only themselves (the default).
 // Files (`Document`, PROTOCOL.md 6.6): every session reads and uploads them; only `admins` replace
 // a file's bytes (`replaceOID`, the update right) or delete one (which deletes its bytes too).
+// `sales` also sets customers' per-object security (PROTOCOL.md 6.7).
 // alice (admins, sales) writes customers and files; bob (support) reads customers and uploads files.
 // Contact persons (`ContactPerson`, the custom-login class): each sees itself, and a user reads the
 // contact person its own employee names (`Employee.Mitarbeiteransprechpartner`, shown in full in the
 // login answer as the spec's example shows it); no one reads the others.
 export const demoAccess = {
   rules: {
-    Customer: { read: ['*'], create: ['sales'], update: ['sales'], delete: ['admins'] },
+    Customer: { read: ['*'], create: ['sales'], update: ['sales'], delete: ['admins'], security: ['sales'] },
     Document: { read: ['*'], create: ['*'], update: ['admins'], delete: ['admins'] },
     ContactPerson: { read: ['*'] },
   },

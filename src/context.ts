@@ -10,7 +10,7 @@ import type { ApiRequest } from './http/request.js';
 import type { MacroContext, MacroRegistry } from './macros/registry.js';
 import type { Access, Guard } from './objects/access.js';
 import type { Serializer } from './objects/serialize.js';
-import type { WriteHooks } from './objects/writes.js';
+import type { WriteHooks, WriteOptions } from './objects/writes.js';
 import type { ServerKeySource } from './secure/server-key.js';
 import type { SymmetricCrypto } from './secure/symmetric.js';
 import type { KeyValueStore, ObjectStore } from './storage/types.js';
@@ -45,6 +45,8 @@ export interface ServiceContext {
   guard(request: ApiRequest): Guard;
   /** The host's `beforeWrite` and `afterWrite` (PROTOCOL.md 6.3). */
   readonly writeHooks: WriteHooks;
+  /** Deletes to the recycle bin or for good, the bin's days, and the host's actions (PROTOCOL.md 6.3). */
+  readonly writeOptions: WriteOptions;
   /** The RSA key of the secure login (configured, or generated on first use). */
   readonly serverKey: ServerKeySource;
   /** AES-CTR and HMAC of the secure transport. */

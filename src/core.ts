@@ -20,9 +20,8 @@ import { checkBatchItem, RouteTable } from './http/router.js';
 import { serializationHook } from './macros/hooks.js';
 import { MacroRegistry, macroContext, type MacroContext } from './macros/registry.js';
 import { ExternalLogin } from './oauth/flow.js';
-import { IDENTITY_CLASS } from './oauth/links.js';
-import { PROVIDER_CLASS } from './oauth/providers.js';
 import { Access } from './objects/access.js';
+import { serviceInternalClasses, writeContext } from './objects/write-setup.js';
 import { Serializer } from './objects/serialize.js';
 import type { ServiceOptions } from './options.js';
 import { serviceRoutes } from './routes.js';
@@ -55,7 +54,7 @@ export class Core {
     const kv = telemetry.instrument(options.kv ?? new MemoryKeyValueStore({ now }), 'odbrest.kv', KV_OPERATIONS);
     const caches = cacheSizes(options.caches);
     const macros = new MacroRegistry(options.macros);
-    const internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, ...(options.objects?.internalClasses ?? [])]);
+    const internalClasses = serviceInternalClasses(options);
     const onError = options.onError ?? ((error: unknown) => console.error('odbrest: unexpected error', error));
     this.#mount = new Mount(options.mount);
     this.#trustProxy = options.trustProxy ?? false;
@@ -79,7 +78,7 @@ export class Core {
       ),
       access: new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']),
       guard: (request) => ctx.access.forRequest(request, ctx.macroContext),
-      writeHooks: { beforeWrite: options.objects?.beforeWrite, afterWrite: options.objects?.afterWrite },
+      ...writeContext(options),
       serverKey: new ServerKeySource(options.secure?.serverKey),
       symmetricCrypto: options.secure?.symmetricCrypto ?? portableCrypto,
       secureSessionOf: (token) => this.#secure.sessionOf(token),

@@ -11,7 +11,7 @@ import type { MountOptions } from './http/mount.js';
 import type { RequestLogger } from './http/request-log.js';
 import type { Macros } from './macros/registry.js';
 import type { AccessOptions } from './objects/access.js';
-import type { WriteHooks } from './objects/writes.js';
+import type { HostAction, WriteHooks } from './objects/writes.js';
 import type { ExternalLoginOptions } from './oauth/types.js';
 import type { SymmetricCrypto } from './secure/symmetric.js';
 import type { SeedData } from './storage/seed.js';
@@ -42,6 +42,13 @@ export interface ObjectOptions extends WriteHooks {
    * includes the service's own `OAuthProvider` (client secrets) and `ExternalIdentity` (links).
    */
   internalClasses?: readonly string[];
+  /**
+   * What `DELETE /v1/object/{id}` does without `moveToRecycler`: `delete` (default) for good, or
+   * `recycle`: to the deleting user's recycle bin (PROTOCOL.md 6.3).
+   */
+  deleteMode?: 'delete' | 'recycle';
+  /** Days a recycled object waits in the bin before it is deleted for good. Default 30. */
+  recycleDays?: number;
 }
 
 /** Options of `createService`, grouped by concern. Every one has a default. */
@@ -86,6 +93,11 @@ export interface ServiceOptions {
   access?: AccessOptions;
   /** Files: the blob store, the upload limit and the file class (PROTOCOL.md 6.6). */
   files?: FileOptions;
+  /**
+   * Host actions by type, run by a write's `actions` parameter and by `POST /v1/action/{className}`
+   * (PROTOCOL.md 6.3), e.g. `{sendObject: (context, action, object) => ...}`. `add` and `remove` are built in.
+   */
+  actions?: Readonly<Record<string, HostAction>>;
   /** Macros by name, including the typed `xApi_*` hooks (PROTOCOL.md 7). */
   macros?: Macros;
   /** What `_CheckService` and `/v1/versioninfo` report, and the health check's time limit (PROTOCOL.md 2.5). */

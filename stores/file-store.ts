@@ -13,8 +13,9 @@ export interface FileObjectStoreOptions {
   now?: () => number;
 }
 
-/** A journal record: a stored object, or the deletion of one. */
-type JournalRecord = ['p', string, string, number, StoredObject['fields']] | ['d', string];
+type PutRecord = ['p', string, string, number, StoredObject['fields']];
+/** A journal record: a stored object, the deletion of one, or several stored objects written as one (`putMany`). */
+type JournalRecord = PutRecord | ['d', string] | ['m', PutRecord[]];
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -148,6 +149,49 @@ export class FileObjectStore implements ObjectStore {
     return stored;
   }
 
+  /** All or nothing: the writes are checked together and go to the journal as one record. */
+  async putMany(inputs: readonly ObjectInput[]): Promise<StoredObject[]> {
+    const journal = await this.#opening;
+    const given = inputs.flatMap((input) => (input.id === undefined ? [] : [input.id]));
+    return this.#allAtATime(given, async () => {
+      const planned = this.#memory.checkMany(inputs.map((input) => (input.id === undefined ? { ...input, id: this.#freeId() } : input)));
+      const parts = planned.map((object) => `["p",${JSON.stringify(object.id)},${JSON.stringify(object.className)},${JSON.stringify(object.storeTime)},${JSON.stringify(object.fields)}]`);
+      const payload = encoder.encode(`["m",[${parts.join(',')}]]`);
+      const record = JSON.parse(decoder.decode(payload)) as JournalRecord;
+      const stored = await journal.append(payload, () => {
+        this.#apply(record, payload.length);
+        return planned.map((object, i) => ({ ...object, fields: JSON.parse(JSON.stringify((record as ['m', PutRecord[]])[1][i]![4])) as StoredObject['fields'] }));
+      });
+      this.#compactIfWorthIt(journal);
+      return stored;
+    });
+  }
+
+  #freeId(): string {
+    let id: string;
+    do id = this.#memory.freeId();
+    while (this.#pendingIds.has(id));
+    return id;
+  }
+
+  /** `#oneAtATime` for several ids at once: runs once every earlier write of each has settled. */
+  #allAtATime<T>(ids: readonly string[], task: () => Promise<T>): Promise<T> {
+    const previous = ids.flatMap((id) => {
+      const pending = this.#writing.get(id);
+      return pending ? [pending] : [];
+    });
+    const result = previous.length > 0 ? Promise.all(previous).then(task) : task();
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    for (const id of ids) this.#writing.set(id, settled);
+    void settled.then(() => {
+      for (const id of ids) if (this.#writing.get(id) === settled) this.#writing.delete(id);
+    });
+    return result;
+  }
+
   async delete(id: string): Promise<boolean> {
     const journal = await this.#opening;
     return this.#oneAtATime(id, async () => {
@@ -191,6 +235,11 @@ export class FileObjectStore implements ObjectStore {
 
   /** Applies a durable record to memory; answers whether a deleted object existed. */
   #apply(record: JournalRecord, payloadBytes: number): boolean {
+    if (record[0] === 'm') {
+      // each object counts its share of the record (compaction rewrites them one by one)
+      for (const put of record[1]) this.#apply(put, Math.ceil(payloadBytes / record[1].length));
+      return true;
+    }
     const id = record[1];
     this.#liveBytes -= this.#recordBytes.get(id) ?? 0;
     if (record[0] === 'd') {

@@ -311,6 +311,71 @@ export class PostgresObjectStore implements ObjectStore {
     return stored;
   }
 
+  /**
+   * All or nothing, in one transaction: the conditional updates (the bulk `PATCH`'s) as one statement
+   * over arrays of ids, bodies and expected store times; any other input as `put` writes it.
+   */
+  async putMany(inputs: readonly ObjectInput[]): Promise<StoredObject[]> {
+    if (inputs.length === 0) return [];
+    const jsons = inputs.map((input) => {
+      const json = JSON.stringify(input.fields);
+      if (/(^|[^\\])(\\\\)*\\u0000/.test(json)) throw new StoreValueError('a field value contains the character U+0000, which PostgreSQL cannot store');
+      return json;
+    });
+    const ids = inputs.map((input) => input.id).filter((id): id is string => id !== undefined);
+    if (new Set(ids).size !== ids.length) throw new Error('putMany: an id appears twice');
+    const now = Math.floor(this.#now() / 1000) * 1000;
+    const table = this.#table;
+    try {
+      return await this.#run((client) =>
+        inTransaction(client, async () => {
+          const out: StoredObject[] = new Array(inputs.length);
+          const conditional = inputs.flatMap((input, i) => (typeof input.ifStoreTime === 'number' && input.id !== undefined ? [i] : []));
+          // in slices: the statement trigger joins a statement's old and new rows, whose cost grows with the square of their number
+          for (let start = 0; start < conditional.length; start += PUT_MANY_SLICE) {
+            const slice = conditional.slice(start, start + PUT_MANY_SLICE);
+            const result = await client
+              .query<{ id: string; store_time: string }>({
+                name: this.#statement('put_many'),
+                text: `UPDATE ${table} AS o SET seq = CASE WHEN o.class_name = i.class_name THEN o.seq ELSE nextval('${this.#sequence}') END,
+                  class_name = i.class_name, data = i.body::jsonb, body = i.body, store_time = GREATEST($5::int8, o.store_time + 1000)
+                  FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[]) AS i(id, class_name, body, expected)
+                  WHERE o.id = i.id AND o.store_time = i.expected RETURNING o.id, o.store_time`,
+                values: [slice.map((i) => inputs[i]!.id), slice.map((i) => inputs[i]!.className), slice.map((i) => jsons[i]), slice.map((i) => inputs[i]!.ifStoreTime), now],
+              })
+              .catch(refuseValue);
+            if (result.rows.length !== slice.length) throw new StoreConflictError();
+            const times = new Map(result.rows.map((row) => [row.id, Number(row.store_time)]));
+            for (const i of slice) out[i] = { id: inputs[i]!.id!, className: inputs[i]!.className, storeTime: times.get(inputs[i]!.id!)!, fields: JSON.parse(jsons[i]!) as StoredObject['fields'] };
+          }
+          const insert = `INSERT INTO ${table} AS o (id, class_name, store_time, data, body) VALUES ($1, $2, $3, $4::text::jsonb, $4::text)`;
+          for (let i = 0; i < inputs.length; i++) {
+            if (out[i]) continue;
+            const input = inputs[i]!;
+            if (input.id === undefined && typeof input.ifStoreTime === 'number') throw new StoreConflictError();
+            const sql =
+              input.ifStoreTime === undefined && input.id !== undefined
+                ? `${insert} ON CONFLICT (id) DO UPDATE SET seq = CASE WHEN o.class_name = EXCLUDED.class_name THEN o.seq ELSE EXCLUDED.seq END,
+                   class_name = EXCLUDED.class_name, data = EXCLUDED.data, body = EXCLUDED.body, store_time = GREATEST(EXCLUDED.store_time, o.store_time + 1000) RETURNING store_time`
+                : `${insert} ON CONFLICT (id) DO NOTHING RETURNING store_time`;
+            for (;;) {
+              const id = input.id ?? newObjectId();
+              const rows = (await client.query<{ store_time: string }>(sql, [id, input.className, now, jsons[i]]).catch(refuseValue)).rows;
+              if (rows[0]) {
+                out[i] = { id, className: input.className, storeTime: Number(rows[0].store_time), fields: JSON.parse(jsons[i]!) as StoredObject['fields'] };
+                break;
+              }
+              if (input.id !== undefined) throw new StoreConflictError(); // ifStoreTime null: the id is taken
+            }
+          }
+          return out;
+        }),
+      );
+    } finally {
+      for (const id of ids) this.#cache?.evict(id);
+    }
+  }
+
   async delete(id: string): Promise<boolean> {
     try {
       const result = await this.#run((client) => client.query({ name: this.#statement('delete'), text: `DELETE FROM ${this.#table} WHERE id = $1`, values: [id] }));
@@ -459,6 +524,9 @@ function toObject(row: Row): StoredObject {
 }
 
 /** A value PostgreSQL refuses (SQLSTATE class 22, e.g. a lone surrogate in `jsonb`) is the caller's: `StoreValueError`. */
+/** Conditional updates per statement of `putMany`. */
+const PUT_MANY_SLICE = 50;
+
 function refuseValue(error: unknown): never {
   if (error instanceof pg.DatabaseError && error.code?.startsWith('22')) {
     throw new StoreValueError(`PostgreSQL cannot store a field value: ${error.message}`, { cause: error });

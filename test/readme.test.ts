@@ -21,7 +21,7 @@ import { requireOrSkip } from './support/servers.js';
 
 const run = promisify(execFile);
 /** Members that differ on every run (the two-factor enrolment's secret and what is made of it included). */
-const VOLATILE = new Set(['sessionId', 'token', 'expiresAt', '~StoreTime', 'secret', 'otpauthUri', 'qrCode', 'backupCodes']);
+const VOLATILE = new Set(['sessionId', 'token', 'expiresAt', '~StoreTime', '~DeletedAt', 'secret', 'otpauthUri', 'qrCode', 'backupCodes']);
 /** The demo's own object ids; any other `~ObjectID` in an answer was made by the service on this run. */
 const DEMO_IDS = new Set(JSON.parse(readFileSync(`${root}examples/demo-data.json`, 'utf8')).objects.map((o: Record<string, unknown>) => o['~ObjectID']));
 

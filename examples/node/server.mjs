@@ -53,6 +53,14 @@ const service = createService({
   // the demo's rules unless api-config.yml has its own `access:` table
   access: options.access ?? demoAccess,
   files: { ...options.files, blobs },
+  // A host action (PROTOCOL.md 6.3): a write with ?actions=[{"type":"sendObject","to":"..."}] records a
+  // Message about the written object; a real host would send it on (mail, queue) here.
+  actions: {
+    ...options.actions,
+    sendObject: async (context, action, object) => {
+      await context.store.put({ className: 'Message', fields: { To: String(action.to ?? ''), About: object ? { $ref: object.id } : null, From: context.session?.user ?? null } });
+    },
+  },
   twoFactor: {
     policies: twoFactor.policies ?? { hr: 'optional' },
     key: twoFactor.key ?? 'odbrest demo two-factor key: never use it in production',

@@ -35,6 +35,11 @@ import type {
   TwoFactorEnrolment,
   TwoFactorStatus,
   UpdateOptions,
+  WriteOptions,
+  WriteAction,
+  LockStatus,
+  SecurityEntry,
+  Filter,
 } from './types.js';
 
 /**
@@ -128,10 +133,28 @@ export interface OdbRestClient {
   getObject<T extends SerializedObject = SerializedObject>(objectId: string): Promise<T>;
   listObjects<T extends SerializedObject = SerializedObject>(className: string, options?: ListOptions): Promise<SerializedSet<T>>;
   /** Creates an object of `className`; answers it as stored. */
-  createObject<T extends SerializedObject = SerializedObject>(className: string, fields: ObjectFields): Promise<T>;
+  createObject<T extends SerializedObject = SerializedObject>(className: string, fields: ObjectFields, options?: WriteOptions): Promise<T>;
   /** Changes the fields given (`null` stores null); with `storeTime`, only if the object is still that version (else `OdbRestConflictError`). */
   updateObject<T extends SerializedObject = SerializedObject>(objectId: string, fields: ObjectFields, options?: UpdateOptions): Promise<T>;
-  deleteObject(objectId: string): Promise<void>;
+  /** Deletes an object; `moveToRecycler` puts it in this user's recycle bin instead. */
+  deleteObject(objectId: string, options?: { moveToRecycler?: boolean }): Promise<void>;
+  /** `PATCH /v1/objects/{className}`: changes `fields` on every object `query` selects (at most 1,000; all or nothing). */
+  updateObjects<T extends SerializedObject = SerializedObject>(className: string, fields: ObjectFields, options?: { query?: Filter }): Promise<SerializedSet<T>>;
+  /** `POST /v1/action/{className}`: runs `actions` on every object of the selection's page; answers the selection. */
+  runActions<T extends SerializedObject = SerializedObject>(className: string, actions: WriteAction[], options?: { query?: Filter; page?: number; perPage?: number }): Promise<SerializedSet<T>>;
+  /** This user's recycled objects, each with `~DeletedAt`. */
+  recycleBin<T extends SerializedObject = SerializedObject>(): Promise<SerializedSet<T & { '~DeletedAt': string }>>;
+  /** Puts a recycled object back; answers it. */
+  restoreObject<T extends SerializedObject = SerializedObject>(objectId: string): Promise<T>;
+  /** Deletes this user's recycled objects for good. */
+  emptyRecycleBin(): Promise<void>;
+  /** Whether another session holds a lock on the object. */
+  lockStatus(objectId: string): Promise<LockStatus>;
+  /** Takes or renews this session's lock (1 to 240 minutes, default 15); `OdbRestError` 423 when another session holds it. */
+  lockObject(objectId: string, minutes?: number): Promise<LockStatus>;
+  unlockObject(objectId: string): Promise<LockStatus>;
+  /** Per-object security entries, merged per name (`replace: true` replaces them; `[]` with it removes them). */
+  setObjectSecurity(objectId: string, security: SecurityEntry[], options?: { replace?: boolean }): Promise<void>;
   execute<T = unknown>(macroName: string, params?: Record<string, unknown>): Promise<T>;
   /** Uploads a file in the three steps of PROTOCOL.md 6.6 (any login kind); answers the file object. */
   uploadFile<T extends SerializedObject = SerializedObject>(data: Blob | Uint8Array<ArrayBuffer>, options?: UploadOptions): Promise<T>;
@@ -440,10 +463,28 @@ export function createClient(options: ClientOptions): OdbRestClient {
       const search = query.size > 0 ? `?${query}` : '';
       return request('GET', `/v1/objects/${encodeURIComponent(className)}${search}`);
     },
-    createObject: (className, fields) => request('POST', `/v1/object/${encodeURIComponent(className)}`, fields),
+    createObject: (className, fields, write = {}) => request('POST', `/v1/object/${encodeURIComponent(className)}${writeSearch(write)}`, fields),
     updateObject: (objectId, fields, update = {}) =>
-      request('PATCH', `/v1/object/${encodeURIComponent(objectId)}`, update.storeTime === undefined ? fields : { ...fields, '~StoreTime': update.storeTime }),
-    deleteObject: async (objectId) => void (await request('DELETE', `/v1/object/${encodeURIComponent(objectId)}`)),
+      request('PATCH', `/v1/object/${encodeURIComponent(objectId)}${writeSearch(update)}`, update.storeTime === undefined ? fields : { ...fields, '~StoreTime': update.storeTime }),
+    deleteObject: async (objectId, remove = {}) =>
+      void (await request('DELETE', `/v1/object/${encodeURIComponent(objectId)}${remove.moveToRecycler === undefined ? '' : `?moveToRecycler=${remove.moveToRecycler}`}`)),
+    updateObjects: (className, fields, bulk = {}) =>
+      request('PATCH', `/v1/objects/${encodeURIComponent(className)}${bulk.query === undefined ? '' : `?query=${encodeURIComponent(JSON.stringify(bulk.query))}`}`, fields),
+    runActions(className, actions, selection = {}) {
+      const query = new URLSearchParams({ actions: JSON.stringify(actions) });
+      if (selection.query !== undefined) query.set('query', JSON.stringify(selection.query));
+      if (selection.page !== undefined) query.set('page', String(selection.page));
+      if (selection.perPage !== undefined) query.set('perPage', String(selection.perPage));
+      return request('POST', `/v1/action/${encodeURIComponent(className)}?${query}`);
+    },
+    recycleBin: () => request('GET', '/v1/recycleBin'),
+    restoreObject: (objectId) => request('POST', `/v1/recycleBin/${encodeURIComponent(objectId)}/restore`),
+    emptyRecycleBin: async () => void (await request('PATCH', '/v1/personal/emptyRecycleBin')),
+    lockStatus: (objectId) => request('GET', `/v1/lock/object/${encodeURIComponent(objectId)}`),
+    lockObject: (objectId, minutes) => request('POST', `/v1/lock/object/${encodeURIComponent(objectId)}`, minutes === undefined ? undefined : { minutes }),
+    unlockObject: (objectId) => request('DELETE', `/v1/lock/object/${encodeURIComponent(objectId)}`),
+    setObjectSecurity: async (objectId, security, options = {}) =>
+      void (await request('POST', `/v1/setObjectSecurity/${encodeURIComponent(objectId)}`, options.replace === undefined ? { security } : { security, replace: options.replace })),
     execute: (macroName, params) => request('POST', `/v1/execute/${encodeURIComponent(macroName)}`, params ?? undefined),
     multi: (items) => request('POST', '/v1/multi', items),
     async uploadFile(data, upload = {}) {
@@ -583,3 +624,12 @@ export {
 export type { FetchFunction } from './secure-channel.js';
 export { portableCrypto, type SymmetricCrypto } from '../secure/symmetric.js';
 export type * from './types.js';
+
+/** The query of a write's parameters (PROTOCOL.md 6.3), empty when none is set. */
+function writeSearch(options: WriteOptions): string {
+  const query = new URLSearchParams();
+  if (options.storeMode !== undefined) query.set('storeMode', options.storeMode === 'replace' ? '10' : '0');
+  if (options.actions !== undefined) query.set('actions', JSON.stringify(options.actions));
+  if (options.rightsControlKey !== undefined) query.set('rightsControlKey', options.rightsControlKey);
+  return query.size > 0 ? `?${query}` : '';
+}

@@ -149,9 +149,46 @@ export interface ListOptions {
  */
 export type ObjectFields = Record<string, unknown>;
 
-export interface UpdateOptions {
+/** An action run with a write or by `runActions` (PROTOCOL.md 6.3): `add`/`remove` or a host action's type. */
+export interface WriteAction {
+  type: string;
+  /** `Success` (default), `Error` or `Any`. */
+  when?: 'Success' | 'Error' | 'Any' | 'S' | 'E' | 'A';
+  /** `add`/`remove`: the object whose set field changes. */
+  object?: string;
+  /** `add`/`remove`: that set field. */
+  field?: string;
+  /** `add`/`remove`: `addobject` adds the object even when it is there already. */
+  operation?: 'add' | 'addobject';
+  [member: string]: unknown;
+}
+
+/** Parameters of a create or update. */
+export interface WriteOptions {
+  /** `replace`: the object becomes exactly the fields given (`storeMode=10`); default `merge`. */
+  storeMode?: 'merge' | 'replace';
+  /** Run after the write, in order (at most 20). */
+  actions?: WriteAction[];
+  /** An opaque string the service hands to its host's `authorize`. */
+  rightsControlKey?: string;
+}
+
+export interface UpdateOptions extends WriteOptions {
   /** The `~StoreTime` the object had when read: the write fails with `OdbRestConflictError` if it changed since. */
   storeTime?: string;
+}
+
+/** What the lock routes answer: `isLocked` only when another session holds the lock. */
+export interface LockStatus {
+  isLocked: boolean;
+  /** e.g. `locked by alice since 20260115T090000+00:00`. */
+  messages: string[];
+}
+
+/** A per-object security entry: a user or group name and rights bits (1 read, 2 write, 4 create, 8 delete, 16 security). */
+export interface SecurityEntry {
+  userObjectName: string;
+  rights: number;
 }
 
 /** Which login the client's requests currently use (the service's own session kinds). */

@@ -23,6 +23,8 @@ export interface AccessQuestion {
   className: string;
   object?: StoredObject;
   fields?: Fields;
+  /** The request's `rightsControlKey` parameter (PROTOCOL.md 6.3): an opaque string for the host. */
+  rightsControlKey?: string;
 }
 /** Refuses (false) per object after the class rules allowed; it can never allow what they refuse. */
 export type Authorize = (context: MacroContext, question: AccessQuestion) => boolean | Promise<boolean>;
@@ -32,6 +34,27 @@ export interface AccessOptions {
   /** Merged over the defaults class by class, action by action. */
   rules?: AccessRules;
   authorize?: Authorize;
+  /** The class of user groups, whose `Name`s per-object security entries may name (PROTOCOL.md 6.7). Default `UserGroup`. */
+  groupClass?: string;
+}
+
+/** `~SecurityRights` bits (PROTOCOL.md 6.1): bit n is 2^(n-1). */
+export const RIGHT_BITS: Readonly<Record<AccessAction, number>> = { read: 1, update: 2, create: 4, delete: 8, security: 16 };
+
+/** The internal field holding an object's per-object security entries (PROTOCOL.md 6.7; never served). */
+export const SECURITY_FIELD = '_security';
+
+/** One per-object security entry as stored: a user or group name and its rights bits. */
+export interface SecurityEntry {
+  name: string;
+  rights: number;
+}
+
+/** The entries of an object (none: the class rules alone decide). */
+export function securityEntries(object: StoredObject): SecurityEntry[] {
+  const value = object.fields[SECURITY_FIELD];
+  if (!Array.isArray(value)) return [];
+  return value.filter((entry): entry is { name: string; rights: number } => typeof entry === 'object' && entry !== null && !Array.isArray(entry) && typeof entry.name === 'string' && typeof entry.rights === 'number');
 }
 
 /** How much of a class an action reaches: every object, only the session's own principal, or none. */
@@ -47,11 +70,14 @@ export interface Guard {
   readonly principalId: string | undefined;
   /** Whether a host `authorize` narrows the rules (listings must then ask it per object). */
   readonly narrowed: boolean;
+  /** Whether objects of `className` must be asked one by one: `authorize`, or objects with per-object security. */
+  narrowedIn(className: string): Promise<boolean>;
 }
 
 export class Access {
   readonly #rules: AccessRules;
   readonly #authorize: Authorize | undefined;
+  readonly groupClass: string;
   readonly #guards = new WeakMap<ApiRequest, Guard>();
 
   constructor(
@@ -64,6 +90,7 @@ export class Access {
     for (const [name, rule] of Object.entries(options.rules ?? {})) rules[name] = { ...rules[name], ...rule };
     this.#rules = rules;
     this.#authorize = options.authorize;
+    this.groupClass = options.groupClass ?? 'UserGroup';
   }
 
   /** Who may do `action` on `className`. */
@@ -75,12 +102,15 @@ export class Access {
   /** The guard of a request (one per request, so the session's groups are read once). */
   forRequest(request: ApiRequest, context: (request: ApiRequest) => MacroContext): Guard {
     let guard = this.#guards.get(request);
-    if (!guard) this.#guards.set(request, (guard = this.guard(request.session, () => context(request))));
+    if (!guard) {
+      const rightsControlKey = request.searchParams.get('rightsControlKey') ?? undefined;
+      this.#guards.set(request, (guard = this.guard(request.session, () => context(request), rightsControlKey)));
+    }
     return guard;
   }
 
   /** The rules as one request's session sees them. */
-  guard(session: Session | undefined, context: () => MacroContext): Guard {
+  guard(session: Session | undefined, context: () => MacroContext, rightsControlKey?: string): Guard {
     let groups: Promise<ReadonlySet<string>> | undefined;
     const groupsOf = () => (groups ??= this.#groups(session));
     const scope = async (action: AccessAction, className: string): Promise<Scope> => {
@@ -94,10 +124,33 @@ export class Access {
       }
       return allowed.includes('self') && (action === 'read' || action === 'update') ? 'self' : 'none';
     };
+    // per-object security (PROTOCOL.md 6.7): an object with entries is usable only by the names listed, for their bits
+    const objectRights = async (object: StoredObject): Promise<number | undefined> => {
+      const entries = securityEntries(object);
+      if (entries.length === 0) return undefined;
+      if (!session) return 0;
+      const mine = entries.some((entry) => entry.name !== session.user) ? await groupsOf() : new Set<string>();
+      let bits = 0;
+      for (const entry of entries) if (entry.name === session.user || mine.has(entry.name)) bits |= entry.rights;
+      return bits;
+    };
     const may = async (action: AccessAction, className: string, object?: StoredObject, fields?: Fields) => {
       const reach = await scope(action, className);
-      if (reach === 'none' || (reach === 'self' && object?.id !== session?.principalId)) return false;
-      return !this.#authorize || (await this.#authorize(context(), { action, className, object, fields })) === true;
+      const rights = object ? await objectRights(object) : undefined;
+      if (action === 'security') {
+        // bit 5 on the object, or the class rule `security`
+        if (reach === 'none' && (rights === undefined || (rights & RIGHT_BITS.security) === 0)) return false;
+      } else {
+        if (reach === 'none' || (reach === 'self' && object?.id !== session?.principalId)) return false;
+        if (rights !== undefined && (rights & RIGHT_BITS[action]) === 0) return false;
+      }
+      return !this.#authorize || (await this.#authorize(context(), { action, className, object, fields, rightsControlKey })) === true;
+    };
+    const secured = new Map<string, Promise<boolean>>();
+    const hasSecured = (className: string) => {
+      let answer = secured.get(className);
+      if (!answer) secured.set(className, (answer = this.store.count(className, { [SECURITY_FIELD]: { $exists: true } }).then((n) => n > 0)));
+      return answer;
     };
     return {
       scope,
@@ -105,6 +158,7 @@ export class Access {
       readable: (object) => may('read', object.className, object),
       principalId: session?.principalId,
       narrowed: this.#authorize !== undefined,
+      narrowedIn: async (className) => this.#authorize !== undefined || (await hasSecured(className)),
     };
   }
 
@@ -114,6 +168,14 @@ export class Access {
   }
 
   /** The `Name`s of a database user's `Groups`; custom-login principals have none. */
+  /** Whether `name` is a database user's or a group's `Name` (what per-object security entries may name). */
+  async knownName(name: string, userClass: string): Promise<boolean> {
+    for (const className of [userClass, this.groupClass]) {
+      if ((await this.store.find({ className, where: { Name: name }, limit: 1 })).objects.length > 0) return true;
+    }
+    return false;
+  }
+
   async #groups(session: Session | undefined): Promise<ReadonlySet<string>> {
     if (!session || session.principal !== 'db') return new Set();
     const user = await this.store.get(session.principalId);

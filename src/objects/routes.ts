@@ -8,6 +8,9 @@ import { parseQueryParams } from '../http/validate.js';
 import { objectAnswer, setAnswer } from './answers.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, parseSelection, selectPage } from './selection.js';
 import { served, validName } from './served.js';
+import { bulkRoutes } from './bulk-routes.js';
+import { lockRoutes } from './lock-routes.js';
+import { recycleRoutes } from './recycle-routes.js';
 import { writeRoutes } from './write-routes.js';
 
 function integerParam(name: string, max: number, description: string) {
@@ -59,5 +62,8 @@ export function objectRoutes(ctx: ServiceContext): Route[] {
       handler: (request) => listing(ctx, request, validName(request.params.className!, 'class name')),
     },
     ...writeRoutes(ctx),
+    ...bulkRoutes(ctx),
+    ...lockRoutes(ctx),
+    ...recycleRoutes(ctx),
   ];
 }

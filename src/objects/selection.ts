@@ -85,7 +85,7 @@ export async function selectPage(ctx: ServiceContext, request: ApiRequest, guard
   }
   const query: FindQuery = { className, where: selection.where, orderBy: selection.orderBy, reverse: selection.reverseOrder };
   const offset = selection.page * selection.perPage;
-  if (scope === 'all' && !guard.narrowed) {
+  if (scope === 'all' && !(await guard.narrowedIn(className))) {
     const found = await ctx.store.find({ ...query, offset, limit: selection.perPage });
     if (found.total === 0 && (await ctx.store.count(className)) === 0) throw new ApiError('404', `no class ${className}`);
     return { objects: found.objects, unfiltered: found.total };
@@ -117,4 +117,13 @@ async function readableMatches(ctx: ServiceContext, guard: Guard, query: FindQue
     readable.push(...(await readableOnly(guard, objects)));
     if (objects.length < SCAN_PAGE) return readable;
   }
+}
+
+/**
+ * Every object of `selection` this session may read, in its order, up to `limit` (bulk writes and
+ * actions, PROTOCOL.md 6.3): the first page of `limit` objects, with how many matched in all, so the
+ * caller can refuse a selection larger than it works on.
+ */
+export async function selectAll(ctx: ServiceContext, request: ApiRequest, guard: Guard, selection: Selection, limit: number): Promise<SelectedPage> {
+  return selectPage(ctx, request, guard, { ...selection, page: 0, perPage: limit });
 }

@@ -11,12 +11,14 @@ import type { Route } from '../http/router.js';
 import type { StoredObject } from '../storage/types.js';
 import type { Guard } from './access.js';
 import { objectAnswer } from './answers.js';
+import { parseQueryParams } from '../http/validate.js';
+import { parseActions, runActions } from './actions.js';
 import { served, validName } from './served.js';
 import { createObject, deleteObject, updateObject, type Writer } from './write-path.js';
-import { bodyFields, CLASS_NAME, parseStoreTime } from './writes.js';
+import { bodyFields, CLASS_NAME, parseStoreTime, type WriteAction } from './writes.js';
 
 /** The object a route names: missing, internal or unreadable is `404` (its existence is not revealed). */
-async function named(ctx: ServiceContext, guard: Guard, request: ApiRequest): Promise<StoredObject> {
+export async function named(ctx: ServiceContext, guard: Guard, request: ApiRequest): Promise<StoredObject> {
   const id = validName(request.params.id!, 'object id');
   const object = await served(ctx, guard, await ctx.store.get(id));
   if (!object) throw new ApiError('404', `no object ${clip(id)}`);
@@ -33,6 +35,31 @@ const ObjectBodySchema = v.pipe(
 );
 const STORED_ANSWER = 'the stored object, serialized as GET /v1/object/{id} answers it';
 
+/** The parameters of every write (PROTOCOL.md 6.3); any other value of these is `400`. */
+export const WRITE_PARAMS = {
+  storeMode: v.optional(v.pipe(v.picklist(['0', '10'], 'storeMode must be 0 (merge the given members) or 10 (replace the whole object)'), v.description('0 (default): merge the given members; 10: the object becomes exactly the body (members not given are removed)'))),
+  rightsControlKey: v.optional(v.pipe(v.string(), v.maxLength(1024, 'rightsControlKey must have at most 1024 characters'), v.description('an opaque string handed to the host authorize function'))),
+  storeSecurityPolice: v.optional(v.pipe(v.picklist(['0', '10', '20', '30', '40', '50', '60'], 'storeSecurityPolice must be one of 0, 10, 20, 30, 40, 50, 60'), v.description('accepted and ignored'))),
+  actions: v.optional(v.pipe(v.string(), v.description('a JSON array (at most 20) of {"type", "when"?: Success|Error|Any, ...}: add/remove {object, field, operation?} or a host action'))),
+};
+const WriteQuerySchema = v.object(WRITE_PARAMS);
+const DeleteQuerySchema = v.object({
+  moveToRecycler: v.optional(v.pipe(v.picklist(['true', 'false'], 'moveToRecycler must be true or false'), v.description("true: to the deleting user's recycle bin (the host's objects.deleteMode sets the default)"))),
+});
+
+/** Runs a write with its actions: those due after a failure when it fails (its error stays the answer), the others after it. */
+async function withActions(w: Writer, actions: readonly WriteAction[], write: () => Promise<StoredObject>): Promise<StoredObject> {
+  let object: StoredObject;
+  try {
+    object = await write();
+  } catch (error) {
+    if (actions.length > 0) await runActions(w, actions, 'error', undefined).catch(() => undefined);
+    throw error;
+  }
+  await runActions(w, actions, 'success', object);
+  return object;
+}
+
 export function writeRoutes(ctx: ServiceContext): Route[] {
   const fieldsOf = (request: ApiRequest, guard: Guard) => bodyFields(readJsonObject(request, 'object'), ctx.store, guard, ctx.internalClasses);
   const writer = (request: ApiRequest): Writer => ({ ctx, request, guard: ctx.guard(request) });
@@ -43,14 +70,18 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
       auth: 'objects',
       summary: 'Creates an object of this class',
       body: ObjectBodySchema,
+      query: WriteQuerySchema,
       answer: STORED_ANSWER,
       handler: async (request) => {
         const className = request.params.className!;
         if (!CLASS_NAME.test(className)) throw new ApiError('400', `class name ${clip(className)} must match [A-Za-z][A-Za-z0-9_]{0,63}`);
         if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
+        const params = parseQueryParams(WriteQuerySchema, request.searchParams);
+        const actions = parseActions(params.actions, ctx.writeOptions.actions);
         const w = writer(request);
         if ((await w.guard.scope('create', className)) !== 'all') throw new ApiError('403', `this session may not create ${className} objects`);
-        return objectAnswer(ctx, request, w.guard, await createObject(w, className, await fieldsOf(request, w.guard)));
+        const fields = await fieldsOf(request, w.guard);
+        return objectAnswer(ctx, request, w.guard, await withActions(w, actions, () => createObject(w, className, fields)));
       },
     },
     {
@@ -58,25 +89,32 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
       path: '/v1/object/:id',
       auth: 'objects',
       summary: 'Changes the fields given; with ~StoreTime only if the object is still that version (else 409)',
-      body: v.pipe(ObjectBodySchema, v.description('the fields to change (null stores null); ~StoreTime: the version read')),
+      body: v.pipe(ObjectBodySchema, v.description('the fields to change (null stores null); ~StoreTime: the version read (as read, or ISO 8601)')),
+      query: WriteQuerySchema,
       answer: STORED_ANSWER,
       handler: async (request) => {
+        const params = parseQueryParams(WriteQuerySchema, request.searchParams);
+        const actions = parseActions(params.actions, ctx.writeOptions.actions);
         const w = writer(request);
         const body = readJsonObject(request, 'object');
         const expected = Object.hasOwn(body, '~StoreTime') ? parseStoreTime(body['~StoreTime']) : undefined;
         const changes = await fieldsOf(request, w.guard);
-        return objectAnswer(ctx, request, w.guard, await updateObject(w, () => named(ctx, w.guard, request), changes, expected));
+        const replace = params.storeMode === '10';
+        return objectAnswer(ctx, request, w.guard, await withActions(w, actions, () => updateObject(w, () => named(ctx, w.guard, request), changes, expected, { replace })));
       },
     },
     {
       method: 'DELETE',
       path: '/v1/object/:id',
       auth: 'objects',
-      summary: 'Deletes an object (a body is ignored)',
+      summary: 'Deletes an object, or moves it to the recycle bin (a body is ignored)',
+      query: DeleteQuerySchema,
       answer: 'nothing ({})',
       handler: async (request) => {
+        const { moveToRecycler } = parseQueryParams(DeleteQuerySchema, request.searchParams);
+        const recycle = moveToRecycler === undefined ? ctx.writeOptions.deleteMode === 'recycle' : moveToRecycler === 'true';
         const w = writer(request);
-        await deleteObject(w, await named(ctx, w.guard, request));
+        await deleteObject(w, await named(ctx, w.guard, request), { recycle });
         return okReply({});
       },
     },

@@ -33,12 +33,58 @@ export interface WriteHooks {
   afterWrite?: (context: MacroContext, result: WriteResult) => void | Promise<void>;
 }
 
+/** One action of a write's `actions` parameter (PROTOCOL.md 6.3), `when` normalised to its letter. */
+export interface WriteAction {
+  type: string;
+  /** `S` after a successful write (the default), `E` after a failed one, `A` after either. */
+  when: 'S' | 'E' | 'A';
+  [member: string]: unknown;
+}
+
+/**
+ * A host action (`actions: {sendObject: fn}`): runs after a write with the written object (absent
+ * after a failed create), or on each object of `POST /v1/action/{className}`. Throw an `ApiError` to
+ * fail with your own code; the write itself stands.
+ */
+export type HostAction = (context: MacroContext, action: WriteAction, object: StoredObject | undefined) => void | Promise<void>;
+
+/** What writes do beyond storing: deletes to the recycle bin or for good, the bin's days, host actions. */
+export interface WriteOptions {
+  deleteMode: 'delete' | 'recycle';
+  recycleDays: number;
+  actions: Readonly<Record<string, HostAction>>;
+}
+
+/** Days a recycled object waits by default (PROTOCOL.md 6.3). */
+export const DEFAULT_RECYCLE_DAYS = 30;
+
+/** The service's `WriteOptions` from the `objects` and `actions` options (an error names a bad one). */
+export function writeOptions(objects: { deleteMode?: string; recycleDays?: number } = {}, actions: Readonly<Record<string, HostAction>> = {}): WriteOptions {
+  const { deleteMode = 'delete', recycleDays = DEFAULT_RECYCLE_DAYS } = objects;
+  if (deleteMode !== 'delete' && deleteMode !== 'recycle') throw new Error('objects.deleteMode must be "delete" or "recycle"');
+  if (typeof recycleDays !== 'number' || !Number.isFinite(recycleDays) || recycleDays < 0) throw new Error('objects.recycleDays must be a number of days, at least 0');
+  for (const [type, action] of Object.entries(actions)) {
+    if (type === 'add' || type === 'remove') throw new Error(`actions.${type}: add and remove are built in`);
+    if (typeof action !== 'function') throw new Error(`actions.${type} must be a function`);
+  }
+  return { deleteMode, recycleDays, actions };
+}
+
 export const CLASS_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
-/** Store times as the protocol writes them: `YYYYMMDDThhmmss+hh:mm`. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Store times as the protocol writes them, `YYYYMMDDThhmmss+hh:mm`, or ISO 8601 as the Dart client
+ * sends them (`2026-01-01T10:00:00.123Z`), compared at whole seconds.
+ */
 export function parseStoreTime(text: unknown): number {
+  if (typeof text === 'string' && ISO_TIME.test(text)) {
+    const ms = Date.parse(text.replace(/(\.\d{3})\d+/, '$1'));
+    if (Number.isFinite(ms)) return Math.floor(ms / 1000) * 1000;
+  }
   const parts = typeof text === 'string' ? /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})([+-])(\d{2}):(\d{2})$/.exec(text) : null;
-  if (!parts) throw new ApiError('400', '~StoreTime must be a store time as read, e.g. 20260115T090000+00:00');
+  if (!parts) throw new ApiError('400', '~StoreTime must be a store time as read, e.g. 20260115T090000+00:00, or ISO 8601 such as 2026-01-15T09:00:00.000Z');
   const [, y, mo, d, h, mi, s, , oh, om] = parts.map(Number) as number[];
   const offset = (parts[7] === '-' ? -1 : 1) * (oh! * 60 + om!) * 60_000;
   return Date.UTC(y!, mo! - 1, d!, h!, mi!, s!) - offset;

@@ -26,6 +26,8 @@ export const kvKeys = {
   passkeyChallenge: (challenge: string) => `passkey:challenge:${challenge}`,
   /** An unfinished file upload (PROTOCOL.md 6.6), for an hour. */
   upload: (uploadId: string) => `upload:${uploadId}`,
+  /** The lock on an object (PROTOCOL.md 6.7): its holder, for the minutes asked. */
+  lock: (objectId: string) => `lock:${objectId}`,
 };
 
 /** One kind of state in the in-memory key-value store, with its own bound. */
@@ -54,4 +56,6 @@ export const KV_PARTITIONS: Readonly<Record<string, KvPartition>> = {
   'passkey:': { maxEntries: 100_000, whenFull: 'evict' },
   // an upload in progress is never pushed out by others: a full store refuses new uploads instead
   'upload:': { maxEntries: 100_000, whenFull: 'refuse' },
+  // a lock is never pushed out by others: a full store refuses new locks instead
+  'lock:': { maxEntries: 200_000, whenFull: 'refuse' },
 };

@@ -71,6 +71,31 @@ export class MemoryObjectStore implements ObjectStore {
     return copy(this.load({ id, className: input.className, storeTime, fields: cloneValue(input.fields) as Fields }));
   }
 
+  /** Every input checked first, then all written, in one synchronous step (all or nothing). */
+  async putMany(inputs: readonly ObjectInput[]): Promise<StoredObject[]> {
+    return this.loadMany(this.checkMany(inputs)).map(copy);
+  }
+
+  /** Checks every write of a `putMany` (ids given or chosen, store times), writing nothing; for stores built on this one. */
+  checkMany(inputs: readonly ObjectInput[]): StoredObject[] {
+    const ids = new Set<string>();
+    const planned = inputs.map((input) => {
+      const storeTime = this.checkWrite(input);
+      let id = input.id;
+      if (id === undefined) do id = this.freeId();
+      while (ids.has(id));
+      if (ids.has(id)) throw new Error(`putMany: id ${id} appears twice`);
+      ids.add(id);
+      return { id, className: input.className, storeTime, fields: cloneValue(input.fields) as Fields };
+    });
+    return planned;
+  }
+
+  /** Loads checked writes (`checkMany`), taking ownership of their fields. */
+  loadMany(planned: StoredObject[]): StoredObject[] {
+    return planned.map((stored) => this.load(stored));
+  }
+
   /**
    * Checks a write's `ifStoreTime` against the stored object (throws `StoreConflictError`) and
    * answers the store time the write gets. For stores built on this one, which then `load` it.

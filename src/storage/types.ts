@@ -126,6 +126,13 @@ export interface ObjectStore {
   delete(id: string): Promise<boolean>;
   /** The names of the classes that hold objects, for exports (`odbrest export`). */
   classNames?(): Promise<string[]>;
+  /**
+   * Optional: several puts as one all-or-nothing step (bulk writes, PROTOCOL.md 6.3), answered in
+   * input order. Each input is as for `put` (its `ifStoreTime` included); should any conditional write
+   * find another version, it throws `StoreConflictError` and writes none of them. An id may appear
+   * only once. A store without it is written one object at a time.
+   */
+  putMany?(objects: readonly ObjectInput[]): Promise<StoredObject[]>;
   close?(): Promise<void>;
 }
 

@@ -337,6 +337,56 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
       });
     });
 
+    describe('putMany (optional: bulk writes, all or nothing)', () => {
+      it('writes conditional updates, creates and replacements at once, answered in input order', async () => {
+        const store = await fresh({ now: frozenClock });
+        if (!store.putMany) return;
+        const [a, b] = await fill(store, 'Item', 2);
+        const written = await store.putMany([
+          { id: b!.id, className: 'Item', fields: { i: 'b2' }, ifStoreTime: b!.storeTime },
+          { id: a!.id, className: 'Item', fields: { i: 'a2' }, ifStoreTime: a!.storeTime },
+          { className: 'Item', fields: { i: 'new' } },
+          { id: 'MANY0001', className: 'Item', fields: { i: 'given' }, ifStoreTime: null },
+        ]);
+        expect(written.map((object) => object.fields.i)).toEqual(['b2', 'a2', 'new', 'given']);
+        expect(written[0]!.id).toBe(b!.id);
+        expect(written[0]!.storeTime).toBeGreaterThan(b!.storeTime);
+        for (const object of written) expect(await store.get(object.id)).toEqual(object);
+        // replaced objects keep their place in creation order
+        expect((await store.find({ className: 'Item' })).objects.map((object) => object.fields.i)).toEqual(['a2', 'b2', 'new', 'given']);
+      });
+
+      it('writes none when one conditional write finds another version', async () => {
+        const store = await fresh();
+        if (!store.putMany) return;
+        const [a, b, c] = await fill(store, 'Item', 3);
+        await expect(
+          store.putMany([
+            { id: a!.id, className: 'Item', fields: { i: 'x' }, ifStoreTime: a!.storeTime },
+            { id: b!.id, className: 'Item', fields: { i: 'x' }, ifStoreTime: b!.storeTime - 1000 },
+            { id: 'MANY0002', className: 'Item', fields: { i: 'x' } },
+          ]),
+        ).rejects.toBeInstanceOf(StoreConflictError);
+        await expect(store.putMany([{ id: c!.id, className: 'Item', fields: { i: 'x' }, ifStoreTime: null }])).rejects.toBeInstanceOf(StoreConflictError);
+        expect(await store.get(a!.id)).toEqual(a);
+        expect(await store.get(b!.id)).toEqual(b);
+        expect(await store.get(c!.id)).toEqual(c);
+        expect(await store.get('MANY0002')).toBeUndefined();
+        expect(await store.count('Item', { i: 'x' })).toBe(0);
+      });
+
+      it('keeps what it wrote across a reopen', async () => {
+        let store = await fresh();
+        if (!store.putMany || !harness.reopen) return;
+        const [a] = await fill(store, 'Item', 1);
+        const [written] = await store.putMany([{ id: a!.id, className: 'Item', fields: { i: 'kept' }, ifStoreTime: a!.storeTime }]);
+        open.splice(open.indexOf(store), 1);
+        store = await harness.reopen(store);
+        open.push(store);
+        expect(await store.get(a!.id)).toEqual(written);
+      });
+    });
+
     describe('delete', () => {
       it('removes an object from get, getMany, find and count', async () => {
         const store = await fresh();

@@ -18,7 +18,7 @@ const T0 = formatStoreTime(Date.UTC(2026, 0, 15, 9, 0, 0));
 describe('POST /v1/object/{className}', () => {
   test('creates an object and answers it serialized as GET gives it', async () => {
     const { send } = await session();
-    const created = await send('POST', '/v1/object/Customer?storeMode=1&actions=x', {
+    const created = await send('POST', '/v1/object/Customer?storeMode=0&storeSecurityPolice=10', {
       '~ObjectID': 'IGNORED1', '~StoreTime': 'x', Name: 'Zoe', Number: 301, Tags: ['a', { b: 1 }], Note: null,
       AccountManager: { '~ObjectID': 'EMP00002', '~ClassName': 'ignored' },
     });
@@ -116,10 +116,10 @@ describe('PATCH /v1/object/{objectId}', () => {
 });
 
 describe('DELETE /v1/object/{objectId}', () => {
-  test('deletes; references to it serialize as null, sets leave it out; body and moveToRecycler ignored', async () => {
+  test('deletes; references to it serialize as null, sets leave it out; a body is ignored', async () => {
     const { send } = await session();
     const setOwner = (await send('POST', '/v1/object/Customer', { Name: 'S', Friends: { '~Elements': [{ '~ObjectID': 'CUS00005' }, { '~ObjectID': 'CUS00006' }] }, Best: { '~ObjectID': 'CUS00005' } })).body.data['~ObjectID'];
-    const result = await send('DELETE', '/v1/object/CUS00005?moveToRecycler=true', { any: 'thing' });
+    const result = await send('DELETE', '/v1/object/CUS00005', { any: 'thing' });
     expect(result.body).toEqual({ status: { internalStatus: '0', statusMessage: 'ok' }, data: {} });
     expectError(await send('GET', '/v1/object/CUS00005'), '404', 404);
     const owner = (await send('GET', `/v1/object/${setOwner}`)).body.data;

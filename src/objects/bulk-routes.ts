@@ -1,0 +1,84 @@
+/**
+ * Work on every object a query selects (PROTOCOL.md 6.3): `POST /v1/action/{className}` runs actions on
+ * them, bulk `PATCH /v1/objects/{className}` changes members on all of them, all or nothing. The
+ * selection is the listing's (`selection.ts`), the writes the one write path's.
+ */
+import * as v from 'valibot';
+import type { ServiceContext } from '../context.js';
+import { ApiError } from '../http/errors.js';
+import { readJsonObject, type ApiRequest } from '../http/request.js';
+import type { Route } from '../http/router.js';
+import { parseQueryParams } from '../http/validate.js';
+import { parseActions, runActions } from './actions.js';
+import { setAnswer } from './answers.js';
+import { MAX_PER_PAGE, parseSelection, selectAll, selectPage } from './selection.js';
+import { validName } from './served.js';
+import { updateObjects, type Writer } from './write-path.js';
+import { bodyFields } from './writes.js';
+
+/** The most objects one bulk `PATCH` changes. */
+export const MAX_BULK_OBJECTS = 1000;
+
+function integerParam(name: string, max: number, description: string) {
+  const message = `${name} must be an integer from 0 to ${max}`;
+  return v.optional(v.pipe(v.string(), v.regex(/^\d{1,9}$/, message), v.description(description), v.transform(Number), v.maxValue(max, message)));
+}
+
+const QUERY = v.optional(v.pipe(v.string(), v.description('the selection: a JSON query object as for listings; empty: the whole class')));
+
+const BulkQuerySchema = v.object({ query: QUERY });
+const ActionQuerySchema = v.object({
+  query: QUERY,
+  actions: v.pipe(v.string('actions is required: a JSON array of {"type", ...}'), v.description('a JSON array (at most 20) of {"type", ...}: add/remove {object, field, operation?} or a host action')),
+  page: integerParam('page', 1_000_000_000, 'the page of the selection, from 0'),
+  perPage: integerParam('perPage', MAX_PER_PAGE, 'objects per page, default 50'),
+});
+
+export function bulkRoutes(ctx: ServiceContext): Route[] {
+  const writer = (request: ApiRequest): Writer => ({ ctx, request, guard: ctx.guard(request) });
+  return [
+    {
+      method: 'POST',
+      path: '/v1/action/:className',
+      auth: 'objects',
+      summary: 'Runs actions on every object of a selection (a page of it); writes nothing else',
+      query: ActionQuerySchema,
+      answer: 'the selection as a set (as GET /v1/objects/{className} answers it)',
+      handler: async (request) => {
+        const className = validName(request.params.className!, 'class name');
+        const params = parseQueryParams(ActionQuerySchema, request.searchParams);
+        const actions = parseActions(params.actions, ctx.writeOptions.actions);
+        const w = writer(request);
+        const selection = parseSelection(className, { query: params.query, page: params.page, perPage: params.perPage });
+        const { objects, unfiltered } = await selectPage(ctx, request, w.guard, selection);
+        for (const object of objects) await runActions(w, actions, 'success', object, 'the actions before it stand');
+        return setAnswer(ctx, request, w.guard, objects, unfiltered);
+      },
+    },
+    {
+      method: 'PATCH',
+      path: '/v1/objects/:className',
+      auth: 'objects',
+      summary: `Changes the given members on every object of a selection (at most ${MAX_BULK_OBJECTS}), all or nothing`,
+      query: BulkQuerySchema,
+      body: v.pipe(v.record(v.string(), v.unknown()), v.description('the fields to change on every selected object, as for PATCH /v1/object/{id}')),
+      answer: 'the changed objects as a set',
+      handler: async (request) => {
+        const className = validName(request.params.className!, 'class name');
+        const { query } = parseQueryParams(BulkQuerySchema, request.searchParams);
+        const w = writer(request);
+        const selection = parseSelection(className, { query });
+        const changes = await bodyFields(readJsonObject(request, 'object'), ctx.store, w.guard, ctx.internalClasses);
+        const select = async () => {
+          const { objects, unfiltered } = await selectAll(ctx, request, w.guard, selection, MAX_BULK_OBJECTS);
+          if (unfiltered > MAX_BULK_OBJECTS) {
+            throw new ApiError('400', `the query selects ${unfiltered} objects; a bulk change works on at most ${MAX_BULK_OBJECTS}: narrow the query`);
+          }
+          return objects;
+        };
+        const objects = await updateObjects(w, select, changes);
+        return setAnswer(ctx, request, w.guard, objects, objects.length);
+      },
+    },
+  ];
+}

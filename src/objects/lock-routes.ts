@@ -1,0 +1,130 @@
+/**
+ * Locks and per-object security (PROTOCOL.md 6.7): `GET`/`POST`/`DELETE /v1/lock/object/{id}` and
+ * `POST /v1/setObjectSecurity/{id}`. The locks themselves are `locks.ts` (the write path checks them);
+ * the entries are an `_` field written through the one write path and read by the access rules.
+ */
+import * as v from 'valibot';
+import type { ServiceContext } from '../context.js';
+import { okReply } from '../http/envelope.js';
+import { ApiError, clip } from '../http/errors.js';
+import { readJson, type ApiRequest } from '../http/request.js';
+import type { Route } from '../http/router.js';
+import { parseInput } from '../http/validate.js';
+import type { Fields, FieldValue, StoredObject } from '../storage/types.js';
+import { SECURITY_FIELD, securityEntries, type SecurityEntry } from './access.js';
+import { currentLock, DEFAULT_LOCK_MINUTES, lockMessage, MAX_LOCK_MINUTES, releaseLock, takeLock } from './locks.js';
+import { updateObject, type Writer } from './write-path.js';
+import { named } from './write-routes.js';
+import { internalFields } from './writes.js';
+
+const LockBodySchema = v.optional(
+  v.object({
+    minutes: v.optional(
+      v.pipe(
+        v.number(`minutes must be a whole number from 1 to ${MAX_LOCK_MINUTES}`),
+        v.integer(`minutes must be a whole number from 1 to ${MAX_LOCK_MINUTES}`),
+        v.minValue(1, `minutes must be a whole number from 1 to ${MAX_LOCK_MINUTES}`),
+        v.maxValue(MAX_LOCK_MINUTES, `minutes must be a whole number from 1 to ${MAX_LOCK_MINUTES}`),
+        v.description(`how long the lock holds, default ${DEFAULT_LOCK_MINUTES}`),
+      ),
+    ),
+  }),
+);
+
+const MAX_ENTRIES = 100;
+const SecurityBodySchema = v.object({
+  security: v.pipe(
+    v.array(
+      v.object({
+        userObjectName: v.pipe(v.string(), v.minLength(1, 'userObjectName must name a user or group'), v.maxLength(128, 'userObjectName must have at most 128 characters')),
+        rights: v.pipe(v.number(), v.integer('rights must be an integer from 0 to 31'), v.minValue(0, 'rights must be an integer from 0 to 31'), v.maxValue(31, 'rights must be an integer from 0 to 31')),
+      }),
+    ),
+    v.maxLength(MAX_ENTRIES, `security holds at most ${MAX_ENTRIES} entries`),
+    v.description('entries {userObjectName: a user or group name, rights: bits as ~SecurityRights (1 read, 2 write, 4 create, 8 delete, 16 change security)}'),
+  ),
+  replace: v.optional(v.pipe(v.boolean(), v.description('true: these entries replace all; otherwise merged per name ([] with replace removes them)'))),
+});
+
+const LOCK_ANSWER = '{isLocked: true only when another session holds the lock, messages: ["locked by <user> since <time>"]}';
+
+export function lockRoutes(ctx: ServiceContext): Route[] {
+  const writer = (request: ApiRequest): Writer => ({ ctx, request, guard: ctx.guard(request) });
+  /** The object, `403` unless this session may update it. */
+  const updatable = async (w: Writer): Promise<StoredObject> => {
+    const object = await named(ctx, w.guard, w.request);
+    if (!(await w.guard.may('update', object.className, object))) throw new ApiError('403', `this session may not update ${object.className} objects`);
+    return object;
+  };
+  return [
+    {
+      method: 'GET',
+      path: '/v1/lock/object/:id',
+      auth: 'objects',
+      summary: 'Whether another session holds a lock on this object',
+      answer: LOCK_ANSWER,
+      handler: async (request) => {
+        const w = writer(request);
+        const object = await named(ctx, w.guard, request);
+        const held = await currentLock(ctx, object.id);
+        return okReply({ isLocked: held !== undefined && held.lock.session !== request.session?.id, messages: held ? [lockMessage(held.lock)] : [] });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/lock/object/:id',
+      auth: 'objects',
+      summary: "Takes or renews this session's lock on the object (423 when another session holds it)",
+      body: LockBodySchema,
+      answer: LOCK_ANSWER,
+      handler: async (request) => {
+        const { minutes = DEFAULT_LOCK_MINUTES } = parseInput(LockBodySchema, readJson(request)) ?? {};
+        const w = writer(request);
+        const object = await updatable(w);
+        const lock = await takeLock(ctx, request.session!, object.id, minutes);
+        return okReply({ isLocked: false, messages: [lockMessage(lock)] });
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/v1/lock/object/:id',
+      auth: 'objects',
+      summary: "Releases this session's lock on the object",
+      answer: LOCK_ANSWER,
+      handler: async (request) => {
+        const w = writer(request);
+        const object = await updatable(w);
+        await releaseLock(ctx, request.session!, object.id);
+        return okReply({ isLocked: false, messages: [] });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/setObjectSecurity/:id',
+      auth: 'objects',
+      summary: 'Sets per-object security entries: the object is then usable only by the users and groups listed, for their rights',
+      body: SecurityBodySchema,
+      answer: 'nothing ({})',
+      handler: async (request) => {
+        const body = parseInput(SecurityBodySchema, readJson(request));
+        for (const [i, entry] of body.security.entries()) {
+          if (!(await ctx.access.knownName(entry.userObjectName, ctx.principals.userClass))) {
+            throw new ApiError('400', `security[${i}].userObjectName ${clip(entry.userObjectName)} names no user or group`);
+          }
+        }
+        const w = writer(request);
+        const internal = (before: StoredObject): Fields => {
+          const entries = new Map<string, number>(body.replace ? [] : securityEntries(before).map((entry): [string, number] => [entry.name, entry.rights]));
+          for (const entry of body.security) entries.set(entry.userObjectName, entry.rights);
+          const kept = internalFields(before);
+          delete kept[SECURITY_FIELD];
+          if (entries.size === 0) return kept;
+          const stored: SecurityEntry[] = [...entries].map(([name, rights]) => ({ name, rights }));
+          return { ...kept, [SECURITY_FIELD]: stored as unknown as FieldValue };
+        };
+        await updateObject(w, () => named(ctx, w.guard, request), {}, undefined, { right: 'security', internal });
+        return okReply({});
+      },
+    },
+  ];
+}

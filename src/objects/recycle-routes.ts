@@ -1,0 +1,56 @@
+/**
+ * The recycle bin's routes (PROTOCOL.md 6.3): the caller's recycled objects, restoring one, emptying
+ * the bin. Deleting into it is `DELETE /v1/object/{id}?moveToRecycler=true` (the write path).
+ */
+import type { ServiceContext } from '../context.js';
+import { okReply, JsonReply } from '../http/envelope.js';
+import type { Route } from '../http/router.js';
+import { objectAnswer, setAnswer } from './answers.js';
+import { emptyBin, recycledOf, restore } from './recycle.js';
+import { formatStoreTime } from './serialize.js';
+import { validName } from './served.js';
+
+export function recycleRoutes(ctx: ServiceContext): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/v1/recycleBin',
+      auth: 'objects',
+      summary: "This user's recycled objects (at most 1000, oldest first), each with ~DeletedAt",
+      answer: 'a set of the recycled objects as they were, each with ~DeletedAt',
+      handler: async (request) => {
+        const guard = ctx.guard(request);
+        const { entries, total } = await recycledOf(ctx, request.session!.principalId);
+        const answer = await setAnswer(ctx, request, guard, entries.map((entry) => entry.object), total);
+        // ~DeletedAt beside each object's metadata
+        const envelope = JSON.parse(answer.text) as { data: { '~Elements'?: Array<Record<string, unknown>> } };
+        envelope.data['~Elements']?.forEach((element, i) => {
+          if (typeof element === 'object' && element !== null && entries[i]) element['~DeletedAt'] = formatStoreTime(entries[i].deletedAt);
+        });
+        return new JsonReply(JSON.stringify(envelope), answer.status, answer.headers, answer.internalStatus);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/recycleBin/:id/restore',
+      auth: 'objects',
+      summary: "Puts one of this user's recycled objects back as it was",
+      answer: 'the restored object, serialized as GET /v1/object/{id} answers it',
+      handler: async (request) => {
+        const restored = await restore(ctx, request.session!.principalId, validName(request.params.id!, 'object id'));
+        return objectAnswer(ctx, request, ctx.guard(request), restored);
+      },
+    },
+    {
+      method: 'PATCH',
+      path: '/v1/personal/emptyRecycleBin',
+      auth: 'objects',
+      summary: "Deletes this user's recycled objects for good (file bytes included)",
+      answer: 'nothing ({})',
+      handler: async (request) => {
+        await emptyBin(ctx, request.session!.principalId);
+        return okReply({});
+      },
+    },
+  ];
+}
