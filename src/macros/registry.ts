@@ -46,6 +46,14 @@ export interface Hooks {
   xApi_DBCreateInit_xApiUserProvider: Macro<ExternalUserParams, number | undefined | void>;
 }
 export type HookName = keyof Hooks;
+
+/**
+ * A serialization macro (`serialization={"type":"macro","macro":name}`, PROTOCOL.md 6.1): builds the
+ * JSON of each object an answer serves from the object and its full serialization (`objectJson`, the
+ * access rules applied), returning it or changing `objectJson`. Stored objects in the result are
+ * served as `GET` serves them.
+ */
+export type SerializationMacro = Macro<{ obj: StoredObject; objectJson: JsonObject }, JsonObject | undefined | void>;
 export const HOOK_NAMES = ['xApi_DBCreateInit_xApiUserProvider', 'xApi_BuildSerialization', 'xApi_FindObjects'] as const satisfies readonly HookName[];
 
 /** Macros by name; the hook names take their typed signatures. */

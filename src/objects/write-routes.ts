@@ -10,7 +10,7 @@ import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import type { StoredObject } from '../storage/types.js';
 import type { Guard } from './access.js';
-import { objectAnswer } from './answers.js';
+import { objectAnswer, requestSerialization, SERIALIZATION_PARAM } from './answers.js';
 import { served, validName } from './served.js';
 import { createObject, deleteObject, updateObject, type Writer } from './write-path.js';
 import { bodyFields, CLASS_NAME, parseStoreTime } from './writes.js';
@@ -32,6 +32,8 @@ const ObjectBodySchema = v.pipe(
   v.description('the fields by name; a reference is {"~ObjectID": id}, a set of references {"~Elements": [...]}; ~ members are ignored, _ and $ members refused'),
 );
 const STORED_ANSWER = 'the stored object, serialized as GET /v1/object/{id} answers it';
+/** The query parameters of a create or update (the answer's `serialization`, read before anything is written). */
+const WriteQuerySchema = v.object({ ...SERIALIZATION_PARAM });
 
 export function writeRoutes(ctx: ServiceContext): Route[] {
   const fieldsOf = (request: ApiRequest, guard: Guard) => bodyFields(readJsonObject(request, 'object'), ctx.store, guard, ctx.internalClasses);
@@ -43,8 +45,10 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
       auth: 'objects',
       summary: 'Creates an object of this class',
       body: ObjectBodySchema,
+      query: WriteQuerySchema,
       answer: STORED_ANSWER,
       handler: async (request) => {
+        requestSerialization(ctx, request);
         const className = request.params.className!;
         if (!CLASS_NAME.test(className)) throw new ApiError('400', `class name ${clip(className)} must match [A-Za-z][A-Za-z0-9_]{0,63}`);
         if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
@@ -59,8 +63,10 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
       auth: 'objects',
       summary: 'Changes the fields given; with ~StoreTime only if the object is still that version (else 409)',
       body: v.pipe(ObjectBodySchema, v.description('the fields to change (null stores null); ~StoreTime: the version read')),
+      query: WriteQuerySchema,
       answer: STORED_ANSWER,
       handler: async (request) => {
+        requestSerialization(ctx, request);
         const w = writer(request);
         const body = readJsonObject(request, 'object');
         const expected = Object.hasOwn(body, '~StoreTime') ? parseStoreTime(body['~StoreTime']) : undefined;
