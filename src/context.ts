@@ -7,7 +7,7 @@ import type { Session, SessionStore } from './auth/sessions.js';
 import type { FileSettings } from './files/settings.js';
 import type { Answer } from './http/envelope.js';
 import type { ApiRequest } from './http/request.js';
-import type { MacroContext, MacroRegistry, SerializationMacro } from './macros/registry.js';
+import type { MacroContext, MacroRegistry } from './macros/registry.js';
 import type { Access, Guard } from './objects/access.js';
 import type { Serializer } from './objects/serialize.js';
 import type { WriteHooks } from './objects/writes.js';
@@ -38,8 +38,6 @@ export interface ServiceContext {
   /** The blob store, upload limit and file class of the file routes (PROTOCOL.md 6.6). */
   readonly files: FileSettings;
   readonly serializer: Serializer;
-  /** The host's serialization macros by name (`objects.serialization.macros`). */
-  readonly serializationMacros: ReadonlyMap<string, SerializationMacro>;
   /** The access rules (PROTOCOL.md 6.4). */
   readonly access: Access;
   /** The access rules as this request's session sees them (made once per request). */

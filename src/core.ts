@@ -17,13 +17,13 @@ import { Mount } from './http/mount.js';
 import { decodeQb64, toApiRequest, type ApiRequest, type RequestContext } from './http/request.js';
 import { logRequests, noteAnswer } from './http/request-log.js';
 import { checkBatchItem, RouteTable } from './http/router.js';
-import { serializationHook, serializationMacros } from './macros/hooks.js';
+import { serializationHook } from './macros/hooks.js';
 import { MacroRegistry, macroContext, type MacroContext } from './macros/registry.js';
 import { ExternalLogin } from './oauth/flow.js';
 import { IDENTITY_CLASS } from './oauth/links.js';
 import { PROVIDER_CLASS } from './oauth/providers.js';
 import { Access } from './objects/access.js';
-import { Serializer, serializationStyles } from './objects/serialize.js';
+import { Serializer, serializerOptions } from './objects/serialize.js';
 import type { ServiceOptions } from './options.js';
 import { serviceRoutes } from './routes.js';
 import { ServerKeySource } from './secure/server-key.js';
@@ -50,8 +50,7 @@ export class Core {
     const store = options.store ?? new MemoryObjectStore({ now });
     const kv = options.kv ?? new MemoryKeyValueStore({ now });
     const caches = cacheSizes(options.caches);
-    const macros = new MacroRegistry(options.macros);
-    const files = fileSettings(options.files, now);
+    const macros = new MacroRegistry(options.macros, options.objects?.serialization?.macros);
     const internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, ...(options.objects?.internalClasses ?? [])]);
     const onError = options.onError ?? ((error: unknown) => console.error('odbrest: unexpected error', error));
     this.#mount = new Mount(options.mount);
@@ -69,19 +68,10 @@ export class Core {
       seats: new SeatCounter(kv, now),
       tokens: new TokenSigner(options.session?.jwtSecret),
       macros,
-      files,
-      serializer: new Serializer(
-        store,
-        {
-          depth: options.objects?.serializationDepth ?? 2,
-          internalClasses,
-          storeTimeCache: caches.storeTimes,
-          fileClass: files.className,
-          styles: serializationStyles(options.objects?.serialization?.styles),
-        },
-        () => serializationHook(macros, () => (hookContext ??= ctx.macroContext(undefined))),
+      files: fileSettings(options.files, now),
+      serializer: new Serializer(store, { ...serializerOptions(options.objects), internalClasses, storeTimeCache: caches.storeTimes, fileClass: options.files?.className }, () =>
+        serializationHook(macros, () => (hookContext ??= ctx.macroContext(undefined))),
       ),
-      serializationMacros: serializationMacros(options.objects?.serialization?.macros),
       access: new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']),
       guard: (request) => ctx.access.forRequest(request, ctx.macroContext),
       writeHooks: { beforeWrite: options.objects?.beforeWrite, afterWrite: options.objects?.afterWrite },

@@ -184,7 +184,7 @@ export function requestSerialization(ctx: ServiceContext, request: ApiRequest): 
 
 /** `404` for a serialization macro the host did not register. */
 function checkMacros(ctx: ServiceContext, serialization: Serialization): void {
-  if (serialization.type === 'macro' && !ctx.serializationMacros.has(serialization.macro)) {
+  if (serialization.type === 'macro' && !ctx.macros.serialization(serialization.macro)) {
     throw new ApiError('404', `no serialization macro ${clip(serialization.macro)}`);
   }
   if (serialization.type === 'class') for (const override of Object.values(serialization.classes)) checkMacros(ctx, override);
@@ -197,7 +197,7 @@ function macroOf(ctx: ServiceContext, request: ApiRequest, serialization: Serial
   return async (object, json) => {
     // a class serialization's override names the macro of its class
     const name = serialization.type === 'macro' ? serialization.macro : (serialization.classes[object.className] as { macro: string }).macro;
-    const macro = ctx.serializationMacros.get(name)!;
+    const macro = ctx.macros.serialization(name)!;
     const built = await macro((context ??= ctx.macroContext(request)), { obj: object, objectJson: json });
     return typeof built === 'object' && built !== null ? (built as JsonObject) : json;
   };

@@ -68,6 +68,11 @@ export function serializationStyles(styles: SerializationStyles = {}): Serializa
   return checked;
 }
 
+/** The serializer's options from the `objects` option group (styles checked). */
+export function serializerOptions(objects: { serializationDepth?: number; serialization?: { styles?: SerializationStyles } } = {}): Pick<SerializerOptions, 'depth' | 'styles'> {
+  return { depth: objects.serializationDepth ?? 2, styles: serializationStyles(objects.serialization?.styles) };
+}
+
 /** The default. */
 export const FULL: Serialization = Object.freeze({ type: 'full' });
 

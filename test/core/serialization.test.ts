@@ -308,5 +308,5 @@ test('bad styles and macros options are refused at start-up', async () => {
   const { createService } = await import('../../src/index.js');
   expect(() => createService({ objects: { serialization: { styles: { Customer: { list: ['Name'] } as never } } } })).toThrow('objects.serialization.styles.Customer: list is not a style (preview, detailview)');
   expect(() => createService({ objects: { serialization: { styles: { Customer: { preview: ['_password'] } } } } })).toThrow(/must be a list of field names/);
-  expect(() => createService({ objects: { serialization: { macros: { card: 'x' as never } } } })).toThrow('objects.serialization.macros: card must be a function');
+  expect(() => createService({ objects: { serialization: { macros: { card: 'x' as never } } } })).toThrow('objects.serialization.macros: macro card must be a function');
 });
