@@ -38,6 +38,9 @@ const service = createService({
   // the demo's rules unless api-config.yml has its own `access:` table
   access: options.access ?? demoAccess,
   files: { ...options.files, blobs },
+  // serialization={"type":"class","style":"preview"} serves a customer as its name and city (api-config.yml's
+  // objects.serialization.styles replaces this); classes without a list are served in full
+  objects: { ...options.objects, serialization: { styles: { Customer: { preview: ['Name', 'City'] } }, ...options.objects?.serialization } },
   twoFactor: {
     policies: twoFactor.policies ?? { hr: 'optional' },
     key: twoFactor.key ?? 'odbrest demo two-factor key: never use it in production',
