@@ -22,6 +22,8 @@ import type {
   ObjectFields,
   SavedCredential,
   SecureLogin,
+  Serialization,
+  SerializationOption,
   SerializedObject,
   SerializedSet,
   ServiceInfo,
@@ -33,6 +35,18 @@ import type {
   TwoFactorStatus,
   UpdateOptions,
 } from './types.js';
+
+/** The `serialization` parameter's JSON: a `class` serialization's `classes` become members named by class. */
+function serializationParam(serialization: Serialization): string {
+  if (serialization.type === 'class' && serialization.classes) {
+    const { classes, ...rest } = serialization;
+    return JSON.stringify({ ...classes, ...rest });
+  }
+  return JSON.stringify(serialization);
+}
+
+const serializationQuery = (serialization: Serialization | undefined): string =>
+  serialization === undefined ? '' : `?${new URLSearchParams({ serialization: serializationParam(serialization) })}`;
 
 /**
  * A typed odbrest client for any runtime (web APIs only): every login variant, objects, macros, and
@@ -120,10 +134,11 @@ export interface OdbRestClient {
   completeExternalLogin(answer: Response | string): Promise<ExternalLoginResult>;
   /** `/v1/extLogin`: links the new identity of `dfUuid` to this database user (checked as `login` does) and logs in. */
   linkExternalLogin(dfUuid: string, credentials: LoginCredentials): Promise<SessionLogin>;
-  getObject<T extends SerializedObject = SerializedObject>(objectId: string): Promise<T>;
+  /** An object; `serialization` shapes it (`{type: 'oid'}`, a field list, ...); the same option on the calls below. */
+  getObject<T extends SerializedObject = SerializedObject>(objectId: string, options?: SerializationOption): Promise<T>;
   listObjects<T extends SerializedObject = SerializedObject>(className: string, options?: ListOptions): Promise<SerializedSet<T>>;
   /** Creates an object of `className`; answers it as stored. */
-  createObject<T extends SerializedObject = SerializedObject>(className: string, fields: ObjectFields): Promise<T>;
+  createObject<T extends SerializedObject = SerializedObject>(className: string, fields: ObjectFields, options?: SerializationOption): Promise<T>;
   /** Changes the fields given (`null` stores null); with `storeTime`, only if the object is still that version (else `OdbRestConflictError`). */
   updateObject<T extends SerializedObject = SerializedObject>(objectId: string, fields: ObjectFields, options?: UpdateOptions): Promise<T>;
   deleteObject(objectId: string): Promise<void>;
@@ -358,7 +373,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
     },
     twoFactor,
     releaseLicences: async (appNames) => void (await request('POST', '/v1/license/release', { appNames })),
-    getObject: (objectId) => request('GET', `/v1/object/${encodeURIComponent(objectId)}`),
+    getObject: (objectId, get = {}) => request('GET', `/v1/object/${encodeURIComponent(objectId)}${serializationQuery(get.serialization)}`),
     listObjects(className, list = {}) {
       const query = new URLSearchParams();
       if (list.page !== undefined) query.set('page', String(list.page));
@@ -366,12 +381,13 @@ export function createClient(options: ClientOptions): OdbRestClient {
       if (list.query !== undefined) query.set('query', JSON.stringify(list.query));
       if (list.orderBy !== undefined) query.set('orderBy', list.orderBy);
       if (list.reverseOrder !== undefined) query.set('reverseOrder', String(list.reverseOrder));
+      if (list.serialization !== undefined) query.set('serialization', serializationParam(list.serialization));
       const search = query.size > 0 ? `?${query}` : '';
       return request('GET', `/v1/objects/${encodeURIComponent(className)}${search}`);
     },
-    createObject: (className, fields) => request('POST', `/v1/object/${encodeURIComponent(className)}`, fields),
+    createObject: (className, fields, create = {}) => request('POST', `/v1/object/${encodeURIComponent(className)}${serializationQuery(create.serialization)}`, fields),
     updateObject: (objectId, fields, update = {}) =>
-      request('PATCH', `/v1/object/${encodeURIComponent(objectId)}`, update.storeTime === undefined ? fields : { ...fields, '~StoreTime': update.storeTime }),
+      request('PATCH', `/v1/object/${encodeURIComponent(objectId)}${serializationQuery(update.serialization)}`, update.storeTime === undefined ? fields : { ...fields, '~StoreTime': update.storeTime }),
     deleteObject: async (objectId) => void (await request('DELETE', `/v1/object/${encodeURIComponent(objectId)}`)),
     execute: (macroName, params) => request('POST', `/v1/execute/${encodeURIComponent(macroName)}`, params ?? undefined),
     multi: (items) => request('POST', '/v1/multi', items),

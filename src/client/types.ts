@@ -131,7 +131,32 @@ export type FilterCondition = FilterScalar | ObjectReference | FilterOperators;
 /** A listing filter: every member must hold. */
 export type Filter = Record<string, FilterCondition>;
 
-export interface ListOptions {
+/** A serialization other than `class` (what a class override may be). */
+export type ClassSerialization =
+  | { type: 'full' }
+  | { type: 'empty' }
+  | { type: 'oid' }
+  | { type: 'custom'; custom: { type?: 'empty'; fieldList?: string[]; fieldCustom?: Record<string, { page?: number; perPage?: number }> } }
+  | { type: 'macro'; macro: string };
+
+/**
+ * How the service shapes the objects of an answer (PROTOCOL.md 6.1): `full` (default), `empty` (the
+ * metadata), `oid` (`~ObjectID` only), `custom` (the metadata and `fieldList`; `fieldCustom` pages a set
+ * field), `class` (the host's `preview`/`detailview` field lists, `classes` overriding per class name),
+ * `macro` (a host serialization macro). `getSize` adds `~Size`, `securityRights` `~SecurityRights`.
+ */
+export type Serialization = (ClassSerialization | { type: 'class'; style?: 'preview' | 'detailview'; classes?: Record<string, ClassSerialization & SerializationFlags> }) & SerializationFlags;
+export interface SerializationFlags {
+  getSize?: boolean;
+  securityRights?: boolean;
+}
+
+/** The serialization of the answer of `getObject`, `createObject`, `updateObject`. */
+export interface SerializationOption {
+  serialization?: Serialization;
+}
+
+export interface ListOptions extends SerializationOption {
   /** 0-based page. */
   page?: number;
   /** Default 50, at most 1000. */
@@ -149,7 +174,7 @@ export interface ListOptions {
  */
 export type ObjectFields = Record<string, unknown>;
 
-export interface UpdateOptions {
+export interface UpdateOptions extends SerializationOption {
   /** The `~StoreTime` the object had when read: the write fails with `OdbRestConflictError` if it changed since. */
   storeTime?: string;
 }
