@@ -153,6 +153,19 @@ export const ConfigSchema = v.strictObject({
   objects: group('objects', {
     serializationDepth: optional(whole('objects.serializationDepth', 0)),
     internalClasses: optional(names('objects.internalClasses', 'class names')),
+    /** Field lists per class and style for `serialization={"type":"class","style":...}` (PROTOCOL.md 6.1). */
+    serialization: group('objects.serialization', {
+      styles: optional(
+        v.record(
+          v.pipe(text('objects.serialization.styles'), v.regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, 'objects.serialization.styles: each key must be a class name')),
+          v.strictObject(
+            { preview: optional(names('objects.serialization.styles', 'field names')), detailview: optional(names('objects.serialization.styles', 'field names')) },
+            'objects.serialization.styles must map class names to {preview, detailview} field lists',
+          ),
+          'objects.serialization.styles must map class names to {preview, detailview} field lists',
+        ),
+      ),
+    }),
   }),
   /** Serve `GET {base}/openapi.json`. Default true. */
   openApi: optional(flag('openApi')),
@@ -197,7 +210,7 @@ export const ENV: Record<string, [string[], (value: string) => unknown]> = {
   ODBREST_SERVER_KEY: [['secure', 'serverKey'], String],
 };
 
-type AnySchema = v.GenericSchema & { wrapped?: AnySchema; item?: AnySchema; entries?: Record<string, AnySchema> };
+type AnySchema = v.GenericSchema & { wrapped?: AnySchema; item?: AnySchema; value?: AnySchema; entries?: Record<string, AnySchema> };
 
 /** The option names allowed at `path` (a group's members, or the top level). */
 function allowedAt(path: Array<string | number>): string[] {
@@ -207,7 +220,8 @@ function allowedAt(path: Array<string | number>): string[] {
   };
   for (const key of path) {
     unwrap();
-    schema = typeof key === 'number' ? schema?.item : schema?.entries?.[key];
+    // a record's keys are names the host chooses (class names): its value schema holds at each
+    schema = typeof key === 'number' ? schema?.item : schema?.entries ? schema.entries[key] : schema?.value;
   }
   unwrap();
   return Object.keys(schema?.entries ?? {});

@@ -22,7 +22,7 @@ import { MacroRegistry, macroContext, type MacroContext } from './macros/registr
 import { ExternalLogin } from './oauth/flow.js';
 import { Access } from './objects/access.js';
 import { serviceInternalClasses, writeContext } from './objects/write-setup.js';
-import { Serializer } from './objects/serialize.js';
+import { Serializer, serializerOptions } from './objects/serialize.js';
 import type { ServiceOptions } from './options.js';
 import { serviceRoutes } from './routes.js';
 import { ServerKeySource } from './secure/server-key.js';
@@ -53,7 +53,7 @@ export class Core {
     const store = telemetry.instrument(options.store ?? new MemoryObjectStore({ now }), 'odbrest.objects', OBJECT_STORE_OPERATIONS);
     const kv = telemetry.instrument(options.kv ?? new MemoryKeyValueStore({ now }), 'odbrest.kv', KV_OPERATIONS);
     const caches = cacheSizes(options.caches);
-    const macros = new MacroRegistry(options.macros);
+    const macros = new MacroRegistry(options.macros, options.objects?.serialization?.macros);
     const internalClasses = serviceInternalClasses(options);
     const onError = options.onError ?? ((error: unknown) => console.error('odbrest: unexpected error', error));
     this.#mount = new Mount(options.mount);
@@ -73,7 +73,7 @@ export class Core {
       tokens: new TokenSigner(options.session?.jwtSecret),
       macros,
       files: fileSettings(options.files, now),
-      serializer: new Serializer(store, { depth: options.objects?.serializationDepth ?? 2, internalClasses, storeTimeCache: caches.storeTimes }, () =>
+      serializer: new Serializer(store, { ...serializerOptions(options.objects), internalClasses, storeTimeCache: caches.storeTimes, fileClass: options.files?.className }, () =>
         serializationHook(macros, () => (hookContext ??= ctx.macroContext(undefined))),
       ),
       access: new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']),

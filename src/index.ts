@@ -54,7 +54,7 @@ export function createService(options: ServiceOptions = {}): Service {
   };
 }
 
-export type { ServiceOptions, SecureOptions, ObjectOptions } from './options.js';
+export type { ServiceOptions, SecureOptions, ObjectOptions, SerializationOptions } from './options.js';
 export type { FileOptions } from './files/settings.js';
 export type { RequestContext } from './http/request.js';
 export type { RequestLogger, RequestLogEntry } from './http/request-log.js';
@@ -114,9 +114,9 @@ export {
 export { MemoryBlobStore, type MemoryBlobStoreOptions } from './storage/memory-blobs.js';
 export { importObjects, type SeedData, type SeedObject } from './storage/seed.js';
 export { newObjectId } from './storage/ids.js';
-export { MacroRegistry, HOOK_NAMES, type Macro, type Macros, type MacroContext, type Hooks, type HookName, type ExternalUserParams } from './macros/registry.js';
+export { MacroRegistry, HOOK_NAMES, type Macro, type Macros, type MacroContext, type Hooks, type HookName, type ExternalUserParams, type SerializationMacro } from './macros/registry.js';
 export type { ObjectSet } from './objects/object-set.js';
-export type { JsonObject } from './objects/serialize.js';
+export type { JsonObject, Serialization, SerializationStyle, SerializationStyles, SetPage } from './objects/serialize.js';
 export type { AccessAction, AccessOptions, AccessQuestion, AccessRules, Authorize, ClassAccess } from './objects/access.js';
 export type { WriteChange, WriteHooks, WriteResult } from './objects/writes.js';
 export type { Session, SessionKind } from './auth/sessions.js';

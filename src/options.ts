@@ -9,8 +9,9 @@ import type { FileOptions } from './files/settings.js';
 import type { CorsOptions } from './http/cors.js';
 import type { MountOptions } from './http/mount.js';
 import type { RequestLogger } from './http/request-log.js';
-import type { Macros } from './macros/registry.js';
+import type { Macros, SerializationMacro } from './macros/registry.js';
 import type { AccessOptions } from './objects/access.js';
+import type { SerializationStyles } from './objects/serialize.js';
 import type { HostAction, WriteHooks } from './objects/writes.js';
 import type { ExternalLoginOptions } from './oauth/types.js';
 import type { SymmetricCrypto } from './secure/symmetric.js';
@@ -33,10 +34,23 @@ export interface SecureOptions {
   symmetricCrypto?: SymmetricCrypto;
 }
 
+/** What the `serialization` parameter may ask for beyond the built-in types (PROTOCOL.md 6.1). */
+export interface SerializationOptions {
+  /**
+   * Field lists per class and style for `{"type": "class", "style": "preview" | "detailview"}`, e.g.
+   * `{Customer: {preview: ['Name', 'City']}}`; a class without a list for the style asked is served in full.
+   */
+  styles?: SerializationStyles;
+  /** Serialization macros by name, for `{"type": "macro", "macro": name}` (an unknown name is `404`). */
+  macros?: Record<string, SerializationMacro>;
+}
+
 /** Serving and writing objects (PROTOCOL.md 6); `beforeWrite` and `afterWrite` are the write hooks (6.3). */
 export interface ObjectOptions extends WriteHooks {
   /** Nesting depth of referenced objects in serializations. Default 2. */
   serializationDepth?: number;
+  /** Preview and detail field lists per class, and serialization macros. */
+  serialization?: SerializationOptions;
   /**
    * Classes the object endpoints never serve (`404`; as a reference, only the metadata). Always
    * includes the service's own `OAuthProvider` (client secrets) and `ExternalIdentity` (links).

@@ -7,7 +7,7 @@ import { ConfigSchema } from '../adapters/config-schema.js';
 import { loadConfig, openConfig, type HostConfig } from '../adapters/node-config.js';
 import { createService } from '../src/index.js';
 import { FileObjectStore, FolderBlobStore } from '../stores/file-store.js';
-import { call, loginBody, USERS } from './helpers.js';
+import { call, demoData, loginBody, USERS } from './helpers.js';
 
 function dirWith(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'odbrest-config-'));
@@ -50,6 +50,20 @@ describe('loadConfig', () => {
     const rotated = loadConfig({}, dirWith({ 'api-config.yml': `twoFactor: { policies: { hr: optional }, key: ['${'n'.repeat(32)}', '${'o'.repeat(32)}'] }\n` }));
     expect(rotated.options.twoFactor?.key).toEqual(['n'.repeat(32), 'o'.repeat(32)]);
     expect(() => createService(loadConfig({}, dirWith({ 'api-config.yml': 'twoFactor: { policies: { hr: optional } }\n' })).options)).toThrow('twoFactor.key is required');
+  });
+
+  test('objects.serialization.styles: preview and detail field lists per class, checked', async () => {
+    const dir = dirWith({ 'api-config.yml': 'objects:\n  serialization:\n    styles:\n      Customer: { preview: [Name, City] }\n' });
+    const config = loadConfig({}, dir);
+    expect(config.options.objects?.serialization).toEqual({ styles: { Customer: { preview: ['Name', 'City'] } } });
+    const service = createService({ ...config.options, data: demoData(), users: { passwordIterations: 1000 } });
+    await service.ready;
+    const sessionId = (await call(service, 'POST', '/v1/login', { json: loginBody('alice', USERS.alice) })).body.data.sessionId;
+    const serialization = encodeURIComponent(JSON.stringify({ type: 'class', style: 'preview' }));
+    const preview = await call(service, 'GET', `/v1/object/CUS00001?serialization=${serialization}`, { headers: { sessionId } });
+    expect(Object.keys(preview.body.data)).toEqual(['~ClassName', '~ObjectID', '~StoreTime', 'Name', 'City']);
+    expect(() => loadConfig({}, dirWith({ 'api-config.yml': 'objects: { serialization: { styles: { Customer: { list: [Name] } } } }\n' }))).toThrow('unknown option "list" in objects.serialization.styles.Customer; allowed: preview, detailview');
+    expect(() => loadConfig({}, dirWith({ 'api-config.yml': 'objects: { serialization: { styles: { Customer: { preview: Name } } } }\n' }))).toThrow(/objects\.serialization\.styles must be a list of field names/);
   });
 
   test('no file and no variables: defaults', () => {

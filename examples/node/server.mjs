@@ -61,6 +61,9 @@ const service = createService({
       await context.store.put({ className: 'Message', fields: { To: String(action.to ?? ''), About: object ? { $ref: object.id } : null, From: context.session?.user ?? null } });
     },
   },
+  // serialization={"type":"class","style":"preview"} serves a customer as its name and city (api-config.yml's
+  // objects.serialization.styles replaces this); classes without a list are served in full
+  objects: { ...options.objects, serialization: { styles: { Customer: { preview: ['Name', 'City'] } }, ...options.objects?.serialization } },
   twoFactor: {
     policies: twoFactor.policies ?? { hr: 'optional' },
     key: twoFactor.key ?? 'odbrest demo two-factor key: never use it in production',

@@ -25,6 +25,8 @@ import type {
   ObjectFields,
   SavedCredential,
   SecureLogin,
+  Serialization,
+  SerializationOption,
   SerializedObject,
   SerializedSet,
   ServiceInfo,
@@ -41,6 +43,18 @@ import type {
   SecurityEntry,
   Filter,
 } from './types.js';
+
+/** The `serialization` parameter's JSON: a `class` serialization's `classes` become members named by class. */
+function serializationParam(serialization: Serialization): string {
+  if (serialization.type === 'class' && serialization.classes) {
+    const { classes, ...rest } = serialization;
+    return JSON.stringify({ ...classes, ...rest });
+  }
+  return JSON.stringify(serialization);
+}
+
+const serializationQuery = (serialization: Serialization | undefined): string =>
+  serialization === undefined ? '' : `?${new URLSearchParams({ serialization: serializationParam(serialization) })}`;
 
 /**
  * A typed odbrest client for any runtime (web APIs only): every login variant, objects, macros, and
@@ -130,7 +144,8 @@ export interface OdbRestClient {
   completeExternalLogin(answer: Response | string): Promise<ExternalLoginResult>;
   /** `/v1/extLogin`: links the new identity of `dfUuid` to this database user (checked as `login` does) and logs in. */
   linkExternalLogin(dfUuid: string, credentials: LoginCredentials): Promise<SessionLogin>;
-  getObject<T extends SerializedObject = SerializedObject>(objectId: string): Promise<T>;
+  /** An object; `serialization` shapes it (`{type: 'oid'}`, a field list, ...); the same option on the calls below. */
+  getObject<T extends SerializedObject = SerializedObject>(objectId: string, options?: SerializationOption): Promise<T>;
   listObjects<T extends SerializedObject = SerializedObject>(className: string, options?: ListOptions): Promise<SerializedSet<T>>;
   /** Creates an object of `className`; answers it as stored. */
   createObject<T extends SerializedObject = SerializedObject>(className: string, fields: ObjectFields, options?: WriteOptions): Promise<T>;
@@ -452,7 +467,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
     },
     twoFactor,
     releaseLicences: async (appNames) => void (await request('POST', '/v1/license/release', { appNames })),
-    getObject: (objectId) => request('GET', `/v1/object/${encodeURIComponent(objectId)}`),
+    getObject: (objectId, get = {}) => request('GET', `/v1/object/${encodeURIComponent(objectId)}${serializationQuery(get.serialization)}`),
     listObjects(className, list = {}) {
       const query = new URLSearchParams();
       if (list.page !== undefined) query.set('page', String(list.page));
@@ -460,6 +475,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
       if (list.query !== undefined) query.set('query', JSON.stringify(list.query));
       if (list.orderBy !== undefined) query.set('orderBy', list.orderBy);
       if (list.reverseOrder !== undefined) query.set('reverseOrder', String(list.reverseOrder));
+      if (list.serialization !== undefined) query.set('serialization', serializationParam(list.serialization));
       const search = query.size > 0 ? `?${query}` : '';
       return request('GET', `/v1/objects/${encodeURIComponent(className)}${search}`);
     },
@@ -631,5 +647,6 @@ function writeSearch(options: WriteOptions): string {
   if (options.storeMode !== undefined) query.set('storeMode', options.storeMode === 'replace' ? '10' : '0');
   if (options.actions !== undefined) query.set('actions', JSON.stringify(options.actions));
   if (options.rightsControlKey !== undefined) query.set('rightsControlKey', options.rightsControlKey);
+  if (options.serialization !== undefined) query.set('serialization', serializationParam(options.serialization));
   return query.size > 0 ? `?${query}` : '';
 }

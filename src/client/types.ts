@@ -131,7 +131,32 @@ export type FilterCondition = FilterScalar | ObjectReference | FilterOperators;
 /** A listing filter: every member must hold. */
 export type Filter = Record<string, FilterCondition>;
 
-export interface ListOptions {
+/** A serialization other than `class` (what a class override may be). */
+export type ClassSerialization =
+  | { type: 'full' }
+  | { type: 'empty' }
+  | { type: 'oid' }
+  | { type: 'custom'; custom: { type?: 'empty'; fieldList?: string[]; fieldCustom?: Record<string, { page?: number; perPage?: number }> } }
+  | { type: 'macro'; macro: string };
+
+/**
+ * How the service shapes the objects of an answer (PROTOCOL.md 6.1): `full` (default), `empty` (the
+ * metadata), `oid` (`~ObjectID` only), `custom` (the metadata and `fieldList`; `fieldCustom` pages a set
+ * field), `class` (the host's `preview`/`detailview` field lists, `classes` overriding per class name),
+ * `macro` (a host serialization macro). `getSize` adds `~Size`, `securityRights` `~SecurityRights`.
+ */
+export type Serialization = (ClassSerialization | { type: 'class'; style?: 'preview' | 'detailview'; classes?: Record<string, ClassSerialization & SerializationFlags> }) & SerializationFlags;
+export interface SerializationFlags {
+  getSize?: boolean;
+  securityRights?: boolean;
+}
+
+/** The serialization of the answer of `getObject`, `createObject`, `updateObject`. */
+export interface SerializationOption {
+  serialization?: Serialization;
+}
+
+export interface ListOptions extends SerializationOption {
   /** 0-based page. */
   page?: number;
   /** Default 50, at most 1000. */
@@ -164,7 +189,7 @@ export interface WriteAction {
 }
 
 /** Parameters of a create or update. */
-export interface WriteOptions {
+export interface WriteOptions extends SerializationOption {
   /** `replace`: the object becomes exactly the fields given (`storeMode=10`); default `merge`. */
   storeMode?: 'merge' | 'replace';
   /** Run after the write, in order (at most 20). */

@@ -8,7 +8,7 @@ import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import { parseQueryParams } from '../http/validate.js';
 import type { Guard } from '../objects/access.js';
-import { objectAnswer } from '../objects/answers.js';
+import { objectAnswer, requestSerialization, SERIALIZATION_PARAM } from '../objects/answers.js';
 import { served } from '../objects/served.js';
 import { afterWrite, beforeWrite, type Writer } from '../objects/write-path.js';
 import { internalFields, retryOnConflict, withoutInternal, type WriteChange } from '../objects/writes.js';
@@ -37,7 +37,7 @@ export const ReceiveQuerySchema = v.object({
 });
 
 /** The query of `PATCH /v1/uploadFile/{id}`. */
-export const FinishQuerySchema = v.object({ replaceOID: optionalText('the file object whose bytes this upload replaces') });
+export const FinishQuerySchema = v.object({ replaceOID: optionalText('the file object whose bytes this upload replaces'), ...SERIALIZATION_PARAM });
 
 /** What the service keeps of an upload between its steps, in the key-value store. */
 interface UploadState {
@@ -110,6 +110,7 @@ export class Uploads {
     const uploadId = request.params.id!;
     const session = request.session!;
     const { received } = await this.#state(uploadId, session);
+    requestSerialization(this.ctx, request); // a bad one is refused before the file object is made
     if (!received) throw new ApiError('400', 'no bytes were uploaded under this uploadId yet; POST them first');
     const guard = this.ctx.guard(request);
     const { className } = this.ctx.files;

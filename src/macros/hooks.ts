@@ -10,3 +10,4 @@ export function serializationHook(macros: MacroRegistry, context: () => MacroCon
     return typeof result === 'object' && result !== null ? result : objectJson;
   };
 }
+

@@ -52,25 +52,48 @@ export interface Hooks {
   xApi_DBCreateInit_xApiUserProvider: Macro<ExternalUserParams, number | undefined | void>;
 }
 export type HookName = keyof Hooks;
+
+/**
+ * A serialization macro (`serialization={"type":"macro","macro":name}`, PROTOCOL.md 6.1): builds the
+ * JSON of each object an answer serves from the object and its full serialization (`objectJson`, the
+ * access rules applied), returning it or changing `objectJson`. Stored objects in the result are
+ * served as `GET` serves them.
+ */
+export type SerializationMacro = Macro<{ obj: StoredObject; objectJson: JsonObject }, JsonObject | undefined | void>;
 export const HOOK_NAMES = ['xApi_DBCreateInit_xApiUserProvider', 'xApi_BuildSerialization', 'xApi_FindObjects'] as const satisfies readonly HookName[];
 
 /** Macros by name; the hook names take their typed signatures. */
 export type Macros = Partial<Hooks> & { [name: string]: Macro<any, any> | undefined };
 
+function checkMacro(name: string, macro: unknown, option = ''): void {
+  if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/.test(name)) throw new Error(`${option}invalid macro name: ${name}`);
+  if (typeof macro !== 'function') throw new Error(`${option}macro ${name} must be a function`);
+}
+
 const isHookName = (name: string): name is HookName => (HOOK_NAMES as readonly string[]).includes(name);
 
 export class MacroRegistry {
   readonly #macros = new Map<string, Macro<any, any>>();
+  readonly #serialization = new Map<string, SerializationMacro>();
 
-  constructor(initial: Macros = {}) {
+  /** `serialization`: the `objects.serialization.macros` option, a namespace of its own (never callable through `/v1/execute`). */
+  constructor(initial: Macros = {}, serialization: Record<string, SerializationMacro> = {}) {
     for (const [name, macro] of Object.entries(initial)) if (macro !== undefined) this.register(name, macro);
+    for (const [name, macro] of Object.entries(serialization)) {
+      checkMacro(name, macro, 'objects.serialization.macros: ');
+      this.#serialization.set(name, macro);
+    }
+  }
+
+  /** A serialization macro (`serialization={"type":"macro","macro":name}`, PROTOCOL.md 6.1). */
+  serialization(name: string): SerializationMacro | undefined {
+    return this.#serialization.get(name);
   }
 
   register<N extends HookName>(name: N, hook: Hooks[N]): this;
   register(name: string, macro: Macro<any, any>): this;
   register(name: string, macro: Macro<any, any>): this {
-    if (!/^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/.test(name)) throw new Error(`invalid macro name: ${name}`);
-    if (typeof macro !== 'function') throw new Error(`macro ${name} must be a function`);
+    checkMacro(name, macro);
     this.#macros.set(name, macro);
     return this;
   }

@@ -5,7 +5,7 @@ import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseQueryParams } from '../http/validate.js';
-import { objectAnswer, setAnswer } from './answers.js';
+import { objectAnswer, SERIALIZATION_PARAM, setAnswer } from './answers.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, parseSelection, selectPage } from './selection.js';
 import { served, validName } from './served.js';
 import { bulkRoutes } from './bulk-routes.js';
@@ -25,6 +25,7 @@ const ListingQuerySchema = v.object({
   query: v.optional(v.pipe(v.string(), v.description('a filter: a JSON object whose members all must hold ($ne, $gt, $gte, $lt, $lte, $in, $prefix, $exists)'))),
   orderBy: v.optional(v.pipe(v.string(), v.description('a field name, - in front for descending'))),
   reverseOrder: v.optional(v.picklist(['true', 'false'], 'reverseOrder must be true or false')),
+  ...SERIALIZATION_PARAM,
 });
 
 async function listing(ctx: ServiceContext, request: ApiRequest, className: string): Promise<JsonReply> {

@@ -18,6 +18,65 @@ export interface SerializedSet {
 /** Hook that may replace an object's serialization (the `xApi_BuildSerialization` macro). */
 export type SerializationHook = (object: StoredObject, json: JsonObject) => Promise<JsonObject>;
 
+/** What `~SecurityRights` asks (the request's `Guard` answers it; PROTOCOL.md 6.1, 6.7). */
+export interface Rights extends Reader {
+  may(action: 'read' | 'update' | 'create' | 'delete' | 'security', className: string, object?: StoredObject): Promise<boolean>;
+}
+
+/** A page of a set field (`fieldCustom` of a custom serialization; `page` 0-based). */
+export interface SetPage {
+  page: number;
+  perPage: number;
+}
+
+/** The host's field lists per class and style (`objects.serialization.styles`). */
+export type SerializationStyle = 'preview' | 'detailview';
+export type SerializationStyles = Readonly<Record<string, Partial<Record<SerializationStyle, readonly string[]>>>>;
+
+/** How the objects of an answer are shaped: the `serialization` parameter, parsed (PROTOCOL.md 6.1). */
+export type SerializationShape =
+  | { readonly type: 'full' }
+  | { readonly type: 'empty' }
+  | { readonly type: 'oid' }
+  | { readonly type: 'custom'; readonly fieldList: readonly string[]; readonly fieldCustom: Readonly<Record<string, SetPage>> }
+  | { readonly type: 'class'; readonly style?: SerializationStyle; readonly classes: Readonly<Record<string, Serialization>> }
+  | { readonly type: 'macro'; readonly macro: string };
+/** A shape and its flags: `getSize` adds `~Size`, `securityRights` adds `~SecurityRights`. */
+export type Serialization = SerializationShape & { readonly getSize?: boolean; readonly securityRights?: boolean };
+
+const STYLES: readonly SerializationStyle[] = ['preview', 'detailview'];
+
+/**
+ * The `objects.serialization.styles` option, checked at start-up: class names, `preview` and
+ * `detailview`, lists of field names (never `_` ones, which are never served).
+ */
+export function serializationStyles(styles: SerializationStyles = {}): SerializationStyles {
+  const what = 'objects.serialization.styles';
+  if (typeof styles !== 'object' || styles === null || Array.isArray(styles)) throw new Error(`${what} must map class names to {preview, detailview} field lists`);
+  const checked: Record<string, Partial<Record<SerializationStyle, readonly string[]>>> = Object.create(null);
+  for (const [className, byStyle] of Object.entries(styles)) {
+    if (!/^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(className)) throw new Error(`${what}: ${className} is not a class name`);
+    if (typeof byStyle !== 'object' || byStyle === null || Array.isArray(byStyle)) throw new Error(`${what}.${className} must be {preview?, detailview?}`);
+    checked[className] = {};
+    for (const [style, fields] of Object.entries(byStyle)) {
+      if (!(STYLES as readonly string[]).includes(style)) throw new Error(`${what}.${className}: ${style} is not a style (preview, detailview)`);
+      if (!Array.isArray(fields) || !fields.every((name) => typeof name === 'string' && name !== '' && !name.startsWith('_'))) {
+        throw new Error(`${what}.${className}.${style} must be a list of field names (not starting with _)`);
+      }
+      checked[className][style as SerializationStyle] = Object.freeze([...fields]);
+    }
+  }
+  return checked;
+}
+
+/** The serializer's options from the `objects` option group (styles checked). */
+export function serializerOptions(objects: { serializationDepth?: number; serialization?: { styles?: SerializationStyles } } = {}): Pick<SerializerOptions, 'depth' | 'styles'> {
+  return { depth: objects.serializationDepth ?? 2, styles: serializationStyles(objects.serialization?.styles) };
+}
+
+/** The default. */
+export const FULL: Serialization = Object.freeze({ type: 'full' });
+
 /** `YYYYMMDDThhmmss+hh:mm` in UTC. */
 export function formatStoreTime(epochMs: number): string {
   const iso = new Date(epochMs).toISOString(); // 2026-11-21T05:46:09.123Z
@@ -49,7 +108,20 @@ export interface SerializerOptions {
   internalClasses: ReadonlySet<string>;
   /** Formatted store times kept. */
   storeTimeCache: number;
+  /** The file class, whose `Size` field `~Size` reports. Default `Document`. */
+  fileClass?: string;
+  /** Field lists per class and style for `class` serializations. */
+  styles?: SerializationStyles;
 }
+
+/** `~SecurityRights` bits (bit n = 2^(n-1)): read, write, create in its class, delete, change its security. */
+const RIGHT_BITS = [
+  ['read', 1],
+  ['update', 2],
+  ['create', 4],
+  ['delete', 8],
+  ['security', 16],
+] as const;
 
 /**
  * Turns stored objects into JSON. References are loaded level by level with one `getMany` per level
@@ -60,6 +132,8 @@ export class Serializer {
   readonly #depth: number;
   readonly #internalClasses: ReadonlySet<string>;
   readonly #storeTime: (epochMs: number) => string;
+  readonly #fileClass: string;
+  readonly #styles: SerializationStyles;
 
   constructor(
     private readonly store: ObjectStore,
@@ -70,6 +144,8 @@ export class Serializer {
     this.#depth = options.depth;
     this.#internalClasses = options.internalClasses;
     this.#storeTime = cachedStoreTimes(options.storeTimeCache);
+    this.#fileClass = options.fileClass ?? 'Document';
+    this.#styles = options.styles ?? {};
   }
 
   /** The three metadata members of an object. */
@@ -77,9 +153,15 @@ export class Serializer {
     return { '~ClassName': object.className, '~ObjectID': object.id, '~StoreTime': this.#storeTime(object.storeTime) };
   }
 
-  /** With a `reader`, referenced objects it may not read keep only their metadata (at any depth). */
-  async object(object: StoredObject, reader?: Reader): Promise<JsonObject> {
-    return (await this.#level([object], 0, this.hook(), reader))[0]!;
+  /**
+   * With a `reader`, referenced objects it may not read keep only their metadata (at any depth).
+   * `serialization` shapes the object itself (nested references are always served in full, to the
+   * depth, as the reader may see them); a `macro` serialization needs `macro`, the named macro bound
+   * to the request, and `securityRights` a reader that answers `may`.
+   */
+  async object(object: StoredObject, reader?: Reader | Rights, serialization: Serialization = FULL, macro?: SerializationHook): Promise<JsonObject> {
+    if (serialization.type === 'full' && !serialization.getSize && !serialization.securityRights) return (await this.#level([object], 0, this.hook(), reader))[0]!;
+    return (await this.#shaped([object], reader, serialization, macro))[0]!;
   }
 
   /**
@@ -98,18 +180,119 @@ export class Serializer {
     return out;
   }
 
-  async set(objects: StoredObject[], unfilteredCount: number, reader?: Reader): Promise<SerializedSet> {
-    const elements = await this.#level(objects, 0, this.hook(), reader);
+  /** A set whose elements are shaped as `object` shapes one. */
+  async set(objects: StoredObject[], unfilteredCount: number, reader?: Reader | Rights, serialization: Serialization = FULL, macro?: SerializationHook): Promise<SerializedSet> {
+    const elements =
+      serialization.type === 'full' && !serialization.getSize && !serialization.securityRights
+        ? await this.#level(objects, 0, this.hook(), reader)
+        : await this.#shaped(objects, reader, serialization, macro);
     return { '~Count': elements.length, '~UnfilteredCount': unfilteredCount, '~Elements': elements };
   }
 
+  /** The objects an answer serves (never nested ones), shaped as `serialization` says, flags added. */
+  async #shaped(objects: StoredObject[], reader: Reader | Rights | undefined, serialization: Serialization, macro: SerializationHook | undefined): Promise<JsonObject[]> {
+    const json = await this.#shapes(objects, reader, serialization, macro);
+    if (serialization.getSize || serialization.securityRights) {
+      await Promise.all(objects.map((object, i) => this.#addFlags(object, json[i]!, reader, serialization)));
+    }
+    return json;
+  }
+
+  async #shapes(objects: StoredObject[], reader: Reader | Rights | undefined, serialization: Serialization, macro: SerializationHook | undefined): Promise<JsonObject[]> {
+    switch (serialization.type) {
+      case 'full':
+        return this.#level(objects, 0, this.hook(), reader);
+      case 'empty':
+        return objects.map((object) => this.metadata(object));
+      case 'oid':
+        return objects.map((object) => ({ '~ObjectID': object.id }));
+      case 'custom':
+        return this.#custom(objects, reader, serialization.fieldList, serialization.fieldCustom);
+      case 'macro': {
+        if (!macro) throw new Error(`serialization macro ${serialization.macro} was not bound`);
+        const full = await this.#level(objects, 0, this.hook(), reader);
+        // a macro may put stored objects into its answer: they are served as GET would serve them
+        return Promise.all(objects.map(async (object, i) => (await this.embedded(await macro(object, full[i]!), reader)) as JsonObject));
+      }
+      case 'class':
+        return this.#byClass(objects, reader, serialization, macro);
+    }
+  }
+
+  /** Each class's objects shaped by its override, else its style's field list, else in full. */
+  async #byClass(objects: StoredObject[], reader: Reader | Rights | undefined, serialization: Extract<SerializationShape, { type: 'class' }>, macro: SerializationHook | undefined): Promise<JsonObject[]> {
+    const groups = new Map<string, number[]>();
+    for (let i = 0; i < objects.length; i++) {
+      const name = objects[i]!.className;
+      const group = groups.get(name);
+      if (group) group.push(i);
+      else groups.set(name, [i]);
+    }
+    const out: JsonObject[] = new Array(objects.length);
+    await Promise.all(
+      [...groups].map(async ([className, indexes]) => {
+        const members = indexes.map((i) => objects[i]!);
+        const override = Object.hasOwn(serialization.classes, className) ? serialization.classes[className] : undefined;
+        const fieldList = serialization.style && Object.hasOwn(this.#styles, className) ? this.#styles[className]![serialization.style] : undefined;
+        const json = override
+          ? await this.#shaped(members, reader, override, macro)
+          : fieldList
+            ? await this.#custom(members, reader, fieldList, {})
+            : await this.#level(members, 0, this.hook(), reader);
+        indexes.forEach((index, i) => (out[index] = json[i]!));
+      }),
+    );
+    return out;
+  }
+
+  /**
+   * The metadata and the listed fields (`_` names never), a set field of `pages` paged: only that
+   * page's references are loaded, and its `~UnfilteredCount` is the number of members it holds.
+   */
+  async #custom(objects: StoredObject[], reader: Reader | undefined, fieldList: readonly string[], pages: Readonly<Record<string, SetPage>>): Promise<JsonObject[]> {
+    const totals: Array<Map<string, number> | undefined> = [];
+    const picked = objects.map((object, i): StoredObject => {
+      const fields: StoredObject['fields'] = {};
+      const pick = (name: string) => {
+        if (name.startsWith('_') || !Object.hasOwn(object.fields, name) || Object.hasOwn(fields, name)) return;
+        const value = object.fields[name]!;
+        const page = Object.hasOwn(pages, name) ? pages[name] : undefined;
+        if (page && isSet(value)) {
+          (totals[i] ??= new Map()).set(name, value.$set.length);
+          fields[name] = { $set: value.$set.slice(page.page * page.perPage, (page.page + 1) * page.perPage) };
+        } else fields[name] = value;
+      };
+      for (const name of fieldList) pick(name);
+      for (const name of Object.keys(pages)) pick(name);
+      return { ...object, fields };
+    });
+    const json = await this.#level(picked, 0, undefined, reader, this.hook());
+    totals.forEach((fields, i) => {
+      for (const [name, total] of fields ?? []) (json[i]![name] as SerializedSet)['~UnfilteredCount'] = total;
+    });
+    return json;
+  }
+
+  async #addFlags(object: StoredObject, json: JsonObject, reader: Reader | Rights | undefined, serialization: Serialization): Promise<void> {
+    if (serialization.getSize) {
+      const size = object.className === this.#fileClass ? object.fields.Size : 0;
+      json['~Size'] = typeof size === 'number' ? size : 0;
+    }
+    if (serialization.securityRights) {
+      if (!reader || !('may' in reader)) throw new Error('~SecurityRights needs the request guard');
+      const answers = await Promise.all(RIGHT_BITS.map(([action]) => reader.may(action, object.className, object)));
+      json['~SecurityRights'] = RIGHT_BITS.reduce((bits, [, bit], i) => (answers[i] ? bits | bit : bits), 0);
+    }
+  }
+
   // Runs for every object read: no per-field arrays, and promises only where the store or a hook needs them.
-  async #level(objects: StoredObject[], level: number, hook: SerializationHook | undefined, reader: Reader | undefined): Promise<JsonObject[]> {
+  // `own` is the hook of this level's objects (the top level of a custom serialization has none), `hook` that of deeper ones.
+  async #level(objects: StoredObject[], level: number, own: SerializationHook | undefined, reader: Reader | undefined, hook = own): Promise<JsonObject[]> {
     const hidden = reader ? await unreadable(objects, reader) : undefined;
     const shown = (object: StoredObject) => !this.#internalClasses.has(object.className) && !hidden?.has(object);
     // objects of internal classes stay metadata only: the hook does not see them
     const finish = (json: JsonObject[]) =>
-      hook ? Promise.all(objects.map((object, i) => (shown(object) ? hook(object, json[i]!) : json[i]!))) : json;
+      own ? Promise.all(objects.map((object, i) => (shown(object) ? own(object, json[i]!) : json[i]!))) : json;
     if (level > this.#depth) return finish(objects.map((object) => this.metadata(object)));
     const ids = new Set<string>();
     for (const object of objects) if (shown(object)) forVisible(object, (value) => collectRefs(value, ids));

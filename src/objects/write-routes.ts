@@ -10,7 +10,7 @@ import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import type { StoredObject } from '../storage/types.js';
 import type { Guard } from './access.js';
-import { objectAnswer } from './answers.js';
+import { objectAnswer, requestSerialization, SERIALIZATION_PARAM } from './answers.js';
 import { parseQueryParams } from '../http/validate.js';
 import { parseActions, runActions } from './actions.js';
 import { served, validName } from './served.js';
@@ -42,7 +42,8 @@ export const WRITE_PARAMS = {
   storeSecurityPolice: v.optional(v.pipe(v.picklist(['0', '10', '20', '30', '40', '50', '60'], 'storeSecurityPolice must be one of 0, 10, 20, 30, 40, 50, 60'), v.description('accepted and ignored'))),
   actions: v.optional(v.pipe(v.string(), v.description('a JSON array (at most 20) of {"type", "when"?: Success|Error|Any, ...}: add/remove {object, field, operation?} or a host action'))),
 };
-const WriteQuerySchema = v.object(WRITE_PARAMS);
+/** The query parameters of a create or update (the answer's `serialization` is read before anything is written). */
+const WriteQuerySchema = v.object({ ...WRITE_PARAMS, ...SERIALIZATION_PARAM });
 const DeleteQuerySchema = v.object({
   moveToRecycler: v.optional(v.pipe(v.picklist(['true', 'false'], 'moveToRecycler must be true or false'), v.description("true: to the deleting user's recycle bin (the host's objects.deleteMode sets the default)"))),
 });
@@ -73,6 +74,7 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
       query: WriteQuerySchema,
       answer: STORED_ANSWER,
       handler: async (request) => {
+        requestSerialization(ctx, request);
         const className = request.params.className!;
         if (!CLASS_NAME.test(className)) throw new ApiError('400', `class name ${clip(className)} must match [A-Za-z][A-Za-z0-9_]{0,63}`);
         if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
@@ -93,6 +95,7 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
       query: WriteQuerySchema,
       answer: STORED_ANSWER,
       handler: async (request) => {
+        requestSerialization(ctx, request);
         const params = parseQueryParams(WriteQuerySchema, request.searchParams);
         const actions = parseActions(params.actions, ctx.writeOptions.actions);
         const w = writer(request);

@@ -11,7 +11,7 @@ interface Customer extends SerializedObject {
 }
 
 async function client(user: 'alice' | 'bob' = 'alice') {
-  const service = await demoService({ access: demoAccess });
+  const service = await demoService({ access: demoAccess, objects: { serialization: { styles: { Customer: { preview: ['Name'] } } } } });
   const odb = createClient({ baseUrl: 'http://odbrest.test/', appKey: APP_KEY, fetch: (input, init) => service.fetch(new Request(input, init)) });
   await odb.login({ user, password: USERS[user], appNames: ['crm'] });
   return odb;
@@ -49,5 +49,17 @@ describe('client writes', () => {
     });
     expect(page['~UnfilteredCount']).toBe(10);
     expect(page['~Elements'].map((c) => c.Number)).toEqual([60, 54, 48]);
+  });
+
+  test('serialization on getObject, listObjects, createObject and updateObject', async () => {
+    const odb = await client();
+    expect(await odb.getObject('CUS00003', { serialization: { type: 'oid', getSize: true } })).toEqual({ '~ObjectID': 'CUS00003', '~Size': 0 });
+    const listed = await odb.listObjects('Customer', { perPage: 2, serialization: { type: 'custom', custom: { fieldList: ['City'] } } });
+    expect(listed['~Elements'].map((c) => Object.keys(c))).toEqual([0, 1].map(() => ['~ClassName', '~ObjectID', '~StoreTime', 'City']));
+    const created = await odb.createObject('Customer', { Name: 'Typed', City: 'Kiel' }, { serialization: { type: 'class', style: 'preview' } });
+    expect(Object.keys(created)).toEqual(['~ClassName', '~ObjectID', '~StoreTime', 'Name']);
+    const updated = await odb.updateObject(created['~ObjectID'], { City: 'Ulm' }, { storeTime: created['~StoreTime'], serialization: { type: 'class', style: 'preview', classes: { Customer: { type: 'empty', securityRights: true } } } });
+    expect(updated).toEqual({ '~ClassName': 'Customer', '~ObjectID': created['~ObjectID'], '~StoreTime': expect.any(String), '~SecurityRights': 1 | 2 | 4 | 8 });
+    await expect(odb.getObject('CUS00003', { serialization: { type: 'macro', macro: 'none' } })).rejects.toMatchObject({ internalStatus: '404' });
   });
 });
