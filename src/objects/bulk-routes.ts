@@ -10,7 +10,7 @@ import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseQueryParams } from '../http/validate.js';
 import { parseActions, runActions } from './actions.js';
-import { setAnswer } from './answers.js';
+import { parseSerialization, requestSerialization, SERIALIZATION_PARAM, setAnswer } from './answers.js';
 import { MAX_PER_PAGE, parseSelection, selectAll, selectPage } from './selection.js';
 import { validName } from './served.js';
 import { updateObjects, type Writer } from './write-path.js';
@@ -26,12 +26,14 @@ function integerParam(name: string, max: number, description: string) {
 
 const QUERY = v.optional(v.pipe(v.string(), v.description('the selection: a JSON query object as for listings; empty: the whole class')));
 
-const BulkQuerySchema = v.object({ query: QUERY });
+const BULK_ANSWER = parseSerialization({ type: 'empty' });
+const BulkQuerySchema = v.object({ query: QUERY, ...SERIALIZATION_PARAM });
 const ActionQuerySchema = v.object({
   query: QUERY,
   actions: v.pipe(v.string('actions is required: a JSON array of {"type", ...}'), v.description('a JSON array (at most 20) of {"type", ...}: add/remove {object, field, operation?} or a host action')),
   page: integerParam('page', 1_000_000_000, 'the page of the selection, from 0'),
   perPage: integerParam('perPage', MAX_PER_PAGE, 'objects per page, default 50'),
+  ...SERIALIZATION_PARAM,
 });
 
 export function bulkRoutes(ctx: ServiceContext): Route[] {
@@ -76,8 +78,10 @@ export function bulkRoutes(ctx: ServiceContext): Route[] {
           }
           return objects;
         };
+        // the changed objects are answered as `empty` unless the request asks otherwise (PROTOCOL.md 6.3)
+        const shape = request.searchParams.has('serialization') ? requestSerialization(ctx, request) : BULK_ANSWER;
         const objects = await updateObjects(w, select, changes);
-        return setAnswer(ctx, request, w.guard, objects, objects.length);
+        return setAnswer(ctx, request, w.guard, objects, objects.length, shape);
       },
     },
   ];
