@@ -59,19 +59,73 @@ export function orderExpressions(v: string): string[] {
  */
 export function whereSql(where: Where | undefined, params: Params, indexed: ReadonlySet<string> = new Set()): string {
   if (!where) return '';
+  return conditionsSql(where, params, indexed).map((part) => ` AND ${part}`).join('');
+}
+
+/** The conditions of `where`, each a boolean expression, all of which must hold. */
+function conditionsSql(where: Where, params: Params, indexed: ReadonlySet<string>, depth = 0): string[] {
+  if (typeof where !== 'object' || where === null || Array.isArray(where) || depth > 64) return ['false'];
   const equal: string[] = [];
   const parts: string[] = [];
-  for (const [field, condition] of Object.entries(where)) {
+  for (const [field, value] of Object.entries(where)) {
+    if (field.startsWith('$')) {
+      parts.push(nodeSql(field, value, params, indexed, depth));
+      continue;
+    }
+    const condition = value as Condition;
     const $in = isIn(condition);
     if (indexed.has(field) && (isScalar(condition) || $in)) {
       const values = (isScalar(condition) ? [condition] : $in!).map((value) => JSON.stringify(value));
       parts.push(values.length === 1 ? `${indexedColumn(field)} = ${params.add(values[0])}::jsonb` : `${indexedColumn(field)} = ANY(${params.add(values)}::jsonb[])`);
     } else if (isScalar(condition)) equal.push(`${JSON.stringify(field)}:${JSON.stringify(condition)}`);
     else if (isRef(condition)) parts.push(`data @> ANY(${params.add(refPatterns(field, condition.$ref))}::jsonb[])`);
-    else parts.push(operatorsSql(field, condition, params));
+    else parts.push(operatorsSql(field, condition as FieldOperators, params));
   }
   if (equal.length > 0) parts.unshift(`data @> ${params.add(`{${equal.join(',')}}`)}::jsonb`);
-  return parts.map((part) => ` AND ${part}`).join('');
+  return parts;
+}
+
+/** One filter as a single boolean expression. */
+function filterSql(where: unknown, params: Params, indexed: ReadonlySet<string>, depth: number): string {
+  const parts = conditionsSql(where as Where, params, indexed, depth + 1);
+  return parts.length === 0 ? 'true' : `(${parts.join(' AND ')})`;
+}
+
+/** The lower-cased string fields (not starting with `_`) of the row, joined by line feeds (`$text`). */
+const SEARCHABLE_TEXT = `(SELECT coalesce(string_agg(lower(e.value #>> '{}'), E'\\n'), '') FROM jsonb_each(data) e
+  WHERE jsonb_typeof(e.value) = 'string' AND left(e.key, 1) <> '_')`;
+
+/** A `WhereNodes` member (see types.ts); anything else matches nothing. */
+function nodeSql(name: string, operand: unknown, params: Params, indexed: ReadonlySet<string>, depth: number): string {
+  const list = Array.isArray(operand) ? operand : undefined;
+  switch (name) {
+    case '$and':
+      return list ? (list.length === 0 ? 'true' : `(${list.map((item) => filterSql(item, params, indexed, depth)).join(' AND ')})`) : 'false';
+    case '$or':
+      return list && list.length > 0 ? `(${list.map((item) => filterSql(item, params, indexed, depth)).join(' OR ')})` : 'false';
+    case '$not':
+      // a NULL (an operand of an unexpected type somewhere inside) must not turn into a match
+      return typeof operand === 'object' && operand !== null && !list ? `NOT coalesce(${filterSql(operand, params, indexed, depth)}, false)` : 'false';
+    case '$oids':
+      return list && list.every((id) => typeof id === 'string') ? `id = ANY(${params.add(list)}::text[])` : 'false';
+    case '$storeTime': {
+      if (typeof operand !== 'object' || operand === null || list) return 'false';
+      const parts: string[] = [];
+      for (const [operator, value] of Object.entries(operand)) {
+        if (operator in RANGE && typeof value === 'number') parts.push(`store_time ${RANGE[operator as keyof typeof RANGE]} ${params.add(String(value))}::numeric`);
+        else if (operator === '$ne' && typeof value === 'number') parts.push(`store_time <> ${params.add(String(value))}::numeric`);
+        else return 'false';
+      }
+      return parts.length === 0 ? 'true' : `(${parts.join(' AND ')})`;
+    }
+    case '$text': {
+      if (typeof operand !== 'string') return 'false';
+      const words = operand.toLowerCase().split(/\s+/u).filter((word) => word !== '');
+      return words.length === 0 ? 'true' : `(SELECT bool_and(strpos(t.text, w) > 0) FROM (SELECT ${SEARCHABLE_TEXT} AS text) t, unnest(${params.add(words)}::text[]) w)`;
+    }
+    default:
+      return 'false';
+  }
 }
 
 /** The values of a condition that is `{$in: [...]}` alone, with at least one scalar. */
@@ -93,7 +147,9 @@ const refPatterns = (field: string, id: string) => [member(field, { $ref: id }),
 export function containment(where: Where): string | undefined {
   const equal: string[] = [];
   const conds: string[][] = [];
-  for (const [field, condition] of Object.entries(where)) {
+  for (const [field, value] of Object.entries(where)) {
+    if (field.startsWith('$')) return undefined;
+    const condition = value as Condition;
     const $in = isIn(condition);
     if (isScalar(condition)) equal.push(`${JSON.stringify(field)}:${JSON.stringify(condition)}`);
     else if (isRef(condition)) conds.push(refPatterns(field, condition.$ref));
@@ -130,6 +186,17 @@ function operatorSql(operator: string, value: unknown, field: string, f: () => s
   switch (operator) {
     case '$ne':
       return isScalar(value) ? `NOT (data @> ${params.add(member(field, value))}::jsonb)` : undefined;
+    case '$eq':
+      if (!isScalar(value)) return undefined;
+      return `data @> ANY(${params.add([member(field, value), ...(typeof value === 'string' ? refPatterns(field, value) : [])])}::jsonb[])`;
+    case '$like': {
+      if (typeof value !== 'string') return undefined;
+      const pattern = [...value.toLowerCase()].map((c) => (c === '*' ? '%' : c === '?' ? '_' : c === '%' || c === '_' || c === '\\' ? `\\${c}` : c)).join('');
+      return `lower(${stringOf(memberOf(f()))}) LIKE ${params.add(pattern)}::text`;
+    }
+    case '$null':
+      if (typeof value !== 'boolean') return undefined;
+      return value ? `coalesce(${memberOf(f())} = 'null'::jsonb, true)` : `coalesce(${memberOf(f())} <> 'null'::jsonb, false)`;
     case '$in':
       if (!Array.isArray(value) || !value.every(isScalar)) return undefined;
       return value.length === 0 ? 'false' : `data @> ANY(${params.add((value as Scalar[]).map((item) => member(field, item)))}::jsonb[])`;

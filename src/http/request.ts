@@ -95,7 +95,8 @@ export function searchAsSent(href: string): string {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * A query that is exactly `qb64=<base64url>` (PROTOCOL.md 1.1) is replaced by the query it encodes;
+ * A query that is exactly `qb64=<value>` (PROTOCOL.md 1.1) is replaced by the query it encodes: base64url
+ * or standard base64, with or without `=` padding, its characters possibly percent-encoded (`%3D%3D`);
  * a bad encoding is `400`. `target` keeps the query as sent (the secure transport signed that).
  */
 export function decodeQb64(request: ApiRequest): void {
@@ -103,10 +104,13 @@ export function decodeQb64(request: ApiRequest): void {
   if (encoded === undefined) return;
   let query: string;
   try {
-    if (!/^[A-Za-z0-9_-]*={0,2}$/.test(encoded)) throw new Error('not base64url');
-    query = utf8.decode(base64urlnopad.decode(encoded.replace(/=+$/, '')));
+    // any character may come percent-encoded; what it decodes to must still be of either alphabet
+    const text = encoded.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    const { body, padding } = /^(?<body>[A-Za-z0-9_+/-]*)(?<padding>={0,2})$/.exec(text)?.groups ?? {};
+    if (body === undefined || (padding && (body.length + padding.length) % 4 !== 0)) throw new Error('not base64');
+    query = utf8.decode(base64urlnopad.decode(body.replace(/\+/g, '-').replace(/\//g, '_')));
   } catch {
-    throw new ApiError('400', 'qb64 must be the base64url encoding of a UTF-8 query string');
+    throw new ApiError('400', 'qb64 must be the base64 or base64url encoding (padded or not) of a UTF-8 query string');
   }
   request.searchParams = new URLSearchParams(query);
 }

@@ -6,6 +6,7 @@ import { ApiError, clip } from '../http/errors.js';
 import { parseJsonText } from '../http/json.js';
 import { isScalar } from '../storage/filter.js';
 import type { Condition, FieldOperators, OrderBy, Where } from '../storage/types.js';
+import { queryTextWhere } from '../query/parse.js';
 
 /** Most scalars an `$in` list may hold. */
 export const MAX_IN_VALUES = 100;
@@ -16,7 +17,8 @@ type OperandCheck = (operand: unknown) => boolean;
 const range: OperandCheck = (operand) => (typeof operand === 'number' && Number.isFinite(operand)) || typeof operand === 'string';
 
 /** Each operator and the operands it takes, as the message names them. */
-const OPERATORS: Record<keyof FieldOperators, [check: OperandCheck, expected: string]> = {
+type JsonOperator = '$ne' | '$gt' | '$gte' | '$lt' | '$lte' | '$in' | '$prefix' | '$exists';
+const OPERATORS: Record<JsonOperator, [check: OperandCheck, expected: string]> = {
   $ne: [isScalar, 'a string, number, boolean or null'],
   $gt: [range, 'a number or a string'],
   $gte: [range, 'a number or a string'],
@@ -46,7 +48,7 @@ function condition(field: string, value: unknown): Condition {
   const entries = Object.entries(value);
   if (entries.length === 0) throw new ApiError('400', `query member ${clip(field)} holds no operator`);
   for (const [operator, operand] of entries) {
-    const rule = Object.hasOwn(OPERATORS, operator) ? OPERATORS[operator as keyof FieldOperators] : undefined;
+    const rule = Object.hasOwn(OPERATORS, operator) ? OPERATORS[operator as JsonOperator] : undefined;
     if (!rule) throw new ApiError('400', `query member ${clip(field)}: unknown operator ${clip(operator)} (use ${Object.keys(OPERATORS).join(', ')})`);
     if (!rule[0](operand)) throw new ApiError('400', `query member ${clip(field)}: ${operator} takes ${rule[1]}`);
   }
@@ -55,7 +57,19 @@ function condition(field: string, value: unknown): Condition {
 
 /** The `query` parameter as a `Where` (`{}` when absent). */
 export function parseQuery(raw: string | null): Where {
-  if (raw === null || raw === '') return {};
+  return parseQueryObject(raw).where;
+}
+
+/** Most ids the query object's `oids` may list. */
+export const MAX_OIDS = 1000;
+
+/**
+ * The `query` parameter: field conditions and the product's members (6.2) `queryString`, `oids` and
+ * `sortIndex` (which replaces `orderBy`). `macro`, `macroLevel`, `folderPath` and `folderType` are
+ * `400` until they are built: never ignored.
+ */
+export function parseQueryObject(raw: string | null): { where: Where; sortIndex?: OrderBy } {
+  if (raw === null || raw === '') return { where: {} };
   let parsed: unknown;
   try {
     parsed = parseJsonText(raw, 'query');
@@ -65,11 +79,37 @@ export function parseQuery(raw: string | null): Where {
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ApiError('400', QUERY_SHAPE);
   const where: Where = {};
+  const and: Where[] = [];
+  let sortIndex: OrderBy | undefined;
   for (const [field, value] of Object.entries(parsed)) {
-    checkFieldName(field, `query member ${clip(field)}`);
-    where[field] = condition(field, value);
+    if (field === 'queryString') {
+      if (typeof value !== 'string') throw new ApiError('400', 'query member queryString must be a string of query text');
+      and.push(queryTextWhere(value));
+    } else if (field === 'oids') and.push({ $oids: parseOids(value, 'query member oids') });
+    else if (field === 'sortIndex') {
+      if (typeof value !== 'string') throw new ApiError('400', 'query member sortIndex must be a field name, ! in front for descending');
+      const descending = value.startsWith('!');
+      const name = descending ? value.slice(1) : value;
+      checkFieldName(name, 'query member sortIndex');
+      sortIndex = descending ? { field: name, descending } : { field: name };
+    } else if (['macro', 'macroLevel', 'folderPath', 'folderType'].includes(field)) {
+      throw new ApiError('400', `query member ${field} is not supported yet`);
+    } else {
+      checkFieldName(field, `query member ${clip(field)}`);
+      if (field.startsWith('$')) throw new ApiError('400', `query member ${clip(field)} is neither a field nor a member of the query object`);
+      where[field] = condition(field, value);
+    }
   }
-  return where;
+  if (and.length > 0) where.$and = and;
+  return sortIndex ? { where, sortIndex } : { where };
+}
+
+/** A list of at most `MAX_OIDS` object ids. */
+export function parseOids(value: unknown, what: string): string[] {
+  if (!Array.isArray(value) || value.length > MAX_OIDS || !value.every((id) => (typeof id === 'string' && id !== '' && id.length <= 128) || (typeof id === 'number' && Number.isInteger(id)))) {
+    throw new ApiError('400', `${what} must be a list of at most ${MAX_OIDS} object ids`);
+  }
+  return value.map(String);
 }
 
 /** The `orderBy` parameter: a field name, `-` in front for descending. */

@@ -7,11 +7,11 @@
 import type { ServiceContext } from '../context.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import { compileWhere } from '../storage/filter.js';
 import type { FindQuery, OrderBy, StoredObject, Where } from '../storage/types.js';
 import type { Guard } from './access.js';
 import type { ObjectSet } from './object-set.js';
-import { parseOrderBy, parseQuery } from './query.js';
+import { parseOids, parseOrderBy, parseQueryObject } from './query.js';
+import { queryTextWhere } from '../query/parse.js';
 
 export const DEFAULT_PER_PAGE = 50;
 export const MAX_PER_PAGE = 1000;
@@ -46,14 +46,17 @@ export interface SelectionParams {
 
 /** A selection from the listing's parameters (`400` naming the member at fault). */
 export function parseSelection(className: string, params: SelectionParams): Selection {
-  // never ignored: until each is built, naming one is a 400, not a wider answer
-  for (const name of ['queryText', 'oids', 'fullText'] as const) {
-    if (params[name] !== undefined) throw new ApiError('400', `${name} is not supported yet`);
-  }
+  const query = parseQueryObject(params.query ?? null);
+  const and: Where[] = [];
+  if (params.queryText !== undefined) and.push(queryTextWhere(params.queryText));
+  if (params.oids !== undefined) and.push({ $oids: parseOids(params.oids, 'oids') });
+  if (params.fullText !== undefined) and.push({ $text: params.fullText });
+  const where: Where = and.length === 0 ? query.where : { $and: [query.where, ...and] };
   return {
     className,
-    where: parseQuery(params.query ?? null),
-    orderBy: parseOrderBy(params.orderBy ?? null),
+    where,
+    // the query object's sortIndex replaces orderBy (6.2)
+    orderBy: query.sortIndex ?? parseOrderBy(params.orderBy ?? null),
     reverseOrder: params.reverseOrder === 'true',
     page: params.page ?? 0,
     perPage: params.perPage ?? DEFAULT_PER_PAGE,
@@ -87,7 +90,6 @@ export async function selectPage(ctx: ServiceContext, request: ApiRequest, guard
   const offset = selection.page * selection.perPage;
   if (scope === 'all' && !(await guard.narrowedIn(className))) {
     const found = await ctx.store.find({ ...query, offset, limit: selection.perPage });
-    if (found.total === 0 && (await ctx.store.count(className)) === 0) throw new ApiError('404', `no class ${className}`);
     return { objects: found.objects, unfiltered: found.total };
   }
   // only readable objects are filtered and counted: the others never show, not even in counts
@@ -103,8 +105,10 @@ async function readableOnly(guard: Guard, objects: StoredObject[]): Promise<Stor
 /** A `self` listing: the session's own principal object, when it is of this class and matches. */
 async function ownObject(ctx: ServiceContext, guard: Guard, query: FindQuery): Promise<StoredObject[]> {
   const own = guard.principalId === undefined ? undefined : await ctx.store.get(guard.principalId);
-  if (!own || own.className !== query.className || !compileWhere(query.where)(own.fields)) return [];
-  return readableOnly(guard, [own]);
+  if (!own || own.className !== query.className) return [];
+  // the store answers the filter (reference paths and all), restricted to the own object
+  const { objects } = await ctx.store.find({ className: query.className, where: { $and: [query.where ?? {}, { $oids: [own.id] }] }, limit: 1 });
+  return readableOnly(guard, objects);
 }
 
 const SCAN_PAGE = 1000;

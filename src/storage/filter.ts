@@ -11,20 +11,108 @@ export function fieldValue(fields: Fields, name: string): FieldValue | undefined
 }
 
 /** Whether an object with these fields matches `where` (no `where`, or `{}`, matches every object). */
-export function matches(fields: Fields, where: Where | undefined): boolean {
-  return compileWhere(where)(fields);
+export function matches(fields: Fields, where: Where | undefined, object?: ObjectMeta, lookup?: Lookup): boolean {
+  return compileWhere(where, lookup)(fields, object);
 }
 
+/** An object's id and store time, for `$oids` and `$storeTime` (without them those match nothing). */
+export interface ObjectMeta {
+  id: string;
+  storeTime: number;
+}
+/** Finds a referenced object by id, for `$match` (without it `$match` matches nothing). */
+export type Lookup = (id: string) => (ObjectMeta & { fields: Fields }) | undefined;
+type ObjectTest = (fields: Fields, object?: ObjectMeta) => boolean;
+
 /** `where` turned into one test, for applying the same filter to many objects. */
-export function compileWhere(where: Where | undefined): (fields: Fields) => boolean {
-  if (!where) return () => true;
-  const tests = Object.keys(where).map((name) => {
-    const test = compileCondition(where[name]);
+export function compileWhere(where: Where | undefined, lookup?: Lookup, depth = 0): ObjectTest {
+  if (!where || typeof where !== 'object' || Array.isArray(where)) return where ? () => false : () => true;
+  if (depth > 64) return () => false;
+  const tests: ObjectTest[] = Object.keys(where).map((name) => {
+    const condition: unknown = (where as Record<string, unknown>)[name];
+    if (name.startsWith('$')) return compileNode(name, condition, lookup, depth);
+    const test = compileCondition(condition, lookup, depth);
     return (fields: Fields) => test(fieldValue(fields, name));
   });
   if (tests.length === 0) return () => true;
   if (tests.length === 1) return tests[0]!;
-  return (fields) => tests.every((test) => test(fields));
+  return (fields, object) => tests.every((test) => test(fields, object));
+}
+
+const nothing: ObjectTest = () => false;
+
+/** A `WhereNodes` member; anything else starting with `$` matches nothing (never a wider answer). */
+function compileNode(name: string, operand: unknown, lookup: Lookup | undefined, depth: number): ObjectTest {
+  const list = Array.isArray(operand) ? operand : undefined;
+  switch (name) {
+    case '$and': {
+      if (!list) return nothing;
+      const tests = list.map((item) => compileWhere(item as Where, lookup, depth + 1));
+      return (fields, object) => tests.every((test) => test(fields, object));
+    }
+    case '$or': {
+      if (!list) return nothing;
+      const tests = list.map((item) => compileWhere(item as Where, lookup, depth + 1));
+      return (fields, object) => tests.some((test) => test(fields, object));
+    }
+    case '$not': {
+      if (typeof operand !== 'object' || operand === null || list) return nothing;
+      const test = compileWhere(operand as Where, lookup, depth + 1);
+      return (fields, object) => !test(fields, object);
+    }
+    case '$oids': {
+      if (!list || !list.every((id) => typeof id === 'string')) return nothing;
+      const ids = new Set<string>(list as string[]);
+      return (_, object) => object !== undefined && ids.has(object.id);
+    }
+    case '$storeTime': {
+      const test = compileCondition(operand, undefined, depth);
+      return (_, object) => object !== undefined && typeof operand === 'object' && operand !== null && test(object.storeTime);
+    }
+    case '$text': {
+      if (typeof operand !== 'string') return nothing;
+      const words = textWords(operand);
+      return (fields) => {
+        if (words.length === 0) return true;
+        const text = searchableText(fields);
+        return words.every((word) => text.includes(word));
+      };
+    }
+    default:
+      return nothing;
+  }
+}
+
+/** The words of a full-text search, lower-cased. */
+export function textWords(text: string): string[] {
+  return text.toLowerCase().split(/\s+/u).filter((word) => word !== '');
+}
+
+/** The object's top-level string fields (not starting with `_`), lower-cased, joined by line feeds. */
+export function searchableText(fields: Fields): string {
+  const parts: string[] = [];
+  for (const name of Object.keys(fields)) {
+    const value = fields[name];
+    if (!name.startsWith('_') && typeof value === 'string') parts.push(value.toLowerCase());
+  }
+  return parts.join('\n');
+}
+
+/** A `$like` pattern as a regular expression over the lower-cased value. */
+export function likePattern(pattern: string): RegExp {
+  let source = '';
+  for (const char of pattern.toLowerCase()) {
+    source += char === '*' ? '.*' : char === '?' ? '.' : char.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`, 'su');
+}
+
+/** The ids a field value references: directly, or as members of a set. */
+export function referencedIds(value: FieldValue | undefined): string[] {
+  const ids: string[] = [];
+  if (isRef(value)) ids.push(value.$ref);
+  if (isSet(value)) for (const id of value.$set) if (typeof id === 'string') ids.push(id);
+  return ids;
 }
 
 type ValueTest = (value: FieldValue | undefined) => boolean;
@@ -45,7 +133,7 @@ export function referencesId(value: FieldValue | undefined, id: string): boolean
  * condition (an unknown operator, an operand of the wrong type) matches nothing: the service refuses
  * such filters with `400` before a store sees them, and a store must never widen an answer.
  */
-function compileCondition(condition: unknown): ValueTest {
+function compileCondition(condition: unknown, lookup?: Lookup, depth = 0): ValueTest {
   if (isScalar(condition)) return (value) => value === condition;
   if (isRef(condition)) {
     const id = condition.$ref;
@@ -54,17 +142,38 @@ function compileCondition(condition: unknown): ValueTest {
   if (typeof condition !== 'object' || condition === null || Array.isArray(condition)) return never;
   const tests: ValueTest[] = [];
   for (const [operator, operand] of Object.entries(condition)) {
-    const test = compileOperator(operator, operand);
+    const test = operator === '$match' ? compileMatch(operand, lookup, depth) : compileOperator(operator, operand);
     if (!test) return never;
     tests.push(test);
   }
   return (value) => tests.every((test) => test(value));
 }
 
+/** `$match`: a referenced object (direct or a set member) exists and matches the filter. */
+function compileMatch(operand: unknown, lookup: Lookup | undefined, depth: number): ValueTest | undefined {
+  if (!lookup || typeof operand !== 'object' || operand === null || Array.isArray(operand)) return undefined;
+  const test = compileWhere(operand as Where, lookup, depth + 1);
+  return (value) =>
+    referencedIds(value).some((id) => {
+      const target = lookup(id);
+      return target !== undefined && test(target.fields, target);
+    });
+}
+
 function compileOperator(operator: string, operand: unknown): ValueTest | undefined {
   switch (operator) {
     case '$ne':
       return isScalar(operand) ? (value) => value !== operand : undefined;
+    case '$eq':
+      if (!isScalar(operand)) return undefined;
+      return typeof operand === 'string' ? (value) => value === operand || referencesId(value, operand) : (value) => value === operand;
+    case '$like': {
+      if (typeof operand !== 'string') return undefined;
+      const pattern = likePattern(operand);
+      return (value) => typeof value === 'string' && pattern.test(value.toLowerCase());
+    }
+    case '$null':
+      return typeof operand === 'boolean' ? (value) => (value === undefined || value === null) === operand : undefined;
     case '$in': {
       if (!Array.isArray(operand) || !operand.every(isScalar)) return undefined;
       const allowed = new Set<unknown>(operand);

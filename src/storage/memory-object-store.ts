@@ -1,5 +1,5 @@
 import { StoreConflictError, StoreValueError } from './errors.js';
-import { compareFieldValues, compileWhere, fieldValue, isScalar } from './filter.js';
+import { compareFieldValues, compileWhere, fieldValue, isScalar, type Lookup } from './filter.js';
 import { newObjectId } from './ids.js';
 import { nextStoreTime } from './store-time.js';
 import {
@@ -35,6 +35,8 @@ export class MemoryObjectStore implements ObjectStore {
   readonly #byId = new Map<string, Entry>();
   readonly #classes = new Map<string, ClassObjects>();
   readonly #now: () => number;
+  /** Referenced objects for reference paths (`$match`): the stored entries themselves, read only. */
+  readonly #lookup: Lookup = (id) => this.#byId.get(id);
 
   constructor(options: MemoryObjectStoreOptions = {}) {
     this.#now = options.now ?? Date.now;
@@ -57,12 +59,12 @@ export class MemoryObjectStore implements ObjectStore {
   async find(query: FindQuery): Promise<FindResult> {
     const objects = this.#classes.get(query.className);
     if (!objects) return { objects: [], total: 0 };
-    const { entries, total } = objects.select(query);
+    const { entries, total } = objects.select(query, this.#lookup);
     return { objects: entries.map(copy), total };
   }
 
   async count(className: string, where?: Where): Promise<number> {
-    return this.#classes.get(className)?.select({ className, where, limit: 0 }).total ?? 0;
+    return this.#classes.get(className)?.select({ className, where, limit: 0 }, this.#lookup).total ?? 0;
   }
 
   async put(input: ObjectInput): Promise<StoredObject> {
@@ -249,15 +251,16 @@ class ClassObjects {
   }
 
   /** The matching entries of one page, and how many match in all. */
-  select(query: FindQuery): { entries: Entry[]; total: number } {
+  select(query: FindQuery, lookup?: Lookup): { entries: Entry[]; total: number } {
     const offset = Math.max(0, query.offset ?? 0);
     const limit = Math.max(0, query.limit ?? Infinity);
     const where = query.where ?? {};
     const names = Object.keys(where);
-    const indexed = this.#fromIndex(where, names);
+    const indexed = this.#fromIndex(where, names.filter((name) => !name.startsWith('$')));
     // exact: the candidates are exactly the matches (one condition, answered by an index)
     const exact = names.length === 0 || (indexed !== undefined && indexed.exact && names.length === 1);
-    const test = exact ? undefined : compileWhere(where);
+    const compiled = exact ? undefined : compileWhere(where, lookup);
+    const test = compiled && ((entry: Entry) => compiled(entry.fields, entry));
     const candidates = indexed?.entries;
     const page = new Page(offset, limit);
 
@@ -266,11 +269,11 @@ class ClassObjects {
       const total = exact ? (candidates?.length ?? this.live) : undefined;
       if (!test && !candidates) return { entries: sliceOf(ordered, offset, limit, query.reverse), total: total! };
       // walk the order index, testing each entry; stop early when the total is already known
-      const member = test ?? compileWhere(where);
+      const member = test ?? ((entry: Entry) => compileWhere(where, lookup)(entry.fields, entry));
       const step = query.reverse ? -1 : 1;
       for (let i = query.reverse ? ordered.length - 1 : 0; i >= 0 && i < ordered.length; i += step) {
         const entry = ordered[i]!;
-        if (member(entry.fields) && !page.add(entry) && total !== undefined) break;
+        if (member(entry) && !page.add(entry) && total !== undefined) break;
       }
       return { entries: page.entries, total: total ?? page.seen };
     }
@@ -287,7 +290,7 @@ class ClassObjects {
     const step = query.reverse ? -1 : 1;
     for (let i = query.reverse ? source.length - 1 : 0; i >= 0 && i < source.length; i += step) {
       const entry = source[i];
-      if (entry && test(entry.fields)) page.add(entry);
+      if (entry && test(entry)) page.add(entry);
     }
     return { entries: page.entries, total: page.seen };
   }

@@ -57,6 +57,15 @@ export type Scalar = string | number | boolean | null;
  * - `$in`: the field equals one of the scalars (an empty list matches nothing).
  * - `$prefix`: the field is a string starting with the value.
  * - `$exists`: `true` when the field is present (also when it holds `null`), `false` when absent.
+ *
+ * Added for query text (each a store must answer like the others; `odbrest/testing` checks it):
+ * - `$eq`: the field equals the scalar (as a scalar condition), or, for a string, references the object
+ *   with that id directly or as a member of a set (query text `=`).
+ * - `$like`: the field is a string matching the whole pattern, `*` any run of characters and `?` one
+ *   character (a code point), compared after lower-casing both (`String.prototype.toLowerCase`).
+ * - `$null`: `true` when the field is absent or holds `null`; `false` when it holds something else.
+ * - `$match`: the field references an object (directly or as a member of a set) that exists and
+ *   matches this filter (a reference path, `Customer.City = "Berlin"`).
  */
 export interface FieldOperators {
   $ne?: Scalar;
@@ -67,6 +76,10 @@ export interface FieldOperators {
   $in?: Scalar[];
   $prefix?: string;
   $exists?: boolean;
+  $eq?: Scalar;
+  $like?: string;
+  $null?: boolean;
+  $match?: Where;
 }
 
 /**
@@ -78,8 +91,33 @@ export interface FieldOperators {
  */
 export type Condition = Scalar | RefValue | FieldOperators;
 
-/** A filter: every member's condition must hold for its field. `{}` matches every object of the class. */
-export type Where = Record<string, Condition>;
+/**
+ * Members of a `Where` that are not field names (fields never start with `$`), each holding alongside
+ * the field conditions:
+ * - `$and`: every filter of the list holds (an empty list: all hold).
+ * - `$or`: at least one filter of the list holds (an empty list matches nothing).
+ * - `$not`: the filter does not hold.
+ * - `$oids`: the object's id is one of these (an empty list matches nothing).
+ * - `$storeTime`: the object's store time (epoch ms) satisfies these range operators (`$gt`, `$gte`,
+ *   `$lt`, `$lte` with numbers, `$ne`, `$in`).
+ * - `$text`: full text (`seFulltext`, PROTOCOL.md 6.9): every word of it (split at white space) is
+ *   contained in the object's string fields (top-level, not starting with `_`), compared after
+ *   lower-casing both; an empty text matches every object.
+ */
+export interface WhereNodes {
+  $and?: Where[];
+  $or?: Where[];
+  $not?: Where;
+  $oids?: string[];
+  $storeTime?: FieldOperators;
+  $text?: string;
+}
+
+/**
+ * A filter: every member's condition must hold for its field, and every `WhereNodes` member present.
+ * `{}` matches every object of the class.
+ */
+export type Where = { [field: string]: Condition | WhereNodes[keyof WhereNodes] } & WhereNodes;
 
 /**
  * Order of a listing by one field's value. Values rank: absent or `null`, then `false`, `true`, then

@@ -39,6 +39,23 @@ describe('qb64', () => {
     expect(encoded.body.data['~Count']).toBe(2);
   });
 
+  test.each([
+    ['standard base64, padding percent-encoded', (text: string) => Buffer.from(text).toString('base64').replace(/=/g, '%3D')],
+    ['standard base64, padded', (text: string) => Buffer.from(text).toString('base64')],
+    ['standard base64, unpadded', (text: string) => Buffer.from(text).toString('base64').replace(/=+$/, '')],
+    ['every character percent-encoded', (text: string) => [...Buffer.from(text).toString('base64')].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('')],
+  ])('%s is used as the query', async (_form, encode) => {
+    const service = await demoService();
+    const sessionId = await login(service);
+    // "x=~~~?>?" encodes to "+" and "/" in standard base64 ("-" and "_" in base64url), padded with "="
+    const query = `${LISTING}&x=~~~?>?`;
+    const encoded = encode(query);
+    expect(encoded).toMatch(/[+/]|%2b|%2f/i);
+    const plain = await call(service, 'GET', `/v1/objects/Customer?${LISTING}`, { headers: { sessionId } });
+    const answer = await call(service, 'GET', `/v1/objects/Customer?qb64=${encoded}`, { headers: { sessionId } });
+    expect(answer.body).toEqual(plain.body);
+  });
+
   test('a query with more than qb64 is an ordinary query', async () => {
     const service = await demoService();
     const sessionId = await login(service);
@@ -47,7 +64,10 @@ describe('qb64', () => {
   });
 
   test.each([
-    ['a character outside base64url', 'cGVy+GFnZT0y'],
+    ['a character of neither alphabet', 'cGVy*GFnZT0y'],
+    ['a percent-encoded character of neither alphabet', 'cGVy%2AGFnZT0y'],
+    ['a bad percent escape', 'cGVy%zzGFnZT0y'],
+    ['padding that does not complete a quantum', 'cGVyc2=='],
     ['a length no encoding has', 'cGVyc'],
     ['bytes that are not UTF-8', Buffer.from([0x70, 0xff, 0xfe]).toString('base64url')],
     ['padding in the middle', 'cG=VyUGFnZT0y'],

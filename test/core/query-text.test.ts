@@ -1,0 +1,90 @@
+/** The product's query object and query text (PROTOCOL.md 6.2), against the demo's customers. */
+import { describe, expect, test } from 'vitest';
+import { call, demoService, expectError, login } from '../helpers.js';
+
+async function lister() {
+  const service = await demoService();
+  const sessionId = await login(service);
+  return (query: unknown, extra = '') =>
+    call(service, 'GET', `/v1/objects/Customer?perPage=1000&query=${encodeURIComponent(JSON.stringify(query))}${extra}`, { headers: { sessionId } });
+}
+
+describe('queryString', () => {
+  test('query text selects as the JSON filter does; keywords in any case, bare words are strings', async () => {
+    const list = await lister();
+    const json = await list({ City: 'Berlin' });
+    expect(json.body.data['~Count']).toBeGreaterThan(0);
+    for (const text of ['query City = "Berlin";', 'City=Berlin', "QUERY City == 'Berlin'", 'not (City <> "Berlin")']) {
+      const answer = await list({ queryString: text });
+      expect([text, answer.body.data]).toEqual([text, json.body.data]);
+    }
+  });
+
+  test('or, like, in and is null', async () => {
+    const list = await lister();
+    const all = (await list({})).body.data['~Elements'] as Record<string, unknown>[];
+    const ids = (answer: { body: { data: { '~Elements': { '~ObjectID': string }[] } } }) => answer.body.data['~Elements'].map((o) => o['~ObjectID']);
+    const expected = (keep: (o: Record<string, unknown>) => boolean) => all.filter(keep).map((o) => o['~ObjectID']);
+    const city = (o: Record<string, unknown>) => String(o.City ?? '');
+    expect(ids(await list({ queryString: 'City = "Berlin" or City = "Hamburg"' }))).toEqual(expected((o) => ['Berlin', 'Hamburg'].includes(city(o))));
+    expect(ids(await list({ queryString: 'City like "b*N"' }))).toEqual(expected((o) => /^b.*n$/i.test(city(o))));
+    expect(ids(await list({ queryString: 'City in ("Berlin", Hamburg)' }))).toEqual(expected((o) => ['Berlin', 'Hamburg'].includes(city(o))));
+    expect(ids(await list({ queryString: 'Nowhere is null' }))).toEqual(expected(() => true));
+    expect(ids(await list({ queryString: 'City is null' }))).toEqual(expected((o) => o.City === undefined || o.City === null));
+  });
+
+  test('oids and sortIndex', async () => {
+    const list = await lister();
+    const all = (await list({})).body.data['~Elements'] as { '~ObjectID': string; City: string }[];
+    const two = [all[3]!['~ObjectID'], all[1]!['~ObjectID']];
+    const answer = await list({ oids: two });
+    expect(answer.body.data['~Elements'].map((o: { '~ObjectID': string }) => o['~ObjectID'])).toEqual([all[1]!['~ObjectID'], all[3]!['~ObjectID']]);
+    const sorted = await list({ sortIndex: '!City' });
+    const cities = sorted.body.data['~Elements'].map((o: { City: string }) => o.City);
+    expect(cities).toEqual([...cities].sort().reverse());
+  });
+
+  test.each([
+    ['query Nummer =', 'query text: expected a value after \'=\' at 14'],
+    ['City = "Berlin', 'query text: expected a closing " for the string at 7'],
+    ['(((City = 1)', 'query text: expected ")" to close the "(" of 1 at 12'],
+    ['City ~ 1', 'query text: expected a name, value or operator, not "~" at 5'.replace('"~"', '"~"')],
+    ['A.B.C.D.E = 1', 'query text: expected at most 3 references followed in a path at 8'],
+    ['_Password = 1', 'query text: expected a field name not starting with _ at 0'],
+  ])('%s: 400 naming the position', async (text, message) => {
+    const list = await lister();
+    const answer = await list({ queryString: text });
+    expectError(answer, '400', 400);
+    if (!message.includes('~')) expect(answer.body.status.statusMessage).toBe(message);
+  });
+
+  test('an unknown member of the query object is 400, never a wider answer', async () => {
+    const list = await lister();
+    for (const query of [{ $or: [] }, { macro: 'x' }, { folderPath: '/' }, { oids: 'V2YZ' }, { sortIndex: 3 }]) expectError(await list(query), '400', 400);
+  });
+});
+
+describe('empty classes', () => {
+  test('a class with no objects is the empty set, not 404', async () => {
+    const service = await demoService();
+    const sessionId = await login(service);
+    const answer = await call(service, 'GET', '/v1/objects/Dokument', { headers: { sessionId } });
+    expect([answer.status, answer.body.status.internalStatus, answer.body.data]).toEqual([200, '0', { '~Count': 0, '~UnfilteredCount': 0, '~Elements': [] }]);
+  });
+});
+
+describe('fuzz: bad query text is 400 in bounded time, never 5xx', () => {
+  test('random tokens, deep parentheses, long strings, unbalanced quotes', async () => {
+    const list = await lister();
+    const pieces = ['(', ')', '"', "'", 'and', 'or', 'not', '=', 'like', 'in', 'is', 'null', ',', '.', 'City', '5', '\\', '~', ';', '||'];
+    let seed = 7;
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const texts = ['('.repeat(5000), `City = "${'x'.repeat(100_000)}`, 'City = "abc', `${'not '.repeat(400)}City = 1`];
+    for (let i = 0; i < 60; i++) texts.push(Array.from({ length: 1 + Math.floor(random() * 12) }, () => pieces[Math.floor(random() * pieces.length)]).join(' '));
+    for (const text of texts) {
+      const answer = await list({ queryString: text });
+      expect(answer.status, text.slice(0, 80)).toBeLessThan(500);
+      if (answer.status === 200) expect(answer.body.data['~Count']).toBeLessThanOrEqual((await list({})).body.data['~Count']);
+    }
+  });
+});
