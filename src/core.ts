@@ -23,6 +23,7 @@ import { ExternalLogin } from './oauth/flow.js';
 import { IDENTITY_CLASS } from './oauth/links.js';
 import { PROVIDER_CLASS } from './oauth/providers.js';
 import { Access } from './objects/access.js';
+import { checkedStore, ClassSchemas } from './objects/schema.js';
 import { Serializer } from './objects/serialize.js';
 import type { ServiceOptions } from './options.js';
 import { serviceRoutes } from './routes.js';
@@ -57,6 +58,9 @@ export class Core {
     this.#trustProxy = options.trustProxy ?? false;
     const cors = new Cors(options.cors);
     this.fetch = logRequests(options.logger, (request, context) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context)));
+    const files = fileSettings(options.files, now);
+    const schema = new ClassSchemas(options.schema, files.className, store);
+    const macroStore = checkedStore(store, schema); // what macros and hooks write through
     let hookContext: MacroContext | undefined; // what hooks called outside a request see, made once
     const ctx: ServiceContext = {
       store,
@@ -68,10 +72,11 @@ export class Core {
       seats: new SeatCounter(kv, now),
       tokens: new TokenSigner(options.session?.jwtSecret),
       macros,
-      files: fileSettings(options.files, now),
+      files,
       serializer: new Serializer(store, { depth: options.objects?.serializationDepth ?? 2, internalClasses, storeTimeCache: caches.storeTimes }, () =>
         serializationHook(macros, () => (hookContext ??= ctx.macroContext(undefined))),
       ),
+      schema,
       access: new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']),
       guard: (request) => ctx.access.forRequest(request, ctx.macroContext),
       writeHooks: { beforeWrite: options.objects?.beforeWrite, afterWrite: options.objects?.afterWrite },
@@ -83,7 +88,7 @@ export class Core {
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
       now,
       checkAppKey: appKeyCheck(options.appKeys),
-      macroContext: (request, session = request?.session) => macroContext(store, kv, session, request?.raw ?? new Request('http://odbrest/')),
+      macroContext: (request, session = request?.session) => macroContext(macroStore, kv, session, request?.raw ?? new Request('http://odbrest/')),
       onError,
       dispatch: (inner) => this.#dispatch(inner),
     };

@@ -9,10 +9,12 @@ import type { Route } from './http/router.js';
 import { macroRoutes } from './macros/routes.js';
 import type { ExternalLogin } from './oauth/flow.js';
 import { externalLoginRoutes } from './oauth/routes.js';
+import { modelRoutes } from './objects/model.js';
 import { objectRoutes } from './objects/routes.js';
 import { openApiRoutes } from './openapi/routes.js';
 import type { ServiceOptions } from './options.js';
 import { secureLoginRoutes } from './secure/routes.js';
+import { v2Routes } from './v2/routes.js';
 import { PACKAGE_VERSION } from './version.js';
 
 /** Every route of the service, from each folder's route module, and (unless turned off) the OpenAPI document of them all. */
@@ -23,11 +25,13 @@ export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin,
     ...twoFactorRoutes(ctx),
     ...licenceRoutes(ctx),
     ...objectRoutes(ctx),
+    ...modelRoutes(ctx),
     ...fileRoutes(ctx),
     ...macroRoutes(ctx),
     ...externalLoginRoutes(ctx, externalLogin),
     ...checkRoutes(ctx, options.serviceCheck),
     ...batchRoutes(ctx),
+    ...v2Routes(ctx, options.v2),
   ];
   if (options.openApi === false) return routes;
   const { applicationName = 'odbrest', applicationVersion = PACKAGE_VERSION } = options.serviceCheck ?? {};
