@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import { createNodeHandler, loadConfig, openConfig } from 'odbrest/node';
 import { demoAccess } from '../demo-access.mjs';
 import { demoFiles } from '../demo-files.mjs';
+import { demoSchema } from '../demo-schema.mjs';
 import { docsPage } from '../docs-page.mjs';
 
 /** A start-up failure in one line (a configuration error names the option), not a stack trace. */
@@ -37,6 +38,8 @@ const service = createService({
   ...options,
   // the demo's rules unless api-config.yml has its own `access:` table
   access: options.access ?? demoAccess,
+  // the demo's declared classes unless api-config.yml has its own `schema:`
+  schema: options.schema ?? demoSchema,
   files: { ...options.files, blobs },
   twoFactor: {
     policies: twoFactor.policies ?? { hr: 'optional' },
