@@ -2,6 +2,7 @@
 import { PACKAGE_VERSION } from '../version.js';
 import { keygen, parseKeygenArgs } from './keygen.js';
 import { parseServeArgs, SERVE_USAGE, startServer, UsageError } from './serve.js';
+import { parseTypesArgs, TYPES_USAGE, writeTypes } from './types.js';
 
 /** Set by the build (tsup.config.ts) from package.json. */
 const VERSION = PACKAGE_VERSION;
@@ -10,6 +11,8 @@ const USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H]
                             start the service (api-config.yml and ODBREST_* variables; odbrest serve --help)
        odbrest keygen [--bits 2048] [--out dir]
                             write a secure-login key pair (server-key.pem, server-key.pub.pem)
+       odbrest types [--config FILE] [--schema MODULE] [--out FILE]
+                            write TypeScript types of the declared classes (odbrest types --help)
        odbrest --help       this text
        odbrest --version    the version`;
 
@@ -30,6 +33,13 @@ async function main(args: string[]): Promise<number> {
     if (rest.includes('--help') || rest.includes('-h')) return console.log(USAGE.split('\n').slice(2, 4).join('\n').replace(/^\s+/, 'usage: ')), 0;
     const { privateKeyPath, publicKeyPath } = await keygen(parseKeygenArgs(rest));
     console.log(`wrote ${privateKeyPath} (private, give it as serverKeyFile) and ${publicKeyPath}`);
+    return 0;
+  }
+  if (command === 'types') {
+    const flags = parseTypesArgs(rest);
+    if (flags.help) return console.log(TYPES_USAGE), 0;
+    const where = await writeTypes(flags);
+    if (flags.out !== undefined) console.error(`wrote the types of the declared classes to ${where}`);
     return 0;
   }
   if (command === '--version' || command === '-v' || command === 'version') return console.log(`odbrest ${VERSION}`), 0;

@@ -17,7 +17,7 @@ const selectionBuilt = (() => {
 })();
 
 async function session(options: ServiceOptions = {}, user: 'alice' | 'bob' = 'alice') {
-  const service = await demoService({ access: demoAccess, schema: { ...demoSchema, Customer: { ...demoSchema.Customer, classId: 100 } }, ...options });
+  const service = await demoService({ access: demoAccess, schema: { ...demoSchema, Customer: { ...demoSchema.Customer!, classId: 100 } }, ...options });
   return { service, headers: { sessionId: await login(service, user) } };
 }
 
