@@ -116,7 +116,7 @@ export class RouteTable {
 /** Throws `400` when a `/v1/multi` item names a route that may not run in a batch (PROTOCOL.md 6.5). */
 export function checkBatchItem(request: ApiRequest, route: Route): void {
   if (request.batchItem && (route.auth === 'none' || route.batch === false)) {
-    throw new ApiError('400', `${clip(request.method)} ${clip(request.path)} is not allowed in /v1/multi (logins, logout, batches, file bytes and the v2 group are not)`);
+    throw new ApiError('400', `${clip(request.method)} ${clip(request.path)} is not allowed in /v1/multi (logins, logout and batches are not)`);
   }
 }
 
