@@ -23,7 +23,7 @@ import { ExternalLogin } from './oauth/flow.js';
 import { IDENTITY_CLASS } from './oauth/links.js';
 import { PROVIDER_CLASS } from './oauth/providers.js';
 import { Access } from './objects/access.js';
-import { checkedStore, ClassSchemas } from './objects/schema.js';
+import { ClassSchemas } from './objects/schema.js';
 import { Serializer } from './objects/serialize.js';
 import type { ServiceOptions } from './options.js';
 import { serviceRoutes } from './routes.js';
@@ -33,7 +33,6 @@ import { SecureTransport } from './secure/transport.js';
 import { MemoryKeyValueStore } from './storage/memory-kv.js';
 import { MemoryObjectStore } from './storage/memory-object-store.js';
 import { importObjects } from './storage/seed.js';
-
 /** Assembles the service from its options and dispatches requests to its routes. Hosts use `createService`. */
 export class Core {
   readonly ctx: ServiceContext;
@@ -45,7 +44,6 @@ export class Core {
   readonly #secure: SecureTransport;
   readonly #trustProxy: boolean;
   #loaded = false;
-
   constructor(options: ServiceOptions = {}) {
     const now = options.now ?? Date.now;
     const store = options.store ?? new MemoryObjectStore({ now });
@@ -58,9 +56,6 @@ export class Core {
     this.#trustProxy = options.trustProxy ?? false;
     const cors = new Cors(options.cors);
     this.fetch = logRequests(options.logger, (request, context) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context)));
-    const files = fileSettings(options.files, now);
-    const schema = new ClassSchemas(options.schema, files.className, store);
-    const macroStore = checkedStore(store, schema); // what macros and hooks write through
     let hookContext: MacroContext | undefined; // what hooks called outside a request see, made once
     const ctx: ServiceContext = {
       store,
@@ -72,11 +67,11 @@ export class Core {
       seats: new SeatCounter(kv, now),
       tokens: new TokenSigner(options.session?.jwtSecret),
       macros,
-      files,
+      files: fileSettings(options.files, now),
       serializer: new Serializer(store, { depth: options.objects?.serializationDepth ?? 2, internalClasses, storeTimeCache: caches.storeTimes }, () =>
         serializationHook(macros, () => (hookContext ??= ctx.macroContext(undefined))),
       ),
-      schema,
+      schema: new ClassSchemas(options.schema, options.files?.className ?? 'Document', store),
       access: new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']),
       guard: (request) => ctx.access.forRequest(request, ctx.macroContext),
       writeHooks: { beforeWrite: options.objects?.beforeWrite, afterWrite: options.objects?.afterWrite },
@@ -88,7 +83,7 @@ export class Core {
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
       now,
       checkAppKey: appKeyCheck(options.appKeys),
-      macroContext: (request, session = request?.session) => macroContext(macroStore, kv, session, request?.raw ?? new Request('http://odbrest/')),
+      macroContext: (request, session = request?.session) => macroContext(ctx.schema.checkedStore, kv, session, request?.raw ?? new Request('http://odbrest/')),
       onError,
       dispatch: (inner) => this.#dispatch(inner),
     };

@@ -57,10 +57,13 @@ export class ClassSchemas {
   readonly #classes = new Map<string, CompiledClass>();
   readonly #byId = new Map<number, string>();
   readonly #store: ObjectStore;
+  /** The store as macros and hooks get it (`context.store`): its `put` checks declared classes too. */
+  readonly checkedStore: ObjectStore;
 
   /** Throws an `Error` naming the class and field of the first declaration that contradicts itself. */
   constructor(declarations: SchemaDeclarations | undefined, fileClass: string, store: ObjectStore) {
     this.#store = store;
+    this.checkedStore = checkedStore(store, this);
     if (declarations === undefined) return;
     if (typeof declarations !== 'object' || declarations === null || Array.isArray(declarations)) throw new Error('schema must map class names to {fields, indexes?, strict?}');
     for (const [name, declaration] of Object.entries(declarations)) {
