@@ -167,6 +167,17 @@ export const ConfigSchema = v.strictObject({
       ),
     }),
   }),
+  /**
+   * Declared classes (PROTOCOL.md 6.8): class name -> {fields, indexes?, strict?, classId?}. Their
+   * details are checked by the service at start-up, with messages naming the class and field.
+   */
+  schema: optional(
+    v.record(
+      v.string(),
+      v.looseObject({ fields: v.record(v.string(), v.unknown(), 'schema: each class needs fields, a mapping of field names to types') }, 'schema must map class names to {fields, indexes?, strict?}'),
+      'schema must map class names to {fields, indexes?, strict?}',
+    ),
+  ),
   /** Serve `GET {base}/openapi.json`. Default true. */
   openApi: optional(flag('openApi')),
   caches: group('caches', {

@@ -9,6 +9,7 @@ import type { Answer } from './http/envelope.js';
 import type { ApiRequest } from './http/request.js';
 import type { MacroContext, MacroRegistry } from './macros/registry.js';
 import type { Access, Guard } from './objects/access.js';
+import type { ClassSchemas } from './objects/schema.js';
 import type { Serializer } from './objects/serialize.js';
 import type { WriteHooks, WriteOptions } from './objects/writes.js';
 import type { ServerKeySource } from './secure/server-key.js';
@@ -39,6 +40,8 @@ export interface ServiceContext {
   /** The blob store, upload limit and file class of the file routes (PROTOCOL.md 6.6). */
   readonly files: FileSettings;
   readonly serializer: Serializer;
+  /** The declared classes (PROTOCOL.md 6.8): writes are checked against them. */
+  readonly schema: ClassSchemas;
   /** The access rules (PROTOCOL.md 6.4). */
   readonly access: Access;
   /** The access rules as this request's session sees them (made once per request). */

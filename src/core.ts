@@ -21,6 +21,7 @@ import { serializationHook } from './macros/hooks.js';
 import { MacroRegistry, macroContext, type MacroContext } from './macros/registry.js';
 import { ExternalLogin } from './oauth/flow.js';
 import { Access } from './objects/access.js';
+import { ClassSchemas } from './objects/schema.js';
 import { serviceInternalClasses, writeContext } from './objects/write-setup.js';
 import { Serializer, serializerOptions } from './objects/serialize.js';
 import type { ServiceOptions } from './options.js';
@@ -46,7 +47,6 @@ export class Core {
   readonly #trustProxy: boolean;
   readonly #telemetry: Telemetry;
   #loaded = false;
-
   constructor(options: ServiceOptions = {}) {
     const now = options.now ?? Date.now;
     const telemetry = (this.#telemetry = new Telemetry(options.telemetry !== false));
@@ -76,6 +76,7 @@ export class Core {
       serializer: new Serializer(store, { ...serializerOptions(options.objects), internalClasses, storeTimeCache: caches.storeTimes, fileClass: options.files?.className }, () =>
         serializationHook(macros, () => (hookContext ??= ctx.macroContext(undefined))),
       ),
+      schema: new ClassSchemas(options.schema, options.files?.className ?? 'Document', store),
       access: new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']),
       guard: (request) => ctx.access.forRequest(request, ctx.macroContext),
       ...writeContext(options),
@@ -87,7 +88,7 @@ export class Core {
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
       now,
       checkAppKey: appKeyCheck(options.appKeys),
-      macroContext: (request, session = request?.session) => macroContext(store, kv, session, request?.raw ?? new Request('http://odbrest/')),
+      macroContext: (request, session = request?.session) => macroContext(ctx.schema.checkedStore, kv, session, request?.raw ?? new Request('http://odbrest/')),
       onError,
       lifecycle: new Lifecycle(),
       dispatch: (inner) => this.#dispatch(inner),

@@ -13,10 +13,12 @@ import type { Macros, SerializationMacro } from './macros/registry.js';
 import type { AccessOptions } from './objects/access.js';
 import type { SerializationStyles } from './objects/serialize.js';
 import type { HostAction, WriteHooks } from './objects/writes.js';
+import type { SchemaDeclarations } from './objects/declarations.js';
 import type { ExternalLoginOptions } from './oauth/types.js';
 import type { SymmetricCrypto } from './secure/symmetric.js';
 import type { SeedData } from './storage/seed.js';
 import type { KeyValueStore, ObjectStore } from './storage/types.js';
+import type { V2Options } from './v2/routes.js';
 
 /** The secure login and transport (PROTOCOL.md 3, 4). */
 export interface SecureOptions {
@@ -105,6 +107,12 @@ export interface ServiceOptions {
   objects?: ObjectOptions;
   /** Who may read, create, update and delete objects of each class (PROTOCOL.md 6.4). Default: every session reads, users see only themselves, nobody writes. */
   access?: AccessOptions;
+  /**
+   * Declared classes (PROTOCOL.md 6.8): their fields' types and constraints, checked on every write;
+   * the model routes and `odbrest types` describe them. Undeclared classes stay schemaless. A
+   * declaration that contradicts itself makes `createService` throw, naming the class and field.
+   */
+  schema?: SchemaDeclarations;
   /** Files: the blob store, the upload limit and the file class (PROTOCOL.md 6.6). */
   files?: FileOptions;
   /**
@@ -112,6 +120,8 @@ export interface ServiceOptions {
    * (PROTOCOL.md 6.3), e.g. `{sendObject: (context, action, object) => ...}`. `add` and `remove` are built in.
    */
   actions?: Readonly<Record<string, HostAction>>;
+  /** The host's side of the v2 group (PROTOCOL.md 6.9): app configuration and theme, views, file variants. */
+  v2?: V2Options;
   /** Macros by name, including the typed `xApi_*` hooks (PROTOCOL.md 7). */
   macros?: Macros;
   /** What `_CheckService` and `/v1/versioninfo` report, and the health check's time limit (PROTOCOL.md 2.5). */

@@ -11,10 +11,12 @@ import type { Route } from './http/router.js';
 import { macroRoutes } from './macros/routes.js';
 import type { ExternalLogin } from './oauth/flow.js';
 import { externalLoginRoutes } from './oauth/routes.js';
+import { modelRoutes } from './objects/model.js';
 import { objectRoutes } from './objects/routes.js';
 import { openApiRoutes } from './openapi/routes.js';
 import type { ServiceOptions } from './options.js';
 import { secureLoginRoutes } from './secure/routes.js';
+import { v2Routes } from './v2/routes.js';
 import { PACKAGE_VERSION } from './version.js';
 
 /** Every route of the service, from each folder's route module, and (unless turned off) the OpenAPI document of them all. */
@@ -28,11 +30,13 @@ export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin,
     ...accountRoutes(ctx, account),
     ...passkeyRoutes(new Passkeys(ctx, account.users, options.passkeys)),
     ...objectRoutes(ctx),
+    ...modelRoutes(ctx),
     ...fileRoutes(ctx),
     ...macroRoutes(ctx),
     ...externalLoginRoutes(ctx, externalLogin),
     ...checkRoutes(ctx, options.serviceCheck),
     ...batchRoutes(ctx),
+    ...v2Routes(ctx, options.v2),
   ];
   if (options.openApi === false) return routes;
   const { applicationName = 'odbrest', applicationVersion = PACKAGE_VERSION } = options.serviceCheck ?? {};

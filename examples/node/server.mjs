@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createNodeHandler, loadConfig, openConfig } from 'odbrest/node';
 import { demoAccess } from '../demo-access.mjs';
 import { demoFiles } from '../demo-files.mjs';
+import { demoSchema } from '../demo-schema.mjs';
 import { docsPage } from '../docs-page.mjs';
 
 /** A start-up failure in one line (a configuration error names the option), not a stack trace. */
@@ -52,6 +53,8 @@ const service = createService({
   passkeys: options.passkeys ?? { rpID: 'localhost', rpName: 'odbrest demo', origins: passkeyOrigins },
   // the demo's rules unless api-config.yml has its own `access:` table
   access: options.access ?? demoAccess,
+  // the demo's declared classes unless api-config.yml has its own `schema:`
+  schema: options.schema ?? demoSchema,
   files: { ...options.files, blobs },
   // A host action (PROTOCOL.md 6.3): a write with ?actions=[{"type":"sendObject","to":"..."}] records a
   // Message about the written object; a real host would send it on (mail, queue) here.

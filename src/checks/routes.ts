@@ -84,13 +84,17 @@ export function checkRoutes(ctx: ServiceContext, options: ServiceCheckOptions = 
         return okReply({});
       },
     },
-    {
-      method: 'GET',
-      path: '/v1/versioninfo',
-      auth: 'session',
-      summary: 'The service version and modules',
-      answer: 'webserviceVersion, structureChangeDate and listOfModules',
-      handler: async () => okReply({ webserviceVersion: PACKAGE_VERSION, structureChangeDate: startedAt, listOfModules: modules }),
-    },
+    // the v2 group's own path answers the same (PROTOCOL.md 6.9), never as a /v1/multi item
+    ...(['/v1/versioninfo', '/v2/versionInfo'] as const).map(
+      (path): Route => ({
+        method: 'GET',
+        path,
+        auth: 'session',
+        batch: path.startsWith('/v1/'),
+        summary: 'The service version and modules',
+        answer: 'webserviceVersion, structureChangeDate and listOfModules',
+        handler: async () => okReply({ webserviceVersion: PACKAGE_VERSION, structureChangeDate: startedAt, listOfModules: modules }),
+      }),
+    ),
   ];
 }

@@ -4,6 +4,7 @@ import { keygen, parseKeygenArgs } from './keygen.js';
 import { parseServeArgs, SERVE_USAGE, startServer, UsageError } from './serve.js';
 import { exportCommand, importCommand } from './transfer-command.js';
 import { parseUserArgs, runUserCommand, USER_USAGE } from './user.js';
+import { parseTypesArgs, TYPES_USAGE, writeTypes } from './types.js';
 
 /** Set by the build (tsup.config.ts) from package.json. */
 const VERSION = PACKAGE_VERSION;
@@ -18,6 +19,8 @@ const USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H] [--met
                             check an export whole, then write it into the configured stores
        odbrest user add|disable|groups|password NAME ...
                             administer users in the configured stores (odbrest user --help)
+       odbrest types [--config FILE] [--schema MODULE] [--out FILE]
+                            write TypeScript types of the declared classes (odbrest types --help)
        odbrest --help       this text
        odbrest --version    the version`;
 
@@ -46,6 +49,13 @@ async function main(args: string[]): Promise<number> {
   if (command === 'user') {
     if (rest.length === 0 || rest.includes('--help') || rest.includes('-h')) return console.log(USER_USAGE), 0;
     console.log(await runUserCommand(parseUserArgs(rest)));
+    return 0;
+  }
+  if (command === 'types') {
+    const flags = parseTypesArgs(rest);
+    if (flags.help) return console.log(TYPES_USAGE), 0;
+    const where = await writeTypes(flags);
+    if (flags.out !== undefined) console.error(`wrote the types of the declared classes to ${where}`);
     return 0;
   }
   if (command === '--version' || command === '-v' || command === 'version') return console.log(`odbrest ${VERSION}`), 0;

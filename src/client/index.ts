@@ -15,6 +15,7 @@ import type {
   PasswordInput,
   BatchItem,
   BatchResult,
+  ClassStructure,
   DownloadOptions,
   ExternalLoginOptions,
   ExternalLoginResult,
@@ -42,6 +43,7 @@ import type {
   LockStatus,
   SecurityEntry,
   Filter,
+  V2Calls,
 } from './types.js';
 
 /** The `serialization` parameter's JSON: a `class` serialization's `classes` become members named by class. */
@@ -191,6 +193,10 @@ export interface OdbRestClient {
   readonly accounts: AccountCalls;
   /** The kind of the current login, if any. */
   readonly sessionKind: SessionKind | undefined;
+  /** `GET /v1/model/structure`: the declared classes (or those named) the session may read. */
+  modelStructure(classes?: readonly string[]): Promise<SerializedSet<ClassStructure>>;
+  /** The v2 group (object data by query, id and parent; the model; app config, theme, views; files). */
+  readonly v2: V2Calls;
 }
 
 /** `pass` as the service takes it: the MD5 form of a password, or `pass` as given. */
@@ -540,6 +546,26 @@ export function createClient(options: ClientOptions): OdbRestClient {
     },
     get sessionKind() {
       return credential?.kind;
+    },
+    modelStructure: (classes) => request('GET', `/v1/model/structure${classes === undefined ? '' : `?classes=${encodeURIComponent(classes.join(','))}`}`),
+    v2: {
+      byQuery: (items) => request('POST', '/v2/objectdata/byQuery', items),
+      byId: (items) => request('POST', '/v2/objectdata/byid', items),
+      byParentObject: (items) => request('POST', '/v2/objectdata/byParentObject', items),
+      modelStructure: (items) => request('POST', '/v2/model/structure', items),
+      versionInfo: () => request('GET', '/v2/versionInfo'),
+      appConfig: () => request('GET', '/v2/appConfig'),
+      appTheme: () => request('GET', '/v2/appTheme'),
+      viewLoad: (items) => request('POST', '/v2/view/load', items),
+      viewAction: (body) => request('POST', '/v2/view/action', body),
+      async downloadFile(objectId, download = {}) {
+        const extra: Record<string, string> = {};
+        if (download.range !== undefined) extra.range = download.range;
+        if (download.ifNoneMatch !== undefined) extra['if-none-match'] = download.ifNoneMatch;
+        const variant = new URLSearchParams(download.variant ?? {});
+        const path = `/v2/file/${encodeURIComponent(objectId)}${variant.size > 0 ? `?${variant}` : ''}`;
+        return (await sendFile('GET', path, undefined, extra)) as FileDownload;
+      },
     },
   };
   // a secret: left out of JSON.stringify(client), spreads and enumerations

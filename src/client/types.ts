@@ -343,3 +343,95 @@ export interface AccountCalls {
   passkeys(): Promise<PasskeyEntry[]>;
   removePasskey(id: string): Promise<void>;
 }
+
+/** A member of a class in the model (PROTOCOL.md 6.8). */
+export interface ModelMember {
+  Name: string;
+  Type: 'string' | 'number' | 'integer' | 'boolean' | 'date' | 'json' | 'ref' | 'set' | 'file';
+  Class?: string;
+  Required: boolean;
+  MaxLength?: number;
+  Min?: number;
+  Max?: number;
+  Values?: Array<string | number>;
+  Base?: true;
+}
+
+/** A class in the model: its stable `ClassID`, whether it is declared, its members and indices. */
+export interface ClassStructure {
+  Name: string;
+  ClassID: number;
+  Declared: boolean;
+  Members: ModelMember[];
+  Indices: Array<{ Name: string; Members: string[] }>;
+}
+
+/** `type` and `context` of a v2 item: passed to the host's hooks as sent. */
+type Passed = string | number | null;
+
+/** What narrows a v2 selection (`byQuery`, `byParentObject`). */
+export interface V2Selecting {
+  /** Query text (PROTOCOL.md 6.2), e.g. `Name=Test`. */
+  query?: string;
+  /** One field and a direction: `Name ASC`, `Number DESC`. */
+  order?: string;
+  page?: number;
+  perPage?: number;
+  /** Words every object must contain in its string fields. */
+  seFulltext?: string;
+  seFulltextStem?: boolean;
+  seTextContent?: string;
+  seTextContentStem?: boolean;
+  serialization?: Record<string, unknown>;
+  type?: Passed;
+  context?: Passed;
+}
+export interface V2QueryItem extends V2Selecting {
+  className: string;
+}
+export interface V2IdItem {
+  className?: string;
+  classId?: number;
+  /** At most 1000. */
+  ids: Array<string | number>;
+  serialization?: Record<string, unknown>;
+  type?: Passed;
+  context?: Passed;
+}
+export interface V2ParentItem extends V2Selecting {
+  parentOID: string;
+  /** The parent's reference or set field. */
+  member: string;
+  /** `~ObjectID` only. */
+  idList?: boolean;
+}
+export interface V2ModelItem {
+  className: string;
+  skipDerivedClasses?: boolean;
+  skipMembers?: boolean;
+  skipBaseMembers?: boolean;
+  skipIndices?: boolean;
+  skipValueMapping?: boolean;
+}
+export interface V2ViewItem {
+  viewName: string;
+  className?: string;
+  type?: Passed;
+  context?: Passed;
+}
+
+/** The v2 group of the product's current client (PROTOCOL.md 6.9): each list call answers in item order. */
+export interface V2Calls {
+  byQuery<T extends SerializedObject = SerializedObject>(items: V2QueryItem[]): Promise<SerializedSet<T>[]>;
+  byId<T extends SerializedObject = SerializedObject>(items: V2IdItem[]): Promise<SerializedSet<T>[]>;
+  byParentObject<T extends SerializedObject = SerializedObject>(items: V2ParentItem[]): Promise<SerializedSet<T>[]>;
+  /** Per item, the class and (for `Object`) the classes derived from it. */
+  modelStructure(items: V2ModelItem[]): Promise<ClassStructure[][]>;
+  versionInfo(): Promise<Record<string, unknown>>;
+  appConfig<T = Record<string, unknown>>(): Promise<T>;
+  appTheme<T = Record<string, unknown>>(): Promise<T>;
+  viewLoad<T = unknown>(items: V2ViewItem[]): Promise<T[]>;
+  viewAction<T = unknown>(body: { action: Record<string, unknown>; [member: string]: unknown }): Promise<T>;
+  /** A file's bytes as `downloadFile`; `variant` (page, usePdf, attachItem, zipItem, maxSize) goes to the host's hook. */
+  downloadFile(objectId: string, options?: DownloadOptions & { variant?: Record<string, string> }): Promise<FileDownload>;
+}

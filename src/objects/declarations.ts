@@ -31,6 +31,11 @@ export interface ClassDeclaration {
   indexes?: readonly string[];
   /** Refuse fields that are not declared. Default false. */
   strict?: boolean;
+  /**
+   * The class's `ClassID` in the model (1 to 1048575), e.g. the one a product's clients already know.
+   * Default: derived from the class name (stable across restarts and instances).
+   */
+  classId?: number;
 }
 
 /** The `schema` option: declarations by class name. */

@@ -131,3 +131,16 @@ async function readableMatches(ctx: ServiceContext, guard: Guard, query: FindQue
 export async function selectAll(ctx: ServiceContext, request: ApiRequest, guard: Guard, selection: Selection, limit: number): Promise<SelectedPage> {
   return selectPage(ctx, request, guard, { ...selection, page: 0, perPage: limit });
 }
+
+/**
+ * v2's `order` (`"Name ASC"`, `"Nummer DESC"`, 6.9) in the listing's `orderBy` form (`-` in front for
+ * descending). A selection orders by one field (`OrderBy`), so a second is `400`, never dropped.
+ */
+export function orderByOfText(text: string | undefined, what = 'order'): string | undefined {
+  const parts = (text ?? '').split(',').map((part) => part.trim()).filter(Boolean);
+  if (parts.length === 0) return undefined;
+  if (parts.length > 1) throw new ApiError('400', `${what} may name one field only ("Name ASC" or "Name DESC"), not ${parts.length}`);
+  const found = /^(\S+)(?:\s+(asc|desc))?$/i.exec(parts[0]!);
+  if (!found) throw new ApiError('400', `${what} must be a field name followed by ASC or DESC, e.g. "Name ASC"`);
+  return found[2]?.toLowerCase() === 'desc' ? `-${found[1]}` : found[1];
+}

@@ -22,14 +22,20 @@ export interface Writer {
   guard: Guard;
 }
 
-/** Runs `beforeWrite` (its fields replace the change's; `_` members never reach the store). */
+/**
+ * Runs `beforeWrite` (its fields replace the change's; `_` members never reach the store), then checks
+ * the fields to be stored against the class's declaration (PROTOCOL.md 6.8): every create and update,
+ * whoever asks for it, passes here.
+ */
 export async function beforeWrite(writer: Writer, change: WriteChange): Promise<Fields | undefined> {
   const hook = writer.ctx.writeHooks.beforeWrite;
   if (hook) {
     const replaced = await hook(writer.ctx.macroContext(writer.request), change);
     if (replaced) change.fields = replaced;
   }
-  return change.fields && withoutInternal(change.fields);
+  const fields = change.fields && withoutInternal(change.fields);
+  if (fields) await writer.ctx.schema.check(change.className, fields);
+  return fields;
 }
 
 /** What follows every write that happened: the host's `afterWrite`. */

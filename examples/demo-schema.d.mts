@@ -1,0 +1,2 @@
+import type { SchemaDeclarations } from 'odbrest';
+export declare const demoSchema: SchemaDeclarations;

@@ -1,0 +1,141 @@
+/**
+ * The model (PROTOCOL.md 6.8): `GET /v1/model/structure` and `POST /v2/model/structure`, answered from
+ * the declarations (`schema`), only for classes the session may read. `Object` is the class every
+ * class derives from: its members are the three metadata members, its derived classes every declared one.
+ */
+import * as v from 'valibot';
+import type { ServiceContext } from '../context.js';
+import { okReply } from '../http/envelope.js';
+import { ApiError } from '../http/errors.js';
+import type { ApiRequest } from '../http/request.js';
+import type { Route } from '../http/router.js';
+import { parseQueryParams } from '../http/validate.js';
+import { flag, readItems, text } from '../v2/items.js';
+import type { Guard } from './access.js';
+import { checkClassName } from './schema.js';
+
+export const ROOT_CLASS = 'Object';
+
+/** A member of a class in the model. */
+export interface ModelMember {
+  Name: string;
+  Type: string;
+  Class?: string;
+  Required: boolean;
+  MaxLength?: number;
+  Min?: number;
+  Max?: number;
+  /** The values an `enum` allows (v2: unless `skipValueMapping`). */
+  Values?: readonly (string | number)[];
+  /** A member every object has (`~ObjectID`, `~ClassName`, `~StoreTime`), from `Object`. */
+  Base?: true;
+}
+
+export interface ClassStructure {
+  Name: string;
+  ClassID: number;
+  /** False for a class without declaration (schemaless: no members to describe). */
+  Declared: boolean;
+  Members: ModelMember[];
+  Indices: Array<{ Name: string; Members: string[] }>;
+}
+
+const BASE_MEMBERS: ModelMember[] = [
+  { Name: '~ObjectID', Type: 'string', Required: true, Base: true },
+  { Name: '~ClassName', Type: 'string', Required: true, Base: true },
+  { Name: '~StoreTime', Type: 'date', Required: true, Base: true },
+];
+
+interface Shape {
+  members: boolean;
+  baseMembers: boolean;
+  indices: boolean;
+  valueMapping: boolean;
+}
+
+function structure(ctx: ServiceContext, className: string, shape: Shape): ClassStructure {
+  const fields = ctx.schema.fields(className);
+  const root = className === ROOT_CLASS && !fields;
+  const members: ModelMember[] = [];
+  if (shape.members) {
+    if (shape.baseMembers || root) members.push(...BASE_MEMBERS);
+    for (const [name, spec] of Object.entries(fields ?? {})) {
+      const member: ModelMember = { Name: name, Type: spec.type, Required: spec.required };
+      if (spec.class !== undefined) member.Class = spec.class;
+      if (spec.maxLength !== undefined) member.MaxLength = spec.maxLength;
+      if (spec.min !== undefined) member.Min = spec.min;
+      if (spec.max !== undefined) member.Max = spec.max;
+      if (spec.enum && shape.valueMapping) member.Values = spec.enum;
+      members.push(member);
+    }
+  }
+  const indices = shape.indices ? ctx.schema.indexes(className).map((field) => ({ Name: `${className}_${field}`, Members: [field] })) : [];
+  return { Name: className, ClassID: ctx.schema.classId(className), Declared: root || fields !== undefined, Members: members, Indices: indices };
+}
+
+/** Whether the session sees this class in the model: not internal, and its read rule lets it read some. */
+async function visible(ctx: ServiceContext, guard: Guard, className: string): Promise<boolean> {
+  return className === ROOT_CLASS || (!ctx.internalClasses.has(className) && (await guard.scope('read', className)) !== 'none');
+}
+
+async function visibleOnly(ctx: ServiceContext, guard: Guard, names: readonly string[]): Promise<string[]> {
+  const answers = await Promise.all(names.map((name) => visible(ctx, guard, name)));
+  return names.filter((_, i) => answers[i]);
+}
+
+const ModelQuerySchema = v.object({
+  classes: v.optional(v.pipe(v.string(), v.description('class names, comma-separated (default: every declared class)'))),
+});
+
+const V2ItemSchema = v.strictObject({
+  className: text,
+  skipDerivedClasses: v.optional(flag),
+  skipMembers: v.optional(flag),
+  skipBaseMembers: v.optional(flag),
+  skipIndices: v.optional(flag),
+  skipValueMapping: v.optional(flag),
+});
+const MAX_CLASSES = 100;
+
+export function modelRoutes(ctx: ServiceContext): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/v1/model/structure',
+      auth: 'objects',
+      summary: 'The declared classes: members, indices and ClassIDs (only classes the session may read)',
+      query: ModelQuerySchema,
+      answer: 'a set (~Count, ~UnfilteredCount, ~Elements) of {Name, ClassID, Declared, Members, Indices}',
+      handler: async (request: ApiRequest) => {
+        const { classes } = parseQueryParams(ModelQuerySchema, request.searchParams);
+        const named = classes === undefined ? ctx.schema.classNames : [...new Set(classes.split(',').map((name) => name.trim()).filter(Boolean))];
+        if (named.length > MAX_CLASSES) throw new ApiError('400', `classes names at most ${MAX_CLASSES} classes`);
+        for (const name of named) checkClassName(name, 'classes: class name');
+        const shown = (await visibleOnly(ctx, ctx.guard(request), named)).map((name) => structure(ctx, name, { members: true, baseMembers: false, indices: true, valueMapping: true }));
+        return okReply({ '~Count': shown.length, '~UnfilteredCount': shown.length, '~Elements': shown });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v2/model/structure',
+      auth: 'objects',
+      batch: false,
+      summary: 'The model as the 0.2 client asks for it: per item, the class and (for Object) its derived classes',
+      body: v.array(V2ItemSchema),
+      answer: 'a list in item order; each a list of {Name, ClassID, Declared, Members, Indices}: the class (none when the session may not read it), then the classes derived from it',
+      handler: async (request: ApiRequest) => {
+        const items = readItems(request, V2ItemSchema);
+        const guard = ctx.guard(request);
+        const answers = [];
+        for (const [index, item] of items.entries()) {
+          checkClassName(item.className, `item ${index}: className`);
+          const shape = { members: !item.skipMembers, baseMembers: item.skipBaseMembers === false, indices: !item.skipIndices, valueMapping: !item.skipValueMapping };
+          const derived = item.className === ROOT_CLASS && !item.skipDerivedClasses && !ctx.schema.isDeclared(ROOT_CLASS) ? ctx.schema.classNames : [];
+          const names = await visibleOnly(ctx, guard, [item.className, ...derived]);
+          answers.push(names.map((name) => structure(ctx, name, shape)));
+        }
+        return okReply(answers);
+      },
+    },
+  ];
+}

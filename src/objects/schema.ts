@@ -1,0 +1,291 @@
+/**
+ * Declared classes (PROTOCOL.md 6.8): the `schema` option checked once at start-up and turned into one
+ * valibot schema per class, which the one write path (`write-path.ts`) runs on the fields it is about
+ * to store. The model routes, the OpenAPI document and `odbrest types` read the same declarations.
+ */
+import * as v from 'valibot';
+import { ApiError, clip } from '../http/errors.js';
+import type { Fields, ObjectStore } from '../storage/types.js';
+import type { ClassDeclaration, FieldDeclaration, FieldType, SchemaDeclarations } from './declarations.js';
+import { withoutInternal } from './writes.js';
+
+export const FIELD_TYPES: readonly FieldType[] = ['string', 'number', 'integer', 'boolean', 'date', 'json', 'ref', 'set', 'file'];
+const CLASS_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+/** `~StoreTime`'s form, or ISO 8601 (a date, or a date and time with an optional zone). */
+const DATE = /^(\d{8}T\d{6}[+-]\d{2}:\d{2}|\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?)$/;
+/** Explicit `classId`s stay below this; ids derived from a name lie above it, so the two never meet. */
+const DERIVED_BASE = 1 << 20;
+
+/** A field's declaration in its long form, checked. */
+export interface FieldSpec {
+  type: FieldType;
+  required: boolean;
+  maxLength?: number;
+  min?: number;
+  max?: number;
+  enum?: readonly (string | number)[];
+  /** `ref`, `set`: the class referenced; `file`: the file class. */
+  class?: string;
+  /** What a value must be, in words: the end of every message about this field. */
+  expects: string;
+}
+
+interface CompiledClass {
+  name: string;
+  classId: number;
+  strict: boolean;
+  fields: Record<string, FieldSpec>;
+  indexes: readonly string[];
+  schema: v.GenericSchema;
+  /** The fields whose targets must be of one class (ref, set, file). */
+  targeted: Array<[string, FieldSpec]>;
+}
+
+/**
+ * A class's `ClassID` when its declaration gives none: FNV-1a of its name, above `DERIVED_BASE`. Derived
+ * from the name alone, it stays the same across restarts, instances and added or removed classes,
+ * which an id by position would not.
+ */
+export function derivedClassId(name: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), 0x01000193) >>> 0;
+  return DERIVED_BASE + (hash % (0x7fffffff - DERIVED_BASE));
+}
+
+/** The declarations, checked at start-up; `check` refuses writes that do not fit them. */
+export class ClassSchemas {
+  readonly #classes = new Map<string, CompiledClass>();
+  readonly #byId = new Map<number, string>();
+  readonly #store: ObjectStore;
+  /** The store as macros and hooks get it (`context.store`): its `put` checks declared classes too. */
+  readonly checkedStore: ObjectStore;
+
+  /** Throws an `Error` naming the class and field of the first declaration that contradicts itself. */
+  constructor(declarations: SchemaDeclarations | undefined, fileClass: string, store: ObjectStore) {
+    this.#store = store;
+    this.checkedStore = checkedStore(store, this);
+    if (declarations === undefined) return;
+    if (typeof declarations !== 'object' || declarations === null || Array.isArray(declarations)) throw new Error('schema must map class names to {fields, indexes?, strict?}');
+    for (const [name, declaration] of Object.entries(declarations)) {
+      const compiled = compileClass(name, declaration, fileClass);
+      const taken = this.#byId.get(compiled.classId);
+      if (taken !== undefined) throw new Error(`schema: classes ${taken} and ${name} have the same classId ${compiled.classId}; give one a classId of its own`);
+      this.#classes.set(name, compiled);
+      this.#byId.set(compiled.classId, name);
+    }
+  }
+
+  /** Declared class names, in declaration order. */
+  get classNames(): string[] {
+    return [...this.#classes.keys()];
+  }
+
+  isDeclared(className: string): boolean {
+    return this.#classes.has(className);
+  }
+
+  /** The declared fields of a class (undefined: schemaless). */
+  fields(className: string): Readonly<Record<string, FieldSpec>> | undefined {
+    return this.#classes.get(className)?.fields;
+  }
+
+  indexes(className: string): readonly string[] {
+    return this.#classes.get(className)?.indexes ?? [];
+  }
+
+  strict(className: string): boolean {
+    return this.#classes.get(className)?.strict ?? false;
+  }
+
+  /** Any class's `ClassID`: its declared one, else the one derived from its name. */
+  classId(className: string): number {
+    return this.#classes.get(className)?.classId ?? derivedClassId(className);
+  }
+
+  /** The declared class with this `ClassID`. */
+  classNamed(classId: number): string | undefined {
+    return this.#byId.get(classId);
+  }
+
+  /**
+   * `400` naming the first field of `fields` (what a write is about to store, metadata and `_` fields
+   * aside) that does not fit the declaration of `className`. Undeclared classes take anything.
+   */
+  async check(className: string, fields: Fields): Promise<void> {
+    const compiled = this.#classes.get(className);
+    if (!compiled) return;
+    const result = v.safeParse(compiled.schema, fields, { abortEarly: true });
+    if (!result.success) throw new ApiError('400', issueMessage(compiled, result.issues[0]));
+    if (compiled.targeted.length > 0) await checkTargets(compiled, fields, this.#store);
+  }
+}
+
+function issueMessage(compiled: CompiledClass, issue: v.BaseIssue<unknown>): string {
+  const field = String(issue.path?.[0]?.key ?? '');
+  const spec = compiled.fields[field];
+  if (!spec) return `field ${clip(field)} is not declared for ${compiled.name} (its declaration is strict)`;
+  if (issue.input === undefined || (issue.input === null && spec.required)) return `field ${field} of ${compiled.name} is required: ${spec.expects}`;
+  return `field ${field} of ${compiled.name} must be ${spec.expects}`;
+}
+
+/** References to objects of the wrong class (dangling ones, to objects deleted since, are left alone). */
+async function checkTargets(compiled: CompiledClass, fields: Fields, store: ObjectStore): Promise<void> {
+  const wanted: Array<[string, string, FieldSpec]> = [];
+  for (const [field, spec] of compiled.targeted) {
+    const value = fields[field] as { $ref?: string; $set?: string[] } | null | undefined;
+    if (!value) continue;
+    for (const id of value.$set ?? (value.$ref === undefined ? [] : [value.$ref])) wanted.push([field, id, spec]);
+  }
+  if (wanted.length === 0) return;
+  const found = new Map((await store.getMany([...new Set(wanted.map(([, id]) => id))])).map((object) => [object.id, object.className]));
+  for (const [field, id, spec] of wanted) {
+    const className = found.get(id);
+    if (className !== undefined && className !== spec.class) throw new ApiError('400', `field ${field} of ${compiled.name} must be ${spec.expects}; ${clip(id)} is not a ${spec.class}`);
+  }
+}
+
+function compileClass(name: string, declaration: ClassDeclaration, fileClass: string): CompiledClass {
+  const where = `schema: class ${name}`;
+  if (!CLASS_NAME.test(name)) throw new Error(`${where}: a class name must match [A-Za-z][A-Za-z0-9_]{0,63}`);
+  if (typeof declaration !== 'object' || declaration === null || Array.isArray(declaration)) throw new Error(`${where}: must be {fields, indexes?, strict?, classId?}`);
+  for (const key of Object.keys(declaration)) {
+    if (!['fields', 'indexes', 'strict', 'classId'].includes(key)) throw new Error(`${where}: unknown member ${key} (allowed: fields, indexes, strict, classId)`);
+  }
+  const { fields: declared, indexes = [], strict = false, classId } = declaration;
+  if (typeof declared !== 'object' || declared === null || Array.isArray(declared)) throw new Error(`${where}: fields must map field names to types`);
+  if (typeof strict !== 'boolean') throw new Error(`${where}: strict must be true or false`);
+  if (classId !== undefined && !(Number.isInteger(classId) && classId > 0 && classId < DERIVED_BASE)) throw new Error(`${where}: classId must be a whole number from 1 to ${DERIVED_BASE - 1}`);
+  const fields: Record<string, FieldSpec> = {};
+  const entries: v.ObjectEntries = {};
+  for (const [field, raw] of Object.entries(declared)) {
+    if (field === '' || field.length > 128 || /^[~_$]/.test(field)) throw new Error(`${where}, field ${field}: a field name has 1 to 128 characters and does not start with ~, _ or $`);
+    const spec = fieldSpec(`${where}, field ${field}`, raw, fileClass);
+    fields[field] = spec;
+    entries[field] = spec.required ? valueSchema(spec) : v.optional(v.nullable(valueSchema(spec)));
+  }
+  if (!Array.isArray(indexes)) throw new Error(`${where}: indexes must be a list of declared field names`);
+  for (const index of indexes) if (!Object.hasOwn(fields, index)) throw new Error(`${where}: indexes names ${String(index)}, which is not a declared field`);
+  return {
+    name,
+    classId: classId ?? derivedClassId(name),
+    strict,
+    fields,
+    indexes,
+    schema: strict ? v.strictObject(entries) : v.looseObject(entries),
+    targeted: Object.entries(fields).filter(([, spec]) => spec.class !== undefined),
+  };
+}
+
+function fieldSpec(where: string, raw: FieldDeclaration, fileClass: string): FieldSpec {
+  const long = typeof raw === 'string' ? { type: raw } : raw;
+  if (typeof long !== 'object' || long === null || Array.isArray(long)) throw new Error(`${where}: must be a type (${FIELD_TYPES.join(', ')}) or {type, ...}`);
+  for (const key of Object.keys(long)) {
+    if (!['type', 'required', 'maxLength', 'min', 'max', 'enum', 'class'].includes(key)) throw new Error(`${where}: unknown member ${key} (allowed: type, required, maxLength, min, max, enum, class)`);
+  }
+  const { type, required = false, maxLength, min, max, class: target } = long as Exclude<FieldDeclaration, string>;
+  const values = (long as Exclude<FieldDeclaration, string>).enum;
+  if (!FIELD_TYPES.includes(type)) throw new Error(`${where}: unknown type ${JSON.stringify(type)} (allowed: ${FIELD_TYPES.join(', ')})`);
+  if (typeof required !== 'boolean') throw new Error(`${where}: required must be true or false`);
+  const numeric = type === 'number' || type === 'integer';
+  if (maxLength !== undefined && (type !== 'string' || !Number.isInteger(maxLength) || maxLength < 0)) throw new Error(`${where}: maxLength is a whole number, for a string field only`);
+  for (const [bound, value] of [['min', min], ['max', max]] as const) {
+    if (value !== undefined && (!numeric || typeof value !== 'number' || !Number.isFinite(value))) throw new Error(`${where}: ${bound} is a number, for a number or integer field only`);
+  }
+  if (min !== undefined && max !== undefined && min > max) throw new Error(`${where}: min ${min} is above max ${max}`);
+  if (values !== undefined) {
+    const of = type === 'string' ? 'string' : numeric ? 'number' : undefined;
+    if (!of || !Array.isArray(values) || values.length === 0) throw new Error(`${where}: enum is a non-empty list, for a string, number or integer field only`);
+    const wrong = values.find((value) => typeof value !== of || (type === 'integer' && !Number.isInteger(value)));
+    if (wrong !== undefined) throw new Error(`${where}: enum value ${JSON.stringify(wrong)} is not a ${type}`);
+  }
+  let referenced = target;
+  if (type === 'ref' || type === 'set') {
+    if (typeof target !== 'string' || !CLASS_NAME.test(target)) throw new Error(`${where}: a ${type} field names the class it references (class: <name>)`);
+  } else if (target !== undefined) {
+    if (type !== 'file') throw new Error(`${where}: class is for ref, set and file fields only`);
+  }
+  if (type === 'file') referenced = fileClass;
+  const spec: FieldSpec = { type, required, maxLength, min, max, enum: values, class: referenced, expects: '' };
+  spec.expects = expectation(spec);
+  return spec;
+}
+
+function expectation(spec: FieldSpec): string {
+  if (spec.enum) return `one of ${spec.enum.map((value) => JSON.stringify(value)).join(', ')}`;
+  const range = spec.min !== undefined && spec.max !== undefined ? ` from ${spec.min} to ${spec.max}` : spec.min !== undefined ? ` of at least ${spec.min}` : spec.max !== undefined ? ` of at most ${spec.max}` : '';
+  switch (spec.type) {
+    case 'string':
+      return spec.maxLength === undefined ? 'a string' : `a string of at most ${spec.maxLength} characters`;
+    case 'number':
+      return `a number${range}`;
+    case 'integer':
+      return `an integer${range}`;
+    case 'boolean':
+      return 'true or false';
+    case 'date':
+      return 'a date (ISO 8601, e.g. 2026-01-15 or 2026-01-15T09:00:00Z, or 20260115T090000+00:00)';
+    case 'json':
+      return 'any JSON value';
+    case 'ref':
+      return `a reference {"~ObjectID": "<id>"} to a ${spec.class}`;
+    case 'file':
+      return `a reference {"~ObjectID": "<id>"} to a file (${spec.class})`;
+    case 'set':
+      return `a set {"~Elements": [{"~ObjectID": "<id>"}, ...]} of ${spec.class} objects`;
+  }
+}
+
+function valueSchema(spec: FieldSpec): v.GenericSchema {
+  switch (spec.type) {
+    case 'string': {
+      const checks: v.PipeItem<string, string, v.BaseIssue<unknown>>[] = [];
+      if (spec.maxLength !== undefined) checks.push(v.maxLength(spec.maxLength));
+      if (spec.enum) checks.push(v.check((value) => spec.enum!.includes(value)));
+      return v.pipe(v.string(), ...checks);
+    }
+    case 'number':
+    case 'integer': {
+      const checks: v.PipeItem<number, number, v.BaseIssue<unknown>>[] = [v.finite()];
+      if (spec.type === 'integer') checks.push(v.integer());
+      if (spec.min !== undefined) checks.push(v.minValue(spec.min));
+      if (spec.max !== undefined) checks.push(v.maxValue(spec.max));
+      if (spec.enum) checks.push(v.check((value) => spec.enum!.includes(value)));
+      return v.pipe(v.number(), ...checks);
+    }
+    case 'boolean':
+      return v.boolean();
+    case 'date':
+      return v.pipe(v.string(), v.regex(DATE), v.check((text) => text.includes('-') ? !Number.isNaN(Date.parse(text.length === 10 ? `${text}T00:00:00Z` : text)) : true));
+    case 'json':
+      return v.unknown();
+    case 'ref':
+    case 'file':
+      return v.strictObject({ $ref: v.string() });
+    case 'set':
+      return v.strictObject({ $set: v.array(v.string()) });
+  }
+}
+
+/** `400` for a class name a model or v2 request gives that no class could have. */
+export function checkClassName(name: string, what: string): string {
+  if (!CLASS_NAME.test(name)) throw new ApiError('400', `${what} ${clip(name)} must match [A-Za-z][A-Za-z0-9_]{0,63}`);
+  return name;
+}
+
+/**
+ * `store` as macros and hooks get it (`context.store`): its `put` checks declared classes as the write
+ * path does, so a macro cannot store what a route would refuse.
+ */
+export function checkedStore(store: ObjectStore, schemas: ClassSchemas): ObjectStore {
+  const put: ObjectStore['put'] = async (input) => {
+    await schemas.check(input.className, withoutInternal(input.fields));
+    return store.put(input);
+  };
+  return new Proxy(store, {
+    get(target, name) {
+      if (name === 'put') return put;
+      const member = Reflect.get(target, name) as unknown;
+      return typeof member === 'function' ? member.bind(target) : member;
+    },
+  });
+}

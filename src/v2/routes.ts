@@ -1,0 +1,150 @@
+/**
+ * The v2 group of the product's current client (PROTOCOL.md 6.9): object data by query, by id and by
+ * parent object, the model (objects/model.ts), the host's app configuration, theme, views and file
+ * variants. None of them runs as a `/v1/multi` item.
+ */
+import * as v from 'valibot';
+import type { ServiceContext } from '../context.js';
+import { download } from '../files/downloads.js';
+import { okReply } from '../http/envelope.js';
+import { ApiError, clip } from '../http/errors.js';
+import { asJsonObject, readJson, type ApiRequest } from '../http/request.js';
+import type { Route } from '../http/router.js';
+import type { MacroContext } from '../macros/registry.js';
+import { served } from '../objects/served.js';
+import type { StoredObject } from '../storage/types.js';
+import { readItems, passed, text } from './items.js';
+import { ByIdItem, byId, byParentObject, ByParentItem, byQuery, ByQueryItem, listReply } from './objectdata.js';
+
+/** JSON the host gives, or a function of the request's context answering it. */
+export type HostJson = Record<string, unknown> | ((context: MacroContext) => unknown | Promise<unknown>);
+
+/** One item of `POST /v2/view/load`. */
+export interface ViewLoadItem {
+  viewName: string;
+  className?: string;
+  type?: string | number | null;
+  context?: string | number | null;
+}
+
+/** What `GET /v2/file/{objectId}` may ask for beyond the bytes; each is as the query string gave it. */
+export interface FileVariantParams {
+  page?: string;
+  usePdf?: string;
+  attachItem?: string;
+  zipItem?: string;
+  maxSize?: string;
+}
+
+/** The host's side of the v2 group (PROTOCOL.md 6.9). Every one is optional. */
+export interface V2Options {
+  /** `GET /v2/appConfig`. Default `{}`. */
+  appConfig?: HostJson;
+  /** `GET /v2/appTheme`. Default `{}`. */
+  appTheme?: HostJson;
+  /** `POST /v2/view/load` (one answer per item) and `/v2/view/action`; without them those routes are `404`. */
+  views?: {
+    load?: (context: MacroContext, item: ViewLoadItem) => unknown | Promise<unknown>;
+    action?: (context: MacroContext, body: Record<string, unknown>) => unknown | Promise<unknown>;
+  };
+  /**
+   * A variant of a file (a page, a PDF, an attachment, a zipped item, a smaller size): the file object
+   * (readable by the session) and the parameters asked for; answers the `Response` to send. Without it
+   * a request naming any of these parameters is `400`.
+   */
+  fileVariants?: (context: MacroContext, request: { file: StoredObject; params: FileVariantParams }) => Response | Promise<Response>;
+}
+
+const VARIANT_PARAMS = ['page', 'usePdf', 'attachItem', 'zipItem', 'maxSize'] as const;
+const ViewLoadSchema = v.strictObject({ viewName: text, className: v.optional(text), type: v.optional(passed), context: v.optional(passed) });
+const FileQuerySchema = v.object(Object.fromEntries(VARIANT_PARAMS.map((name) => [name, v.optional(v.pipe(v.string(), v.description('passed to the host fileVariants hook')))])));
+
+async function hostJson(ctx: ServiceContext, request: ApiRequest, given: HostJson | undefined) {
+  return okReply(typeof given === 'function' ? ((await given(ctx.macroContext(request))) ?? {}) : (given ?? {}));
+}
+
+function listRoute(path: string, summary: string, item: v.GenericSchema, answer: (request: ApiRequest, item: any, where: string) => Promise<string>): Route {
+  return {
+    method: 'POST',
+    path,
+    auth: 'objects',
+    batch: false,
+    summary,
+    body: v.array(item),
+    answer: 'a list in item order, each a set (~Count, ~UnfilteredCount, ~Elements)',
+    handler: async (request) => {
+      const items = readItems(request, item);
+      const parts: string[] = [];
+      for (const [index, each] of items.entries()) parts.push(await answer(request, each, `item ${index}`));
+      return listReply(parts);
+    },
+  };
+}
+
+export function v2Routes(ctx: ServiceContext, options: V2Options = {}): Route[] {
+  const { views, fileVariants } = options;
+  const guard = (request: ApiRequest) => ctx.guard(request);
+  return [
+    listRoute('/v2/objectdata/byQuery', 'Objects by query text, order, word search and page, per item', ByQueryItem, (request, item, where) => byQuery(ctx, request, guard(request), item, where)),
+    listRoute('/v2/objectdata/byid', 'Objects by id (className or classId), per item; missing and unreadable ids left out', ByIdItem, (request, item, where) => byId(ctx, request, guard(request), item, where)),
+    listRoute('/v2/objectdata/byParentObject', "The objects in a parent's reference or set field, per item", ByParentItem, (request, item, where) =>
+      byParentObject(ctx, request, guard(request), item, where),
+    ),
+    { method: 'GET', path: '/v2/appConfig', auth: 'objects', batch: false, summary: "The host's application configuration ({} by default)", answer: 'host-given JSON', handler: (request) => hostJson(ctx, request, options.appConfig) },
+    { method: 'GET', path: '/v2/appTheme', auth: 'objects', batch: false, summary: "The host's application theme ({} by default)", answer: 'host-given JSON', handler: (request) => hostJson(ctx, request, options.appTheme) },
+    {
+      method: 'POST',
+      path: '/v2/view/load',
+      auth: 'objects',
+      batch: false,
+      summary: "Views, answered by the host's views hook (404 without one)",
+      body: v.array(ViewLoadSchema),
+      answer: 'a list in item order, each what the hook answers',
+      handler: async (request) => {
+        const load = views?.load;
+        if (!load) throw new ApiError('404', 'this service has no views (the host gives no views.load hook)');
+        const items = readItems(request, ViewLoadSchema);
+        const context = ctx.macroContext(request);
+        const answers = [];
+        for (const item of items) answers.push((await load(context, item)) ?? null);
+        return okReply(answers);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v2/view/action',
+      auth: 'objects',
+      batch: false,
+      summary: "A view's action, answered by the host's views hook (404 without one)",
+      body: v.object({ action: v.record(v.string(), v.unknown()) }),
+      answer: 'what the hook answers',
+      handler: async (request) => {
+        const action = views?.action;
+        if (!action) throw new ApiError('404', 'this service has no view actions (the host gives no views.action hook)');
+        const body = asJsonObject(readJson(request), 'the body');
+        asJsonObject(body.action, 'action');
+        return okReply((await action(ctx.macroContext(request), body)) ?? {});
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v2/file/:id',
+      auth: 'objects',
+      batch: false,
+      summary: "A file's bytes, as /v1/file; page, usePdf, attachItem, zipItem and maxSize go to the host's fileVariants hook",
+      query: FileQuerySchema,
+      rawAnswer: { status: 200, contentType: 'application/octet-stream', description: "the file's bytes (206 for a Range), or the variant the host's hook answers" },
+      handler: async (request) => {
+        const asked = VARIANT_PARAMS.filter((name) => request.searchParams.has(name));
+        if (asked.length === 0) return download(ctx, request);
+        if (!fileVariants) throw new ApiError('400', `${asked[0]} asks for a file variant, and this service has no fileVariants hook`);
+        const id = request.params.id!;
+        const file = await served(ctx, ctx.guard(request), await ctx.store.get(id));
+        if (!file || file.className !== ctx.files.className) throw new ApiError('404', `no file ${clip(id)}`);
+        const params: FileVariantParams = {};
+        for (const name of asked) params[name] = request.searchParams.get(name)!;
+        return fileVariants(ctx.macroContext(request), { file, params });
+      },
+    },
+  ];
+}
