@@ -14,6 +14,7 @@ import { objectAnswer } from './answers.js';
 import { served, validName } from './served.js';
 import { createObject, deleteObject, updateObject, type Writer } from './write-path.js';
 import { bodyFields, CLASS_NAME, parseStoreTime } from './writes.js';
+import { Nothing, ServedObject } from '../openapi/schemas.js';
 
 /** The object a route names: missing, internal or unreadable is `404` (its existence is not revealed). */
 async function named(ctx: ServiceContext, guard: Guard, request: ApiRequest): Promise<StoredObject> {
@@ -39,13 +40,17 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
   return [
     {
       method: 'POST',
-      path: '/v1/object/:className',
+      // one template with GET, PATCH and DELETE /v1/object/:id (OpenAPI allows no second name for the segment)
+      path: '/v1/object/:id',
       auth: 'objects',
       summary: 'Creates an object of this class',
       body: ObjectBodySchema,
       answer: STORED_ANSWER,
+      answerSchema: ServedObject,
+      params: { id: 'the class of the new object (for GET, PATCH and DELETE this segment is an object id)' },
+      errors: ['403', '404'],
       handler: async (request) => {
-        const className = request.params.className!;
+        const className = request.params.id!;
         if (!CLASS_NAME.test(className)) throw new ApiError('400', `class name ${clip(className)} must match [A-Za-z][A-Za-z0-9_]{0,63}`);
         if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
         const w = writer(request);
@@ -60,6 +65,8 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
       summary: 'Changes the fields given; with ~StoreTime only if the object is still that version (else 409)',
       body: v.pipe(ObjectBodySchema, v.description('the fields to change (null stores null); ~StoreTime: the version read')),
       answer: STORED_ANSWER,
+      answerSchema: ServedObject,
+      errors: ['403', '404', '409'],
       handler: async (request) => {
         const w = writer(request);
         const body = readJsonObject(request, 'object');
@@ -74,6 +81,8 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
       auth: 'objects',
       summary: 'Deletes an object (a body is ignored)',
       answer: 'nothing ({})',
+      answerSchema: Nothing,
+      errors: ['403', '404'],
       handler: async (request) => {
         const w = writer(request);
         await deleteObject(w, await named(ctx, w.guard, request));
