@@ -42,7 +42,9 @@ export function createService(options: ServiceOptions = {}): Service {
   };
 }
 
-export type { ServiceOptions, SecureOptions, ObjectOptions } from './options.js';
+export type { ServiceOptions, SecureOptions, ObjectOptions, FoldersHook } from './options.js';
+export { defineRoute, type HostRoute } from './host/routes.js';
+export type { SchemaDeclarations, ClassDeclaration, FieldDeclaration, FieldType } from './objects/declarations.js';
 export type { FileOptions } from './files/settings.js';
 export type { RequestContext } from './http/request.js';
 export type { RequestLogger, RequestLogEntry } from './http/request-log.js';
