@@ -54,7 +54,8 @@ export function createService(options: ServiceOptions = {}): Service {
   };
 }
 
-export type { ServiceOptions, SecureOptions, ObjectOptions, SerializationOptions } from './options.js';
+export type { ServiceOptions, SecureOptions, ObjectOptions, SerializationOptions, FoldersHook } from './options.js';
+export { defineRoute, type HostRoute } from './host/routes.js';
 export type { FileOptions } from './files/settings.js';
 export type { RequestContext } from './http/request.js';
 export type { RequestLogger, RequestLogEntry } from './http/request-log.js';

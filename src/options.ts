@@ -9,7 +9,8 @@ import type { FileOptions } from './files/settings.js';
 import type { CorsOptions } from './http/cors.js';
 import type { MountOptions } from './http/mount.js';
 import type { RequestLogger } from './http/request-log.js';
-import type { Macros, SerializationMacro } from './macros/registry.js';
+import type { HostRoute } from './host/routes.js';
+import type { MacroContext, Macros, SerializationMacro } from './macros/registry.js';
 import type { AccessOptions } from './objects/access.js';
 import type { SerializationStyles } from './objects/serialize.js';
 import type { HostAction, WriteHooks } from './objects/writes.js';
@@ -66,6 +67,13 @@ export interface ObjectOptions extends WriteHooks {
   /** Days a recycled object waits in the bin before it is deleted for good. Default 30. */
   recycleDays?: number;
 }
+
+/**
+ * The `folders` hook (PROTOCOL.md 6.2, 6.10): the ids of the objects in a folder, named by path and
+ * type as the product's query object names them (`folderPath`, `folderType`). Unknown folder:
+ * throw `ApiError('404', ...)`.
+ */
+export type FoldersHook = (context: MacroContext, folder: { folderPath?: string; folderType?: string }) => readonly string[] | Promise<readonly string[]>;
 
 /** Options of `createService`, grouped by concern. Every one has a default. */
 export interface ServiceOptions {
@@ -124,6 +132,14 @@ export interface ServiceOptions {
   v2?: V2Options;
   /** Macros by name, including the typed `xApi_*` hooks (PROTOCOL.md 7). */
   macros?: Macros;
+  /**
+   * Routes of the host's own (PROTOCOL.md 6.10): application routes served with the service's app key,
+   * credentials, envelope, secure transport, batches, request log and OpenAPI entry. A route that
+   * shadows a built-in one is an error at start-up. See `defineRoute`.
+   */
+  routes?: readonly HostRoute<any, any>[];
+  /** The objects of a folder, for the query object's `folderPath` and `folderType` (PROTOCOL.md 6.2). */
+  folders?: FoldersHook;
   /** What `_CheckService` and `/v1/versioninfo` report, and the health check's time limit (PROTOCOL.md 2.5). */
   serviceCheck?: ServiceCheckOptions;
   /**

@@ -6,6 +6,7 @@ import { batchRoutes } from './batch/routes.js';
 import { checkRoutes } from './checks/routes.js';
 import { twoFactorRoutes } from './auth/two-factor-routes.js';
 import type { ServiceContext } from './context.js';
+import { hostRoutes } from './host/routes.js';
 import { fileRoutes } from './files/routes.js';
 import type { Route } from './http/router.js';
 import { macroRoutes } from './macros/routes.js';
@@ -19,10 +20,13 @@ import { secureLoginRoutes } from './secure/routes.js';
 import { v2Routes } from './v2/routes.js';
 import { PACKAGE_VERSION } from './version.js';
 
-/** Every route of the service, from each folder's route module, and (unless turned off) the OpenAPI document of them all. */
+/**
+ * Every route of the service, from each folder's route module, then the host's own (`routes`, which
+ * may not shadow these), and (unless turned off) the OpenAPI document of them all.
+ */
 export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin, options: ServiceOptions): Route[] {
   const account = accounts(ctx, options.users);
-  const routes: Route[] = [
+  const builtIn: Route[] = [
     ...loginRoutes(ctx),
     ...secureLoginRoutes(ctx),
     ...twoFactorRoutes(ctx),
@@ -38,7 +42,10 @@ export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin,
     ...batchRoutes(ctx),
     ...v2Routes(ctx, options.v2),
   ];
-  if (options.openApi === false) return routes;
   const { applicationName = 'odbrest', applicationVersion = PACKAGE_VERSION } = options.serviceCheck ?? {};
-  return [...routes, ...openApiRoutes(routes, { mount: options.mount, title: applicationName, version: applicationVersion })];
+  const documented: Route[] = []; // filled below; the document is made on its first request
+  const openApi = options.openApi === false ? [] : openApiRoutes(documented, { mount: options.mount, title: applicationName, version: applicationVersion, schema: options.schema });
+  const routes = [...builtIn, ...hostRoutes(ctx, options.routes, [...builtIn, ...openApi])];
+  documented.push(...routes);
+  return [...routes, ...openApi];
 }

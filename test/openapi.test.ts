@@ -32,7 +32,8 @@ async function documentOf(options = {}, path = '/openapi.json'): Promise<Documen
 
 /** Each `curl ... -d '...'` of the README: method, path relative to the service root, body, and whether its answer block says 400. */
 function readmeBodies(): Array<{ method: string; path: string; body: unknown; refused: boolean; line: string }> {
-  return shellBlocks().flatMap(({ code: script, answer: printed }) => {
+  // the demo's host routes (section "Host routes") are not in this service; test/host/host-routes.test.ts checks them
+  return shellBlocks().filter((block) => block.section !== 'Host routes').flatMap(({ code: script, answer: printed }) => {
     const answer = printed?.language === 'json' ? printed.code : undefined;
     const commands = script.replace(/\\\n\s*/g, ' ').split('\n').filter((line) => /\bcurl\b.* -d ['"]/.test(line));
     return commands.map((line, i) => {

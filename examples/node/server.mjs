@@ -1,6 +1,7 @@
 // The demo: odbrest on Node's http server with the demo database (examples/demo-data.json).
 // Options come from api-config.yml or ODBREST_* variables (see the README); `npm start` runs this.
-import { ApiError, createService, clientPassValue, MemoryBlobStore } from 'odbrest';
+import { ApiError, createService, clientPassValue, defineRoute, MemoryBlobStore } from 'odbrest';
+import * as v from 'valibot';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -46,11 +47,52 @@ const sendPasswordReset = async ({ user, token }) => {
 };
 // Passkeys for pages on this server's own address (filled in once it listens).
 const passkeyOrigins = [];
+// Three of the product's application routes, served as host routes (PROTOCOL.md 6.10). The user's
+// settings live in the key-value store per user (a real app may keep them in a class of its own).
+const settingsKey = (context) => `userSetting:${context.session.principalId}`;
+const readSettings = async (context) => JSON.parse((await context.kv.get(settingsKey(context))) ?? '{}');
+const routes = [
+  // GET /v1/userSystemSettings -> {"language":"en","timeZone":"Europe/Berlin","settings":{...the user's own}}
+  defineRoute({
+    method: 'GET',
+    path: 'v1/userSystemSettings',
+    summary: "The system's settings for the session user, with the user's own settings",
+    answer: v.object({ language: v.string(), timeZone: v.string(), settings: v.record(v.string(), v.string()) }),
+    handler: async (context) => ({ language: 'en', timeZone: 'Europe/Berlin', settings: await readSettings(context) }),
+  }),
+  // POST /v1/userSetting/{key} {"value":"dark"} -> {"key":"theme","value":"dark"}
+  defineRoute({
+    method: 'POST',
+    path: 'v1/userSetting/:key',
+    summary: "Stores one of the session user's settings",
+    body: v.object({ value: v.pipe(v.string(), v.maxLength(1000)) }),
+    answer: v.object({ key: v.string(), value: v.string() }),
+    handler: async (context, { key }, { value }) => {
+      if (!/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/.test(key)) throw new ApiError('400', 'key must be a name of letters, digits, _ . - (at most 64)');
+      const settings = await readSettings(context);
+      settings[key] = value;
+      await context.kv.set(settingsKey(context), JSON.stringify(settings), 365 * 24 * 3600 * 1000);
+      return { key, value };
+    },
+  }),
+  // GET /v1/personal/unreadDocuments -> the documents the user has not opened: here, every Document (the demo keeps no read marks)
+  defineRoute({
+    method: 'GET',
+    path: 'v1/personal/unreadDocuments',
+    summary: 'The documents the session user has not read yet',
+    answer: v.object({ count: v.number(), documents: v.array(v.looseObject({ '~ObjectID': v.string() })) }),
+    handler: async (context) => {
+      const { objects } = await context.store.find({ className: 'Document', limit: 100 });
+      return { count: objects.length, documents: objects };
+    },
+  }),
+];
 const service = createService({
   ...options,
   // alice (group admins) administers users and sessions: POST /v1/user, PATCH /v1/user/{name}, ?user=
   users: { admins: 'admins', sendPasswordReset, ...options.users },
   passkeys: options.passkeys ?? { rpID: 'localhost', rpName: 'odbrest demo', origins: passkeyOrigins },
+  routes: [...(options.routes ?? []), ...routes],
   // the demo's rules unless api-config.yml has its own `access:` table
   access: options.access ?? demoAccess,
   // the demo's declared classes unless api-config.yml has its own `schema:`

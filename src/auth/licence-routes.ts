@@ -5,6 +5,7 @@ import { readJsonObject } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
 import { AppNamesSchema } from './login.js';
+import { Nothing } from '../openapi/schemas.js';
 
 const ReleaseBodySchema = v.object({ appNames: AppNamesSchema });
 
@@ -23,6 +24,7 @@ export function licenceRoutes(ctx: ServiceContext): Route[] {
       summary: 'Gives back the seats of these applications; the session no longer holds them',
       body: ReleaseBodySchema,
       answer: 'nothing ({})',
+      answerSchema: Nothing,
       handler: async (request) => {
         const { appNames } = parseInput(ReleaseBodySchema, readJsonObject(request));
         const session = request.session!;

@@ -11,6 +11,7 @@ import type { Admission } from './login-limit.js';
 import type { PrincipalKind, Principals } from './principals.js';
 import { readLicences } from './seats.js';
 import type { Session, SessionClient, SessionKind } from './sessions.js';
+import { LoginAnswer, Nothing } from '../openapi/schemas.js';
 
 const MAX_CREDENTIAL = 1024;
 const credential = (name: string) =>
@@ -267,6 +268,8 @@ export function loginRoutes(ctx: ServiceContext): Route[] {
       summary: 'Logs a database user in: a plain session, used with the sessionId header',
       body: LoginBodySchema,
       answer: LOGIN_ANSWER,
+      answerSchema: LoginAnswer,
+      errors: ['101', '302', '303', '306', '340', '341', '342'],
       handler: (request) => plainLogin(ctx, request, 'db'),
     },
     {
@@ -276,6 +279,8 @@ export function loginRoutes(ctx: ServiceContext): Route[] {
       summary: 'Logs in a principal that is not a database user (custom login): a plain session',
       body: LoginBodySchema,
       answer: LOGIN_ANSWER,
+      answerSchema: LoginAnswer,
+      errors: ['101', '302', '303', '306', '340', '341', '342'],
       handler: (request) => plainLogin(ctx, request, 'df'),
     },
     {
@@ -284,6 +289,7 @@ export function loginRoutes(ctx: ServiceContext): Route[] {
       auth: 'session',
       summary: 'Ends the session the credential names (any of the three kinds)',
       answer: 'nothing ({})',
+      answerSchema: Nothing,
       batch: false,
       twoFactorSetup: true,
       handler: async (request) => {

@@ -7,6 +7,7 @@ import type { Route } from '../http/router.js';
 import { parseInput, parseQueryParams } from '../http/validate.js';
 import type { StoredObject } from '../storage/types.js';
 import { TwoFactor } from './two-factor.js';
+import { Nothing } from '../openapi/schemas.js';
 
 const MAX_APP_NAME = 128;
 
@@ -129,7 +130,7 @@ async function validate(ctx: ServiceContext, request: ApiRequest): Promise<JsonR
 
 /** `/v1/2fa/*` (PROTOCOL.md 2.6): any session, also the one a `340` answer gives. */
 export function twoFactorRoutes(ctx: ServiceContext): Route[] {
-  type Described = Pick<Route, 'summary' | 'body' | 'answer' | 'query'>;
+  type Described = Pick<Route, 'summary' | 'body' | 'answer' | 'query' | 'answerSchema' | 'errors'>;
   const route = (method: Route['method'], path: string, handler: (ctx: ServiceContext, request: ApiRequest) => Promise<JsonReply>, doc: Described): Route => ({
     method,
     path,
@@ -144,13 +145,20 @@ export function twoFactorRoutes(ctx: ServiceContext): Route[] {
       query: StatusQuerySchema,
       summary: "The session user's (or, for users.admins, another user's) two-factor state for an application",
       answer: 'isActivated, isConfirmed and 2faStatus (0 not available, 1 deactivated, 2 optional, 3 forced)',
+      answerSchema: v.object({ isActivated: v.boolean(), isConfirmed: v.boolean(), '2faStatus': v.picklist([0, 1, 2, 3]) }),
     }),
     route('POST', '/v1/2fa/secret', enrol, {
       summary: 'A new, unconfirmed TOTP secret for the session user',
       answer: 'secret (base32), otpauthUri, qrCode (an SVG data URL) and backupCodes (10 strings), shown only here',
+      answerSchema: v.object({
+        secret: v.pipe(v.string(), v.description('base32')),
+        otpauthUri: v.pipe(v.string(), v.startsWith('otpauth://totp/')),
+        qrCode: v.pipe(v.string(), v.startsWith('data:image/svg+xml;base64,')),
+        backupCodes: v.pipe(v.array(v.string()), v.length(10)),
+      }),
     }),
-    route('PATCH', '/v1/2fa/secret', confirm, { summary: 'Confirms the new secret with a code from the authenticator app', body: TokenBodySchema, answer: 'nothing ({})' }),
-    route('DELETE', '/v1/2fa/secret', remove, { summary: 'Removes two-factor login (with a TOTP or backup code)', body: TokenBodySchema, answer: 'nothing ({})' }),
-    route('POST', '/v1/2fa/validate', validate, { summary: 'Checks a two-factor code of the session user', body: TokenBodySchema, answer: 'nothing ({})' }),
+    route('PATCH', '/v1/2fa/secret', confirm, { summary: 'Confirms the new secret with a code from the authenticator app', body: TokenBodySchema, answer: 'nothing ({})', answerSchema: Nothing, errors: ['342'] }),
+    route('DELETE', '/v1/2fa/secret', remove, { summary: 'Removes two-factor login (with a TOTP or backup code)', body: TokenBodySchema, answer: 'nothing ({})', answerSchema: Nothing, errors: ['342'] }),
+    route('POST', '/v1/2fa/validate', validate, { summary: 'Checks a two-factor code of the session user', body: TokenBodySchema, answer: 'nothing ({})', answerSchema: Nothing, errors: ['342'] }),
   ];
 }

@@ -5,6 +5,7 @@ import { ApiError } from '../http/errors.js';
 import { asJsonObject, readJson, searchAsSent, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
+import { Envelope } from '../openapi/schemas.js';
 
 /** Most items in one `/v1/multi` batch (PROTOCOL.md 6.5). */
 export const MAX_BATCH_ITEMS = 100;
@@ -83,6 +84,12 @@ export function batchRoutes(ctx: ServiceContext): Route[] {
       summary: 'Runs requests in order with this credential; a failing item does not stop the others',
       body: BatchBodySchema,
       answer: 'one {httpStatus, result} per item, in order: the HTTP status (an integer) and the whole envelope',
+      answerSchema: v.array(
+        v.object({
+          httpStatus: v.pipe(v.number(), v.integer(), v.description("the item's HTTP status")),
+          result: Envelope,
+        }),
+      ),
       handler: async (request) => {
         const items = readJson(request);
         if (!Array.isArray(items)) throw new ApiError('400', 'the body must be a JSON array of {method, path, data?} items');

@@ -3,6 +3,10 @@ import { okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { Route } from '../http/router.js';
 import { PACKAGE_VERSION } from '../version.js';
+import * as v from 'valibot';
+import { Nothing } from '../openapi/schemas.js';
+
+const ModuleSchema = v.object({ moduleName: v.string(), moduleVersion: v.string() });
 
 /** What `_CheckService` and `/v1/versioninfo` report, and how long the health check waits (PROTOCOL.md 2.5). */
 export interface ServiceCheckOptions {
@@ -48,6 +52,7 @@ export function checkRoutes(ctx: ServiceContext, options: ServiceCheckOptions = 
       auth: 'session',
       summary: 'Whether the session lives (renews its idle timeout)',
       answer: 'nothing ({})',
+      answerSchema: Nothing,
       handler: async () => okReply({}),
     },
     {
@@ -57,6 +62,11 @@ export function checkRoutes(ctx: ServiceContext, options: ServiceCheckOptions = 
       appKey: false,
       summary: 'Health check: 0 when the object store and the key-value store answer, else 503 (no appkey needed)',
       answer: 'applicationName, applicationVersion and webservice: {version, moduleVersion}',
+      answerSchema: v.object({
+        applicationName: v.string(),
+        applicationVersion: v.string(),
+        webservice: v.object({ version: v.string(), moduleVersion: v.pipe(v.record(v.string(), v.array(ModuleSchema)), v.description('the modules by database name')) }),
+      }),
       handler: async () => {
         await checkStores(ctx, timeoutMs);
         return okReply({ applicationName, applicationVersion, webservice: { version: PACKAGE_VERSION, moduleVersion: { [ctx.databaseName]: modules } } });
@@ -69,6 +79,7 @@ export function checkRoutes(ctx: ServiceContext, options: ServiceCheckOptions = 
       appKey: false,
       summary: 'Liveness: 0 while the process answers requests, whatever its stores do (no appkey needed)',
       answer: 'nothing ({})',
+      answerSchema: Nothing,
       handler: async () => okReply({}),
     },
     {
@@ -78,6 +89,8 @@ export function checkRoutes(ctx: ServiceContext, options: ServiceCheckOptions = 
       appKey: false,
       summary: 'Readiness: 0 while the stores answer and the instance is not draining, else 503 with Retry-After (no appkey needed)',
       answer: 'nothing ({})',
+      answerSchema: Nothing,
+      errors: ['503'],
       handler: async () => {
         if (ctx.lifecycle.draining) throw new ApiError('503', 'this instance is draining (shutting down); send requests to another', { headers: { 'retry-after': '1' } });
         await checkStores(ctx, timeoutMs);
@@ -93,6 +106,7 @@ export function checkRoutes(ctx: ServiceContext, options: ServiceCheckOptions = 
         batch: path.startsWith('/v1/'),
         summary: 'The service version and modules',
         answer: 'webserviceVersion, structureChangeDate and listOfModules',
+        answerSchema: v.object({ webserviceVersion: v.string(), structureChangeDate: v.pipe(v.string(), v.isoTimestamp()), listOfModules: v.array(ModuleSchema) }),
         handler: async () => okReply({ webserviceVersion: PACKAGE_VERSION, structureChangeDate: startedAt, listOfModules: modules }),
       }),
     ),

@@ -2,6 +2,16 @@ import type { ServiceContext } from '../context.js';
 import type { Route } from '../http/router.js';
 import { download } from './downloads.js';
 import { FinishQuerySchema, ReceiveQuerySchema, Uploads } from './uploads.js';
+import * as v from 'valibot';
+import { ServedObject } from '../openapi/schemas.js';
+
+const Size = v.object({ size: v.pipe(v.number(), v.integer(), v.description('the bytes received')) });
+const FILE_HEADERS = {
+  'Content-Length': 'the bytes of this answer',
+  'Content-Disposition': "attachment, with the file's Name",
+  ETag: "the file's SHA-256",
+  'Accept-Ranges': 'bytes',
+} as const;
 
 /** Uploads and downloads of files (PROTOCOL.md 6.6). Bytes never travel inside `/v1/multi`. */
 export function fileRoutes(ctx: ServiceContext): Route[] {
@@ -13,6 +23,7 @@ export function fileRoutes(ctx: ServiceContext): Route[] {
       auth: 'objects',
       summary: 'Starts an upload (valid for an hour)',
       answer: 'uploadId',
+      answerSchema: v.object({ uploadId: v.pipe(v.string(), v.description('the upload, for the three other /v1/uploadFile/{id} routes')) }),
       handler: (request) => uploads.start(request),
     },
     {
@@ -25,6 +36,8 @@ export function fileRoutes(ctx: ServiceContext): Route[] {
       bodyTypes: ['multipart/form-data', 'application/octet-stream'],
       query: ReceiveQuerySchema,
       answer: 'size: the bytes received',
+      answerSchema: Size,
+      errors: ['404', '413', '415'],
       handler: (request) => uploads.receive(request),
     },
     {
@@ -33,6 +46,8 @@ export function fileRoutes(ctx: ServiceContext): Route[] {
       auth: 'objects',
       summary: 'How many bytes an upload received',
       answer: 'size',
+      answerSchema: Size,
+      errors: ['404'],
       handler: (request) => uploads.size(request),
     },
     {
@@ -42,6 +57,8 @@ export function fileRoutes(ctx: ServiceContext): Route[] {
       summary: 'Finishes an upload: creates the file object (or gives replaceOID the new bytes)',
       query: FinishQuerySchema,
       answer: 'the file object (Name, Size, ContentType, Sha256), serialized',
+      answerSchema: ServedObject,
+      errors: ['403', '404'],
       handler: (request) => uploads.finish(request),
     },
     {
@@ -50,7 +67,13 @@ export function fileRoutes(ctx: ServiceContext): Route[] {
       auth: 'objects',
       batch: false,
       summary: "A file's bytes (Range answered with 206)",
-      rawAnswer: { status: 200, contentType: 'application/octet-stream', description: "the file's bytes, with its own Content-Type, Content-Disposition and ETag (206 for a Range)" },
+      rawAnswer: [
+        { status: 200, contentType: '*/*', description: "the file's bytes, with its own Content-Type (through the secure transport: the ciphertext, application/octet-stream)", headers: { ...FILE_HEADERS } },
+        { status: 206, contentType: '*/*', description: 'the range the Range header asked for', headers: { ...FILE_HEADERS, 'Content-Range': 'bytes <first>-<last>/<size>' } },
+        { status: 304, description: 'If-None-Match named the ETag: the client has these bytes', headers: { ETag: FILE_HEADERS.ETag } },
+        { status: 416, error: '400', description: 'the Range lies outside the file: the error envelope, internalStatus "400"', headers: { 'Content-Range': 'bytes */<size>' } },
+      ],
+      errors: ['403', '404'],
       handler: (request) => download(ctx, request),
     },
   ];

@@ -1,7 +1,7 @@
 import { IttyRouter } from 'itty-router';
 import type { GenericSchema, ObjectEntries, ObjectSchema } from 'valibot';
 import type { Answer } from './envelope.js';
-import { ApiError, clip } from './errors.js';
+import { ApiError, clip, type StatusCode } from './errors.js';
 import type { ApiRequest } from './request.js';
 
 /**
@@ -13,9 +13,13 @@ export type RouteAuth = 'none' | 'session' | 'objects';
 /** A route's answer when it is not the JSON envelope (a redirect, file bytes, an encrypted login answer). */
 export interface RawAnswer {
   status: number;
-  /** Omitted for answers without a body (redirects). */
+  /** Omitted for answers without a body (redirects, `304`). */
   contentType?: string;
   description: string;
+  /** Response headers the answer carries, by name: what each says. */
+  headers?: Readonly<Record<string, string>>;
+  /** The answer is the error envelope of this code, at this HTTP status (a file route's `416`). */
+  error?: StatusCode;
 }
 
 /** The query parameters a route reads: each entry a string schema (`parseQueryParams` in validate.ts). */
@@ -37,10 +41,23 @@ export interface Route {
   bodyTypes?: readonly string[];
   /** The query parameters, as the valibot schema the handler parses them with. */
   query?: QuerySchema;
-  /** What `data` of the success envelope holds. */
+  /** What `data` of the success envelope holds, in words. */
   answer?: string;
-  /** The success answer when it is not the envelope. */
-  rawAnswer?: RawAnswer;
+  /**
+   * What `data` of the success envelope holds, as a valibot schema: the OpenAPI document's schema of
+   * the answer (converted with `@valibot/to-json-schema`; the shared ones of openapi/schemas.ts become
+   * `$ref`s). The test suite validates the demo's real answers against it.
+   */
+  answerSchema?: GenericSchema;
+  /**
+   * The `internalStatus` codes the route answers besides those every route of its kind may (the app
+   * key's, the credential's, a body's: openapi/document.ts `errorCodes`), for the OpenAPI document.
+   */
+  errors?: readonly StatusCode[];
+  /** The answers that are not the JSON envelope (beside it, when `answerSchema` is given too). */
+  rawAnswer?: RawAnswer | readonly RawAnswer[];
+  /** What each path parameter is, by name, when its name does not say it. */
+  params?: Readonly<Record<string, string>>;
   /** False for routes a browser or provider reaches without an `appkey` header (OAuth callbacks). */
   appKey?: boolean;
   /**
@@ -82,6 +99,11 @@ export class RouteTable {
   /** Whether any route's pattern fits `path`, whatever its method (`match` answers it, if only with `405`). */
   fits(path: string): boolean {
     return this.#entries.some(({ pattern }) => pattern.test(path));
+  }
+
+  /** Whether a route of this table answers `method path` (whatever the order of the table). */
+  answers(method: string, path: string): boolean {
+    return this.#entries.some(({ route, pattern }) => route.method === method && pattern.test(path));
   }
 
   /** Whether the route that answers this request reads its body as a stream (`Route.rawBody`). */

@@ -16,6 +16,8 @@ export function macroRoutes(ctx: ServiceContext): Route[] {
       // documented here; checked below (a record schema would take an array)
       body: v.optional(v.pipe(v.record(v.string(), v.unknown()), v.description('the macro parameters'))),
       answer: 'what the macro returns (objects serialized)',
+      answerSchema: v.pipe(v.unknown(), v.description('what the macro returns (objects serialized)')),
+      errors: ['404'],
       handler: async (request) => {
         const name = request.params.macroName!;
         const macro = ctx.macros.callable(name);

@@ -8,6 +8,7 @@ import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
 import type { ExternalLogin } from './flow.js';
+import { LoginAnswer } from '../openapi/schemas.js';
 
 /** `/v1/extLogin`: the login body of PROTOCOL.md 2.1 plus the dfUuid. */
 const ExtLoginSchema = v.object({
@@ -28,6 +29,7 @@ const CallbackParamsSchema = v.object({
   state: v.pipe(v.string(), v.description('the one-time state of the login')),
   code: v.optional(v.pipe(v.string(), v.description('the authorization code'))),
 });
+const CallbackAnswer = v.union([LoginAnswer, v.object({ dfUuid: v.pipe(v.string(), v.description('for /v1/extLogin: the identity has no database user yet')) })]);
 const CALLBACK_ANSWER = 'as /v1/login when the identity is linked to a database user; else dfUuid, to be assigned one with /v1/extLogin';
 
 /**
@@ -79,7 +81,8 @@ export function externalLoginRoutes(ctx: ServiceContext, flow: ExternalLogin): R
       appKey: false, // checked below: header or query
       summary: "Starts an external login: redirects to the provider's authorization page",
       query: StartQuerySchema,
-      rawAnswer: { status: 302, description: "a redirect to the provider's authorization URL (state, PKCE and nonce kept server-side)" },
+      rawAnswer: { status: 302, description: "a redirect to the provider's authorization URL (state, PKCE and nonce kept server-side)", headers: { Location: "the provider's authorization URL" } },
+      errors: ['100', '321', '303'],
       handler: async (request) => {
         checkAppKey(ctx, request);
         return flow.start(flow.provider(request.params.name!), appNamesParam(request), request.clientAddress);
@@ -94,6 +97,8 @@ export function externalLoginRoutes(ctx: ServiceContext, flow: ExternalLogin): R
       summary: "The provider's redirect back (its one-time state authenticates it)",
       query: CallbackParamsSchema,
       answer: CALLBACK_ANSWER,
+      answerSchema: CallbackAnswer,
+      errors: ['101', '306', '321', '322', '323', '340', '403'],
       handler: callback,
     },
     {
@@ -104,6 +109,8 @@ export function externalLoginRoutes(ctx: ServiceContext, flow: ExternalLogin): R
       summary: "The provider's form POST back (Apple's form_post)",
       bodyTypes: ['application/x-www-form-urlencoded'],
       answer: CALLBACK_ANSWER,
+      answerSchema: CallbackAnswer,
+      errors: ['101', '306', '321', '322', '323', '340', '403'],
       handler: callback,
     },
     {
@@ -113,6 +120,8 @@ export function externalLoginRoutes(ctx: ServiceContext, flow: ExternalLogin): R
       summary: 'Assigns a database user to an external identity (its dfUuid) and logs that user in',
       body: ExtLoginSchema,
       answer: LOGIN_ANSWER,
+      answerSchema: LoginAnswer,
+      errors: ['101', '302', '303', '306', '320', '340', '341', '342'],
       handler: async (request) => {
         const body = parseInput(ExtLoginSchema, readJsonObject(request));
         await flow.checkDfUuid(body.dfUuid);

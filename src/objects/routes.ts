@@ -12,6 +12,7 @@ import { bulkRoutes } from './bulk-routes.js';
 import { lockRoutes } from './lock-routes.js';
 import { recycleRoutes } from './recycle-routes.js';
 import { writeRoutes } from './write-routes.js';
+import { ObjectSet, ServedObject } from '../openapi/schemas.js';
 
 function integerParam(name: string, max: number, description: string) {
   const message = `${name} must be an integer from 0 to ${max}`;
@@ -44,6 +45,9 @@ export function objectRoutes(ctx: ServiceContext): Route[] {
       summary: 'An object by id; a class name with no object of that id lists the class',
       query: ListingQuerySchema,
       answer: 'the serialized object (~ClassName, ~ObjectID, ~StoreTime and its fields), or a listing as for /v1/objects/{className}',
+      answerSchema: v.union([ServedObject, ObjectSet]),
+      params: { id: 'an object id, or a class name with no object of that id (lists the class)' },
+      errors: ['403', '404'],
       handler: async (request) => {
         const id = validName(request.params.id!, 'object id');
         const guard = ctx.guard(request);
@@ -60,6 +64,8 @@ export function objectRoutes(ctx: ServiceContext): Route[] {
       summary: 'The objects of a class, filtered, ordered and paged',
       query: ListingQuerySchema,
       answer: 'a set: ~Count, ~UnfilteredCount and ~Elements (the serialized objects)',
+      answerSchema: ObjectSet,
+      errors: ['403', '404'],
       handler: (request) => listing(ctx, request, validName(request.params.className!, 'class name')),
     },
     ...writeRoutes(ctx),

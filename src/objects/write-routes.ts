@@ -16,6 +16,7 @@ import { parseActions, runActions } from './actions.js';
 import { served, validName } from './served.js';
 import { createObject, deleteObject, updateObject, type Writer } from './write-path.js';
 import { bodyFields, CLASS_NAME, parseStoreTime, type WriteAction } from './writes.js';
+import { Nothing, ServedObject } from '../openapi/schemas.js';
 
 /** The object a route names: missing, internal or unreadable is `404` (its existence is not revealed). */
 export async function named(ctx: ServiceContext, guard: Guard, request: ApiRequest): Promise<StoredObject> {
@@ -67,15 +68,19 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
   return [
     {
       method: 'POST',
-      path: '/v1/object/:className',
+      // one template with GET, PATCH and DELETE /v1/object/:id (OpenAPI allows no second name for the segment)
+      path: '/v1/object/:id',
       auth: 'objects',
       summary: 'Creates an object of this class',
       body: ObjectBodySchema,
       query: WriteQuerySchema,
       answer: STORED_ANSWER,
+      answerSchema: ServedObject,
+      params: { id: 'the class of the new object (for GET, PATCH and DELETE this segment is an object id)' },
+      errors: ['403', '404'],
       handler: async (request) => {
         requestSerialization(ctx, request);
-        const className = request.params.className!;
+        const className = request.params.id!;
         if (!CLASS_NAME.test(className)) throw new ApiError('400', `class name ${clip(className)} must match [A-Za-z][A-Za-z0-9_]{0,63}`);
         if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
         const params = parseQueryParams(WriteQuerySchema, request.searchParams);
@@ -94,6 +99,8 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
       body: v.pipe(ObjectBodySchema, v.description('the fields to change (null stores null); ~StoreTime: the version read (as read, or ISO 8601)')),
       query: WriteQuerySchema,
       answer: STORED_ANSWER,
+      answerSchema: ServedObject,
+      errors: ['403', '404', '409'],
       handler: async (request) => {
         requestSerialization(ctx, request);
         const params = parseQueryParams(WriteQuerySchema, request.searchParams);
@@ -113,6 +120,8 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
       summary: 'Deletes an object, or moves it to the recycle bin (a body is ignored)',
       query: DeleteQuerySchema,
       answer: 'nothing ({})',
+      answerSchema: Nothing,
+      errors: ['403', '404'],
       handler: async (request) => {
         const { moveToRecycler } = parseQueryParams(DeleteQuerySchema, request.searchParams);
         const recycle = moveToRecycler === undefined ? ctx.writeOptions.deleteMode === 'recycle' : moveToRecycler === 'true';

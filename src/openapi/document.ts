@@ -1,14 +1,18 @@
-import { toJsonSchema } from '@valibot/to-json-schema';
+import { toJsonSchema, toJsonSchemaDefs, type ConversionConfig } from '@valibot/to-json-schema';
 import type { GenericSchema } from 'valibot';
-import { STATUS_CODES } from '../http/errors.js';
-import type { Route } from '../http/router.js';
+import { STATUS_CODES, type StatusCode } from '../http/errors.js';
+import type { RawAnswer, Route } from '../http/router.js';
+import type { ClassDeclaration, FieldDeclaration, SchemaDeclarations } from '../objects/declarations.js';
+import { SHARED_SCHEMAS } from './schemas.js';
 
 /**
  * The OpenAPI 3.1 document of a route table (`GET {base}/openapi.json`), made from the routes
  * themselves: their methods and paths, the valibot schemas their handlers parse bodies and queries
- * with, and the summary and answer written beside each handler. Nothing here describes one route by
- * hand, so the document cannot drift from the code; it holds nothing of the host's configuration but
- * the mount path and the name and version it reports.
+ * with, the schemas of their answers (`answerSchema`) and the codes they fail with (`errors`, and
+ * those every route of a kind may answer: `errorCodes`). Nothing here describes one route by hand,
+ * so the document cannot drift from the code (and the test suite validates the demo's real answers
+ * against it). Of the host's configuration it holds the mount path, the name and version it
+ * reports, and the declared classes (PROTOCOL.md 6.8), whose objects it describes field by field.
  */
 
 export interface DocumentInfo {
@@ -16,15 +20,26 @@ export interface DocumentInfo {
   version: string;
   /** Where the routes are, relative to the document's own address: the base path and alias, or `/`. */
   serverUrl: string;
+  /** The declared classes; their objects get a schema each (`Class_<name>`). */
+  schema?: SchemaDeclarations;
 }
 
 type JsonObject = Record<string, unknown>;
 
 const ref = (name: string) => ({ $ref: `#/components/${name}` });
+const schemaRef = (name: string) => ref(`schemas/${name}`);
+
+/** The shared answer schemas become `$ref`s to their components wherever a route's schema uses them. */
+const CONVERSION: ConversionConfig = {
+  target: 'draft-2020-12',
+  typeMode: 'input',
+  definitions: SHARED_SCHEMAS,
+  overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
+};
 
 /** A valibot schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect), as the client sends it (before transforms). */
 function jsonSchema(schema: GenericSchema): JsonObject {
-  const { $schema: _dialect, ...converted } = toJsonSchema(schema, { target: 'draft-2020-12', typeMode: 'input' }) as JsonObject;
+  const { $schema: _dialect, $defs: _shared, ...converted } = toJsonSchema(schema, CONVERSION) as JsonObject;
   return converted;
 }
 
@@ -37,7 +52,7 @@ export function openApiPath(path: string): { path: string; names: string[] } {
 }
 
 function parameters(route: Route, names: string[]): JsonObject[] {
-  const inPath = names.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+  const inPath = names.map((name) => ({ name, in: 'path', required: true, ...(route.params?.[name] ? { description: route.params[name] } : {}), schema: { type: 'string' } }));
   const inQuery = Object.entries(route.query?.entries ?? {}).map(([name, entry]) => {
     const { description, ...schema } = jsonSchema(entry);
     return { name, in: 'query', required: !isOptional(entry), ...(description ? { description } : {}), schema };
@@ -45,19 +60,84 @@ function parameters(route: Route, names: string[]): JsonObject[] {
   return [...inPath, ...inQuery];
 }
 
+/** The secure transport's body (PROTOCOL.md 4): base64 of the AES-256-CTR ciphertext of the JSON. */
+const ENCRYPTED = { 'application/text': { schema: schemaRef('Encrypted') } };
+
 function requestBody(route: Route): JsonObject | undefined {
   const content: JsonObject = {};
   if (route.body) content['application/json'] = { schema: jsonSchema(route.body) };
-  for (const type of route.bodyTypes ?? []) content[type] = { schema: {} };
+  for (const type of route.bodyTypes ?? []) content[type] = { schema: { type: 'string', contentMediaType: type } };
   if (Object.keys(content).length === 0) return undefined;
+  if (route.body && route.auth !== 'none') Object.assign(content, ENCRYPTED);
   return { required: route.body ? !isOptional(route.body) : true, content };
 }
 
-function success(route: Route): JsonObject {
-  const raw = route.rawAnswer;
-  if (raw) return { [raw.status]: { description: raw.description, ...(raw.contentType ? { content: { [raw.contentType]: { schema: {} } } } : {}) } };
-  const description = `internalStatus "0"; data: ${route.answer ?? 'see the summary'}`;
-  return { 200: { description, content: { 'application/json': { schema: ref('schemas/Envelope') } } } };
+const rawAnswers = (route: Route): readonly RawAnswer[] => (route.rawAnswer === undefined ? [] : Array.isArray(route.rawAnswer) ? route.rawAnswer : [route.rawAnswer as RawAnswer]);
+
+const headersOf = (headers: Readonly<Record<string, string>> | undefined) =>
+  headers && Object.keys(headers).length ? { headers: Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, { description, schema: { type: 'string' } }])) } : {};
+
+/** The error envelope of some codes (`internalStatus` one of them). */
+const errorSchema = (codes: readonly string[]) => ({ allOf: [schemaRef('ErrorEnvelope'), { properties: { status: { properties: { internalStatus: { enum: [...codes] } } } } }] });
+
+/** The successful answers, by HTTP status: the envelope with `answerSchema` as `data`, and the raw ones. */
+function successes(route: Route): Record<string, JsonObject> {
+  const answers: Record<string, JsonObject> = {};
+  if (route.answerSchema || !route.rawAnswer) {
+    const data = route.answerSchema ? jsonSchema(route.answerSchema) : { description: route.answer ?? 'see the summary' };
+    const schema = { type: 'object', required: ['status', 'data'], properties: { status: schemaRef('SuccessStatus'), data } };
+    answers[200] = { description: `internalStatus "0"; data: ${route.answer ?? route.summary}`, content: { 'application/json': { schema }, ...(route.auth !== 'none' ? ENCRYPTED : {}) } };
+  }
+  for (const raw of rawAnswers(route)) {
+    if (raw.error) continue;
+    const content = raw.contentType ? { [raw.contentType]: { schema: raw.contentType === 'text/plain' ? { type: 'string' } : { type: 'string', format: 'binary' } } } : undefined;
+    const existing = answers[raw.status];
+    if (existing) {
+      existing.description = `${existing.description as string}; or ${raw.description}`;
+      Object.assign(existing.content as JsonObject, content);
+    } else {
+      answers[raw.status] = { description: raw.description, ...headersOf(raw.headers), ...(content ? { content } : {}) };
+    }
+  }
+  return answers;
+}
+
+/**
+ * The `internalStatus` codes a route may answer: those every route may (a bad request line or body,
+ * a storage outage, an unexpected error), the app key's, the credential's, the body's, and the route's own.
+ */
+export function errorCodes(route: Route): StatusCode[] {
+  const codes = new Set<StatusCode>(['400', '500', '503']);
+  if (route.appKey !== false) codes.add('100');
+  if (route.auth !== 'none') for (const code of ['201', '204', '205', '403'] as const) codes.add(code);
+  if (route.auth === 'objects') codes.add('307');
+  if (route.body || route.bodyTypes || route.method !== 'GET') codes.add('413');
+  if (route.body || route.bodyTypes) codes.add('415');
+  for (const code of route.errors ?? []) codes.add(code);
+  return [...codes].sort((a, b) => Number(a) - Number(b));
+}
+
+/** The failures, one response per HTTP status, each the error envelope with the codes of that status. */
+function failures(route: Route): Record<string, JsonObject> {
+  const byStatus = new Map<number, StatusCode[]>();
+  for (const code of errorCodes(route)) {
+    const status = STATUS_CODES[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const answers: Record<string, JsonObject> = {};
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const retry = status === 429 || status === 503 ? { headers: { 'Retry-After': { description: 'seconds to wait before trying again', schema: { type: 'string' } } } } : {};
+    const encrypted = route.auth !== 'none' && !['204', '205'].includes(codes[0]!) ? ENCRYPTED : {};
+    answers[status] = {
+      description: `internalStatus ${codes.map((code) => `"${code}"`).join(', ')}`,
+      ...retry,
+      content: { 'application/json': { schema: errorSchema(codes) }, ...encrypted },
+    };
+  }
+  for (const raw of rawAnswers(route)) {
+    if (raw.error) answers[raw.status] = { description: raw.description, ...headersOf(raw.headers), content: { 'application/json': { schema: errorSchema([raw.error]) } } };
+  }
+  return answers;
 }
 
 /** Who may call a route, as OpenAPI security requirements (any one of the listed sets). */
@@ -74,38 +154,100 @@ function operation(route: Route, names: string[]): JsonObject {
     summary: route.summary,
     ...(params.length ? { parameters: params } : {}),
     ...(body ? { requestBody: body } : {}),
-    responses: { ...success(route), default: ref('responses/Error') },
+    responses: { ...successes(route), ...failures(route) },
     security: security(route),
   };
 }
 
-const CODES = Object.entries(STATUS_CODES)
-  .map(([code, status]) => `${code} (HTTP ${status})`)
-  .join(', ');
+/** One declared field as JSON Schema (PROTOCOL.md 6.8); fields that are not required may also be null. */
+function fieldSchema(declaration: FieldDeclaration): JsonObject {
+  const d = typeof declaration === 'string' ? { type: declaration } : declaration;
+  const nullable = (schema: JsonObject): JsonObject => (d.required ? schema : { anyOf: [schema, { type: 'null' }] });
+  const of = d.class ? ` (${d.class})` : '';
+  switch (d.type) {
+    case 'string':
+      return nullable({ type: 'string', ...(d.maxLength !== undefined ? { maxLength: d.maxLength } : {}), ...(d.enum ? { enum: [...d.enum] } : {}) });
+    case 'number':
+    case 'integer':
+      return nullable({ type: d.type, ...(d.min !== undefined ? { minimum: d.min } : {}), ...(d.max !== undefined ? { maximum: d.max } : {}), ...(d.enum ? { enum: [...d.enum] } : {}) });
+    case 'boolean':
+      return nullable({ type: 'boolean' });
+    case 'date':
+      return nullable({ type: 'string', description: 'a date: ISO 8601 or the ~StoreTime form' });
+    case 'json':
+      return { description: 'any JSON value' };
+    case 'ref':
+    case 'file':
+      return { anyOf: [{ ...schemaRef('ObjectReference'), description: `a reference${of}` }, { type: 'null' }] };
+    case 'set':
+      return {
+        type: 'object',
+        description: `a set of references${of}`,
+        required: ['~Count', '~UnfilteredCount', '~Elements'],
+        properties: { '~Count': { type: 'integer' }, '~UnfilteredCount': { type: 'integer' }, '~Elements': { type: 'array', items: schemaRef('ObjectReference') } },
+      };
+    default:
+      return {};
+  }
+}
 
-function components(): JsonObject {
+/** A declared class's serialized objects: the `~` members and the declared fields (only those when `strict`). */
+function classSchema(name: string, declaration: ClassDeclaration): JsonObject {
+  const fields = Object.entries(declaration.fields ?? {});
+  const required = fields.filter(([, field]) => typeof field === 'object' && field.required).map(([field]) => field);
+  return {
+    type: 'object',
+    description: `an object of the declared class ${name}`,
+    required: ['~ClassName', '~ObjectID', '~StoreTime', ...required],
+    properties: { '~ClassName': { const: name }, '~ObjectID': { type: 'string' }, '~StoreTime': { type: 'string' }, ...Object.fromEntries(fields.map(([field, d]) => [field, fieldSchema(d)])) },
+    ...(declaration.strict ? { patternProperties: { '^~': {} }, additionalProperties: false } : {}),
+  };
+}
+
+const className = (name: string) => `Class_${name}`;
+
+function components(declared: SchemaDeclarations): JsonObject {
+  const { definitions: _own, ...config } = CONVERSION;
+  const shared = toJsonSchemaDefs(SHARED_SCHEMAS, config) as unknown as Record<string, JsonObject>;
+  const classes = Object.keys(declared);
+  // references inside objects are described only for the fields of declared classes
+  const named = Object.fromEntries(Object.entries(shared).filter(([name]) => classes.length > 0 || name !== 'ObjectReference').map(([name, schema]) => [name, withoutDialect(schema)]));
+  // an object of a declared class is checked against that class's schema, any other is schemaless
+  named.ServedObject = {
+    ...named.ServedObject,
+    ...(classes.length ? { allOf: classes.map((name) => ({ if: { properties: { '~ClassName': { const: name } }, required: ['~ClassName'] }, then: schemaRef(className(name)) })) } : {}),
+  };
+  const codes = Object.keys(STATUS_CODES).filter((code) => code !== '0');
   return {
     schemas: {
-      Status: {
+      ...named,
+      ...Object.fromEntries(classes.map((name) => [className(name), classSchema(name, declared[name]!)])),
+      SuccessStatus: {
         type: 'object',
         required: ['internalStatus', 'statusMessage'],
+        properties: { internalStatus: { const: '0' }, statusMessage: { type: 'string' }, debugMessage: { type: 'string' } },
+      },
+      ErrorEnvelope: {
+        type: 'object',
+        description: 'A failure: the envelope with an internalStatus code, answered with the HTTP status of that code',
+        required: ['status', 'data'],
         properties: {
-          internalStatus: { type: 'string', description: `"0" for success; else the failure: ${CODES}. Always a string.` },
-          statusMessage: { type: 'string', description: 'what happened, in words a person can act on' },
-          debugMessage: { type: 'string' },
+          status: {
+            type: 'object',
+            required: ['internalStatus', 'statusMessage'],
+            properties: {
+              internalStatus: { type: 'string', enum: codes, description: 'the failure (PROTOCOL.md 1.4); always a string' },
+              statusMessage: { type: 'string', description: 'what happened, in words a person can act on' },
+              debugMessage: { type: 'string' },
+            },
+          },
+          data: { type: 'object', description: '{} unless stated (a 340 answer carries the setup session in sessionId)' },
         },
       },
-      Envelope: {
-        type: 'object',
-        description: 'Every JSON answer, success or failure',
-        required: ['status', 'data'],
-        properties: { status: ref('schemas/Status'), data: { description: 'the answer; {} for failures unless stated' } },
-      },
-    },
-    responses: {
-      Error: {
-        description: 'A failure: the envelope with the internalStatus code, the HTTP status the code has, and data {} unless stated',
-        content: { 'application/json': { schema: ref('schemas/Envelope') } },
+      Encrypted: {
+        type: 'string',
+        contentEncoding: 'base64',
+        description: 'The secure transport (a Secure-Token session): base64 of the AES-256-CTR ciphertext of the JSON; signed with Secure-Counter and Secure-Signature',
       },
     },
     securitySchemes: {
@@ -117,10 +259,15 @@ function components(): JsonObject {
         in: 'header',
         name: 'Secure-Token',
         description:
-          'The session of /v2/login/secure: every request also carries Secure-Counter and Secure-Signature (HMAC-SHA-256), its body and answer are AES-256-CTR encrypted with the symmetricKey of the login',
+          'The session of /v2/login/secure: every request also carries Secure-Counter and Secure-Signature (HMAC-SHA-256), its body and answer are AES-256-CTR encrypted with the symmetricKey of the login (application/text)',
       },
     },
   };
+}
+
+function withoutDialect(schema: JsonObject): JsonObject {
+  const { $schema: _dialect, ...rest } = schema;
+  return rest;
 }
 
 /** The whole document; routes that share a path share a path item. */
@@ -139,6 +286,6 @@ export function openApiDocument(routes: readonly Route[], info: DocumentInfo): J
     },
     servers: [{ url: info.serverUrl }],
     paths,
-    components: components(),
+    components: components(info.schema ?? {}),
   };
 }

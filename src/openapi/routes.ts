@@ -1,12 +1,15 @@
 import { JsonReply } from '../http/envelope.js';
 import { Mount, type MountOptions } from '../http/mount.js';
 import type { Route } from '../http/router.js';
+import type { SchemaDeclarations } from '../objects/declarations.js';
 import { openApiDocument } from './document.js';
 
 export interface OpenApiRouteOptions {
   mount?: MountOptions;
   title: string;
   version: string;
+  /** The declared classes, whose objects the document describes (PROTOCOL.md 6.8). */
+  schema?: SchemaDeclarations;
 }
 
 /**
@@ -14,7 +17,7 @@ export interface OpenApiRouteOptions {
  * description (no app key, no credential), and made once, on its first request, so a service that
  * is never asked for it never pays for it.
  */
-export function openApiRoutes(routes: readonly Route[], { mount, title, version }: OpenApiRouteOptions): Route[] {
+export function openApiRoutes(routes: readonly Route[], { mount, title, version, schema }: OpenApiRouteOptions): Route[] {
   const { basePath, alias } = new Mount(mount);
   let reply: JsonReply | undefined;
   const route: Route = {
@@ -25,7 +28,7 @@ export function openApiRoutes(routes: readonly Route[], { mount, title, version 
     summary: 'This document: the OpenAPI 3.1 description of the service',
     rawAnswer: { status: 200, contentType: 'application/json', description: 'the OpenAPI document' },
     handler: async () => {
-      reply ??= new JsonReply(JSON.stringify(openApiDocument([...routes, route], { title, version, serverUrl: `${basePath}${alias ? `/${alias}` : ''}` || '/' })));
+      reply ??= new JsonReply(JSON.stringify(openApiDocument([...routes, route], { title, version, schema, serverUrl: `${basePath}${alias ? `/${alias}` : ''}` || '/' })));
       return reply;
     },
   };

@@ -19,6 +19,9 @@ import { importClientPublicKey } from './keys.js';
 import { BlockDecryptError, blockDecrypt, blockEncrypt } from './rsa.js';
 import { LOGIN_SIGNATURE_HEADER, signLoginAnswer } from './login-signature.js';
 import { sealToken } from './token.js';
+import { LoginAnswer, TokenLoginAnswer } from '../openapi/schemas.js';
+
+const PublicKey = v.object({ key: v.pipe(v.string(), v.startsWith('-----BEGIN PUBLIC KEY-----'), v.description('the RSA public key as an SPKI PEM')) });
 
 /**
  * Secure login (PROTOCOL.md 3). Every failure is a plain JSON envelope: `310` for anything about the
@@ -144,6 +147,9 @@ export function secureLoginRoutes(ctx: ServiceContext): Route[] {
       summary: 'Token login (a JWT, used as Authorization: Bearer) or, with aesKey and data, the hybrid login (a plain session)',
       body: v.union([LoginBodySchema, HybridLoginBodySchema]),
       answer: 'token, user, databaseName and expiresAt; the hybrid login answers as /v1/login (with publicKey: text/plain, sealed to that key)',
+      answerSchema: v.union([TokenLoginAnswer, LoginAnswer]),
+      rawAnswer: { status: 200, contentType: 'text/plain', description: 'the hybrid login with publicKey: the envelope sealed to that key' },
+      errors: ['101', '302', '303', '306', '310', '340', '341', '342'],
       handler: async (request) => {
         const json = readJsonObject(request);
         return isHybridLoginBody(json) ? hybridLogin(ctx, json, request.clientAddress) : tokenLogin(ctx, json, request.clientAddress);
@@ -156,6 +162,7 @@ export function secureLoginRoutes(ctx: ServiceContext): Route[] {
       appKey: false, // a public key is public: the TypeScript sample fetches it with no headers (PROTOCOL.md 1.2)
       summary: 'The server public key of the hybrid login',
       answer: 'key: the RSA public key as an SPKI PEM',
+      answerSchema: PublicKey,
       handler: () => loginKeyReply(ctx),
     },
     {
@@ -165,6 +172,7 @@ export function secureLoginRoutes(ctx: ServiceContext): Route[] {
       appKey: false,
       summary: 'The server public key of the secure login',
       answer: 'key: the RSA public key as an SPKI PEM (CR LF line breaks)',
+      answerSchema: PublicKey,
       handler: async () => okReply({ key: (await ctx.serverKey.get()).publicKeyPem }),
     },
     {
@@ -178,6 +186,7 @@ export function secureLoginRoutes(ctx: ServiceContext): Route[] {
         contentType: 'text/plain',
         description: 'base64 of the envelope (sessionId: the Secure-Token, user, symmetricKey, databaseName), RSA-OAEP-SHA-1 encrypted to publicKey in blocks',
       },
+      errors: ['101', '302', '303', '306', '310', '340', '341', '342'],
       handler: (request) => secureLogin(ctx, request),
     },
   ];

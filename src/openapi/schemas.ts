@@ -1,0 +1,56 @@
+/**
+ * The answers routes share, as valibot schemas (`Route.answerSchema`). The OpenAPI document turns
+ * each into a component (`#/components/schemas/<name>`) that the routes' schemas refer to, and
+ * describes `ServedObject` per declared class (PROTOCOL.md 6.8). The test suite validates the demo's
+ * real answers against the document, so these cannot drift from what the routes send.
+ */
+import * as v from 'valibot';
+
+const integer = v.pipe(v.number(), v.integer());
+
+/** A reference inside an object: the referenced object, serialized, or only its `~` members when the session may not read it. */
+export const ObjectReference = v.pipe(
+  v.looseObject({ '~ClassName': v.string(), '~ObjectID': v.string(), '~StoreTime': v.optional(v.string()) }),
+  v.description('a referenced object: serialized, or only its ~ members when the session may not read it'),
+);
+
+/** An object as the service serializes it (PROTOCOL.md 6.1); the document describes each declared class's fields. */
+export const ServedObject = v.pipe(
+  v.looseObject({ '~ClassName': v.string(), '~ObjectID': v.string(), '~StoreTime': v.string() }),
+  v.description('a serialized object: ~ClassName, ~ObjectID, ~StoreTime and its fields'),
+);
+
+/** A set (PROTOCOL.md 6.1): a listing's page. */
+export const ObjectSet = v.object({
+  '~Count': v.pipe(integer, v.description('the objects in ~Elements')),
+  '~UnfilteredCount': v.pipe(integer, v.description('the objects the query matched, before paging')),
+  '~Elements': v.array(ServedObject),
+});
+
+/** `data` of an answer that has nothing to say. */
+export const Nothing = v.pipe(v.strictObject({}), v.description('nothing: {}'));
+
+/** `data` of a login (PROTOCOL.md 2.2). */
+export const LoginAnswer = v.object({
+  sessionId: v.pipe(v.string(), v.description('the sessionId header of the requests that follow')),
+  user: ServedObject,
+  databaseName: v.string(),
+  expiresAt: v.pipe(v.string(), v.isoTimestamp()),
+});
+
+/** `data` of the token login (`/v2/login` without `publicKey`). */
+export const TokenLoginAnswer = v.object({
+  token: v.pipe(v.string(), v.description('a JWT for the Authorization header')),
+  user: ServedObject,
+  databaseName: v.string(),
+  expiresAt: v.pipe(v.string(), v.isoTimestamp()),
+});
+
+/** Every JSON answer (PROTOCOL.md 1.3); `internalStatus` and `statusMessage` are always strings. */
+export const Envelope = v.object({
+  status: v.object({ internalStatus: v.string(), statusMessage: v.string(), debugMessage: v.optional(v.string()) }),
+  data: v.pipe(v.unknown(), v.description('the answer; {} for failures unless stated')),
+});
+
+/** The named components, in the order the document lists them. */
+export const SHARED_SCHEMAS = { ServedObject, ObjectReference, ObjectSet, Nothing, LoginAnswer, TokenLoginAnswer, Envelope } as const;
