@@ -35,6 +35,7 @@ export function createService(options: ServiceOptions = {}): Service {
     kv: core.ctx.kv,
     ready: core.ready,
     close: async () => {
+      await core.events.close();
       await core.ctx.store.close?.();
       await core.ctx.kv.close?.();
       await core.ctx.files.blobs.close?.();
@@ -43,6 +44,9 @@ export function createService(options: ServiceOptions = {}): Service {
 }
 
 export type { ServiceOptions, SecureOptions, ObjectOptions } from './options.js';
+export type { BusMessage, ChangeMessage, EndMessage, EventBus, EventOptions } from './events/types.js';
+export { encodeMessage, decodeMessage } from './events/types.js';
+export { InProcessBus } from './events/bus.js';
 export type { FileOptions } from './files/settings.js';
 export type { RequestContext } from './http/request.js';
 export type { RequestLogger, RequestLogEntry } from './http/request-log.js';

@@ -5,6 +5,7 @@ import type { TwoFactorLoginOptions } from './auth/two-factor-login.js';
 import type { CacheSizes } from './caches.js';
 import type { ServiceCheckOptions } from './checks/routes.js';
 import type { FileOptions } from './files/settings.js';
+import type { EventOptions } from './events/types.js';
 import type { CorsOptions } from './http/cors.js';
 import type { MountOptions } from './http/mount.js';
 import type { RequestLogger } from './http/request-log.js';
@@ -83,6 +84,8 @@ export interface ServiceOptions {
   access?: AccessOptions;
   /** Files: the blob store, the upload limit and the file class (PROTOCOL.md 6.6). */
   files?: FileOptions;
+  /** Realtime change events (`GET /v1/events`, PROTOCOL.md 8): the bus between instances, limits, keep-alive. */
+  events?: EventOptions;
   /** Macros by name, including the typed `xApi_*` hooks (PROTOCOL.md 7). */
   macros?: Macros;
   /** What `_CheckService` and `/v1/versioninfo` report, and the health check's time limit (PROTOCOL.md 2.5). */

@@ -4,6 +4,7 @@ import { batchRoutes } from './batch/routes.js';
 import { checkRoutes } from './checks/routes.js';
 import { twoFactorRoutes } from './auth/two-factor-routes.js';
 import type { ServiceContext } from './context.js';
+import { eventRoutes } from './events/routes.js';
 import { fileRoutes } from './files/routes.js';
 import type { Route } from './http/router.js';
 import { macroRoutes } from './macros/routes.js';
@@ -28,6 +29,7 @@ export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin,
     ...externalLoginRoutes(ctx, externalLogin),
     ...checkRoutes(ctx, options.serviceCheck),
     ...batchRoutes(ctx),
+    ...eventRoutes(ctx),
   ];
   if (options.openApi === false) return routes;
   const { applicationName = 'odbrest', applicationVersion = PACKAGE_VERSION } = options.serviceCheck ?? {};

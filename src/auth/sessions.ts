@@ -219,7 +219,16 @@ export class SessionStore {
 
   async delete(id: string): Promise<boolean> {
     this.#parsed.delete(id);
-    return this.kv.delete(key(id));
+    const deleted = await this.kv.delete(key(id));
+    for (const listener of this.#endListeners) listener(id);
+    return deleted;
+  }
+
+  readonly #endListeners = new Set<(id: string) => void>();
+
+  /** Calls `listener` with the id of every session ended here (logout, revocation, the per-user cap): event streams end with it. */
+  onEnd(listener: (id: string) => void): void {
+    this.#endListeners.add(listener);
   }
 
   #ttl(session: Session): number {

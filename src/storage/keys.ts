@@ -15,6 +15,10 @@ export const kvKeys = {
   dfUuid: (dfUuid: string) => `oauth:df:${dfUuid}`,
   /** An unfinished file upload (PROTOCOL.md 6.6), for an hour. */
   upload: (uploadId: string) => `upload:${uploadId}`,
+  /** A one-time ticket for `GET /v1/events` (PROTOCOL.md 8), 60 s: the session id it stands for. */
+  eventTicket: (ticket: string) => `events:ticket:${ticket}`,
+  /** Counter blocks a secure session's event streams took (PROTOCOL.md 8: the server's own counter range). */
+  eventCounters: (sessionId: string) => `sess:{${sessionId}}:events`,
 };
 
 /** One kind of state in the in-memory key-value store, with its own bound. */
@@ -40,4 +44,5 @@ export const KV_PARTITIONS: Readonly<Record<string, KvPartition>> = {
   'oauth:': { maxEntries: 100_000, whenFull: 'evict' },
   // an upload in progress is never pushed out by others: a full store refuses new uploads instead
   'upload:': { maxEntries: 100_000, whenFull: 'refuse' },
+  'events:': { maxEntries: 100_000, whenFull: 'refuse' },
 };

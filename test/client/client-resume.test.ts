@@ -171,7 +171,7 @@ describe('loginCustom', () => {
 const KNOWN: Record<KnownInternalStatus, true> = {
   '0': true, '100': true, '101': true, '201': true, '204': true, '205': true, '302': true, '303': true, '306': true,
   '307': true, '310': true, '340': true, '341': true, '342': true, '320': true, '321': true, '322': true, '323': true,
-  '400': true, '403': true, '404': true, '405': true, '409': true, '413': true, '415': true, '500': true,
+  '400': true, '403': true, '404': true, '405': true, '409': true, '413': true, '415': true, '429': true, '500': true,
   '503': true,
 };
 
