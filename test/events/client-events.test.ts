@@ -83,7 +83,7 @@ describe('client.subscribe', () => {
   test('on a secure session an unsigned event is refused', async () => {
     const service = await demoService({ access: demoAccess });
     const forge = rewritingFetch(service, (body) =>
-      body.pipeThrough(new TextDecoderStream()).pipeThrough(
+      body.pipeThrough(new TextDecoderStream() as unknown as ReadableWritablePair<string, Uint8Array>).pipeThrough(
         new TransformStream<string, Uint8Array>({
           transform: (text, c) => c.enqueue(new TextEncoder().encode(text.replace(/^data: .*$/m, 'data: {"className":"Customer","~ObjectID":"FORGED","object":{}}'))),
         }),
