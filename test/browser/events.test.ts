@@ -12,6 +12,7 @@ import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { serve } from '../../adapters/node.js';
 import type { Service } from '../../src/index.js';
+import { demoAccess } from '../../examples/demo-access.mjs';
 import { call, demoService, login } from '../helpers.js';
 import { codeBlocks, readmeSection } from '../support/readme.js';
 import { requireOrSkip } from '../support/servers.js';
@@ -35,7 +36,7 @@ async function listen(server: Server): Promise<string> {
 beforeAll(async () => {
   if (!hasBrowser) return;
   pageOrigin = await listen(createServer((_, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>events</title>')));
-  service = await demoService({ cors: { origins: [pageOrigin] } });
+  service = await demoService({ cors: { origins: [pageOrigin] }, access: demoAccess });
   const serving = await serve(service, { port: 0, hostname: '127.0.0.1' });
   servers.push(serving);
   api = `http://127.0.0.1:${(serving.address() as AddressInfo).port}`;
