@@ -13,10 +13,12 @@ import type { Guard } from '../objects/access.js';
 import { served } from '../objects/served.js';
 import type { SecureSessionState } from '../secure/replay.js';
 import { messageKeys } from '../secure/messages.js';
+import { fieldValue, isScalar } from '../storage/filter.js';
 import { randomToken } from '../storage/ids.js';
 import { kvKeys } from '../storage/keys.js';
 import type { StoredObject } from '../storage/types.js';
 import { InProcessBus } from './bus.js';
+import { valueKey } from './subscriptions.js';
 import { EventSealer, EventStream } from './stream.js';
 import type { BusMessage, ChangeEvents, ChangeMessage, EventBus, EventOptions, Subscription, WrittenChange } from './types.js';
 
@@ -84,13 +86,15 @@ export class EventHub implements ChangeEvents {
   #logStart = 0;
   readonly #streams = new Set<EventStream>();
   readonly #bySession = new Map<string, Set<EventStream>>();
-  readonly #byClass = new Map<string, Set<EventStream>>();
+  readonly #byClass = new Map<string, ClassIndex>();
   readonly #byObject = new Map<string, Set<EventStream>>();
   /** Messages are handled one after the other, so every stream sees them in the bus's order. */
   #queue: Promise<void> = Promise.resolve();
   #ticker: ReturnType<typeof setInterval> | undefined;
   #lastKeepAlive = 0;
   readonly #unsubscribe: () => void;
+  /** The request hooks see while an event is prepared (see `open`). */
+  readonly #eventsRequest: ApiRequest;
 
   constructor(ctx: ServiceContext, options: EventOptions = {}) {
     this.#ctx = ctx;
@@ -101,6 +105,8 @@ export class EventHub implements ChangeEvents {
     this.#retainEvents = positive(options.retainEvents ?? 10_000, 'events.retainEvents');
     this.#retainMs = positive(options.retainMs ?? 5 * 60_000, 'events.retainMs');
     this.#maxPending = positive(options.maxPendingBytes ?? 1024 * 1024, 'events.maxPendingBytes');
+    const raw = new Request('http://odbrest/v1/events');
+    this.#eventsRequest = { method: 'GET', path: '/v1/events', target: '/v1/events', searchParams: new URLSearchParams(), headers: raw.headers, raw, clientAddress: undefined, bodyText: '', secure: false, params: {} };
     this.#unsubscribe = this.#bus.subscribe((message) => this.#enqueue(() => this.#receive(message)));
     ctx.sessions.onEnd((sessionId) => this.#publish({ kind: 'end', sessionId }));
   }
@@ -138,7 +144,10 @@ export class EventHub implements ChangeEvents {
     }
     if (this.#streams.size >= this.#maxStreams) throw new ApiError('503', 'this instance serves as many event streams as it may; retry later', { headers: { 'retry-after': '5' } });
     const sealer = session.kind === 'secure' ? this.#sealer(session) : undefined;
-    const stream = new EventStream({ session, request, subscriptions, maxPendingBytes: this.#maxPending, sealer, onClose: (closed) => this.#remove(closed) });
+    // Hooks asked about an event (`authorize`, serialization) see a request for this path without
+    // its headers: holding each stream's whole request doubled the memory of an idle stream.
+    void request;
+    const stream = new EventStream({ session, request: this.#eventsRequest, subscriptions, maxPendingBytes: this.#maxPending, sealer, onClose: (closed) => this.#remove(closed) });
     this.#add(stream);
     this.#enqueue(() => this.#start(stream, lastEventId));
     return new Response(stream.body, {
@@ -193,9 +202,23 @@ export class EventHub implements ChangeEvents {
     const now = this.#ctx.now();
     this.#log.push({ seq, at: now, message: change });
     this.#trim(now);
-    const streams = new Set<EventStream>(this.#byClass.get(change.className));
+    const streams = this.#candidates(change);
     for (const stream of this.#byObject.get(change.id) ?? []) streams.add(stream);
     if (streams.size > 0) await this.#deliver(streams, change, seq);
+  }
+
+  /** The streams of the change's class its filters may concern (through their equality index), and those of its object. */
+  #candidates(change: ChangeMessage): Set<EventStream> {
+    const index = this.#byClass.get(change.className);
+    const streams = new Set<EventStream>(index?.all);
+    for (const [field, byValue] of index?.byField ?? []) {
+      for (const object of [change.object, change.before]) {
+        const value = object === undefined ? undefined : fieldValue(object.fields, field);
+        if (value === undefined || !isScalar(value)) continue;
+        for (const stream of byValue.get(valueKey(value)) ?? []) streams.add(stream);
+      }
+    }
+    return streams;
   }
 
   /** A message the bus carried by id only: the object as the store holds it now (no `before`). */
@@ -219,7 +242,8 @@ export class EventHub implements ChangeEvents {
     const id = this.#id(seq);
     const sends: Promise<void>[] = [];
     for (const stream of streams) {
-      if (stream.closed) continue;
+      // the filters first, synchronously: most streams of a class are not concerned by a given write
+      if (stream.closed || !stream.subscriptions.some((subscription) => concerns(subscription, message.object) || concerns(subscription, message.before))) continue;
       let view = views.get(stream.session.id);
       if (!view) views.set(stream.session.id, (view = new SessionView(this.#ctx, stream.request, stream.session, message)));
       sends.push(this.#deliverOne(stream, view, message, id));
@@ -245,9 +269,15 @@ export class EventHub implements ChangeEvents {
     add(this.#bySession, stream.session.id, stream);
     for (const subscription of stream.subscriptions) {
       if (subscription.objectId !== undefined) add(this.#byObject, subscription.objectId, stream);
-      else add(this.#byClass, subscription.className, stream);
+      else this.#classIndex(subscription.className).add(subscription, stream);
     }
     this.#ticker ??= this.#startTicker();
+  }
+
+  #classIndex(className: string): ClassIndex {
+    let index = this.#byClass.get(className);
+    if (!index) this.#byClass.set(className, (index = new ClassIndex()));
+    return index;
   }
 
   #remove(stream: EventStream): void {
@@ -255,7 +285,7 @@ export class EventHub implements ChangeEvents {
     remove(this.#bySession, stream.session.id, stream);
     for (const subscription of stream.subscriptions) {
       if (subscription.objectId !== undefined) remove(this.#byObject, subscription.objectId, stream);
-      else remove(this.#byClass, subscription.className, stream);
+      else if (this.#byClass.get(subscription.className)?.remove(subscription, stream)) this.#byClass.delete(subscription.className);
     }
     if (this.#streams.size === 0 && this.#ticker !== undefined) {
       clearInterval(this.#ticker);
@@ -293,11 +323,40 @@ export class EventHub implements ChangeEvents {
   }
 }
 
+/**
+ * The streams subscribed to one class: those whose filter requires a field to equal a scalar by that
+ * field and value (a write looks up its object's values), the others all together.
+ */
+type ClassSubscription = Extract<Subscription, { className: string }>;
+
+class ClassIndex {
+  readonly all = new Set<EventStream>();
+  readonly byField = new Map<string, Map<string, Set<EventStream>>>();
+
+  add(subscription: ClassSubscription, stream: EventStream): void {
+    if (!subscription.equal) return void this.all.add(stream);
+    let byValue = this.byField.get(subscription.equal.field);
+    if (!byValue) this.byField.set(subscription.equal.field, (byValue = new Map()));
+    add(byValue, subscription.equal.key, stream);
+  }
+
+  /** Removes; true when the index is empty. */
+  remove(subscription: ClassSubscription, stream: EventStream): boolean {
+    if (!subscription.equal) this.all.delete(stream);
+    else {
+      const byValue = this.byField.get(subscription.equal.field);
+      if (byValue) {
+        remove(byValue, subscription.equal.key, stream);
+        if (byValue.size === 0) this.byField.delete(subscription.equal.field);
+      }
+    }
+    return this.all.size === 0 && this.byField.size === 0;
+  }
+}
+
 /** What `message` is to one subscription as one session sees it now, or nothing. */
 async function eventOf(subscription: Subscription, view: SessionView, message: ChangeMessage): Promise<EventType | undefined> {
-  const covers = (object: StoredObject | undefined) =>
-    object !== undefined &&
-    (subscription.objectId !== undefined ? object.id === subscription.objectId : object.className === subscription.className && subscription.test(object.fields));
+  const covers = (object: StoredObject | undefined) => concerns(subscription, object);
   const after = covers(message.object) && (await view.readableAfter());
   if (message.action === 'create') return after ? 'create' : undefined;
   const before = covers(message.before) && (await view.readableBefore());
@@ -305,6 +364,13 @@ async function eventOf(subscription: Subscription, view: SessionView, message: C
   if (message.partial) return after ? 'update' : 'leave';
   if (after) return before ? 'update' : 'enter';
   return before ? 'leave' : undefined;
+}
+
+/** Whether `object` is one `subscription` names: that object, or an object of its class its filter matches. */
+function concerns(subscription: Subscription, object: StoredObject | undefined): boolean {
+  if (object === undefined) return false;
+  if (subscription.objectId !== undefined) return object.id === subscription.objectId;
+  return object.className === subscription.className && subscription.test(object.fields);
 }
 
 function add<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {

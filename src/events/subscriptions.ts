@@ -8,7 +8,8 @@ import { parseJsonText } from '../http/json.js';
 import { parseInput } from '../http/validate.js';
 import { parseSelection } from '../objects/selection.js';
 import { CLASS_NAME } from '../objects/writes.js';
-import { compileWhere } from '../storage/filter.js';
+import { compileWhere, isScalar } from '../storage/filter.js';
+import type { Scalar } from '../storage/types.js';
 import type { Subscription } from './types.js';
 
 export const MAX_SUBSCRIPTIONS = 20;
@@ -60,7 +61,13 @@ function subscription(item: unknown, where: string): Subscription {
   const selection = prefixed(`${where}.query`, () =>
     parseSelection(className, typeof query === 'string' ? { queryText: query } : { query: query === undefined ? undefined : JSON.stringify(query) }),
   );
-  return { className, test: compileWhere(selection.where) };
+  const equal = Object.entries(selection.where).find(([, condition]) => isScalar(condition));
+  return { className, test: compileWhere(selection.where), equal: equal && { field: equal[0], key: valueKey(equal[1] as Scalar) } };
+}
+
+/** A scalar as an index key (its type kept: 1 and "1" differ). */
+export function valueKey(value: Scalar): string {
+  return value === null ? 'null' : `${typeof value}:${String(value)}`;
 }
 
 /** Runs `parse`, naming `where` in front of a `400`'s message. */

@@ -7,7 +7,15 @@ import type { ApiRequest } from '../http/request.js';
 import type { Fields, StoredObject } from '../storage/types.js';
 
 /** One subscription: the objects of a class a filter matches, or one object by id. */
-export type Subscription = { className: string; objectId?: undefined; test: (fields: Fields) => boolean } | { objectId: string; className?: undefined };
+export type Subscription =
+  | {
+      className: string;
+      objectId?: undefined;
+      test: (fields: Fields) => boolean;
+      /** A field the filter requires to equal a scalar (`{"City":"Kiel"}`): writes are matched to it through an index. */
+      equal?: { field: string; key: string };
+    }
+  | { objectId: string; className?: undefined };
 
 /** A write that happened, as every instance's hub receives it. */
 export interface ChangeMessage {
