@@ -7,7 +7,7 @@ import { SessionStore, sessionLimits } from './auth/sessions.js';
 import { TwoFactorLogin } from './auth/two-factor-login.js';
 import { cacheSizes } from './caches.js';
 import type { ServiceContext } from './context.js';
-import { EventHub } from './events/hub.js';
+import { changeEvents } from './events/hub.js';
 import { fileSettings } from './files/settings.js';
 import { appKeyCheck } from './http/app-keys.js';
 import { readBodyText } from './http/body.js';
@@ -43,8 +43,6 @@ export class Core {
   readonly #routes = new RouteTable();
   readonly #mount: Mount;
   readonly #secure: SecureTransport;
-  /** Realtime change events (PROTOCOL.md 8). */
-  readonly events: EventHub;
   readonly #trustProxy: boolean;
   #loaded = false;
 
@@ -61,7 +59,6 @@ export class Core {
     const cors = new Cors(options.cors);
     this.fetch = logRequests(options.logger, (request, context) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context)));
     let hookContext: MacroContext | undefined; // what hooks called outside a request see, made once
-    let events: EventHub | undefined; // made once the context it reads exists
     const ctx: ServiceContext = {
       store,
       kv,
@@ -79,7 +76,7 @@ export class Core {
       access: new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']),
       guard: (request) => ctx.access.forRequest(request, ctx.macroContext),
       writeHooks: { beforeWrite: options.objects?.beforeWrite, afterWrite: options.objects?.afterWrite },
-      events: { publish: (change) => events?.publish(change), open: (...args) => events!.open(...args) },
+      events: changeEvents(() => ctx, options.events),
       serverKey: new ServerKeySource(options.secure?.serverKey),
       symmetricCrypto: options.secure?.symmetricCrypto ?? portableCrypto,
       secureSessionOf: (token) => this.#secure.sessionOf(token),
@@ -93,7 +90,6 @@ export class Core {
       dispatch: (inner) => this.#dispatch(inner),
     };
     this.ctx = ctx;
-    this.events = events = new EventHub(ctx, options.events);
     this.#secure = new SecureTransport(ctx, caches.secureSessions);
     const externalLogin = new ExternalLogin(ctx, { ...options.externalLogin, alias: this.#mount.alias, userClass: ctx.principals.userClass });
     this.#routes.add(serviceRoutes(ctx, externalLogin, options));

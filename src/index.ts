@@ -35,7 +35,7 @@ export function createService(options: ServiceOptions = {}): Service {
     kv: core.ctx.kv,
     ready: core.ready,
     close: async () => {
-      await core.events.close();
+      await core.ctx.events.close();
       await core.ctx.store.close?.();
       await core.ctx.kv.close?.();
       await core.ctx.files.blobs.close?.();

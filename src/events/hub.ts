@@ -323,6 +323,13 @@ export class EventHub implements ChangeEvents {
   }
 }
 
+/** The service's events: the hub is made on first use (a publish or a stream), once the context it reads exists. */
+export function changeEvents(ctx: () => ServiceContext, options?: EventOptions): ChangeEvents {
+  let hub: EventHub | undefined;
+  const get = () => (hub ??= new EventHub(ctx(), options));
+  return { publish: (change) => get().publish(change), open: (...args) => get().open(...args), close: async () => hub?.close() };
+}
+
 /**
  * The streams subscribed to one class: those whose filter requires a field to equal a scalar by that
  * field and value (a write looks up its object's values), the others all together.

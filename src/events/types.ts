@@ -48,6 +48,8 @@ export interface ChangeEvents {
   publish(change: WrittenChange): void;
   /** The stream's `Response` (`429`/`503` beyond the limits); with `lastEventId`, what it missed first. */
   open(request: ApiRequest, session: Session, subscriptions: Subscription[], lastEventId: string | undefined): Promise<Response>;
+  /** Ends every stream and closes the bus. */
+  close(): Promise<void>;
 }
 
 /** A session ended (logout, revocation, password change): every instance ends its streams. */
