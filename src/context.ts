@@ -4,6 +4,7 @@ import type { Principals } from './auth/principals.js';
 import type { SeatCounter } from './auth/seats.js';
 import type { TwoFactorLogin } from './auth/two-factor-login.js';
 import type { Session, SessionStore } from './auth/sessions.js';
+import type { ChangeEvents } from './events/types.js';
 import type { FileSettings } from './files/settings.js';
 import type { Answer } from './http/envelope.js';
 import type { ApiRequest } from './http/request.js';
@@ -50,6 +51,8 @@ export interface ServiceContext {
   readonly writeHooks: WriteHooks;
   /** Deletes to the recycle bin or for good, the bin's days, and the host's actions (PROTOCOL.md 6.3). */
   readonly writeOptions: WriteOptions;
+  /** Realtime change events (PROTOCOL.md 8): the write path publishes every write here. */
+  readonly events: ChangeEvents;
   /** The RSA key of the secure login (configured, or generated on first use). */
   readonly serverKey: ServerKeySource;
   /** AES-CTR and HMAC of the secure transport. */

@@ -7,6 +7,7 @@ import { SessionStore, sessionLimits } from './auth/sessions.js';
 import { TwoFactorLogin } from './auth/two-factor-login.js';
 import { cacheSizes } from './caches.js';
 import type { ServiceContext } from './context.js';
+import { changeEvents } from './events/hub.js';
 import { fileSettings } from './files/settings.js';
 import { appKeyCheck } from './http/app-keys.js';
 import { readBodyText } from './http/body.js';
@@ -80,6 +81,7 @@ export class Core {
       access: new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']),
       guard: (request) => ctx.access.forRequest(request, ctx.macroContext),
       ...writeContext(options),
+      events: changeEvents(() => ctx, options.events),
       serverKey: new ServerKeySource(options.secure?.serverKey),
       symmetricCrypto: options.secure?.symmetricCrypto ?? portableCrypto,
       secureSessionOf: (token) => this.#secure.sessionOf(token),

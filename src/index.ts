@@ -47,6 +47,7 @@ export function createService(options: ServiceOptions = {}): Service {
       return core.ctx.lifecycle.draining;
     },
     close: async () => {
+      await core.ctx.events.close();
       await core.ctx.store.close?.();
       await core.ctx.kv.close?.();
       await core.ctx.files.blobs.close?.();
@@ -56,6 +57,9 @@ export function createService(options: ServiceOptions = {}): Service {
 
 export type { ServiceOptions, SecureOptions, ObjectOptions, SerializationOptions, FoldersHook } from './options.js';
 export { defineRoute, type HostRoute } from './host/routes.js';
+export type { BusMessage, ChangeMessage, EndMessage, EventBus, EventOptions } from './events/types.js';
+export { encodeMessage, decodeMessage } from './events/types.js';
+export { InProcessBus } from './events/bus.js';
 export type { FileOptions } from './files/settings.js';
 export type { RequestContext } from './http/request.js';
 export type { RequestLogger, RequestLogEntry } from './http/request-log.js';

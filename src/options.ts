@@ -6,6 +6,7 @@ import type { TwoFactorLoginOptions } from './auth/two-factor-login.js';
 import type { CacheSizes } from './caches.js';
 import type { ServiceCheckOptions } from './checks/routes.js';
 import type { FileOptions } from './files/settings.js';
+import type { EventOptions } from './events/types.js';
 import type { CorsOptions } from './http/cors.js';
 import type { MountOptions } from './http/mount.js';
 import type { RequestLogger } from './http/request-log.js';
@@ -130,6 +131,8 @@ export interface ServiceOptions {
   actions?: Readonly<Record<string, HostAction>>;
   /** The host's side of the v2 group (PROTOCOL.md 6.9): app configuration and theme, views, file variants. */
   v2?: V2Options;
+  /** Realtime change events (`GET /v1/events`, PROTOCOL.md 8): the bus between instances, limits, keep-alive. */
+  events?: EventOptions;
   /** Macros by name, including the typed `xApi_*` hooks (PROTOCOL.md 7). */
   macros?: Macros;
   /**

@@ -7,6 +7,7 @@ import { checkRoutes } from './checks/routes.js';
 import { twoFactorRoutes } from './auth/two-factor-routes.js';
 import type { ServiceContext } from './context.js';
 import { hostRoutes } from './host/routes.js';
+import { eventRoutes } from './events/routes.js';
 import { fileRoutes } from './files/routes.js';
 import type { Route } from './http/router.js';
 import { macroRoutes } from './macros/routes.js';
@@ -41,6 +42,7 @@ export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin,
     ...checkRoutes(ctx, options.serviceCheck),
     ...batchRoutes(ctx),
     ...v2Routes(ctx, options.v2),
+    ...eventRoutes(ctx),
   ];
   const { applicationName = 'odbrest', applicationVersion = PACKAGE_VERSION } = options.serviceCheck ?? {};
   const documented: Route[] = []; // filled below; the document is made on its first request

@@ -48,7 +48,7 @@ const RETRY_LAST_MS = 5000;
  */
 const HEARTBEAT_MS = 5000;
 
-interface FeedHandlers {
+export interface FeedHandlers {
   listening: () => void;
   deaf: (error?: Error) => void;
   changed: (payload: string) => void;
@@ -174,7 +174,7 @@ function rowBytes(row: CachedRow): number {
  * One connection of its own that LISTENs on the channel; reconnects with doubling delays when it
  * drops. `listening` is true only from the moment LISTEN took effect until the connection is lost.
  */
-class ChangeFeed {
+export class ChangeFeed {
   readonly #connection: pg.ClientConfig;
   readonly #channel: string;
   readonly #on: FeedHandlers;

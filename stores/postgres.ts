@@ -537,3 +537,4 @@ function refuseValue(error: unknown): never {
 export { PostgresBlobStore, BLOB_CHUNK_BYTES, type PostgresBlobStoreOptions } from './blob-postgres.js';
 export type { PostgresPoolOptions } from './pg-common.js';
 export type { PostgresCacheEvent, PostgresCacheOptions } from './pg-cache.js';
+export { PostgresEventBus, NOTIFY_PAYLOAD_LIMIT, type PostgresEventBusOptions } from './pg-events.js';

@@ -194,3 +194,4 @@ export class RedisKeyValueStore implements KeyValueStore {
 function toTtl(ttlMs: number): number {
   return Math.max(1, Math.ceil(ttlMs));
 }
+export { RedisEventBus, type RedisEventBusOptions } from './redis-events.js';

@@ -263,7 +263,15 @@ export class SessionStore {
     this.#parsed.delete(id);
     const deleted = await this.kv.delete(key(id));
     if (deleted) this.counted(-1);
+    for (const listener of this.#endListeners) listener(id);
     return deleted;
+  }
+
+  readonly #endListeners = new Set<(id: string) => void>();
+
+  /** Calls `listener` with the id of every session ended here (logout, revocation, the per-user cap): event streams end with it. */
+  onEnd(listener: (id: string) => void): void {
+    this.#endListeners.add(listener);
   }
 
   #ttl(session: Session): number {

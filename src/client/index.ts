@@ -7,6 +7,7 @@ import { OdbRestConflictError, OdbRestError, OdbRestNetworkError, OdbRestProtoco
 import { STATUS_CODES } from '../http/errors.js';
 import { hybridKeyPair, hybridLoginBody, openHybridAnswer } from './hybrid-login.js';
 import { SecureChannel, type FetchFunction } from './secure-channel.js';
+import { subscribeEvents, type EventSubscription, type EventSubscriptionHandle, type SubscribeOptions } from './events.js';
 import { isPinnedKey, pinnedKeyHashes } from './server-key-pin.js';
 import { verifyLoginSignature } from '../secure/login-signature.js';
 import type { SymmetricCrypto } from '../secure/symmetric.js';
@@ -179,6 +180,12 @@ export interface OdbRestClient {
   downloadFile(objectId: string, options?: DownloadOptions): Promise<FileDownload>;
   /** Runs up to 100 requests in one `/v1/multi` round trip, in order; each answers its own status and envelope. */
   multi(items: readonly BatchItem[]): Promise<BatchResult[]>;
+  /**
+   * Change events (PROTOCOL.md 8) of up to 20 subscriptions: iterate the answer (`for await`) or pass
+   * `onEvent`. It reconnects with backoff and `Last-Event-ID`; on a secure session each event is
+   * verified and decrypted (an unsigned one ends it with an `OdbRestProtocolError`).
+   */
+  subscribe(subscriptions: EventSubscription[], options?: SubscribeOptions): EventSubscriptionHandle;
   /** Whether the current session still lives (`_CheckSession`); false on `201`/`204`, never logging in again. */
   checkSession(): Promise<boolean>;
   /** `_CheckService`, sent without any header: fails with `503` while a store of the service is down. */
@@ -509,6 +516,35 @@ export function createClient(options: ClientOptions): OdbRestClient {
       void (await request('POST', `/v1/setObjectSecurity/${encodeURIComponent(objectId)}`, options.replace === undefined ? { security } : { security, replace: options.replace })),
     execute: (macroName, params) => request('POST', `/v1/execute/${encodeURIComponent(macroName)}`, params ?? undefined),
     multi: (items) => request('POST', '/v1/multi', items),
+    subscribe: (subscriptions, subscribeOptions) =>
+      subscribeEvents(
+        {
+          async connect(query, lastEventId, signal) {
+            const using = credential;
+            const url = new URL(`${root}/v1/events?${query}`);
+            const headers = new Headers({ appkey: options.appKey, accept: 'text/event-stream' });
+            if (lastEventId !== undefined) headers.set('last-event-id', lastEventId);
+            if (using?.kind === 'secure') {
+              const answer = await using.channel.openEvents(fetchFn, url.href, url.pathname.slice(rootPath.length) + url.search, headers, signal);
+              if (answer.stream) return { response: answer.stream, channel: using.channel };
+              if (!answer.encrypted) throw unencryptedAnswer(answer.status, answer.text);
+              return unwrap(answer.status, answer.headers, answer.text);
+            }
+            if (using?.kind === 'session') headers.set('sessionId', using.sessionId);
+            if (using?.kind === 'token') headers.set('authorization', `Bearer ${using.token}`);
+            const response = await fetchFn(url.href, { method: 'GET', headers, signal });
+            if (response.status === 200 && response.headers.get('content-type')?.startsWith('text/event-stream')) return { response };
+            return unwrap(response.status, response.headers, await response.text());
+          },
+          async relogin() {
+            if (!lastLogin) return false;
+            await relogin(credential);
+            return true;
+          },
+        },
+        subscriptions,
+        subscribeOptions,
+      ),
     async uploadFile(data, upload = {}) {
       const blob = data instanceof Blob ? data : new Blob([data]);
       const name = upload.name ?? (typeof File !== 'undefined' && data instanceof File ? data.name : undefined);
@@ -664,6 +700,7 @@ export {
   type TwoFactorNeed,
 } from './errors.js';
 export type { FetchFunction } from './secure-channel.js';
+export type { ChangeEvent, EventSubscription, EventSubscriptionHandle, SubscribeOptions } from './events.js';
 export { portableCrypto, type SymmetricCrypto } from '../secure/symmetric.js';
 export type * from './types.js';
 

@@ -4,6 +4,7 @@ import {
   cipherStream,
   decryptBody,
   messageKeys,
+  openEvent,
   requestHead,
   responseHead,
   responseSignature,
@@ -107,6 +108,52 @@ export class SecureChannel {
     } finally {
       this.#release(n);
     }
+  }
+
+  /**
+   * Opens an event stream (PROTOCOL.md 8): a signed GET whose answer, when it is the stream, carries
+   * a signed empty head; any other answer is an envelope, opened as `exchange` opens it.
+   */
+  async openEvents(fetchFn: FetchFunction, url: string, target: string, headers: Headers, signal?: AbortSignal): Promise<ChannelAnswer & { stream?: Response }> {
+    const keys = this.#keys;
+    const n = await this.#acquire();
+    try {
+      const { signature } = await sealRequest(keys, n, 'GET', target, '');
+      headers.set('secure-token', this.token);
+      headers.set('secure-counter', String(n));
+      headers.set('secure-signature', signature);
+      const response = await fetchFn(url, { method: 'GET', headers, signal });
+      if (response.status === 200 && response.headers.get('content-type')?.startsWith('text/event-stream')) {
+        const refuse = (why: string) => new OdbRestProtocolError(`secure event stream refused: ${why}`, response.status);
+        if (response.headers.get('secure-counter') !== String(n)) throw refuse(`Secure-Counter is not ${n}`);
+        if (!signatureMatches(response.headers.get('secure-signature'), responseSignature(keys, n, 200, new Uint8Array()))) throw refuse('Secure-Signature does not match');
+        return { status: 200, text: '', encrypted: true, headers: response.headers, stream: response };
+      }
+      const text = await response.text();
+      if (response.headers.get('encrypted') !== 'true') return { status: response.status, text, encrypted: false, headers: response.headers };
+      return { status: response.status, text: await this.#open(keys, n, response, text), encrypted: true, headers: response.headers };
+    } finally {
+      this.#release(n);
+    }
+  }
+
+  /** An event's plaintext: its `data` must be sealed (number, signature, ciphertext), or it is refused. */
+  async openEvent(event: string, id: string, data: string): Promise<{ k: number; plaintext: string }> {
+    let sealed: { 'Secure-Counter'?: unknown; 'Secure-Signature'?: unknown; body?: unknown } | undefined;
+    try {
+      sealed = JSON.parse(data) as typeof sealed;
+    } catch {
+      sealed = undefined;
+    }
+    const k = typeof sealed?.['Secure-Counter'] === 'string' && /^[1-9]\d{0,15}$/.test(sealed['Secure-Counter']) ? Number(sealed['Secure-Counter']) : undefined;
+    const signature = sealed?.['Secure-Signature'];
+    const body = sealed?.body;
+    if (k === undefined || typeof signature !== 'string' || typeof body !== 'string') {
+      throw new OdbRestProtocolError(`secure event refused: ${event} is not sealed (no counter, signature and body)`, 200);
+    }
+    const plaintext = await openEvent(this.#keys, k, event, id, body, signature);
+    if (plaintext === undefined) throw new OdbRestProtocolError(`secure event refused: the signature of ${event} does not match`, 200);
+    return { k, plaintext };
   }
 
   async #open(keys: MessageKeys, n: number, response: Response, text: string): Promise<string> {

@@ -186,3 +186,39 @@ export function requestHead(n: number, method: string, target: string): string {
 export function responseHead(n: number, status: number): string {
   return `RES ${n} ${status}\n`;
 }
+
+/**
+ * The counter block of event `k` of a secure session's event streams (PROTOCOL.md 8: the server's own
+ * counter range): `uint64_be(2^63 + 2^62 + k) || uint64_be(0)`. Requests and responses stay below
+ * 2^63 + 2^53 in the high word, so no event shares keystream with any message.
+ */
+export function eventCounterBlock(k: number): Uint8Array {
+  if (!Number.isSafeInteger(k) || k < 1) throw new RangeError('event number must be a positive safe integer');
+  const block = new Uint8Array(16);
+  const view = new DataView(block.buffer);
+  view.setUint32(0, (Math.floor(k / 2 ** 32) | 0xc0000000) >>> 0);
+  view.setUint32(4, k >>> 0);
+  return block;
+}
+
+/** The signed head of an event: `EVT k event id\n` (the id is empty for events without one). */
+export function eventHead(k: number, event: string, id: string): string {
+  return `EVT ${k} ${event} ${id}\n`;
+}
+
+/** An event's data encrypted under its number `k` and signed with its type and id. */
+export async function sealEvent(keys: MessageKeys, k: number, event: string, id: string, plaintext: string): Promise<{ body: string; signature: string }> {
+  const body = base64Bytes(await keys.ctr(eventCounterBlock(k), encoder.encode(plaintext)));
+  return { body: asciiText(body), signature: base64.encode(sign(keys, eventHead(k, event, id), body)) };
+}
+
+/** An event's plaintext, or `undefined` when its signature does not match (checked first, in constant time) or it does not decrypt. */
+export async function openEvent(keys: MessageKeys, k: number, event: string, id: string, body: string, signature: string): Promise<string | undefined> {
+  if (!Number.isSafeInteger(k) || k < 1) return undefined;
+  if (!signatureMatches(signature, sign(keys, eventHead(k, event, id), encoder.encode(body)))) return undefined;
+  try {
+    return utf8.decode(await keys.ctr(eventCounterBlock(k), base64.decode(body)));
+  } catch {
+    return undefined;
+  }
+}

@@ -160,6 +160,7 @@ export class SecureTransport {
   /** The one `Response` of an accepted message: the answer encrypted and signed under its number, its other headers kept. */
   async #seal(answer: Answer, keys: MessageKeys, n: number): Promise<Response> {
     if (isBinaryAnswer(answer)) return this.#sealBinary(answer, keys, n);
+    if (isEventStream(answer)) return this.#sealEventStream(answer, keys, n);
     const { body, signature } = await sealResponse(keys, n, answer.status, await answerText(answer));
     const sealing = { 'content-type': 'application/text', encrypted: 'true', 'secure-counter': String(n), 'secure-signature': signature };
     const payload = body.length === 0 ? null : body;
@@ -169,6 +170,17 @@ export class SecureTransport {
     headers.delete('content-length');
     for (const [name, value] of Object.entries(sealing)) headers.set(name, value);
     return new Response(payload, { status: answer.status, headers });
+  }
+
+  /**
+   * An event stream (PROTOCOL.md 8): each event is encrypted and signed on its own, under the server's
+   * event numbers; the answer's head is signed as a response with an empty body.
+   */
+  async #sealEventStream(answer: Response, keys: MessageKeys, n: number): Promise<Response> {
+    const { signature } = await sealResponse(keys, n, answer.status, '');
+    answer.headers.set('secure-counter', String(n));
+    answer.headers.set('secure-signature', signature);
+    return answer;
   }
 
   /**
@@ -190,6 +202,10 @@ export class SecureTransport {
     const body = reopened && reopened.pipeThrough(cipherStream(keys, n, 1, head, false).transform);
     return new Response(body, { status: answer.status, headers });
   }
+}
+
+function isEventStream(answer: Answer): answer is Response {
+  return answer instanceof Response && answer.headers.get('content-type')?.startsWith('text/event-stream') === true;
 }
 
 function isBinaryContentType(value: string | null): boolean {

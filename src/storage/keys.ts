@@ -28,6 +28,10 @@ export const kvKeys = {
   upload: (uploadId: string) => `upload:${uploadId}`,
   /** The lock on an object (PROTOCOL.md 6.7): its holder, for the minutes asked. */
   lock: (objectId: string) => `lock:${objectId}`,
+  /** A one-time ticket for `GET /v1/events` (PROTOCOL.md 8), 60 s: the session id it stands for. */
+  eventTicket: (ticket: string) => `events:ticket:${ticket}`,
+  /** Counter blocks a secure session's event streams took (PROTOCOL.md 8: the server's own counter range). */
+  eventCounters: (sessionId: string) => `sess:{${sessionId}}:events`,
 };
 
 /** One kind of state in the in-memory key-value store, with its own bound. */
@@ -58,4 +62,5 @@ export const KV_PARTITIONS: Readonly<Record<string, KvPartition>> = {
   'upload:': { maxEntries: 100_000, whenFull: 'refuse' },
   // a lock is never pushed out by others: a full store refuses new locks instead
   'lock:': { maxEntries: 200_000, whenFull: 'refuse' },
+  'events:': { maxEntries: 100_000, whenFull: 'refuse' },
 };

@@ -551,6 +551,29 @@ const E2E_CASES: E2eCase[] = [
     },
   },
   {
+    name: 'change events stream through the server as they happen (GET /v1/events, not buffered)',
+    async run(pair) {
+      const login = await pair.send('server', 'POST', '/api/v1/login', { json: loginBody('alice', 'alice-secret') });
+      const sessionId = login.body.data.sessionId as string;
+      const subscribe = encodeURIComponent(JSON.stringify([{ className: 'Customer', query: { City: 'Streamed' } }]));
+      const abort = new AbortController();
+      const response = await fetch(`${pair.origin}/api/v1/events?subscribe=${subscribe}`, { headers: { appkey: APP_KEY, sessionId }, signal: abort.signal });
+      expect([response.status, response.headers.get('content-type')]).toEqual([200, 'text/event-stream; charset=utf-8']);
+      const reader = response.body!.pipeThrough(new TextDecoderStream() as unknown as ReadableWritablePair<string, Uint8Array>).getReader();
+      let text = '';
+      // the opening comment arrives while the stream is open: nothing on the way holds it back
+      while (!text.includes('\n\n')) text += (await reader.read()).value ?? '';
+      expect(text).toBe(': odbrest events\n\n');
+      const created = await pair.send('server', 'POST', '/api/v1/object/Customer', { headers: { sessionId }, json: { Name: 'Live', City: 'Streamed' } });
+      const id = created.body.data['~ObjectID'];
+      while (!text.includes('event: create')  || !text.slice(text.indexOf('event: create')).includes('\n\n')) text += (await reader.read()).value ?? '';
+      const data = JSON.parse(/event: create\ndata: (.*)\n\n/.exec(text)![1]!);
+      expect(data).toMatchObject({ className: 'Customer', '~ObjectID': id, object: { '~ObjectID': id, Name: 'Live', City: 'Streamed' } });
+      abort.abort();
+      await reader.cancel().catch(() => undefined);
+    },
+  },
+  {
     name: "the app's body parser still serves the app's routes",
     only: MIDDLEWARE,
     async run(pair, kind) {

@@ -119,6 +119,7 @@ export const RUNNERS: ReadonlyArray<{ name: string; file: string; claims: (block
   { name: 'mounting', file: 'test/readme-walkthroughs.test.ts', claims: (block) => block.section === 'Mounting in an app' },
   { name: 'external login', file: 'test/readme-cluster-oauth.test.ts', claims: (block) => block.section === 'Trying it with curl against a local provider' },
   { name: 'several instances', file: 'test/readme-cluster-oauth.test.ts', claims: (block) => block.section === 'Running several instances' },
+  { name: 'realtime', file: 'test/events/readme-events.test.ts', claims: (block) => block.section === 'Realtime' },
 ];
 
 /** The shell blocks a runner claims, in README order. */

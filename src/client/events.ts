@@ -1,0 +1,198 @@
+/**
+ * `client.subscribe()` (PROTOCOL.md 8): change events as an async iterator or through callbacks,
+ * reconnecting with backoff and `Last-Event-ID`; on a secure session every event is checked and
+ * decrypted, and an unsigned one ends the subscription with an error.
+ */
+import { OdbRestError, OdbRestProtocolError } from './errors.js';
+import type { SecureChannel } from './secure-channel.js';
+
+/** One subscription: a class with the listing's query (a JSON query object or query text), or one object. */
+export type EventSubscription = { className: string; query?: Record<string, unknown> | string } | { objectId: string };
+
+/** An event as `subscribe` delivers it. */
+export interface ChangeEvent {
+  /** The stream's event id (absent on `end`). */
+  id?: string;
+  type: 'create' | 'update' | 'delete' | 'enter' | 'leave' | 'reset' | 'end';
+  /** `create`, `update`, `delete`, `enter`, `leave`: the class, id and object (metadata only for `delete` and `leave`). */
+  className?: string;
+  objectId?: string;
+  object?: Record<string, unknown>;
+  /** `end`: the status of the session's end (`internalStatus` `201`). */
+  status?: { internalStatus: string; statusMessage: string };
+}
+
+export interface SubscribeOptions {
+  /** Resume after this event id (as a previous subscription's `lastEventId` gave it). */
+  lastEventId?: string;
+  /** Stops the subscription. */
+  signal?: AbortSignal;
+  /** First reconnection delay; doubled per failure up to `maxDelayMs`. Default 500 ms. */
+  minDelayMs?: number;
+  /** Default 30 s. */
+  maxDelayMs?: number;
+  /** Callback style: called with each event (the returned subscription need not be iterated then). */
+  onEvent?: (event: ChangeEvent) => void;
+  /** Callback style: called once with the error that ended the subscription. */
+  onError?: (error: unknown) => void;
+}
+
+/** A running subscription: iterate it (`for await`), or pass `onEvent`. */
+export interface EventSubscriptionHandle extends AsyncIterable<ChangeEvent> {
+  /** The id of the last event received (for resuming later). */
+  readonly lastEventId: string | undefined;
+  close(): void;
+}
+
+/** What `subscribe` needs of the client. */
+export interface EventConnector {
+  /** Opens the stream with the current credential: a `Response` of the stream, or throws the refusal. */
+  connect(query: string, lastEventId: string | undefined, signal: AbortSignal): Promise<{ response: Response; channel?: SecureChannel }>;
+  /** Logs in again after a `201`/`204` when the client is set up to; false when it is not. */
+  relogin(error: unknown): Promise<boolean>;
+}
+
+interface Frame {
+  id?: string;
+  event: string;
+  data: string;
+}
+
+export function subscribeEvents(connector: EventConnector, subscriptions: EventSubscription[], options: SubscribeOptions = {}): EventSubscriptionHandle {
+  const controller = new AbortController();
+  options.signal?.addEventListener('abort', () => controller.abort(), { once: true });
+  const query = `subscribe=${encodeURIComponent(JSON.stringify(subscriptions))}`;
+  let lastEventId = options.lastEventId;
+  const minDelay = options.minDelayMs ?? 500;
+  const maxDelay = options.maxDelayMs ?? 30_000;
+
+  async function* run(): AsyncGenerator<ChangeEvent> {
+    let delay = minDelay;
+    while (!controller.signal.aborted) {
+      let opened: Awaited<ReturnType<EventConnector['connect']>>;
+      try {
+        opened = await connector.connect(query, lastEventId, controller.signal);
+      } catch (error) {
+        if (controller.signal.aborted) return;
+        if (error instanceof OdbRestError && (error.internalStatus === '201' || error.internalStatus === '204') && (await connector.relogin(error))) continue;
+        if (!(error instanceof OdbRestError && (error.internalStatus === '429' || error.internalStatus === '503')) && !isNetworkError(error)) throw error;
+        await sleep(Math.max(delay, ((error as OdbRestError).retryAfter ?? 0) * 1000), controller.signal);
+        delay = Math.min(maxDelay, delay * 2);
+        continue;
+      }
+      let lastK = 0;
+      try {
+        for await (const frame of frames(opened.response, controller.signal)) {
+          delay = minDelay;
+          let data = frame.data;
+          if (opened.channel) {
+            const { k, plaintext } = await opened.channel.openEvent(frame.event, frame.id ?? '', data);
+            if (k <= lastK) throw new OdbRestProtocolError(`secure event refused: its number ${k} is not above ${lastK}`, 200);
+            lastK = k;
+            data = plaintext;
+          }
+          const event = toEvent(frame, data);
+          if (frame.id !== undefined) lastEventId = frame.id;
+          yield event;
+          if (event.type === 'end') return;
+        }
+      } catch (error) {
+        if (controller.signal.aborted) return;
+        if (error instanceof OdbRestProtocolError) throw error;
+        // a cut connection: reconnect below
+      }
+      await sleep(delay, controller.signal);
+      delay = Math.min(maxDelay, delay * 2);
+    }
+  }
+
+  const iterator = run();
+  const handle: EventSubscriptionHandle = {
+    get lastEventId() {
+      return lastEventId;
+    },
+    close: () => controller.abort(),
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  if (options.onEvent) {
+    const onEvent = options.onEvent;
+    void (async () => {
+      try {
+        for await (const event of iterator) onEvent(event);
+      } catch (error) {
+        options.onError?.(error);
+      }
+    })();
+  }
+  return handle;
+}
+
+function toEvent(frame: Frame, data: string): ChangeEvent {
+  let json: any;
+  try {
+    json = JSON.parse(data);
+  } catch {
+    throw new OdbRestProtocolError(`event ${frame.event} carries no JSON data`, 200);
+  }
+  const type = frame.event as ChangeEvent['type'];
+  if (type === 'end') return { type, status: json };
+  if (type === 'reset') return { id: frame.id, type };
+  return { id: frame.id, type, className: json.className, objectId: json['~ObjectID'], object: json.object };
+}
+
+/** The Server-Sent Events of a response, frame by frame (comments skipped). */
+async function* frames(response: Response, signal: AbortSignal): AsyncGenerator<Frame> {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const cancel = () => void reader.cancel().catch(() => undefined);
+  signal.addEventListener('abort', cancel, { once: true });
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value.replace(/\r\n?/g, '\n');
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const frame = parseFrame(buffer.slice(0, end));
+        buffer = buffer.slice(end + 2);
+        if (frame) yield frame;
+      }
+    }
+  } finally {
+    signal.removeEventListener('abort', cancel);
+    cancel();
+  }
+}
+
+function parseFrame(text: string): Frame | undefined {
+  const frame: Frame = { event: 'message', data: '' };
+  const data: string[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const name = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (name === 'id') frame.id = value;
+    else if (name === 'event') frame.event = value;
+    else if (name === 'data') data.push(value);
+  }
+  if (data.length === 0) return undefined;
+  frame.data = data.join('\n');
+  return frame;
+}
+
+function isNetworkError(error: unknown): boolean {
+  return error instanceof Error && error.name === 'OdbRestNetworkError';
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,89 @@
+/**
+ * `GET /v1/events` and `POST /v1/events/ticket` (PROTOCOL.md 8). The stream's credential is a header,
+ * as on every route, or a one-time ticket for browsers' `EventSource`, which cannot send headers.
+ */
+import * as v from 'valibot';
+import { authorize } from '../auth/credentials.js';
+import type { ServiceContext } from '../context.js';
+import { okReply } from '../http/envelope.js';
+import { ApiError, clip } from '../http/errors.js';
+import type { ApiRequest } from '../http/request.js';
+import type { Route } from '../http/router.js';
+import { parseQueryParams } from '../http/validate.js';
+import { randomToken } from '../storage/ids.js';
+import { kvKeys } from '../storage/keys.js';
+import { parseSubscriptions } from './subscriptions.js';
+import type { Subscription } from './types.js';
+
+const TICKET_TTL_MS = 60_000;
+const TICKET = /^[A-Za-z0-9_-]{22,64}$/;
+
+const EventsQuery = v.object({
+  subscribe: v.optional(v.pipe(v.string(), v.description('a JSON list of at most 20 subscriptions: {"className", "query"?} or {"objectId"}'))),
+  ticket: v.optional(v.pipe(v.string(), v.regex(TICKET, 'ticket must be a ticket from POST /v1/events/ticket'), v.description('a one-time ticket (browsers\' EventSource), in place of the headers'))),
+  lastEventId: v.optional(
+    v.pipe(v.string(), v.maxLength(64, 'lastEventId is longer than 64 characters'), v.description('the Last-Event-ID header, for clients that cannot send it (a new EventSource)')),
+  ),
+});
+
+export function eventRoutes(ctx: ServiceContext): Route[] {
+  const stream: Route = {
+    method: 'GET',
+    path: '/v1/events',
+    auth: 'none', // a header credential, or a ticket: checked by the handler
+    appKey: false,
+    batch: false,
+    summary: 'Change events as Server-Sent Events (create, update, delete, enter, leave; reset; end)',
+    query: EventsQuery,
+    rawAnswer: { status: 200, contentType: 'text/event-stream', description: 'Server-Sent Events; each data a JSON {className, ~ObjectID, object} (encrypted on secure sessions)' },
+    handler: async (request) => {
+      for (const name of request.searchParams.keys()) {
+        if (!Object.hasOwn(EventsQuery.entries, name)) throw new ApiError('400', `unknown query parameter ${clip(name)} (use subscribe, ticket, lastEventId)`);
+      }
+      const params = parseQueryParams(EventsQuery, request.searchParams);
+      if (params.ticket === undefined) ctx.checkAppKey(request.headers);
+      const subscriptions = parseSubscriptions(params.subscribe ?? null);
+      if (params.ticket !== undefined) request.session = await redeem(ctx, params.ticket);
+      const session = await authorize(ctx, request, { ...stream, auth: 'objects' });
+      request.session = session;
+      await checkClasses(ctx, request, subscriptions);
+      const lastEventId = request.headers.get('last-event-id') ?? params.lastEventId;
+      if (lastEventId !== undefined && lastEventId.length > 64) throw new ApiError('400', 'Last-Event-ID is longer than 64 characters');
+      return ctx.events.open(request, session, subscriptions, lastEventId === '' ? undefined : lastEventId);
+    },
+  };
+  return [
+    stream,
+    {
+      method: 'POST',
+      path: '/v1/events/ticket',
+      auth: 'objects',
+      batch: false,
+      summary: "A one-time ticket (60 s) for GET /v1/events without headers (browsers' EventSource)",
+      answer: 'ticket: use it once, within 60 s, as GET /v1/events?ticket=...&subscribe=...',
+      handler: async (request) => {
+        const ticket = randomToken(24);
+        await ctx.kv.set(kvKeys.eventTicket(ticket), request.session!.id, TICKET_TTL_MS);
+        return okReply({ ticket });
+      },
+    },
+  ];
+}
+
+/** The session a ticket stands for; the ticket is gone after this, used or not. */
+async function redeem(ctx: ServiceContext, ticket: string) {
+  const sessionId = await ctx.kv.take(kvKeys.eventTicket(ticket));
+  const session = sessionId === undefined ? undefined : await ctx.sessions.touch(sessionId);
+  if (!session) throw new ApiError('201', 'ticket unknown, expired or already used, or its session ended; get a new one');
+  return session;
+}
+
+/** Classes are subscribed as a listing reads them: `404` for an internal class, `403` for one the session may not read. */
+async function checkClasses(ctx: ServiceContext, request: ApiRequest, subscriptions: Subscription[]): Promise<void> {
+  const guard = ctx.guard(request);
+  for (const { className } of subscriptions) {
+    if (className === undefined) continue;
+    if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
+    if ((await guard.scope('read', className)) === 'none') throw new ApiError('403', `this session may not read ${className} objects`);
+  }
+}

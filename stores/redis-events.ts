@@ -1,0 +1,55 @@
+/**
+ * The event bus of instances sharing Redis (PROTOCOL.md 8): PUBLISH on one channel, and a second
+ * connection per instance that SUBSCRIBEs. Redis delivers a channel's messages in the order it took
+ * them, and one connection sends this instance's in order, so each object's writes keep their order.
+ */
+import { Redis } from 'ioredis';
+import { decodeMessage, encodeMessage, type BusMessage, type EventBus } from '../src/index.js';
+
+export interface RedisEventBusOptions {
+  /** `redis://` or `rediss://` URL. Default `redis://127.0.0.1:6379`. */
+  url?: string;
+  /** The channel. Default `odbrest:events`; every instance of one service uses the same. */
+  channel?: string;
+  /** Called with connection errors (both connections reconnect by themselves). */
+  onConnectionError?: (error: Error) => void;
+}
+
+export class RedisEventBus implements EventBus {
+  readonly #publisher: Redis;
+  readonly #subscriber: Redis;
+  readonly #channel: string;
+  readonly #listeners = new Set<(message: BusMessage) => void>();
+  /** Settles once the subscribing connection is subscribed (messages published before may be missed). */
+  readonly ready: Promise<void>;
+
+  constructor(options: RedisEventBusOptions = {}) {
+    const url = options.url ?? 'redis://127.0.0.1:6379';
+    this.#channel = options.channel ?? 'odbrest:events';
+    const report = (error: Error) => options.onConnectionError?.(error);
+    this.#publisher = new Redis(url, { maxRetriesPerRequest: 1, retryStrategy: (attempt) => Math.min(50 * attempt, 1000) });
+    this.#subscriber = new Redis(url, { retryStrategy: (attempt) => Math.min(50 * attempt, 1000) });
+    this.#publisher.on('error', report);
+    this.#subscriber.on('error', report);
+    this.#subscriber.on('message', (channel: string, payload: string) => {
+      if (channel !== this.#channel) return;
+      const message = decodeMessage(payload);
+      if (message) for (const listener of this.#listeners) listener(message);
+    });
+    this.ready = this.#subscriber.subscribe(this.#channel).then(() => undefined);
+  }
+
+  async publish(message: BusMessage): Promise<void> {
+    await this.#publisher.publish(this.#channel, encodeMessage(message));
+  }
+
+  subscribe(listener: (message: BusMessage) => void): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.#subscriber.disconnect();
+    await this.#publisher.quit().catch(() => undefined);
+  }
+}

@@ -1,0 +1,288 @@
+/**
+ * Realtime change events (PROTOCOL.md 8) through `service.fetch`: what each session receives, as
+ * `GET /v1/object` would answer it at that moment, and every refusal.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Service, ServiceOptions } from '../../src/index.js';
+import { APP_KEY, call, demoService, expectError, login, testClock } from '../helpers.js';
+import { SseReader } from './sse.js';
+
+/** Customers: everyone reads, sales write, admins delete; non-admins never see a `Vip` customer (authorize). */
+const RULES: ServiceOptions['access'] = {
+  rules: { Customer: { read: ['*'], create: ['sales'], update: ['sales'], delete: ['admins'] } },
+  authorize: async (context, question) => {
+    if (question.action !== 'read' || question.object?.fields.Vip !== true) return true;
+    const user = await context.user();
+    return user?.id === 'USR00001'; // alice (admins)
+  },
+};
+
+async function service(options: ServiceOptions = {}): Promise<Service> {
+  return demoService({ access: RULES, ...options });
+}
+
+function subscribeUrl(subscriptions: unknown, extra = ''): string {
+  return `http://odbrest.test/v1/events?subscribe=${encodeURIComponent(JSON.stringify(subscriptions))}${extra}`;
+}
+
+async function open(s: Service, sessionId: string | undefined, subscriptions: unknown, headers: Record<string, string> = {}, extra = ''): Promise<Response> {
+  const all: Record<string, string> = { appkey: APP_KEY, accept: 'text/event-stream', ...headers };
+  if (sessionId) all.sessionId = sessionId;
+  return s.fetch(new Request(subscribeUrl(subscriptions, extra), { headers: all }), { clientAddress: '127.0.0.1' });
+}
+
+async function stream(s: Service, sessionId: string, subscriptions: unknown, headers: Record<string, string> = {}): Promise<SseReader> {
+  const response = await open(s, sessionId, subscriptions, headers);
+  expect(response.status, await peek(response)).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+  return new SseReader(response);
+}
+
+async function peek(response: Response): Promise<string> {
+  return response.status === 200 ? '' : response.clone().text();
+}
+
+async function create(s: Service, sessionId: string, fields: Record<string, unknown>): Promise<string> {
+  const created = await call(s, 'POST', '/v1/object/Customer', { headers: { sessionId }, json: fields });
+  expect(created.body?.status?.internalStatus, created.text).toBe('0');
+  return created.body.data['~ObjectID'];
+}
+
+async function update(s: Service, sessionId: string, id: string, fields: Record<string, unknown>): Promise<void> {
+  const updated = await call(s, 'PATCH', `/v1/object/${id}`, { headers: { sessionId }, json: fields });
+  expect(updated.body?.status?.internalStatus, updated.text).toBe('0');
+}
+
+async function errorOf(response: Response) {
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, text, body: JSON.parse(text) };
+}
+
+describe('GET /v1/events', () => {
+  it('sends a create as GET /v1/object answers it to that session', async () => {
+    const s = await service();
+    const alice = await login(s, 'alice');
+    const events = await stream(s, alice, [{ className: 'Customer' }]);
+    const id = await create(s, alice, { Name: 'Realtime GmbH', City: 'Bremen' });
+    const event = await events.next();
+    expect(event.event).toBe('create');
+    expect(event.id).toMatch(/\S/);
+    const read = await call(s, 'GET', `/v1/object/${id}`, { headers: { sessionId: alice } });
+    expect(event.json).toEqual({ className: 'Customer', '~ObjectID': id, object: read.body.data });
+    await events.close();
+  });
+
+  it('users of different groups see only what they may read: create, enter, update, leave, delete', async () => {
+    const s = await service();
+    const alice = await login(s, 'alice');
+    const bob = await login(s, 'bob');
+    const toAlice = await stream(s, alice, [{ className: 'Customer' }]);
+    const toBob = await stream(s, bob, [{ className: 'Customer' }]);
+    const vip = await create(s, alice, { Name: 'Secret AG', Vip: true });
+    expect((await toAlice.next()).event).toBe('create');
+    await update(s, alice, vip, { Vip: false }); // now bob may read it: it enters his view
+    expect((await toAlice.next()).event).toBe('update');
+    const entered = await toBob.next(); // bob never got the create
+    expect(entered.event).toBe('enter');
+    expect(entered.json.object).toEqual((await call(s, 'GET', `/v1/object/${vip}`, { headers: { sessionId: bob } })).body.data);
+    await update(s, alice, vip, { Vip: true }); // hidden from bob again
+    expect((await toAlice.next()).event).toBe('update');
+    const left = await toBob.next();
+    expect(left.event).toBe('leave');
+    expect(left.json).toEqual({ className: 'Customer', '~ObjectID': vip, object: { '~ClassName': 'Customer', '~ObjectID': vip, '~StoreTime': expect.any(String) } });
+    expect(await call(s, 'DELETE', `/v1/object/${vip}`, { headers: { sessionId: alice } })).toMatchObject({ status: 200 });
+    const deleted = await toAlice.next();
+    expect(deleted.event).toBe('delete');
+    expect(Object.keys(deleted.json.object).sort()).toEqual(['~ClassName', '~ObjectID', '~StoreTime']);
+    const plain = await create(s, alice, { Name: 'Open KG' });
+    const next = await toBob.next(); // not the delete of an object bob could not read
+    expect(next).toMatchObject({ event: 'create', json: { '~ObjectID': plain } });
+    await Promise.all([toAlice.close(), toBob.close()]);
+  });
+
+  it('a query subscription gets enter and leave as objects start and stop matching', async () => {
+    const s = await service();
+    const alice = await login(s, 'alice');
+    const events = await stream(s, alice, [{ className: 'Customer', query: { City: 'Hamburg' } }]);
+    const id = await create(s, alice, { Name: 'Moves GmbH', City: 'Berlin' });
+    await update(s, alice, id, { City: 'Hamburg' });
+    expect((await events.next())).toMatchObject({ event: 'enter', json: { '~ObjectID': id, object: { City: 'Hamburg' } } });
+    await update(s, alice, id, { Name: 'Moves AG' });
+    expect((await events.next())).toMatchObject({ event: 'update', json: { object: { Name: 'Moves AG' } } });
+    await update(s, alice, id, { City: 'Kiel' });
+    expect((await events.next())).toMatchObject({ event: 'leave', json: { '~ObjectID': id } });
+    const other = await create(s, alice, { Name: 'Elbe KG', City: 'Hamburg' });
+    expect((await events.next())).toMatchObject({ event: 'create', json: { '~ObjectID': other } });
+    await events.close();
+  });
+
+  it('an objectId subscription follows one object; ids increase', async () => {
+    const s = await service();
+    const alice = await login(s, 'alice');
+    const id = await create(s, alice, { Name: 'Single GmbH' });
+    const events = await stream(s, alice, [{ objectId: id }]);
+    await create(s, alice, { Name: 'Other GmbH' });
+    await update(s, alice, id, { Name: 'Single AG' });
+    await call(s, 'DELETE', `/v1/object/${id}`, { headers: { sessionId: alice } });
+    const first = await events.next();
+    const second = await events.next();
+    expect([first.event, second.event]).toEqual(['update', 'delete']);
+    expect(Number(second.id!.split('-')[1])).toBeGreaterThan(Number(first.id!.split('-')[1]));
+    await events.close();
+  });
+
+  it('Last-Event-ID resumes what was missed; beyond the window the first event is reset', async () => {
+    const s = await service({ events: { retainEvents: 3 } });
+    const alice = await login(s, 'alice');
+    const events = await stream(s, alice, [{ className: 'Customer' }]);
+    const a = await create(s, alice, { Name: 'A' });
+    const seen = await events.next();
+    await events.close();
+    const b = await create(s, alice, { Name: 'B' });
+    const c = await create(s, alice, { Name: 'C' });
+    const resumed = await stream(s, alice, [{ className: 'Customer' }], { 'last-event-id': seen.id! });
+    expect((await resumed.next()).json['~ObjectID']).toBe(b);
+    expect((await resumed.next()).json['~ObjectID']).toBe(c);
+    await resumed.close();
+    for (const name of ['D', 'E', 'F']) await create(s, alice, { Name: name });
+    const tooLate = await stream(s, alice, [{ className: 'Customer' }], { 'last-event-id': seen.id! });
+    expect((await tooLate.next()).event).toBe('reset');
+    const g = await create(s, alice, { Name: 'G' });
+    expect((await tooLate.next()).json['~ObjectID']).toBe(g);
+    await tooLate.close();
+    const foreign = await stream(s, alice, [{ className: 'Customer' }], { 'last-event-id': 'elsewhere-12' });
+    expect((await foreign.next()).event).toBe('reset');
+    await foreign.close();
+    expect(a).not.toBe(b);
+  });
+
+  it('ends the stream with end and the 201 status when the session logs out', async () => {
+    const s = await service();
+    const alice = await login(s, 'alice');
+    const events = await stream(s, alice, [{ className: 'Customer' }]);
+    await call(s, 'POST', '/v1/logout', { headers: { sessionId: alice } });
+    const end = await events.next();
+    expect(end.event).toBe('end');
+    expect(end.json).toEqual({ internalStatus: '201', statusMessage: expect.any(String) });
+    expect(await events.nextOrEnd()).toBeUndefined();
+  });
+
+  it('ends the stream when the session reaches its absolute end', async () => {
+    const clock = testClock(Date.now());
+    const s = await service({ now: clock.now, session: { absoluteTimeoutMs: 60_000 } });
+    const alice = await login(s, 'alice');
+    const events = await stream(s, alice, [{ className: 'Customer' }]);
+    clock.advance(60_001);
+    expect((await events.next()).event).toBe('end');
+  });
+
+  it('sends a keep-alive comment', async () => {
+    const s = await service({ events: { keepAliveMs: 20 } });
+    const alice = await login(s, 'alice');
+    const events = await stream(s, alice, [{ className: 'Customer' }]);
+    await events.comment('keep-alive');
+    await events.close();
+  });
+
+  it('allows 5 streams per session (429) and the instance total (503), each with Retry-After', async () => {
+    const s = await service({ events: { maxStreams: 7 } });
+    const alice = await login(s, 'alice');
+    const bob = await login(s, 'bob');
+    const open5 = await Promise.all([1, 2, 3, 4, 5].map(() => stream(s, alice, [{ className: 'Customer' }])));
+    const sixth = await errorOf(await open(s, alice, [{ className: 'Customer' }]));
+    expectError(sixth, '429', 429);
+    expect(sixth.headers.get('retry-after')).toMatch(/^\d+$/);
+    await open5[0]!.close();
+    const again = await stream(s, alice, [{ className: 'Customer' }]); // a closed stream no longer counts
+    const bobs = [await stream(s, bob, [{ className: 'Customer' }]), await stream(s, bob, [{ className: 'Customer' }])];
+    const full = await errorOf(await open(s, bob, [{ className: 'Customer' }]));
+    expectError(full, '503', 503);
+    expect(full.headers.get('retry-after')).toMatch(/^\d+$/);
+    await Promise.all([...open5, again, ...bobs].map((reader) => reader.close()));
+  });
+
+  it('cuts off a client that does not read instead of buffering without bound', async () => {
+    const s = await service({ events: { maxPendingBytes: 64 * 1024 } });
+    const alice = await login(s, 'alice');
+    const response = await open(s, alice, [{ className: 'Customer' }]);
+    const id = await create(s, alice, { Name: 'Big', Notes: 'x'.repeat(8000) });
+    for (let i = 0; i < 40; i++) await update(s, alice, id, { Notes: `${i}${'y'.repeat(8000)}` });
+    const text = await response.text(); // ends: the stream was closed, not kept growing
+    const sent = text.split('\nevent: ').length - 1;
+    expect(sent).toBeGreaterThan(0);
+    expect(sent).toBeLessThan(41);
+    // the closed stream no longer counts against the session's five
+    const more = await Promise.all([1, 2, 3, 4, 5].map(() => stream(s, alice, [{ className: 'Customer' }])));
+    await Promise.all(more.map((reader) => reader.close()));
+  });
+
+  describe('refusals', () => {
+    const cases: Array<[string, string, string]> = [
+      ['no subscribe', '', 'subscribe is required'],
+      ['not JSON', '?subscribe=%7Bnope', 'subscribe is not JSON'],
+      ['not a list', `?subscribe=${encodeURIComponent('{"className":"Customer"}')}`, 'subscribe must be a JSON list'],
+      ['an empty list', `?subscribe=${encodeURIComponent('[]')}`, 'subscribe must be a JSON list'],
+      ['21 subscriptions', `?subscribe=${encodeURIComponent(JSON.stringify(Array.from({ length: 21 }, () => ({ className: 'Customer' }))))}`, 'at most 20'],
+      ['an unknown member', `?subscribe=${encodeURIComponent('[{"className":"Customer","where":{}}]')}`, 'unknown member where'],
+      ['a bad class name', `?subscribe=${encodeURIComponent('[{"className":"1x"}]')}`, 'className must match'],
+      ['className and objectId', `?subscribe=${encodeURIComponent('[{"className":"Customer","objectId":"A"}]')}`, 'objectId stands alone'],
+      ['a bad query', `?subscribe=${encodeURIComponent('[{"className":"Customer","query":{"City":{"$near":1}}}]')}`, 'unknown operator $near'],
+      ['a query of the wrong type', `?subscribe=${encodeURIComponent('[{"className":"Customer","query":5}]')}`, 'query must be'],
+      ['an unknown parameter', `?subscribe=${encodeURIComponent('[{"className":"Customer"}]')}&since=5`, 'unknown query parameter since'],
+      ['a malformed ticket', `?subscribe=${encodeURIComponent('[{"className":"Customer"}]')}&ticket=%24%24`, 'ticket must be'],
+    ];
+    it.each(cases)('%s: 400 naming it', async (_, query, message) => {
+      const s = await service();
+      const alice = await login(s, 'alice');
+      const answer = await call(s, 'GET', `/v1/events${query}`, { headers: { sessionId: alice } });
+      expectError(answer, '400', 400);
+      expect(answer.body.status.statusMessage).toContain(message);
+    });
+
+    it('no app key, no credential, a macro-only session, an internal or unreadable class', async () => {
+      const s = await service({ access: { ...RULES, rules: { ...RULES!.rules, Secret: { read: ['nobody'] } } } });
+      const subscribe = `?subscribe=${encodeURIComponent('[{"className":"Customer"}]')}`;
+      const alice = await login(s, 'alice');
+      expectError(await call(s, 'GET', `/v1/events${subscribe}`, { headers: { sessionId: alice }, noAppKey: true }), '100', 401);
+      expectError(await call(s, 'GET', `/v1/events${subscribe}`), '204', 401);
+      const dave = await login(s, 'dave', []);
+      expectError(await call(s, 'GET', `/v1/events${subscribe}`, { headers: { sessionId: dave } }), '307', 403);
+      expectError(await call(s, 'GET', `/v1/events?subscribe=${encodeURIComponent('[{"className":"OAuthProvider"}]')}`, { headers: { sessionId: alice } }), '404', 404);
+      expectError(await call(s, 'GET', `/v1/events?subscribe=${encodeURIComponent('[{"className":"Secret"}]')}`, { headers: { sessionId: alice } }), '403', 403);
+    });
+  });
+
+  describe('tickets', () => {
+    it('a ticket opens one stream without headers, once', async () => {
+      const s = await service();
+      const alice = await login(s, 'alice');
+      const issued = await call(s, 'POST', '/v1/events/ticket', { headers: { sessionId: alice } });
+      expect(issued.body.status).toEqual({ internalStatus: '0', statusMessage: 'ok' });
+      const ticket = issued.body.data.ticket as string;
+      expect(ticket).toMatch(/^[A-Za-z0-9_-]{22,64}$/);
+      const url = subscribeUrl([{ className: 'Customer' }], `&ticket=${ticket}`);
+      const response = await s.fetch(new Request(url));
+      expect(response.status).toBe(200);
+      const events = new SseReader(response);
+      const id = await create(s, alice, { Name: 'Ticketed' });
+      expect((await events.next()).json['~ObjectID']).toBe(id);
+      await events.close();
+      const reused = await errorOf(await s.fetch(new Request(url)));
+      expectError(reused, '201', 401);
+      const forged = await errorOf(await s.fetch(new Request(subscribeUrl([{ className: 'Customer' }], `&ticket=${'A'.repeat(32)}`))));
+      expectError(forged, '201', 401);
+    });
+
+    it('a ticket expires after 60 s and ends with its session', async () => {
+      const clock = testClock(Date.now());
+      const s = await service({ now: clock.now });
+      const alice = await login(s, 'alice');
+      const ticket = (await call(s, 'POST', '/v1/events/ticket', { headers: { sessionId: alice } })).body.data.ticket;
+      clock.advance(60_001);
+      expectError(await errorOf(await s.fetch(new Request(subscribeUrl([{ className: 'Customer' }], `&ticket=${ticket}`)))), '201', 401);
+      const second = (await call(s, 'POST', '/v1/events/ticket', { headers: { sessionId: alice } })).body.data.ticket;
+      await call(s, 'POST', '/v1/logout', { headers: { sessionId: alice } });
+      expectError(await errorOf(await s.fetch(new Request(subscribeUrl([{ className: 'Customer' }], `&ticket=${second}`)))), '201', 401);
+    });
+  });
+});

@@ -1,0 +1,116 @@
+/**
+ * Change events across two service instances sharing PostgreSQL (objects) and Redis (sessions),
+ * with the bus through PostgreSQL LISTEN/NOTIFY and through Redis pub/sub: a write on one instance
+ * reaches subscribers on the other, as each session may see it; a logout on one ends the stream on the other.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createService, importObjects, type EventBus, type Service } from '../../src/index.js';
+import { PostgresEventBus, PostgresObjectStore } from '../../stores/postgres.js';
+import { RedisEventBus, RedisKeyValueStore } from '../../stores/redis.js';
+import { APP_KEY, call, demoData, login } from '../helpers.js';
+import { DATABASE_URL, deleteKeys, dropSchema, REDIS_URL, RUN_ID, serverAvailable } from '../support/servers.js';
+import { SseReader } from './sse.js';
+
+const available = (await serverAvailable('Redis', 'the two-instance event tests')) && (await serverAvailable('PostgreSQL', 'the two-instance event tests'));
+
+/** Customers: everyone reads, sales write; only alice (admins) sees a `Vip` customer. */
+const access = {
+  rules: { Customer: { read: ['*'], create: ['sales'], update: ['sales'], delete: ['admins'] } },
+  authorize: async (context: { user(): Promise<{ id: string } | undefined> }, question: { action: string; object?: { fields: Record<string, unknown> } }) =>
+    question.action !== 'read' || question.object?.fields.Vip !== true || (await context.user())?.id === 'USR00001',
+};
+
+const buses: Array<[string, (run: string) => EventBus & { ready: Promise<void> }]> = [
+  ['PostgreSQL LISTEN/NOTIFY', (run) => new PostgresEventBus({ connectionString: DATABASE_URL, channel: `odbrest_events_${run}` })],
+  ['Redis pub/sub', (run) => new RedisEventBus({ url: REDIS_URL, channel: `odbrest-events:${run}` })],
+];
+
+describe.runIf(available).each(buses)('two instances, events through %s', (name, makeBus) => {
+  const run = `${RUN_ID}_${name.startsWith('Redis') ? 'r' : 'p'}`;
+  const schema = `odbrest_events_${run}`;
+  const prefix = `odbrest-events:${run}:`;
+  let a: Service;
+  let b: Service;
+
+  beforeAll(async () => {
+    const seed = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'objects' });
+    await importObjects(seed, demoData(), 1000);
+    await seed.close();
+    const instance = async () => {
+      const bus = makeBus(run);
+      const service = createService({
+        store: new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'objects' }),
+        kv: new RedisKeyValueStore({ url: REDIS_URL, prefix }),
+        access,
+        events: { bus },
+        users: { passwordIterations: 1000 },
+        onError: (error) => console.error(error),
+      });
+      await Promise.all([service.ready, bus.ready]);
+      return service;
+    };
+    [a, b] = [await instance(), await instance()];
+  });
+
+  afterAll(async () => {
+    await Promise.all([a?.close(), b?.close()]);
+    await dropSchema(schema);
+    await deleteKeys(prefix);
+  });
+
+  async function stream(service: Service, sessionId: string, subscriptions: unknown): Promise<SseReader> {
+    const url = `http://odbrest.test/v1/events?subscribe=${encodeURIComponent(JSON.stringify(subscriptions))}`;
+    const response = await service.fetch(new Request(url, { headers: { appkey: APP_KEY, sessionId } }));
+    expect(response.status).toBe(200);
+    return new SseReader(response);
+  }
+
+  it('a write on A reaches subscribers of different groups on B, each as they may see it', async () => {
+    const alice = await login(a, 'alice');
+    const bob = await login(b, 'bob');
+    const aliceOnB = await stream(b, alice, [{ className: 'Customer' }]);
+    const bobOnB = await stream(b, bob, [{ className: 'Customer' }]);
+    const bobOnA = await stream(a, bob, [{ className: 'Customer', query: { City: 'Lübeck' } }]);
+    const vip = (await call(a, 'POST', '/v1/object/Customer', { headers: { sessionId: alice }, json: { Name: 'Hidden AG', Vip: true, City: 'Lübeck' } })).body.data['~ObjectID'];
+    const plain = (await call(a, 'POST', '/v1/object/Customer', { headers: { sessionId: alice }, json: { Name: 'Open KG', City: 'Lübeck' } })).body.data['~ObjectID'];
+    expect(await aliceOnB.next()).toMatchObject({ event: 'create', json: { '~ObjectID': vip, object: { Name: 'Hidden AG' } } });
+    expect(await aliceOnB.next()).toMatchObject({ event: 'create', json: { '~ObjectID': plain } });
+    const toBob = await bobOnB.next(); // never the VIP customer
+    expect(toBob).toMatchObject({ event: 'create', json: { '~ObjectID': plain } });
+    expect(toBob.json.object).toEqual((await call(b, 'GET', `/v1/object/${plain}`, { headers: { sessionId: bob } })).body.data);
+    expect(await bobOnA.next()).toMatchObject({ event: 'create', json: { '~ObjectID': plain } });
+    await call(b, 'PATCH', `/v1/object/${vip}`, { headers: { sessionId: alice }, json: { Vip: false } }); // written on B, now bob may read it
+    expect(await bobOnA.next()).toMatchObject({ event: 'enter', json: { '~ObjectID': vip } });
+    expect(await bobOnB.next()).toMatchObject({ event: 'enter', json: { '~ObjectID': vip } });
+    await Promise.all([aliceOnB.close(), bobOnB.close(), bobOnA.close()]);
+  });
+
+  it('each object\'s writes arrive in write order, from both instances', async () => {
+    const alice = await login(a, 'alice');
+    const events = await stream(b, alice, [{ className: 'Customer', query: { City: 'Order' } }]);
+    const id = (await call(a, 'POST', '/v1/object/Customer', { headers: { sessionId: alice }, json: { Name: 'n0', City: 'Order' } })).body.data['~ObjectID'];
+    for (let i = 1; i <= 10; i++) await call(i % 2 ? b : a, 'PATCH', `/v1/object/${id}`, { headers: { sessionId: alice }, json: { Name: `n${i}` } });
+    const names = [];
+    for (let i = 0; i <= 10; i++) names.push((await events.next()).json.object.Name);
+    expect(names).toEqual(Array.from({ length: 11 }, (_, i) => `n${i}`));
+    await events.close();
+  });
+
+  it('an object too large for one notification still arrives whole', async () => {
+    const alice = await login(a, 'alice');
+    const events = await stream(b, alice, [{ className: 'Customer', query: { City: 'Big' } }]);
+    const notes = 'n'.repeat(20_000);
+    const id = (await call(a, 'POST', '/v1/object/Customer', { headers: { sessionId: alice }, json: { Name: 'Large', City: 'Big', Notes: notes } })).body.data['~ObjectID'];
+    const event = await events.next();
+    expect(event).toMatchObject({ event: 'create', json: { '~ObjectID': id, object: { Name: 'Large', Notes: notes } } });
+    await events.close();
+  });
+
+  it('a logout on A ends the stream on B with end', async () => {
+    const bob = await login(a, 'bob');
+    const events = await stream(b, bob, [{ className: 'Customer' }]);
+    await call(a, 'POST', '/v1/logout', { headers: { sessionId: bob } });
+    const end = await events.next();
+    expect(end).toMatchObject({ event: 'end', json: { internalStatus: '201' } });
+  });
+});
