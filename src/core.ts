@@ -1,15 +1,6 @@
 import { authorize } from './auth/credentials.js';
-import { TokenSigner } from './auth/jwt.js';
-import { LoginLimiter } from './auth/login-limit.js';
-import { Principals } from './auth/principals.js';
-import { SeatCounter } from './auth/seats.js';
-import { SessionStore, sessionLimits } from './auth/sessions.js';
-import { TwoFactorLogin } from './auth/two-factor-login.js';
 import { cacheSizes } from './caches.js';
 import type { ServiceContext } from './context.js';
-import { changeEvents } from './events/hub.js';
-import { fileSettings } from './files/settings.js';
-import { appKeyCheck } from './http/app-keys.js';
 import { readBodyText } from './http/body.js';
 import { Cors } from './http/cors.js';
 import { errorReply, toApiError, toResponse, type Answer } from './http/envelope.js';
@@ -18,23 +9,13 @@ import { Mount } from './http/mount.js';
 import { decodeQb64, toApiRequest, type ApiRequest, type RequestContext } from './http/request.js';
 import { logRequests, noteAnswer } from './http/request-log.js';
 import { checkBatchItem, RouteTable } from './http/router.js';
-import { serializationHook } from './macros/hooks.js';
-import { MacroRegistry, macroContext, type MacroContext } from './macros/registry.js';
 import { ExternalLogin } from './oauth/flow.js';
-import { Access } from './objects/access.js';
-import { ClassSchemas } from './objects/schema.js';
-import { serviceInternalClasses, writeContext } from './objects/write-setup.js';
-import { Serializer, serializerOptions } from './objects/serialize.js';
 import type { ServiceOptions } from './options.js';
 import { serviceRoutes } from './routes.js';
-import { ServerKeySource } from './secure/server-key.js';
-import { portableCrypto } from './secure/symmetric.js';
 import { SecureTransport } from './secure/transport.js';
-import { MemoryKeyValueStore } from './storage/memory-kv.js';
-import { MemoryObjectStore } from './storage/memory-object-store.js';
 import { importObjects } from './storage/seed.js';
-import { Lifecycle } from './lifecycle.js';
-import { KV_OPERATIONS, OBJECT_STORE_OPERATIONS, Telemetry } from './telemetry.js';
+import { serviceContext } from './service-context.js';
+import { Telemetry } from './telemetry.js';
 
 /** Assembles the service from its options and dispatches requests to its routes. Hosts use `createService`. */
 export class Core {
@@ -49,61 +30,23 @@ export class Core {
   readonly #telemetry: Telemetry;
   #loaded = false;
   constructor(options: ServiceOptions = {}) {
-    const now = options.now ?? Date.now;
     const telemetry = (this.#telemetry = new Telemetry(options.telemetry !== false));
-    const store = telemetry.instrument(options.store ?? new MemoryObjectStore({ now }), 'odbrest.objects', OBJECT_STORE_OPERATIONS);
-    const kv = telemetry.instrument(options.kv ?? new MemoryKeyValueStore({ now }), 'odbrest.kv', KV_OPERATIONS);
     const caches = cacheSizes(options.caches);
-    const macros = new MacroRegistry(options.macros, options.objects?.serialization?.macros);
-    const internalClasses = serviceInternalClasses(options);
-    const onError = options.onError ?? ((error: unknown) => console.error('odbrest: unexpected error', error));
     this.#mount = new Mount(options.mount);
     this.#trustProxy = options.trustProxy ?? false;
     const cors = new Cors(options.cors);
     const answer = (request: Request, context?: RequestContext) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context));
     this.fetch = logRequests(options.logger, (request, context) => telemetry.request(request, () => answer(request, context)));
-    let hookContext: MacroContext | undefined; // what hooks called outside a request see, made once
-    const ctx: ServiceContext = {
-      store,
-      kv,
-      sessions: new SessionStore(kv, sessionLimits(options.session), now, caches.sessions, (change) => telemetry.session(change)),
-      principals: new Principals(store, options.users, options.customLogin),
-      limiter: new LoginLimiter(kv, options.loginLimit),
-      twoFactor: new TwoFactorLogin(store, options.twoFactor, now),
-      seats: new SeatCounter(kv, now),
-      tokens: new TokenSigner(options.session?.jwtSecret),
-      macros,
-      files: fileSettings(options.files, now),
-      serializer: new Serializer(store, { ...serializerOptions(options.objects), internalClasses, storeTimeCache: caches.storeTimes, fileClass: options.files?.className }, () =>
-        serializationHook(macros, () => (hookContext ??= ctx.macroContext(undefined))),
-      ),
-      schema: new ClassSchemas(options.schema, options.files?.className ?? 'Document', store),
-      access: new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']),
-      guard: (request) => ctx.access.forRequest(request, ctx.macroContext),
-      ...writeContext(options),
-      events: changeEvents(() => ctx, options.events),
-      serverKey: new ServerKeySource(options.secure?.serverKey),
-      symmetricCrypto: options.secure?.symmetricCrypto ?? portableCrypto,
-      secureSessionOf: (token) => this.#secure.sessionOf(token),
-      databaseName: options.databaseName ?? 'odbrest',
-      internalClasses,
-      maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
-      now,
-      checkAppKey: appKeyCheck(options.appKeys),
-      macroContext: (request, session = request?.session) => macroContext(ctx.schema.checkedStore, kv, session, request?.raw ?? new Request('http://odbrest/')),
-      onError,
-      lifecycle: new Lifecycle(),
-      dispatch: (inner) => this.#dispatch(inner),
-    };
+    const ctx = serviceContext(options, telemetry, caches, { secureSessionOf: (token) => this.#secure.sessionOf(token), dispatch: (inner) => this.#dispatch(inner) });
     this.ctx = ctx;
     this.#secure = new SecureTransport(ctx, caches.secureSessions);
     const externalLogin = new ExternalLogin(ctx, { ...options.externalLogin, alias: this.#mount.alias, userClass: ctx.principals.userClass });
     this.#routes.add(serviceRoutes(ctx, externalLogin, options));
-    const seeded = options.data ? importObjects(store, options.data, options.users?.passwordIterations) : Promise.resolve();
+    const seeded = options.data ? importObjects(ctx.store, options.data, options.users?.passwordIterations) : Promise.resolve();
     // Provider entries live in the store, so they are checked once the seed data is in.
     this.ready = Promise.all([seeded.then(() => externalLogin.load()), ctx.serverKey.ready]).then(() => undefined);
     // a failure is logged once; requests get a 500 envelope
-    this.ready.then(() => (this.#loaded = true), onError);
+    this.ready.then(() => (this.#loaded = true), ctx.onError);
   }
 
   async #answer(request: Request, context: RequestContext = {}): Promise<Response> {

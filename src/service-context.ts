@@ -1,0 +1,76 @@
+/**
+ * The `ServiceContext` a service's routes stand on, assembled from its options: the stores (wrapped
+ * for telemetry when an SDK is there), sessions, logins, access, serialization, the write setup and
+ * the rest. `core.ts` only adds what needs the dispatch itself (`secureSessionOf`, `dispatch`).
+ */
+import { TokenSigner } from './auth/jwt.js';
+import { LoginLimiter } from './auth/login-limit.js';
+import { Principals } from './auth/principals.js';
+import { SeatCounter } from './auth/seats.js';
+import { SessionStore, sessionLimits } from './auth/sessions.js';
+import { TwoFactorLogin } from './auth/two-factor-login.js';
+import type { CacheSizes } from './caches.js';
+import type { ServiceContext } from './context.js';
+import { changeEvents } from './events/hub.js';
+import { fileSettings } from './files/settings.js';
+import { appKeyCheck } from './http/app-keys.js';
+import { Lifecycle } from './lifecycle.js';
+import { serializationHook } from './macros/hooks.js';
+import { MacroRegistry, macroContext, type MacroContext } from './macros/registry.js';
+import { Access } from './objects/access.js';
+import { ClassSchemas } from './objects/schema.js';
+import { Serializer, serializerOptions } from './objects/serialize.js';
+import { serviceInternalClasses, writeContext } from './objects/write-setup.js';
+import type { ServiceOptions } from './options.js';
+import { ServerKeySource } from './secure/server-key.js';
+import { portableCrypto } from './secure/symmetric.js';
+import { MemoryKeyValueStore } from './storage/memory-kv.js';
+import { MemoryObjectStore } from './storage/memory-object-store.js';
+import { KV_OPERATIONS, OBJECT_STORE_OPERATIONS, type Telemetry } from './telemetry.js';
+
+export function serviceContext(
+  options: ServiceOptions,
+  telemetry: Telemetry,
+  caches: CacheSizes,
+  dispatching: Pick<ServiceContext, 'secureSessionOf' | 'dispatch'>,
+): ServiceContext {
+  const now = options.now ?? Date.now;
+  const store = telemetry.instrument(options.store ?? new MemoryObjectStore({ now }), 'odbrest.objects', OBJECT_STORE_OPERATIONS);
+  const kv = telemetry.instrument(options.kv ?? new MemoryKeyValueStore({ now }), 'odbrest.kv', KV_OPERATIONS);
+  const macros = new MacroRegistry(options.macros, options.objects?.serialization?.macros);
+  const internalClasses = serviceInternalClasses(options);
+  const onError = options.onError ?? ((error: unknown) => console.error('odbrest: unexpected error', error));
+  let hookContext: MacroContext | undefined; // what hooks called outside a request see, made once
+  const ctx: ServiceContext = {
+    store,
+    kv,
+    sessions: new SessionStore(kv, sessionLimits(options.session), now, caches.sessions, (change) => telemetry.session(change)),
+    principals: new Principals(store, options.users, options.customLogin),
+    limiter: new LoginLimiter(kv, options.loginLimit),
+    twoFactor: new TwoFactorLogin(store, options.twoFactor, now),
+    seats: new SeatCounter(kv, now),
+    tokens: new TokenSigner(options.session?.jwtSecret),
+    macros,
+    files: fileSettings(options.files, now),
+    serializer: new Serializer(store, { ...serializerOptions(options.objects), internalClasses, storeTimeCache: caches.storeTimes, fileClass: options.files?.className }, () =>
+      serializationHook(macros, () => (hookContext ??= ctx.macroContext(undefined))),
+    ),
+    schema: new ClassSchemas(options.schema, options.files?.className ?? 'Document', store),
+    access: new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']),
+    guard: (request) => ctx.access.forRequest(request, ctx.macroContext),
+    ...writeContext(options),
+    events: changeEvents(() => ctx, options.events),
+    serverKey: new ServerKeySource(options.secure?.serverKey),
+    symmetricCrypto: options.secure?.symmetricCrypto ?? portableCrypto,
+    databaseName: options.databaseName ?? 'odbrest',
+    internalClasses,
+    maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+    now,
+    checkAppKey: appKeyCheck(options.appKeys),
+    macroContext: (request, session = request?.session) => macroContext(ctx.schema.checkedStore, kv, session, request?.raw ?? new Request('http://odbrest/')),
+    onError,
+    lifecycle: new Lifecycle(),
+    ...dispatching,
+  };
+  return ctx;
+}
