@@ -269,10 +269,10 @@ export class PostgresObjectStore implements ObjectStore {
       throw new StoreValueError('a field value contains the character U+0000, which PostgreSQL cannot store');
     }
     const expected = input.ifStoreTime;
-    if (input.storeTime !== undefined && (expected !== null || !Number.isSafeInteger(input.storeTime) || input.storeTime % 1000 !== 0)) {
-      throw new StoreValueError('storeTime is given only to new objects (ifStoreTime: null), in whole seconds');
+    if (input.importedStoreTime !== undefined && (expected !== null || !Number.isSafeInteger(input.importedStoreTime) || input.importedStoreTime % 1000 !== 0)) {
+      throw new StoreValueError('importedStoreTime is given only to new objects (ifStoreTime: null), in whole seconds');
     }
-    const now = input.storeTime ?? Math.floor(this.#now() / 1000) * 1000;
+    const now = input.importedStoreTime ?? Math.floor(this.#now() / 1000) * 1000;
     const write = async (purpose: string, sql: string, id: string, extra: unknown[] = []) => {
       const rows = await this.#query<{ store_time: string }>(sql, [id, input.className, now, json, ...extra], purpose).catch(refuseValue);
       return rows[0] && { id, className: input.className, storeTime: Number(rows[0].store_time), fields: JSON.parse(json) as StoredObject['fields'] };

@@ -538,9 +538,8 @@ function objectCases(): BadCase[] {
     ['/v1/object/hasOwnProperty', '404'],
     [`/v1/object/${'X'.repeat(129)}`, '400', '128'],
     [`/v1/object/${'X'.repeat(100_000)}`, '400', '128'],
-    ['/v1/objects/NoSuchClass', '404'],
     ['/v1/objects/%zz', '400', 'percent-encoding'],
-    ['/v1/objects/__proto__', '404'],
+    ['/v1/objects/__proto__', '400', 'class name'],
     [`/v1/objects/${'C'.repeat(129)}`, '400', '128'],
   ] as const;
   const queries = [

@@ -101,7 +101,7 @@ describe('GET /openapi.json', () => {
     const listing = document.paths['/v1/objects/{className}']!.get!;
     expect(listing.parameters!.filter((p) => p.in === 'query').map((p) => p.name)).toEqual(['page', 'perPage', 'query', 'orderBy', 'reverseOrder', 'serialization']);
     // the answer's serialization on every write that answers an object (PROTOCOL.md 6.1, 6.3, 6.6)
-    for (const [path, method] of [['/v1/object/{className}', 'post'], ['/v1/object/{id}', 'patch'], ['/v1/uploadFile/{id}', 'patch'], ['/v1/object/{id}', 'get']] as const) {
+    for (const [path, method] of [['/v1/object/{id}', 'post'], ['/v1/object/{id}', 'patch'], ['/v1/uploadFile/{id}', 'patch'], ['/v1/object/{id}', 'get']] as const) {
       expect(document.paths[path]![method]!.parameters!.map((p) => p.name), `${method} ${path}`).toContain('serialization');
     }
     const app = document.paths['/v1/2fa/secret']!.get!.parameters!.find((p) => p.name === 'app');

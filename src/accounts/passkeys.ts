@@ -188,6 +188,7 @@ export class Passkeys {
       newCounter = verified.authenticationInfo.newCounter;
     } catch (error) {
       // counted as a failed login, as a wrong password is
+      await admission.failed();
       throw new ApiError('302', `passkey login refused: ${clip(error instanceof Error ? error.message : String(error), 200)}`);
     }
     await admission.succeeded();

@@ -103,11 +103,18 @@ async function changePassword(ctx: ServiceContext, acc: Accounts, request: ApiRe
   const admission = await ctx.limiter.admit(session.user, request.clientAddress);
   const stored = user.fields._passwordHash;
   // the current password's check and the new one's hash run side by side: the change waits for one slow hash
-  const [matches, hash] = await Promise.all([
-    typeof stored === 'string' ? verifyPassword(passValue(body.pass), stored) : false,
-    acc.users.hash(body.newPass),
-  ]);
-  if (!matches) throw new ApiError('302', 'the current password (pass) is wrong'); // counted as a failed login
+  let matches: boolean;
+  let hash: string;
+  try {
+    [matches, hash] = await Promise.all([typeof stored === 'string' ? verifyPassword(passValue(body.pass), stored) : false, acc.users.hash(body.newPass)]);
+  } catch (error) {
+    await admission.withdrawn();
+    throw error;
+  }
+  if (!matches) {
+    await admission.failed(); // a wrong current password counts as a failed login (PROTOCOL.md 2.8)
+    throw new ApiError('302', 'the current password (pass) is wrong');
+  }
   await admission.succeeded();
   await acc.users.setPasswordHash(user, hash, session.id);
   return okReply({}, 'password changed; every other session of this user has ended');

@@ -200,7 +200,7 @@ export async function importStores({ store, blobs }: TransferStores, dir: string
       await blobs.put(line.id, stream);
       files++;
     }
-    await store.put({ id: line.id, className: line.className, fields: line.fields, ifStoreTime: null, storeTime: line.storeTime });
+    await store.put({ id: line.id, className: line.className, fields: line.fields, ifStoreTime: null, importedStoreTime: line.storeTime });
     written++;
   }
   return { written, skipped: present.size, files };

@@ -1,13 +1,14 @@
 import * as v from 'valibot';
 import type { ServiceContext } from '../context.js';
 import type { JsonReply } from '../http/envelope.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseQueryParams } from '../http/validate.js';
 import { objectAnswer, SERIALIZATION_PARAM, setAnswer } from './answers.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, parseSelection, selectPage } from './selection.js';
 import { served, validName } from './served.js';
+import { CLASS_NAME } from './writes.js';
 import { bulkRoutes } from './bulk-routes.js';
 import { lockRoutes } from './lock-routes.js';
 import { recycleRoutes } from './recycle-routes.js';
@@ -34,6 +35,12 @@ async function listing(ctx: ServiceContext, request: ApiRequest, className: stri
   const selection = parseSelection(className, parseQueryParams(ListingQuerySchema, request.searchParams));
   const { objects, unfiltered } = await selectPage(ctx, request, guard, selection);
   return setAnswer(ctx, request, guard, objects, unfiltered);
+}
+
+/** A listing's class name: a name that cannot be a class is `400` (any other class, even one without objects, lists). */
+function className(name: string): string {
+  if (!CLASS_NAME.test(validName(name, 'class name'))) throw new ApiError('400', `class name ${clip(name)} must match [A-Za-z][A-Za-z0-9_]{0,63}`);
+  return name;
 }
 
 export function objectRoutes(ctx: ServiceContext): Route[] {
@@ -66,7 +73,7 @@ export function objectRoutes(ctx: ServiceContext): Route[] {
       answer: 'a set: ~Count, ~UnfilteredCount and ~Elements (the serialized objects)',
       answerSchema: ObjectSet,
       errors: ['403', '404'],
-      handler: (request) => listing(ctx, request, validName(request.params.className!, 'class name')),
+      handler: (request) => listing(ctx, request, className(request.params.className!)),
     },
     ...writeRoutes(ctx),
     ...bulkRoutes(ctx),

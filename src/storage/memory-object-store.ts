@@ -108,9 +108,9 @@ export class MemoryObjectStore implements ObjectStore {
     if (expected !== undefined && (expected === null ? existing !== undefined : existing?.storeTime !== expected)) {
       throw new StoreConflictError();
     }
-    if (input.storeTime !== undefined) {
-      if (expected !== null || !Number.isSafeInteger(input.storeTime) || input.storeTime % 1000 !== 0) throw new StoreValueError('storeTime is given only to new objects (ifStoreTime: null), in whole seconds');
-      return input.storeTime;
+    if (input.importedStoreTime !== undefined) {
+      if (expected !== null || !Number.isSafeInteger(input.importedStoreTime) || input.importedStoreTime % 1000 !== 0) throw new StoreValueError('importedStoreTime is given only to new objects (ifStoreTime: null), in whole seconds');
+      return input.importedStoreTime;
     }
     return nextStoreTime(this.#now(), existing?.storeTime);
   }

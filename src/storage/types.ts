@@ -43,7 +43,7 @@ export interface ObjectInput {
    * The store time to give the object, exactly (whole seconds), instead of the clock's: for imports,
    * which keep the store times of the export (`odbrest import`). Only with `ifStoreTime: null`.
    */
-  storeTime?: number;
+  importedStoreTime?: number;
 }
 
 /** A value a filter compares a field with. */

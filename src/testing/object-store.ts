@@ -796,12 +796,12 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
       it('a new object given a storeTime keeps it exactly; a storeTime without ifStoreTime: null is refused', async () => {
         const store = await fresh({ now: frozenClock });
         const kept = Date.UTC(2020, 4, 1, 12, 0, 0);
-        const imported = await store.put({ id: 'IMPORT01', className: 'Doc', fields: { v: 1 }, ifStoreTime: null, storeTime: kept });
+        const imported = await store.put({ id: 'IMPORT01', className: 'Doc', fields: { v: 1 }, ifStoreTime: null, importedStoreTime: kept });
         expect(imported.storeTime).toBe(kept);
         expect((await store.get('IMPORT01'))?.storeTime).toBe(kept);
-        await expect(store.put({ id: 'IMPORT01', className: 'Doc', fields: { v: 2 }, ifStoreTime: null, storeTime: kept })).rejects.toBeInstanceOf(StoreConflictError);
-        await expect(store.put({ id: 'IMPORT02', className: 'Doc', fields: {}, storeTime: kept })).rejects.toBeInstanceOf(StoreValueError);
-        await expect(store.put({ id: 'IMPORT03', className: 'Doc', fields: {}, ifStoreTime: null, storeTime: kept + 1 })).rejects.toBeInstanceOf(StoreValueError);
+        await expect(store.put({ id: 'IMPORT01', className: 'Doc', fields: { v: 2 }, ifStoreTime: null, importedStoreTime: kept })).rejects.toBeInstanceOf(StoreConflictError);
+        await expect(store.put({ id: 'IMPORT02', className: 'Doc', fields: {}, importedStoreTime: kept })).rejects.toBeInstanceOf(StoreValueError);
+        await expect(store.put({ id: 'IMPORT03', className: 'Doc', fields: {}, ifStoreTime: null, importedStoreTime: kept + 1 })).rejects.toBeInstanceOf(StoreValueError);
         expect(await store.getMany(['IMPORT02', 'IMPORT03'])).toEqual([]);
         // the next write of it moves on from the kept time as from any other
         const next = await store.put({ id: 'IMPORT01', className: 'Doc', fields: { v: 3 } });

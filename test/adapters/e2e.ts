@@ -326,7 +326,7 @@ const E2E_CASES: E2eCase[] = [
     name: 'secure login with encrypted requests (independent node:crypto client)',
     async run(pair) {
       const logins = await pair.secureLogin('bob');
-      const customer = await pair.secureBoth(logins, 1, 'GET', '/v1/object/CUS00001?serialization=full');
+      const customer = await pair.secureBoth(logins, 1, 'GET', '/v1/object/CUS00001?serialization=%7B%22type%22%3A%22full%22%7D');
       expect([customer.status, customer.envelope.status.internalStatus, customer.envelope.data['~ObjectID']]).toEqual([200, '0', 'CUS00001']);
       const listing = await pair.secureBoth(logins, 2, 'GET', `/v1/objects/Customer?perPage=2&query=${encodeURIComponent('{"City":"Hamburg"}')}`);
       expect(listing.envelope.data['~Elements'].map((item: { City: string }) => item.City)).toEqual(['Hamburg', 'Hamburg']);

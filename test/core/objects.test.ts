@@ -121,9 +121,11 @@ describe('class listings', () => {
     expect(result.body.status.statusMessage).toBe(message);
   });
 
-  test('an unknown class is 404', async () => {
+  test('a class without objects is the empty set, never 404 (PROTOCOL 6.2); a name that cannot be a class is 400', async () => {
     const { get } = await session();
-    expectError(await get('/v1/objects/Unicorn'), '404', 404);
+    const empty = await get('/v1/objects/Unicorn');
+    expect([empty.status, empty.body]).toEqual([200, { status: { internalStatus: '0', statusMessage: 'ok' }, data: { '~Count': 0, '~UnfilteredCount': 0, '~Elements': [] } }]);
+    expectError(await get('/v1/objects/__proto__'), '400', 400);
   });
 });
 

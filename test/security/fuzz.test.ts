@@ -38,11 +38,23 @@ const PATHS = [
   '/_CheckService', '/v1/versioninfo', '/v1/multi', '/v1/2fa/secret', '/v1/2fa/validate', '/v1/license/release',
   '/v1/uploadFile', '/v1/uploadFile/abcdefghijklmnopqrstuv', '/v1/file/DOC00001', '/v1/file/CUS00001', '/v1/file/NOSUCH01',
   '/openapi.json', '/v1/nothing', '/v3/login', '/', '/v1/object/', '/v1/objects/%FF', '/v1/object/..%2F..%2Fetc',
+  // this turn's routes (issue 23 item 8): v2, model, bulk writes and actions, recycle bin, locks, object
+  // security, events, accounts, passkeys, health, host routes
+  '/v2/objectdata/byQuery', '/v2/objectdata/byid', '/v2/objectdata/byParentObject', '/v2/model/structure', '/v1/model/structure',
+  '/v2/versionInfo', '/v2/appConfig', '/v2/view/load', '/v2/file/DOC00001', '/v1/action/Customer', '/v1/recycleBin',
+  '/v1/recycleBin/CUS00001/restore', '/v1/personal/emptyRecycleBin', '/v1/lock/object/CUS00001', '/v1/setObjectSecurity/CUS00001',
+  '/v1/events', '/v1/events/ticket', '/v1/user/password', '/v1/user/password/reset', '/v1/user/password/reset/confirm',
+  '/v1/sessions', '/v1/sessions/abc', '/v1/user', '/v1/user/bob', '/v1/passkey/login/options', '/v1/passkey/login',
+  '/v1/passkey/register/options', '/v1/passkeys', '/_CheckLive', '/_CheckReady', '/v1/userSystemSettings', '/v1/userSetting/theme',
+  '/v1/personal/unreadDocuments',
 ] as const;
 const QUERIES = [
   '', '?', '?app=hr', '?appkey=%FF', '?query=%7B%22Name%22%3A%7B%22%24gt%22%3A1%7D%7D', '?query=%5B1%2C2', '?query=' + '%5B'.repeat(200),
   '?page=-1', '?perPage=100000', '?reverseOrder=maybe', '?orderBy=-Name', '?qb64=!!!', '?qb64=cGFnZT0x', '?appNames=crm&appNames=%00',
   '?state=x&code=y', '?replaceOID=DOC00001', '?replaceOID=%00', '?' + 'a=1&'.repeat(500),
+  '?query=%7B%22queryString%22%3A%22Name%20like%20%5C%22A*%5C%22%22%7D', '?query=%7B%22queryString%22%3A%22((((%22%7D', '?serialization=%7B%22type%22%3A%22oid%22%7D',
+  '?serialization=%7B%22type%22%3A%22nope%22%7D', '?storeMode=10', '?storeMode=7', '?actions=%5B%7B%22type%22%3A%22nope%22%7D%5D', '?moveToRecycler=true',
+  '?subscribe=%5B', '?ticket=forged', '?username=bob', '?classes=Customer,User',
 ] as const;
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'] as const;
 const TYPES = ['application/json', 'application/json; charset=utf-8', 'text/plain', 'application/text', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/octet-stream', 'garbage/x;;==', undefined] as const;

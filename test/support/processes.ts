@@ -20,6 +20,9 @@ export async function bundleForNode(entry: string): Promise<string> {
     platform: 'node',
     format: 'esm',
     target: 'node20',
+    // resolve packages as node itself does: without esbuild's implicit `module` condition, which picks
+    // builds node cannot run (@opentelemetry/api's `build/esm` imports paths without extensions)
+    conditions: ['node'],
     logLevel: 'error',
     plugins: [
       {
