@@ -59,7 +59,7 @@ describe('client writes', () => {
     const created = await odb.createObject('Customer', { Name: 'Typed', City: 'Kiel' }, { serialization: { type: 'class', style: 'preview' } });
     expect(Object.keys(created)).toEqual(['~ClassName', '~ObjectID', '~StoreTime', 'Name']);
     const updated = await odb.updateObject(created['~ObjectID'], { City: 'Ulm' }, { storeTime: created['~StoreTime'], serialization: { type: 'class', style: 'preview', classes: { Customer: { type: 'empty', securityRights: true } } } });
-    expect(updated).toEqual({ '~ClassName': 'Customer', '~ObjectID': created['~ObjectID'], '~StoreTime': expect.any(String), '~SecurityRights': 1 | 2 | 4 | 8 });
+    expect(updated).toEqual({ '~ClassName': 'Customer', '~ObjectID': created['~ObjectID'], '~StoreTime': expect.any(String), '~SecurityRights': 1 | 2 | 4 | 8 | 16 });
     await expect(odb.getObject('CUS00003', { serialization: { type: 'macro', macro: 'none' } })).rejects.toMatchObject({ internalStatus: '404' });
   });
 });
