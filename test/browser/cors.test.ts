@@ -4,21 +4,19 @@
  * with the hybrid login (WebCrypto in the page) and lists objects from the service on another origin;
  * a page on an origin the service does not list is refused by the browser itself.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { serve } from '../../adapters/node.js';
 import type { Service } from '../../src/index.js';
 import { demoService } from '../helpers.js';
-import { requireOrSkip } from '../support/servers.js';
+import { browserAvailable, launchChromium } from '../support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasBrowser = existsSync(CHROMIUM) || requireOrSkip(`no browser at ${CHROMIUM} (apt-get install -y chromium)`, 'the browser CORS tests');
+const hasBrowser = browserAvailable('the browser CORS tests');
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>odbrest CORS</title><script type="module" src="/app.js"></script>`;
 /** The page's script: the typed client, and one function the test calls with the service's address. */
@@ -90,12 +88,7 @@ beforeAll(async () => {
   );
   servers.push(serving);
   api = `http://127.0.0.1:${(serving.address() as AddressInfo).port}`;
-  userDataDir = mkdtempSync(join(tmpdir(), 'odbrest-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  ({ context, userDataDir } = await launchChromium());
 }, 120_000);
 
 afterAll(async () => {

@@ -3,16 +3,13 @@
  * service's own `/openapi.json` with Swagger UI served from node_modules, in Debian's chromium driven
  * by playwright-core, with every request outside the demo's own address blocked (no CDN).
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { rmSync } from 'node:fs';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { spawnLines, type LineProcess } from '../support/processes.js';
-import { requireOrSkip } from '../support/servers.js';
+import { browserAvailable, launchChromium } from '../support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasBrowser = existsSync(CHROMIUM) || requireOrSkip(`no browser at ${CHROMIUM} (apt-get install -y chromium)`, 'the API reference page test');
+const hasBrowser = browserAvailable('the API reference page test');
 const root = new URL('../..', import.meta.url).pathname;
 
 let demo: LineProcess | undefined;
@@ -26,12 +23,7 @@ beforeAll(async () => {
   demo = spawnLines(process.execPath, ['examples/node/server.mjs'], { PORT: '0', ODBREST_BASE_PATH: '/api' }, { cwd: root });
   const line = await demo.waitFor((text) => text.includes('listening on'));
   origin = /http:\/\/localhost:\d+/.exec(line)![0];
-  userDataDir = mkdtempSync(join(tmpdir(), 'odbrest-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  ({ context, userDataDir } = await launchChromium());
   // nothing may come from anywhere but the demo
   await context.route('**/*', (route) => {
     if (route.request().url().startsWith(origin)) return route.continue();

@@ -3,22 +3,19 @@
  * runs the README's EventSource snippet as printed (a ticket from POST /v1/events/ticket, then
  * EventSource without headers) and receives the create event of a write made meanwhile.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { serve } from '../../adapters/node.js';
 import type { Service } from '../../src/index.js';
 import { demoAccess } from '../../examples/demo-access.mjs';
 import { call, demoService, login } from '../helpers.js';
 import { codeBlocks, readmeSection } from '../support/readme.js';
-import { requireOrSkip } from '../support/servers.js';
+import { browserAvailable, launchChromium } from '../support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasBrowser = existsSync(CHROMIUM) || requireOrSkip(`no browser at ${CHROMIUM} (apt-get install -y chromium)`, 'the browser event tests');
+const hasBrowser = browserAvailable('the browser event tests');
 
 let service: Service;
 const servers: Server[] = [];
@@ -40,12 +37,7 @@ beforeAll(async () => {
   const serving = await serve(service, { port: 0, hostname: '127.0.0.1' });
   servers.push(serving);
   api = `http://127.0.0.1:${(serving.address() as AddressInfo).port}`;
-  userDataDir = mkdtempSync(join(tmpdir(), 'odbrest-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  ({ context, userDataDir } = await launchChromium());
 }, 120_000);
 
 afterAll(async () => {

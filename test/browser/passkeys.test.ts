@@ -5,21 +5,19 @@
  * with the passkey and reads an object. Responses replayed, for another challenge, from another origin
  * or for another RP ID are refused and change nothing.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createNodeHandler } from '../../adapters/node.js';
 import { MemoryKeyValueStore, MemoryObjectStore, type Service } from '../../src/index.js';
 import { call, demoData, demoService, expectError, login } from '../helpers.js';
-import { requireOrSkip } from '../support/servers.js';
+import { browserAvailable, launchChromium } from '../support/browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasBrowser = existsSync(CHROMIUM) || requireOrSkip(`no browser at ${CHROMIUM} (apt-get install -y chromium)`, 'the browser passkey tests');
+const hasBrowser = browserAvailable('the browser passkey tests');
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>odbrest passkeys</title><script type="module" src="/app.js"></script>`;
 /** The page's script: @simplewebauthn/browser and the calls of the ceremony, each answering the envelope. */
@@ -88,12 +86,7 @@ beforeAll(async () => {
   origin = `http://localhost:${(server.address() as AddressInfo).port}`;
   service = await demoService({ store, kv, data: demoData(), passkeys: { rpID: 'localhost', rpName: 'odbrest test', origins: [origin] } });
   api = createNodeHandler(service);
-  userDataDir = mkdtempSync(join(tmpdir(), 'odbrest-chromium-'));
-  context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  ({ context, userDataDir } = await launchChromium());
   page = await context.newPage();
   const cdp = await context.newCDPSession(page);
   await cdp.send('WebAuthn.enable');
