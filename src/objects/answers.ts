@@ -10,7 +10,7 @@ import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { StoredObject } from '../storage/types.js';
 import type { Guard } from './access.js';
-import { FULL, type JsonObject, type Serialization, type SerializationHook } from './serialize.js';
+import { FULL, type JsonObject, type Serialization, type SerializationHook, type SerializedSet } from './serialize.js';
 import { MAX_PER_PAGE } from './selection.js';
 
 /** The `serialization` query parameter, as route tables list it (the OpenAPI document shows it). */
@@ -213,9 +213,14 @@ export async function objectAnswer(ctx: ServiceContext, request: ApiRequest, gua
   return okReply(await ctx.serializer.object(object, guard, shape, macroOf(ctx, request, shape)));
 }
 
-/** A set (`~Count`, `~UnfilteredCount`, `~Elements`) as the request asked for it. */
-export async function setAnswer(ctx: ServiceContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, serialization?: Serialization): Promise<JsonReply> {
+/** A set (`~Count`, `~UnfilteredCount`, `~Elements`) as the request asked for it, without the envelope (v2 answers a list of them). */
+export async function serializedSet(ctx: ServiceContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, serialization?: Serialization): Promise<SerializedSet> {
   const shape = serialization ?? requestSerialization(ctx, request);
   if (serialization) checkMacros(ctx, serialization);
-  return okReply(await ctx.serializer.set(objects, unfiltered, guard, shape, macroOf(ctx, request, shape)));
+  return ctx.serializer.set(objects, unfiltered, guard, shape, macroOf(ctx, request, shape));
+}
+
+/** A set as the request asked for it, in the envelope. */
+export async function setAnswer(ctx: ServiceContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, serialization?: Serialization): Promise<JsonReply> {
+  return okReply(await serializedSet(ctx, request, guard, objects, unfiltered, serialization));
 }

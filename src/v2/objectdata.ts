@@ -9,7 +9,7 @@ import { JSON_TYPE, JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Guard } from '../objects/access.js';
-import { parseSerialization, setAnswer } from '../objects/answers.js';
+import { parseSerialization, serializedSet } from '../objects/answers.js';
 import type { Serialization } from '../objects/serialize.js';
 import { checkFieldName } from '../objects/query.js';
 import { checkClassName } from '../objects/schema.js';
@@ -66,8 +66,7 @@ export function itemSerialization(item: { serialization?: unknown }, where: stri
 
 /** A set's `data` as `answers.ts` gives it, shaped by the item's `serialization`. */
 async function setData(ctx: ServiceContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, item: { serialization?: unknown }, where: string): Promise<string> {
-  const reply = await setAnswer(ctx, request, guard, objects, unfiltered, itemSerialization(item, where));
-  return JSON.stringify((JSON.parse(reply.text) as { data: unknown }).data);
+  return JSON.stringify(await serializedSet(ctx, request, guard, objects, unfiltered, itemSerialization(item, where)));
 }
 
 /** The answer: every item's set, in item order, in one envelope. */
