@@ -95,6 +95,16 @@ describe('v2 object data', () => {
     expect(result.body.data[0]['~Elements'].map((o: any) => o['~ObjectID'])).toEqual(['USR00002']);
   });
 
+  it("an item's serialization shapes its set (6.1); a bad one is 400 naming the item", async () => {
+    const { service, headers } = await session();
+    const shaped = await call(service, 'POST', '/v2/objectdata/byQuery', { headers, json: [{ className: 'Customer', perPage: 2, serialization: { type: 'oid' } }, { className: 'Customer', perPage: 1 }] });
+    expect(shaped.body.data[0]['~Elements']).toEqual([{ '~ObjectID': 'CUS00001' }, { '~ObjectID': 'CUS00002' }]);
+    expect(Object.keys(shaped.body.data[1]['~Elements'][0])).toContain('Name');
+    const bad = await call(service, 'POST', '/v2/objectdata/byQuery', { headers, json: [{ className: 'Customer', serialization: { type: 'nope' } }] });
+    expectError(bad, '400', 400);
+    expect(bad.body.status.statusMessage).toMatch(/^item 0/);
+  });
+
   it('byQuery pages and orders as the listing does; a second order field is 400', async () => {
     const { service, headers } = await session();
     const listing = await call(service, 'GET', '/v1/objects/Customer?page=1&perPage=3&orderBy=-Name', { headers });
