@@ -73,7 +73,7 @@ export async function beginLogin(ctx: ServiceContext, body: LoginBody, address: 
       let principal: StoredObject | undefined;
       try {
         principal = await check.verified;
-        if (!principal) throw new ApiError('302', 'wrong user name or password');
+        if (!principal) throw wrongCredentials();
         const requirement = ctx.twoFactor.requirement(body.appNames, principal);
         if (requirement === 'code') principal = await checkSecondFactor(ctx, principal, body['2faToken'], admission);
         await admission.succeeded();
@@ -222,6 +222,9 @@ export async function loginData(ctx: ServiceContext, principal: StoredObject, se
   };
 }
 
+/** A wrong user name or password, and a disabled user, which must not be told apart (PROTOCOL.md 2.8). */
+const wrongCredentials = () => new ApiError('302', 'wrong user name or password');
+
 /** Creates and stores the session for an authenticated principal and takes its seats; returns it with the `data` every login answers with. */
 export async function startSession(
   ctx: ServiceContext,
@@ -230,6 +233,8 @@ export async function startSession(
   login: Pick<LoginBody, 'user' | 'appNames'>,
   options: StartSessionOptions = {},
 ): Promise<{ session: Session; data: Record<string, unknown> }> {
+  // every login kind ends here (password, external identity, passkey, default user): a disabled user's is refused as a wrong password is (PROTOCOL.md 2.8)
+  if (principal.fields._disabled === true) throw wrongCredentials();
   const session = newSession(ctx, kind, principal, login, options);
   await openSession(ctx, session, principal);
   return { session, data: await loginData(ctx, principal, session, deviceIdOf(login)) };

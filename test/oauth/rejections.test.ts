@@ -282,6 +282,27 @@ describe('a linked user that was deleted', () => {
   });
 });
 
+describe('a linked user that was disabled', () => {
+  let own: RunningService;
+
+  beforeAll(async () => {
+    own = await startService([{ provider: providers.google, name: 'Google' }], { users: { admins: 'admins' } }); // alice administers users
+  });
+  afterAll(() => own?.close());
+
+  it('is 302, as its password login is, until enabled again (PROTOCOL 2.8: "A disabled user\'s logins answer 302")', async () => {
+    await idp.user(providers.google, { sub: 'disabled-user' });
+    const first = await finish(await authorize(own.base, 'google'));
+    expect((await postJson(own.base, '/v1/extLogin', { ...loginBody('bob', USERS.bob, []), dfUuid: first.body.data.dfUuid })).body.status.internalStatus).toBe('0');
+    const admin = (await postJson(own.base, '/v1/login', loginBody('alice', USERS.alice))).body.data.sessionId;
+    const disable = (Disabled: boolean) => call(own.service, 'PATCH', '/v1/user/bob', { headers: { sessionId: admin }, json: { Disabled } });
+    expect((await disable(true)).status).toBe(200);
+    expectRejected(await finish(await authorize(own.base, 'google')), '302', 401, 'wrong user name or password');
+    expect((await disable(false)).status).toBe(200);
+    expect((await finish(await authorize(own.base, 'google'))).body.data.user.Name).toBe('bob');
+  });
+});
+
 describe('with a clock', () => {
   let clocked: RunningService;
   let clock: ReturnType<typeof testClock>;
