@@ -1,4 +1,7 @@
 import type { StatusCode } from '../http/errors.js';
+import type { ClassStructure } from '../objects/model.js';
+
+export type { ClassStructure, ModelMember } from '../objects/model.js';
 
 /** Every `internalStatus` the service answers: the codes of PROTOCOL.md 1.4. */
 export type KnownInternalStatus = StatusCode;
@@ -344,27 +347,6 @@ export interface AccountCalls {
   removePasskey(id: string): Promise<void>;
 }
 
-/** A member of a class in the model (PROTOCOL.md 6.8). */
-export interface ModelMember {
-  Name: string;
-  Type: 'string' | 'number' | 'integer' | 'boolean' | 'date' | 'json' | 'ref' | 'set' | 'file';
-  Class?: string;
-  Required: boolean;
-  MaxLength?: number;
-  Min?: number;
-  Max?: number;
-  Values?: Array<string | number>;
-  Base?: true;
-}
-
-/** A class in the model: its stable `ClassID`, whether it is declared, its members and indices. */
-export interface ClassStructure {
-  Name: string;
-  ClassID: number;
-  Declared: boolean;
-  Members: ModelMember[];
-  Indices: Array<{ Name: string; Members: string[] }>;
-}
 
 /** `type` and `context` of a v2 item: passed to the host's hooks as sent. */
 type Passed = string | number | null;

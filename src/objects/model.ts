@@ -16,10 +16,10 @@ import { checkClassName } from './schema.js';
 
 export const ROOT_CLASS = 'Object';
 
-/** A member of a class in the model. */
+/** A member of a class in the model (PROTOCOL.md 6.8); the typed client answers the same shape. */
 export interface ModelMember {
   Name: string;
-  Type: string;
+  Type: 'string' | 'number' | 'integer' | 'boolean' | 'date' | 'json' | 'ref' | 'set' | 'file';
   Class?: string;
   Required: boolean;
   MaxLength?: number;
@@ -31,6 +31,7 @@ export interface ModelMember {
   Base?: true;
 }
 
+/** A class in the model: its stable `ClassID`, whether it is declared, its members and indices. */
 export interface ClassStructure {
   Name: string;
   ClassID: number;
