@@ -8,12 +8,12 @@ import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from './support/ser
 const available = await serverAvailable('PostgreSQL', 'the PostgreSQL index test');
 const schema = `odbrest_plans_${RUN_ID}`;
 
-/** Every plan node (sub- and init-plans included) as `Node Type`, plus `on <index>` or `of <table>`. */
+/** Every plan node (sub- and init-plans included) as `Node Type`, plus `on <index>` (and `backward` when read so) or `of <table>`. */
 function planNodes(plan: unknown): string[] {
   const out: string[] = [];
   const walk = (node: any) => {
     const on = node['Index Name'] ? ` on ${node['Index Name']}` : node['Relation Name'] ? ` of ${node['Relation Name']}` : '';
-    out.push(`${node['Node Type']}${on}`);
+    out.push(`${node['Node Type']}${on}${node['Scan Direction'] === 'Backward' ? ' backward' : ''}`);
     for (const child of node.Plans ?? []) walk(child);
   };
   walk((plan as any[])[0].Plan);
@@ -84,7 +84,15 @@ describe.runIf(available)('PostgresObjectStore indexes', () => {
           query: { className: 'Customer', where: { Active: true }, orderBy: { field: 'Number' }, limit: 50 },
           uses: /Index Scan on objects_o_Number/,
         },
-        'ordered by a number, newest first': { query: { className: 'Customer', orderBy: { field: 'Number' }, reverse: true, limit: 50 }, uses: /Index Scan Backward on objects_o_Number|Index Scan on objects_o_Number/ },
+        'ordered by a number, newest first': { query: { className: 'Customer', orderBy: { field: 'Number' }, reverse: true, limit: 50 }, uses: /Index Scan on objects_o_Number/ },
+        // descending: the index read backward; ties keep creation order, put right group by group (Incremental Sort)
+        'ordered by a number, descending': { query: { className: 'Customer', orderBy: { field: 'Number', descending: true }, limit: 50 }, uses: /Index Scan on objects_o_Number backward/ },
+        'ordered by a number, descending, with an equality filter, deep page': {
+          query: { className: 'Customer', where: { Active: true }, orderBy: { field: 'Number', descending: true }, offset: 500, limit: 50 },
+          uses: /Index Scan on objects_o_Number backward/,
+        },
+        'ordered by a string with ties, descending': { query: { className: 'Customer', orderBy: { field: 'City', descending: true }, limit: 50 }, uses: /Index Scan on objects_o_City backward/ },
+        'ordered by a string with ties, descending, reversed': { query: { className: 'Customer', orderBy: { field: 'City', descending: true }, reverse: true, limit: 50 }, uses: /Index Scan on objects_o_City(?! backward)/ },
       };
       for (const [label, { query, uses }] of Object.entries(cases)) {
         const nodes = planNodes(await indexed.explain(query));
@@ -101,6 +109,11 @@ describe.runIf(available)('PostgresObjectStore indexes', () => {
         objects: [{ id: 'Customer4007' }, { id: 'Customer4107' }],
       });
       expect(await indexed.count('Customer', { City: { $in: ['city 1', 'city 2'] } })).toBe(120);
+      // descending by a field with ties: the greatest value first, ties in creation order (PROTOCOL.md 6.2); reversed, all of it
+      const ids = async (query: Partial<FindQuery>) => (await indexed.find({ className: 'Customer', limit: 3, ...query })).objects.map((object) => object.id);
+      expect(await ids({ orderBy: { field: 'City', descending: true } })).toEqual(['Customer99', 'Customer199', 'Customer299']);
+      expect(await ids({ orderBy: { field: 'City', descending: true }, reverse: true })).toEqual(['Customer5900', 'Customer5800', 'Customer5700']);
+      expect(await ids({ orderBy: { field: 'Number', descending: true }, where: { Active: true }, offset: 500 })).toEqual(['Customer4998', 'Customer4996', 'Customer4994']);
     } finally {
       await indexed.close();
     }

@@ -53,6 +53,11 @@ export function okReply(data: unknown, statusMessage?: string, debugMessage?: st
   return jsonReply(envelope(data ?? {}, statusMessage, debugMessage));
 }
 
+/** `okReply` of data already serialized (`dataText` is its JSON text), without parsing it back. */
+export function okTextReply(dataText: string): JsonReply {
+  return new JsonReply(`{"status":{"internalStatus":"0","statusMessage":"ok"},"data":${dataText}}`, 200, {}, '0');
+}
+
 export function errorEnvelope(error: ApiError): Envelope<Record<string, unknown>> {
   const status: Envelope['status'] = { internalStatus: error.code, statusMessage: error.message };
   if (error.debugMessage !== undefined) status.debugMessage = error.debugMessage;

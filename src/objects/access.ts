@@ -66,6 +66,8 @@ export interface Guard {
   /** Class rules (with `self`) and then `authorize`. */
   may(action: AccessAction, className: string, object?: StoredObject, fields?: Fields): Promise<boolean>;
   readable(object: StoredObject): Promise<boolean>;
+  /** See `Reader.classReader`. */
+  classReader(className: string): Promise<((object: StoredObject) => boolean | undefined) | undefined>;
   /** The session's principal id (for `self`). */
   readonly principalId: string | undefined;
   /** Whether a host `authorize` narrows the rules (listings must then ask it per object). */
@@ -152,10 +154,19 @@ export class Access {
       if (!answer) secured.set(className, (answer = this.store.count(className, { [SECURITY_FIELD]: { $exists: true } }).then((n) => n > 0)));
       return answer;
     };
+    // where the class rules alone decide (no `authorize`), an object without per-object security is answered at once
+    const classReader = async (className: string) => {
+      if (this.#authorize) return undefined;
+      const reach = await scope('read', className);
+      if (reach === 'none') return () => false;
+      if (reach === 'self') return undefined;
+      return (object: StoredObject) => (securityEntries(object).length === 0 ? true : undefined);
+    };
     return {
       scope,
       may,
       readable: (object) => may('read', object.className, object),
+      classReader,
       principalId: session?.principalId,
       narrowed: this.#authorize !== undefined,
       narrowedIn: async (className) => this.#authorize !== undefined || (await hasSecured(className)),

@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import type { ServiceContext } from '../context.js';
-import { okReply, type JsonReply } from '../http/envelope.js';
+import { okReply, okTextReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { StoredObject } from '../storage/types.js';
@@ -213,14 +213,20 @@ export async function objectAnswer(ctx: ServiceContext, request: ApiRequest, gua
   return okReply(await ctx.serializer.object(object, guard, shape, macroOf(ctx, request, shape)));
 }
 
+/** The serialization a route read itself (its macros checked), else the request's parameter. */
+function shapeOf(ctx: ServiceContext, request: ApiRequest, serialization: Serialization | undefined): Serialization {
+  if (serialization) checkMacros(ctx, serialization);
+  return serialization ?? requestSerialization(ctx, request);
+}
+
 /** A set (`~Count`, `~UnfilteredCount`, `~Elements`) as the request asked for it, without the envelope (v2 answers a list of them). */
 export async function serializedSet(ctx: ServiceContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, serialization?: Serialization): Promise<SerializedSet> {
-  const shape = serialization ?? requestSerialization(ctx, request);
-  if (serialization) checkMacros(ctx, serialization);
+  const shape = shapeOf(ctx, request, serialization);
   return ctx.serializer.set(objects, unfiltered, guard, shape, macroOf(ctx, request, shape));
 }
 
-/** A set as the request asked for it, in the envelope. */
+/** A set as the request asked for it, in the envelope (its text written once, `Serializer.setText`). */
 export async function setAnswer(ctx: ServiceContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, serialization?: Serialization): Promise<JsonReply> {
-  return okReply(await serializedSet(ctx, request, guard, objects, unfiltered, serialization));
+  const shape = shapeOf(ctx, request, serialization);
+  return okTextReply(await ctx.serializer.setText(objects, unfiltered, guard, shape, macroOf(ctx, request, shape)));
 }

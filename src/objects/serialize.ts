@@ -6,6 +6,12 @@ export type JsonObject = Record<string, unknown>;
 /** Which objects a session may read (the access rules); the others serialize as metadata only. */
 export interface Reader {
   readable(object: StoredObject): Promise<boolean>;
+  /**
+   * Optional, for sets: a synchronous answer for the objects of a class where the class rules alone
+   * decide (`true`/`false`), `undefined` for an object that must be asked through `readable` (per-object
+   * security, a host `authorize`); no function when every object must be asked.
+   */
+  classReader?(className: string): Promise<((object: StoredObject) => boolean | undefined) | undefined>;
 }
 
 /** A set as serialized (PROTOCOL.md 6.1). */
@@ -134,6 +140,7 @@ export class Serializer {
   readonly #storeTime: (epochMs: number) => string;
   readonly #fileClass: string;
   readonly #styles: SerializationStyles;
+  readonly #keys = new QuotedNames();
 
   constructor(
     private readonly store: ObjectStore,
@@ -187,6 +194,52 @@ export class Serializer {
         ? await this.#level(objects, 0, this.hook(), reader)
         : await this.#shaped(objects, reader, serialization, macro);
     return { '~Count': elements.length, '~UnfilteredCount': unfilteredCount, '~Elements': elements };
+  }
+
+  /**
+   * `set` as JSON text. A full serialization without the `xApi_BuildSerialization` hook (what most
+   * listings answer) is written straight into the text, each object once and each referenced object
+   * once however many objects reference it; any other is `set` stringified.
+   */
+  async setText(objects: StoredObject[], unfilteredCount: number, reader?: Reader | Rights, serialization: Serialization = FULL, macro?: SerializationHook): Promise<string> {
+    if (serialization.type !== 'full' || serialization.getSize || serialization.securityRights || this.hook()) {
+      return JSON.stringify(await this.set(objects, unfilteredCount, reader, serialization, macro));
+    }
+    const elements = await this.#levelText(objects, 0, reader);
+    return `{"~Count":${elements.length},"~UnfilteredCount":${JSON.stringify(unfilteredCount)},"~Elements":[${elements.join(',')}]}`;
+  }
+
+  /** `#level` without hooks, as each object's JSON text (the same members in the same order). */
+  async #levelText(objects: StoredObject[], level: number, reader: Reader | undefined): Promise<string[]> {
+    const hidden = reader ? await unreadable(objects, reader) : undefined;
+    const shown = (object: StoredObject) => !this.#internalClasses.has(object.className) && !hidden?.has(object);
+    if (level > this.#depth) return objects.map((object) => `${this.#metadataText(object)}}`);
+    const ids = new Set<string>();
+    for (const object of objects) if (shown(object)) forVisible(object, (value) => collectRefs(value, ids));
+    const nested = new Map<string, string>();
+    if (ids.size > 0) {
+      const loaded = await this.store.getMany([...ids]);
+      const loadedText = await this.#levelText(loaded, level + 1, reader);
+      for (let i = 0; i < loaded.length; i++) nested.set(loaded[i]!.id, loadedText[i]!);
+    }
+    const keys = this.#keys;
+    return objects.map((object) => {
+      let text = this.#metadataText(object);
+      if (shown(object)) {
+        const { fields } = object;
+        for (const name of Object.keys(fields)) {
+          if (!visible(name)) continue;
+          const value = fields[name]!;
+          text += `,${keys.text(name)}${typeof value === 'object' && value !== null ? resolveText(value, nested) : JSON.stringify(value)}`;
+        }
+      }
+      return `${text}}`;
+    });
+  }
+
+  /** `metadata` as JSON text, without the closing brace. */
+  #metadataText(object: StoredObject): string {
+    return `{"~ClassName":${this.#keys.quoted(object.className)},"~ObjectID":${JSON.stringify(object.id)},"~StoreTime":"${this.#storeTime(object.storeTime)}"`;
   }
 
   /** The objects an answer serves (never nested ones), shaped as `serialization` says, flags added. */
@@ -315,10 +368,52 @@ export class Serializer {
   }
 }
 
-/** The objects a reader may not read (none of them is asked twice). */
+/**
+ * The objects a reader may not read (none of them is asked twice). Where the class rules alone decide
+ * (`classReader`), an object is answered on the spot; the others are asked one by one.
+ */
 async function unreadable(objects: StoredObject[], reader: Reader): Promise<Set<StoredObject>> {
-  const answers = await Promise.all(objects.map((object) => reader.readable(object)));
-  return new Set(objects.filter((_, i) => !answers[i]));
+  const hidden = new Set<StoredObject>();
+  let asked = objects;
+  if (reader.classReader) {
+    const byClass = new Map<string, ((object: StoredObject) => boolean | undefined) | undefined>();
+    for (const object of objects) if (!byClass.has(object.className)) byClass.set(object.className, undefined);
+    for (const className of byClass.keys()) byClass.set(className, await reader.classReader(className));
+    asked = [];
+    for (const object of objects) {
+      const answer = byClass.get(object.className)?.(object);
+      if (answer === undefined) asked.push(object);
+      else if (!answer) hidden.add(object);
+    }
+  }
+  const answers = await Promise.all(asked.map((object) => reader.readable(object)));
+  for (let i = 0; i < asked.length; i++) if (!answers[i]) hidden.add(asked[i]!);
+  return hidden;
+}
+
+/** Names as JSON strings (`"Name"`) and member keys (`,"Name":` without the comma), quoted once: names repeat in every object of a class. */
+class QuotedNames {
+  readonly #quoted = new Map<string, string>();
+  readonly #keys = new Map<string, string>();
+
+  quoted(name: string): string {
+    return QuotedNames.#cached(this.#quoted, name, () => JSON.stringify(name));
+  }
+
+  text(name: string): string {
+    return QuotedNames.#cached(this.#keys, name, () => `${JSON.stringify(name)}:`);
+  }
+
+  static #cached(map: Map<string, string>, name: string, make: () => string): string {
+    let text = map.get(name);
+    if (text === undefined) {
+      text = make();
+      // bounded without bookkeeping, as the store times are
+      if (map.size >= 10_000) map.clear();
+      map.set(name, text);
+    }
+    return text;
+  }
 }
 
 /** Deeper than this, a macro's result is sent as it is (JSON nesting of answers stays bounded). */
@@ -349,15 +444,35 @@ function needsEmbedding(value: unknown, depth: number): boolean {
   return needed;
 }
 
-/** Calls `visit` with each serialized field (names starting with `_` are internal). */
+/** The members `metadata` writes: a field of the same name never replaces them. */
+const METADATA = new Set(['~ClassName', '~ObjectID', '~StoreTime']);
+
+/** Whether a field is served: names starting with `_` are internal, the metadata's are the serializer's. */
+const visible = (name: string) => name.charCodeAt(0) !== 95 /* _ */ && !(name.charCodeAt(0) === 126 /* ~ */ && METADATA.has(name));
+
+/** Calls `visit` with each serialized field. */
 function forVisible(object: StoredObject, visit: (value: FieldValue, name: string) => void): void {
   const { fields } = object;
-  for (const name of Object.keys(fields)) if (!name.startsWith('_')) visit(fields[name]!, name);
+  for (const name of Object.keys(fields)) if (visible(name)) visit(fields[name]!, name);
 }
 
 function collectRefs(value: FieldValue, into: Set<string>): void {
   if (isRef(value)) into.add(value.$ref);
   else if (isSet(value)) for (const id of value.$set) into.add(id);
+}
+
+/** `resolve` as JSON text, the nested objects given as their text. */
+function resolveText(value: FieldValue, nested: Map<string, string>): string {
+  if (isRef(value)) return nested.get(value.$ref) ?? 'null';
+  if (isSet(value)) {
+    const elements: string[] = [];
+    for (const id of value.$set) {
+      const text = nested.get(id);
+      if (text !== undefined) elements.push(text);
+    }
+    return `{"~Count":${elements.length},"~UnfilteredCount":${elements.length},"~Elements":[${elements.join(',')}]}`;
+  }
+  return JSON.stringify(value);
 }
 
 /** A reference to a missing object serializes as `null`; a set leaves such members out. */

@@ -3,7 +3,7 @@
  * flag, host styles and macros, and each bad value its own `400` (never a `full` answer).
  */
 import { describe, expect, test } from 'vitest';
-import { ApiError, type ServiceOptions } from '../../src/index.js';
+import { ApiError, MemoryObjectStore, type ServiceOptions } from '../../src/index.js';
 import { call, demoService, expectError, login } from '../helpers.js';
 
 const META = ['~ClassName', '~ObjectID', '~StoreTime'];
@@ -309,4 +309,22 @@ test('bad styles and macros options are refused at start-up', async () => {
   expect(() => createService({ objects: { serialization: { styles: { Customer: { list: ['Name'] } as never } } } })).toThrow('objects.serialization.styles.Customer: list is not a style (preview, detailview)');
   expect(() => createService({ objects: { serialization: { styles: { Customer: { preview: ['_password'] } } } } })).toThrow(/must be a list of field names/);
   expect(() => createService({ objects: { serialization: { macros: { card: 'x' as never } } } })).toThrow('objects.serialization.macros: macro card must be a function');
+});
+
+describe('listings', () => {
+  test('each element of a listing is the object as GET /v1/object/{id} serves it; a stored field named like a metadata member never replaces it', async () => {
+    const store = new MemoryObjectStore();
+    const { get } = await session({ store });
+    // written straight to the store (the write routes drop ~ members): the serializer owns the metadata
+    const spoof = await store.get('CUS00002');
+    await store.put({ ...spoof!, fields: { ...spoof!.fields, '~ObjectID': 'CUS99999', '~ClassName': 'User', Nickname: 'Beni' } });
+    const set = (await get('/v1/objects/Customer?perPage=4&orderBy=-Number')).body.data;
+    expect(set['~Elements'].map((element: Record<string, unknown>) => element['~ObjectID'])).toEqual(['CUS00300', 'CUS00299', 'CUS00298', 'CUS00297']);
+    for (const element of set['~Elements']) expect(element).toEqual((await get(`/v1/object/${element['~ObjectID']}`)).body.data);
+    const spoofed = (await get('/v1/objects/Customer?perPage=2')).body.data['~Elements'][1];
+    expect(spoofed).toMatchObject({ '~ClassName': 'Customer', '~ObjectID': 'CUS00002', Nickname: 'Beni' });
+    expect(Object.keys(spoofed).slice(0, 3)).toEqual(META);
+    expect(spoofed.AccountManager).toMatchObject({ '~ObjectID': expect.stringMatching(/^EMP/), Name1: expect.any(String) });
+    expect((await get('/v1/object/CUS00002')).body.data).toEqual(spoofed);
+  });
 });

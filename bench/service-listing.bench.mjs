@@ -1,0 +1,182 @@
+// Listings through the service (issue 30, target 3): `GET /v1/objects/Customer` through service.fetch
+// with alice's plain session and the demo's class rules, each page as a ratio against the least the
+// same answer costs without odbrest, in alternating rounds:
+// - in memory (300 customers of the demo, pages of 50): the store's find of the page plus one
+//   JSON.stringify of the same envelope (target <= 1.5); and, beside it, a bare fetch handler doing the
+//   same find and stringify inside the same Request/Response round (the web objects' share);
+// - on PostgreSQL (100,000 customers, `indexedFields` City and Revenue): every statement the store runs
+//   for the listing, recorded from its connections and replayed as recorded through `pg` on a pool of
+//   its own (target <= 1.3), for the pages of the peer bench and descending orders served by the index.
+// DATABASE_URL chooses the server; without PostgreSQL the in-memory rows are still printed.
+import pg from 'pg';
+import { createService, importObjects, MemoryObjectStore } from '../dist/index.js';
+import { PostgresObjectStore } from '../dist/postgres.js';
+import { demoAccess } from '../examples/demo-access.mjs';
+import { alternatingMedians, APP_KEY, demoData, loginAlice, seedCustomers } from './common.mjs';
+
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const RUN = `${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+const COUNT = 100_000;
+const ROUNDS = 301;
+
+/** The demo's class rules without its `authorize` (which narrows per object, so every match is asked). */
+const demoRules = { rules: demoAccess.rules };
+
+/** `GET path` through the service as alice, checked; answers the text. */
+async function lister(service) {
+  const headers = { appkey: APP_KEY, sessionId: await loginAlice(service) };
+  return async (path) => {
+    const response = await service.fetch(new Request(`http://bench${path}`, { headers }));
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}: ${text.slice(0, 200)}`);
+    return text;
+  };
+}
+
+async function inMemory() {
+  const rows = [];
+  for (const [rules, access] of [
+    ['class rules', demoRules],
+    ['class rules and the demo authorize (asked per object)', demoAccess],
+  ]) {
+    const store = new MemoryObjectStore();
+    const service = createService({ store, data: demoData(), access, users: { passwordIterations: 1 } });
+    await service.ready;
+    const list = await lister(service);
+    for (const [label, query, path] of [
+      ['first page', { limit: 50 }, '/v1/objects/Customer'],
+      ['page 3, ordered by Revenue descending', { orderBy: { field: 'Revenue', descending: true }, offset: 150, limit: 50 }, '/v1/objects/Customer?page=3&orderBy=-Revenue'],
+    ]) {
+      const envelope = JSON.parse(await list(path));
+      const find = () => store.find({ className: 'Customer', ...query });
+      const ids = (await find()).objects.map((object) => object.id);
+      if (JSON.stringify(ids) !== JSON.stringify(envelope.data['~Elements'].map((element) => element['~ObjectID']))) throw new Error(`${label}: the service's page differs from the store's`);
+      const floor = async () => (await find()).objects.length + JSON.stringify(envelope).length;
+      const headers = { 'content-type': 'application/json; charset=utf-8' };
+      const bare = async (request) => {
+        await find();
+        return new Response(JSON.stringify(envelope), { headers });
+      };
+      const bareRound = async () => (await bare(new Request(`http://bench${path}`, { headers: { appkey: APP_KEY } }))).text();
+      const [service_, floorMs, bareMs] = await alternatingMedians([() => list(path), floor, bareRound], ROUNDS);
+      const name = `memory store listing through service.fetch (${rules}), ${label} of 50, p50`;
+      rows.push({ name: `${name} (reference: the store's find + JSON.stringify of the envelope)`, value: service_ * 1000, unit: 'µs', reference: floorMs * 1000, ratio: service_ / floorMs, target: '<= 1.5' });
+      rows.push({ name: `${name} (reference: a bare fetch handler, same find and stringify)`, value: service_ * 1000, unit: 'µs', reference: bareMs * 1000, ratio: service_ / bareMs });
+    }
+  }
+  return rows;
+}
+
+const PG_CASES = [
+  ['first page, no filter', ''],
+  ['page 1000 (skip 50,000), no filter', 'page=1000'],
+  ['first page, 10% equality filter', 'query={"City":"Berlin"}'],
+  ['page 100 (skip 5,000), 10% equality filter', 'query={"City":"Berlin"}&page=100'],
+  ['first page, 10% equality filter, ordered by a number field', 'query={"City":"Berlin"}&orderBy=Revenue'],
+  ['first page, ordered by a number field descending', 'orderBy=-Revenue'],
+  ['first page, 10% equality filter, ordered by a number field descending', 'query={"City":"Berlin"}&orderBy=-Revenue'],
+  ['first page, ordered by a number field, reversed', 'orderBy=Revenue&reverseOrder=true'],
+];
+
+async function onPostgres(admin) {
+  const rows = [];
+  const schema = `odbrest_bench_${RUN}`;
+  // the store's own pool, whose connections record what the store sends while `recording`
+  let recording;
+  const storePool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
+  storePool.on('connect', (client) => {
+    const query = client.query.bind(client);
+    client.query = (config, ...rest) => {
+      if (recording && typeof config === 'object') recording.push({ name: config.name, text: config.text, values: config.values });
+      return query(config, ...rest);
+    };
+  });
+  const replayPool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
+  const store = new PostgresObjectStore({ pool: storePool, schema, table: 'objects', indexedFields: ['City', 'Revenue'] });
+  try {
+    await store.count('Customer'); // creates the tables
+    await seedCustomers(admin, schema, COUNT);
+    const demo = demoData().objects.filter((object) => object['~ClassName'] !== 'Customer');
+    await importObjects(store, { objects: demo }, 1);
+    // the 40 account managers the customers reference (the demo has three of them)
+    for (let i = 0; i < 40; i++) {
+      const id = `EMP${String(i).padStart(5, '0')}`;
+      if (!(await store.get(id))) await store.put({ id, className: 'Employee', fields: { Name1: `Manager ${i}`, Name2: 'Example' } });
+    }
+    const service = createService({ store, access: demoRules, users: { passwordIterations: 1 } });
+    await service.ready;
+    const list = await lister(service);
+    // the same table through a store whose cache of objects read by id answers without first
+    // syncing with the change feed (`consistency: 'eventual'`): the share of those round trips (one per
+    // level of references, `read-your-writes`, the default) in the service's time
+    const eventualStore = new PostgresObjectStore({ pool: storePool, schema, table: 'objects', indexedFields: ['City', 'Revenue'], cache: { consistency: 'eventual' } });
+    const eventual = createService({ store: eventualStore, access: demoRules, users: { passwordIterations: 1 } });
+    await eventual.ready;
+    const listEventual = await lister(eventual);
+    const [roundTrip] = await alternatingMedians([() => replayPool.query('SELECT 1')], 101);
+    rows.push({ name: 'PostgreSQL round trip through pg (SELECT 1), p50', value: roundTrip, unit: 'ms' });
+    for (const [label, parameters] of PG_CASES) {
+      const path = `/v1/objects/Customer?${encodeURI(parameters)}`;
+      await list(path); // warm: totals cached, page starts learned, references cached
+      recording = [];
+      await list(path);
+      const recorded = recording;
+      recording = undefined;
+      // the listing's statement (page and total in one); the others (the per-object security check's
+      // count, asked beside it) are odbrest's own work
+      const statements = recorded.filter((statement) => statement.text.includes('LEFT JOIN LATERAL'));
+      if (statements.length !== 1) throw new Error(`${label}: ${statements.length} listing statements recorded`);
+      // replayed as recorded (a named one prepared alike)
+      const replay = async () => (await replayPool.query(statements[0])).rows.length;
+      await replay();
+      await listEventual(path);
+      const [serviceMs, replayMs, eventualMs] = await alternatingMedians([() => list(path), replay, () => listEventual(path)], 101);
+      rows.push({
+        name: `PostgreSQL listing of ${COUNT.toLocaleString('en')} customers through service.fetch, ${label}, p50 (reference: the store's listing statement replayed through pg; ${recorded.length - 1} more statement(s) beside it)`,
+        value: serviceMs,
+        unit: 'ms',
+        reference: replayMs,
+        ratio: serviceMs / replayMs,
+        target: '<= 1.3',
+      });
+      rows.push({ name: `PostgreSQL listing, ${label}, the object cache's consistency 'eventual' (reference: the same statement replayed)`, value: eventualMs, unit: 'ms', reference: replayMs, ratio: eventualMs / replayMs });
+    }
+    await eventualStore.close();
+    for (const [label, query] of [
+      ['ordered by a number field descending', { orderBy: { field: 'Revenue', descending: true }, limit: 50 }],
+      ['10% equality filter, ordered by a number field descending', { where: { City: 'Berlin' }, orderBy: { field: 'Revenue', descending: true }, limit: 50 }],
+    ]) {
+      // below the final sort of the (at most 51) rows of the page: the index's order, ties (creation order) put right by an Incremental Sort
+      const nodes = [];
+      const walk = (node) => {
+        nodes.push(`${node['Node Type']}${node['Index Name'] ? ` on ${node['Index Name']}` : ''}${node['Scan Direction'] ? ` ${node['Scan Direction']}` : ''}`);
+        for (const child of node.Plans ?? []) walk(child);
+      };
+      walk((await store.explain({ className: 'Customer', ...query }))[0].Plan);
+      const page = nodes.slice(1).filter((node) => /Sort|Index Scan on objects_o_/.test(node)).join(' < ');
+      rows.push({ name: `PostgreSQL listing, ${label}: the page's plan (a full Sort would mean no index order)`, value: page, unit: '' });
+    }
+  } finally {
+    await store.close();
+    await storePool.end();
+    await replayPool.end();
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  }
+  return rows;
+}
+
+export default async function bench() {
+  const rows = process.env.LISTING_BENCH === 'postgres' ? [] : await inMemory();
+  if (process.env.LISTING_BENCH === 'memory') return rows;
+  const admin = new pg.Client({ connectionString: DATABASE_URL });
+  try {
+    await admin.connect();
+  } catch {
+    return [...rows, { name: 'PostgreSQL listings: skipped', value: 'PostgreSQL unreachable', unit: '' }];
+  }
+  try {
+    return [...rows, ...(await onPostgres(admin))];
+  } finally {
+    await admin.end();
+  }
+}
