@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import type { Service } from '../src/index.js';
-import { bodyAfterParsers, serviceFetch, servesNodeRequest } from './node-http.js';
+import { lightAnswer, type Service } from '../src/index.js';
+import { bodyAfterParsers, eachHeader, serviceFetch, servesNodeRequest } from './node-http.js';
 
 /** The parts of Koa's context this adapter uses (Koa itself is not imported). */
 interface KoaContext {
@@ -28,6 +28,14 @@ export function odbrest(service: Service): (ctx: KoaContext, next: Next) => Prom
     if (!ctx.req.complete) ctx.set('connection', 'close');
     // Order matters: Koa turns a null body into 204 unless the status is set afterwards (a 302
     // redirect), and drops Content-Length when a body is set after the headers.
+    const light = lightAnswer(response);
+    if (light) {
+      // the service's JSON answer, as its text (see writeWebResponse in node-http.ts)
+      ctx.status = light.status;
+      eachHeader(light.headers, (name, value) => ctx.set(name, value));
+      ctx.body = light.text;
+      return undefined;
+    }
     if (!response.body) ctx.body = null;
     ctx.status = response.status;
     response.headers.forEach((value, name) => ctx.set(name, value));

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError, type Service } from '../src/index.js';
+import { ApiError, bodilessRequest, lightAnswer, type LightAnswer, type Service } from '../src/index.js';
 import { checkHost, refusalOf } from './request-checks.js';
 
 /**
@@ -55,6 +55,19 @@ function parsedUrl(href: string): URL | undefined {
  * web Request cannot carry (`405`), a malformed `Host` or request-target (`400`).
  */
 export function toWebRequest(req: IncomingMessage, body?: BodyInit | null): Request {
+  const { method, url, headers } = webParts(req, body);
+  const hasBody = method !== 'GET' && method !== 'HEAD';
+  return new Request(url, {
+    method,
+    headers,
+    body: hasBody ? (body !== undefined ? body : requestBody(req)) : undefined,
+    // @ts-expect-error: Node's fetch needs duplex for streamed bodies; not yet in the DOM types
+    duplex: hasBody ? 'half' : undefined,
+  });
+}
+
+/** The method, URL and headers of a Node request's web form (see `toWebRequest`). */
+function webParts(req: IncomingMessage, body: BodyInit | null | undefined): { method: string; url: string; headers: Headers } {
   const method = req.method ?? 'GET';
   if (NO_WEB_METHOD.has(method.toUpperCase())) throw new ApiError('405', `method ${method.slice(0, 20)} is not allowed`);
   const url = webUrl(req);
@@ -74,14 +87,15 @@ export function toWebRequest(req: IncomingMessage, body?: BodyInit | null): Requ
     headers.delete('content-length');
     headers.delete('transfer-encoding');
   }
-  const hasBody = method !== 'GET' && method !== 'HEAD';
-  return new Request(url, {
-    method,
-    headers,
-    body: hasBody ? (body !== undefined ? body : requestBody(req)) : undefined,
-    // @ts-expect-error: Node's fetch needs duplex for streamed bodies; not yet in the DOM types
-    duplex: hasBody ? 'half' : undefined,
-  });
+  return { method, url, headers };
+}
+
+/** The Request the service gets: `toWebRequest`'s, or a `BodilessRequest` for a GET or HEAD. */
+function serviceRequest(req: IncomingMessage, body: BodyInit | null | undefined): Request {
+  const method = req.method;
+  if (method !== 'GET' && method !== 'HEAD') return toWebRequest(req, body);
+  const { url, headers } = webParts(req, body);
+  return bodilessRequest(method, url, headers);
 }
 
 /** Bytes buffered ahead of the service's reads before the request is paused. */
@@ -142,11 +156,11 @@ export function servesNodeRequest(service: Service, req: IncomingMessage): boole
 export function serviceFetch(service: Service, req: IncomingMessage, body?: BodyInit | null): Promise<Response> {
   let request: Request;
   try {
-    request = toWebRequest(req, body);
+    request = serviceRequest(req, body);
   } catch (error) {
     return Promise.resolve(refusalOf(error));
   }
-  return service.fetch(request, { clientAddress: req.socket.remoteAddress });
+  return service.fetch(request, { clientAddress: req.socket.remoteAddress, lightResponses: true });
 }
 
 /** Answers a Node request with the service and writes the answer back. */
@@ -160,8 +174,18 @@ export async function respond(service: Service, req: IncomingMessage, res: Serve
   await writeWebResponse(res, response);
 }
 
-/** Writes a web Response to a Node response, streaming the body and respecting back-pressure. */
+/**
+ * Writes a web Response to a Node response, streaming the body and respecting back-pressure. The
+ * service's JSON answers (light responses) are written as their text, in one write with its length.
+ */
 export async function writeWebResponse(res: ServerResponse, response: Response): Promise<void> {
+  const light = lightAnswer(response);
+  if (light) {
+    res.statusCode = light.status;
+    eachHeader(light.headers, (name, value) => res.setHeader(name, value));
+    res.end(light.text);
+    return;
+  }
   res.statusCode = response.status;
   response.headers.forEach((value, name) => res.setHeader(name, value));
   if (!response.body) {
@@ -174,6 +198,12 @@ export async function writeWebResponse(res: ServerResponse, response: Response):
     if (res.destroyed) return;
   }
   res.end();
+}
+
+/** Calls `set` with each of a light answer's headers. */
+export function eachHeader(headers: LightAnswer['headers'], set: (name: string, value: string) => void): void {
+  if (headers instanceof Headers) headers.forEach((value, name) => set(name, value));
+  else for (const name in headers) set(name, headers[name]!);
 }
 
 /** Resolves once `res` takes more data, or once it closed (a closed response never drains). */

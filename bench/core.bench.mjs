@@ -1,8 +1,11 @@
-// The core's two targets (issue 2): an authenticated GET /v1/object/{id} through service.fetch at
-// >= 0.5 of a bare fetch handler answering the same JSON, and < 1 KB of memory per live session.
+// The core's targets: an authenticated GET /v1/object/{id} through service.fetch at >= 0.5 of a bare
+// fetch handler answering the same JSON, and < 1 KB of memory per live session (issue 2); the same GET
+// over HTTP through the Node adapter at >= 0.5 of bare node:http, the adapter alone at >= 0.8 (issue 30).
 // Runs on the built package (`npm run bench -- core`); node is started with --expose-gc.
 import { clientPassValue, createService } from '../dist/index.js';
-import { alternatingRates, APP_KEY, demoData, loginAlice } from './common.mjs';
+import { once } from 'node:events';
+import { alternatingRates, APP_KEY, demoData, loginAlice, median } from './common.mjs';
+import { CONNECTIONS, hasWrk, load, startDemo, startServer } from './http-load.mjs';
 
 const SESSIONS = 100_000;
 const ROUNDS = 9;
@@ -47,6 +50,69 @@ async function objectThroughput(rates) {
     }
   }
   return rows;
+}
+
+const HTTP_SECONDS = 3;
+const HTTP_ROUNDS = 5; // after one warm-up round of each
+
+/**
+ * (c) GET /v1/object/{id} over HTTP (issue 30): `npm start`'s server (memory store) and the Node
+ * adapter alone around a bare handler, each against the floor: bare node:http answering the same JSON
+ * string from a Map, same response bytes. Each server runs in its own process, loaded in turn by wrk
+ * (16 keep-alive connections, one thread); on this 2-core machine wrk and the server share the cores,
+ * as they do for every server measured. Also the server's CPU time per request, steadier than the
+ * rate when other work shares the machine.
+ */
+async function objectOverHttp() {
+  const name = `GET /v1/object/{id} over HTTP, wrk -c${CONNECTIONS}`;
+  if (!hasWrk()) return [{ name, value: 'skipped: wrk is not installed (Debian: apt-get install wrk)', unit: '' }];
+  const started = [];
+  try {
+    const demo = await startDemo();
+    started.push(demo.server);
+    const sessionId = await loginAlice({ fetch: (request) => fetch(request) }, demo.base);
+    const ids = ['CUS00001', 'CUS00002', 'EMP00001'];
+    const answers = {};
+    let type;
+    for (const id of ids) {
+      const response = await fetch(`${demo.base}/v1/object/${id}`, { headers: { appkey: APP_KEY, sessionid: sessionId } });
+      answers[id] = await response.text();
+      type = response.headers.get('content-type');
+      if (JSON.parse(answers[id]).status.internalStatus !== '0') throw new Error(`unexpected answer: ${answers[id]}`);
+    }
+    const env = { ODBREST_BENCH_ANSWERS: JSON.stringify(answers), ODBREST_BENCH_TYPE: type };
+    const script = new URL('./get-servers.mjs', import.meta.url).pathname;
+    const servers = { odbrest: demo };
+    for (const kind of ['floor', 'adapter', 'web']) {
+      servers[kind] = await startServer(script, env, [kind]);
+      started.push(servers[kind].server);
+    }
+    const args = ['-H', `appkey: ${APP_KEY}`, '-H', `sessionId: ${sessionId}`];
+    const round = (kind) => load(servers[kind].server.pid, `${servers[kind].base}/v1/object/CUS00001`, args, HTTP_SECONDS);
+    const kinds = Object.keys(servers);
+    const measured = Object.fromEntries(kinds.map((kind) => [kind, []]));
+    for (const kind of kinds) round(kind);
+    for (let i = 0; i < HTTP_ROUNDS; i++) for (const kind of kinds) measured[kind].push(round(kind));
+    const floor = measured.floor;
+    const rows = [];
+    for (const [kind, label, target] of [
+      ['odbrest', "odbrest (npm start's server, memory store)", '>= 0.5'],
+      ['adapter', "odbrest's Node adapter around a bare Map handler", '>= 0.8'],
+      ['web', "odbrest's Node adapter around a bare Map handler answering a web Response", undefined],
+    ]) {
+      const runs = measured[kind];
+      rows.push({ name: `${name}, ${label}, vs. bare node:http`, value: median(runs.map((r) => r.rate)), unit: 'req/s', reference: median(floor.map((r) => r.rate)), ratio: median(runs.map((r, i) => r.rate / floor[i].rate)), target });
+      if (runs[0].cpuPerRequest !== undefined) {
+        rows.push({ name: `${name}, ${label}, server CPU per request (ratio: floor / this)`, value: median(runs.map((r) => r.cpuPerRequest)), unit: 'µs', reference: median(floor.map((r) => r.cpuPerRequest)), ratio: median(runs.map((r, i) => floor[i].cpuPerRequest / r.cpuPerRequest)) });
+      }
+    }
+    return rows;
+  } finally {
+    for (const server of started) {
+      server.kill();
+      await once(server, 'exit');
+    }
+  }
 }
 
 function settle() {
@@ -117,8 +183,12 @@ async function sessionMemory() {
   ];
 }
 
-// CORE_BENCH=throughput or CORE_BENCH=sessions runs one half (handy while profiling).
+// CORE_BENCH=throughput, CORE_BENCH=http or CORE_BENCH=sessions runs one part (handy while profiling).
 export default async function ({ rates }) {
   const only = process.env.CORE_BENCH;
-  return [...(only !== 'sessions' ? await objectThroughput(rates) : []), ...(only !== 'throughput' ? await sessionMemory() : [])];
+  return [
+    ...(!only || only === 'throughput' ? await objectThroughput(rates) : []),
+    ...(!only || only === 'http' ? await objectOverHttp() : []),
+    ...(!only || only === 'sessions' ? await sessionMemory() : []),
+  ];
 }

@@ -11,68 +11,20 @@
 // one a script returns, and on this 2-core machine that difference was measured in the ratio (0.32
 // with a static plain reference against 0.50 with a scripted one, server CPU per request 0.40
 // against 0.51), while the ratio is meant to measure the server.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { APP_KEY, getSignature, loginAlice, median, rsaPair, secureSession } from './common.mjs';
+import { CONNECTIONS, hasWrk, load as loadFor, startDemo } from './http-load.mjs';
 
 const TARGET = '/v1/object/USR00001';
 const SECONDS = 3;
 const ROUNDS = 5; // after one warm-up round of each
-const CONNECTIONS = 16;
 /** More prepared requests per round than the server can answer in it. */
 const PREPARED = 40_000 * SECONDS;
 
-function hasWrk() {
-  try {
-    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch (error) {
-    return error.code !== 'ENOENT'; // wrk --version exits with 1
-  }
-}
-
-/** Starts `npm start`'s server on a free port; resolves with its process and address. */
-async function startDemo() {
-  const server = spawn(process.execPath, [new URL('../examples/node/server.mjs', import.meta.url).pathname], {
-    env: { ...process.env, PORT: '0', ODBREST_HOSTNAME: '127.0.0.1', ODBREST_REQUEST_LOG: 'false' }, // a line per request would be measured too
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let seen = '';
-  for await (const chunk of server.stdout) {
-    seen += chunk;
-    const port = /listening on http:\/\/[^:]+:(\d+)/.exec(seen)?.[1];
-    if (port) {
-      server.stdout.resume();
-      return { server, base: `http://127.0.0.1:${port}` };
-    }
-  }
-  throw new Error(`demo server did not start: ${seen}`);
-}
-
-/** CPU time (user + system) of a process so far, in µs; `undefined` where /proc is missing. */
-function cpuMicros(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks of 1/100 s
-  } catch {
-    return undefined;
-  }
-}
-
-/** Runs wrk once; answered (2xx) requests per second and server CPU µs per answered request. */
-function load(pid, url, args) {
-  const cpuBefore = cpuMicros(pid);
-  const out = execFileSync('wrk', ['-t1', `-c${CONNECTIONS}`, `-d${SECONDS}s`, '--latency', ...args, url], { encoding: 'utf8' });
-  const cpuAfter = cpuMicros(pid);
-  const [, total, seconds] = /(\d+) requests in ([\d.]+)s/.exec(out);
-  const refused = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
-  const answered = Number(total) - refused;
-  if (refused > answered / 100) throw new Error(`wrk: ${refused} of ${total} requests refused\n${out}`);
-  return { rate: answered / Number(seconds), cpuPerRequest: cpuBefore === undefined ? undefined : (cpuAfter - cpuBefore) / answered };
-}
+const load = (pid, url, args) => loadFor(pid, url, args, SECONDS);
 
 /**
  * A wrk script that sends prepared requests in order: `init` fills `requests`, `request()` hands out

@@ -64,9 +64,9 @@ export class Core {
       const rawBody = request.body !== null && this.#routes.takesRawBody(apiRequest); // file uploads: the route streams it
       if (this.#secure.claims(request.headers)) return await this.#secure.handle(apiRequest, (inner) => this.#dispatch(inner), rawBody);
       if (request.body && !rawBody) apiRequest.bodyText = await readBodyText(request, this.ctx.maxBodyBytes);
-      return toResponse(await this.#dispatch(apiRequest));
+      return toResponse(await this.#dispatch(apiRequest), context.lightResponses);
     } catch (error) {
-      return toResponse(noteAnswer(request, errorReply(toApiError(error, this.ctx.onError))));
+      return toResponse(noteAnswer(request, errorReply(toApiError(error, this.ctx.onError))), context.lightResponses);
     }
   }
 

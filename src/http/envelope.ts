@@ -1,5 +1,6 @@
 import { BlobTooLargeError, StorageUnavailableError, StoreConflictError, StoreValueError } from '../storage/errors.js';
 import { ApiError } from './errors.js';
+import { textResponse } from './light-response.js';
 
 /** The body of every JSON response (PROTOCOL.md 1.3). `internalStatus` is always a string. */
 export interface Envelope<T = unknown> {
@@ -38,10 +39,10 @@ export function jsonReply(body: unknown, status = 200, headers?: Record<string, 
   return new JsonReply(JSON.stringify(body), status, headers, (body as Partial<Envelope> | null)?.status?.internalStatus);
 }
 
-/** The web `Response` of an answer. */
-export function toResponse(answer: Answer): Response {
+/** The `Response` of an answer: a light one (see `LightResponse`) when the adapter writes answers itself. */
+export function toResponse(answer: Answer, light = false): Response {
   if (answer instanceof Response) return answer;
-  return new Response(answer.text, { status: answer.status, headers: { ...answer.headers, 'content-type': JSON_TYPE } });
+  return textResponse(answer.text, answer.status, { ...answer.headers, 'content-type': JSON_TYPE }, light);
 }
 
 /** An answer's body as text (a `Response`'s stream is read). */

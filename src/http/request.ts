@@ -7,6 +7,11 @@ import { ApiError } from './errors.js';
 export interface RequestContext {
   /** The peer address of the TCP connection (not a forwarded header). */
   clientAddress?: string;
+  /**
+   * The adapter writes the answer itself and reads a JSON answer's text with `lightAnswer` (Node's
+   * adapters do): the service may answer with a `Response` that becomes a web one only when used as one.
+   */
+  lightResponses?: boolean;
 }
 
 /**

@@ -115,16 +115,21 @@ export class Access {
   guard(session: Session | undefined, context: () => MacroContext, rightsControlKey?: string): Guard {
     let groups: Promise<ReadonlySet<string>> | undefined;
     const groupsOf = () => (groups ??= this.#groups(session));
-    const scope = async (action: AccessAction, className: string): Promise<Scope> => {
+    const ownOnly = (action: AccessAction, allowed: readonly string[]): Scope => (allowed.includes('self') && (action === 'read' || action === 'update') ? 'self' : 'none');
+    /** The scope when the class rule decides it without the session's groups, else `undefined`. */
+    const ruleScope = (action: AccessAction, className: string): Scope | undefined => {
       if (!session) return 'none';
       const allowed = this.allowed(action, className);
       if (allowed.includes('*')) return 'all';
+      return allowed.some((name) => name !== 'self') ? undefined : ownOnly(action, allowed);
+    };
+    const scope = async (action: AccessAction, className: string): Promise<Scope> => {
+      const known = ruleScope(action, className);
+      if (known !== undefined) return known;
       // the session's groups are read (from the store) only when the rule names a group
-      if (allowed.some((name) => name !== 'self')) {
-        const mine = await groupsOf();
-        if (allowed.some((name) => mine.has(name))) return 'all';
-      }
-      return allowed.includes('self') && (action === 'read' || action === 'update') ? 'self' : 'none';
+      const allowed = this.allowed(action, className);
+      const mine = await groupsOf();
+      return allowed.some((name) => mine.has(name)) ? 'all' : ownOnly(action, allowed);
     };
     // per-object security (PROTOCOL.md 6.7): an object with entries is usable only by the names listed, for their bits
     const objectRights = async (object: StoredObject): Promise<number | undefined> => {
@@ -136,17 +141,25 @@ export class Access {
       for (const entry of entries) if (entry.name === session.user || mine.has(entry.name)) bits |= entry.rights;
       return bits;
     };
-    const may = async (action: AccessAction, className: string, object?: StoredObject, fields?: Fields) => {
+    /** Whether the scope and the object's own rights let `action` through (`authorize` is asked after). */
+    const within = (action: AccessAction, reach: Scope, rights: number | undefined, object: StoredObject | undefined): boolean => {
+      // bit 5 on the object, or the class rule `security`
+      if (action === 'security') return reach !== 'none' || (rights !== undefined && (rights & RIGHT_BITS.security) !== 0);
+      if (reach === 'none' || (reach === 'self' && object?.id !== session?.principalId)) return false;
+      return rights === undefined || (rights & RIGHT_BITS[action]) !== 0;
+    };
+    const asked = async (action: AccessAction, className: string, object?: StoredObject, fields?: Fields) => {
       const reach = await scope(action, className);
       const rights = object ? await objectRights(object) : undefined;
-      if (action === 'security') {
-        // bit 5 on the object, or the class rule `security`
-        if (reach === 'none' && (rights === undefined || (rights & RIGHT_BITS.security) === 0)) return false;
-      } else {
-        if (reach === 'none' || (reach === 'self' && object?.id !== session?.principalId)) return false;
-        if (rights !== undefined && (rights & RIGHT_BITS[action]) === 0) return false;
-      }
+      if (!within(action, reach, rights, object)) return false;
       return !this.#authorize || (await this.#authorize(context(), { action, className, object, fields, rightsControlKey })) === true;
+    };
+    // Most reads are decided by the class rule alone (no group named, no per-object entries, no
+    // `authorize`): answered without the awaits the general case needs, with the same checks.
+    const may = (action: AccessAction, className: string, object?: StoredObject, fields?: Fields): Promise<boolean> => {
+      const reach = ruleScope(action, className);
+      if (reach === undefined || this.#authorize || (object && securityEntries(object).length > 0)) return asked(action, className, object, fields);
+      return Promise.resolve(within(action, reach, undefined, object));
     };
     const secured = new Map<string, Promise<boolean>>();
     const hasSecured = (className: string) => {

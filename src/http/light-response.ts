@@ -1,0 +1,148 @@
+/** The web object a stand-in (see `standsFor`) makes on first use. Global, so that every copy of the module (ESM and CommonJS builds) agrees. */
+const TO_WEB: unique symbol = Symbol.for('odbrest.toWeb') as never;
+const ANSWER: unique symbol = Symbol.for('odbrest.lightAnswer') as never;
+type StandIn = { [TO_WEB](): object };
+
+/**
+ * Stand-ins for web Request and Response objects that adapters on Node's `http` use to skip making
+ * the web ones where nobody needs them.
+ */
+
+/**
+ * A `Response` whose body is a string the service already holds, made a web `Response` only when
+ * something uses it as one. Making a web `Response` on Node costs more than the rest of a small GET
+ * (its body becomes a web stream, its headers a `Headers`), and writing it back reads that stream
+ * again; an adapter that writes answers itself (Node's) asks for this one (`RequestContext.lightResponses`)
+ * and writes `lightAnswer(response).text` directly. It passes `instanceof Response`; `status`, `ok`,
+ * `statusText` and `headers` are answered without a web `Response`, everything else (`body`, `text()`,
+ * `clone()`, ...) from the web one, made once, so it behaves as the web one would. Runtimes that take
+ * the `Response` to their own server (Bun, Deno) never get one.
+ */
+class LightResponse {
+  readonly #text: string;
+  readonly #status: number;
+  readonly #init: Record<string, string>;
+  #headers: Headers | undefined;
+  #web: Response | undefined;
+
+  constructor(text: string, status: number, headers: Record<string, string>) {
+    this.#text = text;
+    this.#status = status;
+    this.#init = headers;
+  }
+
+  get status(): number {
+    return this.#status;
+  }
+
+  get ok(): boolean {
+    return this.#status >= 200 && this.#status < 300;
+  }
+
+  get statusText(): string {
+    return this.#web?.statusText ?? '';
+  }
+
+  get headers(): Headers {
+    if (this.#web) return this.#web.headers;
+    return (this.#headers ??= new Headers(this.#init));
+  }
+
+  [TO_WEB](): Response {
+    return (this.#web ??= new Response(this.#text, { status: this.#status, headers: this.#headers ?? this.#init }));
+  }
+
+  [ANSWER](): LightAnswer | undefined {
+    if (this.#web) return undefined;
+    return { status: this.#status, headers: this.#headers ?? this.#init, text: this.#text };
+  }
+}
+
+/**
+ * Makes `standIn`'s instances pass for instances of `web` (`instanceof`, every member): members
+ * `standIn` does not define itself are answered by `this[TO_WEB]()`, the web object it stands for.
+ */
+function standsFor(standIn: { prototype: object }, web: { prototype: object }): void {
+  Object.setPrototypeOf(standIn.prototype, web.prototype);
+  for (const name of Object.getOwnPropertyNames(web.prototype)) {
+    if (name === 'constructor' || name in Object.getOwnPropertyDescriptors(standIn.prototype)) continue;
+    const { value, get, enumerable } = Object.getOwnPropertyDescriptor(web.prototype, name)!;
+    if (typeof value === 'function') {
+      const method = function (this: StandIn, ...args: unknown[]) {
+        return value.apply(this[TO_WEB](), args);
+      };
+      Object.defineProperty(standIn.prototype, name, { value: method, enumerable, writable: true, configurable: true });
+    } else if (get) {
+      const getter = function (this: StandIn) {
+        return get.call(this[TO_WEB]());
+      };
+      Object.defineProperty(standIn.prototype, name, { get: getter, enumerable, configurable: true });
+    }
+  }
+}
+
+standsFor(LightResponse, Response);
+
+/** What an adapter writes for a light response: the status, the headers (a record until someone read them as `Headers`) and the body. */
+export interface LightAnswer {
+  status: number;
+  headers: Headers | Record<string, string>;
+  text: string;
+}
+
+/**
+ * The answer an adapter can write without reading a web body: the status, headers and text of a
+ * light response nothing has used as a web `Response` yet; `undefined` for any other `Response`.
+ */
+export function lightAnswer(response: Response): LightAnswer | undefined {
+  return (response as Partial<Record<typeof ANSWER, () => LightAnswer | undefined>>)[ANSWER]?.();
+}
+
+/**
+ * A `Response` with a text body: a light one when the caller writes answers itself
+ * (`RequestContext.lightResponses`), a web one otherwise.
+ */
+export function textResponse(text: string, status: number, headers: Record<string, string>, light = false): Response {
+  return light ? (new LightResponse(text, status, headers) as unknown as Response) : new Response(text, { status, headers });
+}
+
+/**
+ * A Request for a bodiless GET or HEAD, for adapters that start from their runtime's own request
+ * (Node's): its method, URL and headers as given, without making a web Request (on Node that costs
+ * an abort signal, a copy of the headers and a parsed URL, a large part of a small GET). Anything else
+ * a Request has (`signal`, `clone()`, ...) is answered by the web Request it stands for, made on first use.
+ */
+export function bodilessRequest(method: 'GET' | 'HEAD', url: string, headers: Headers): Request {
+  return new BodilessRequest(method, url, headers) as unknown as Request;
+}
+
+class BodilessRequest {
+  readonly #method: string;
+  readonly #url: string;
+  readonly #headers: Headers;
+  #web: Request | undefined;
+  constructor(method: string, url: string, headers: Headers) {
+    this.#method = method;
+    this.#url = url;
+    this.#headers = headers;
+  }
+  get method(): string {
+    return this.#method;
+  }
+  get url(): string {
+    return this.#url;
+  }
+  get headers(): Headers {
+    return this.#headers;
+  }
+  get body(): null {
+    return null;
+  }
+  get bodyUsed(): boolean {
+    return false;
+  }
+  [TO_WEB](): Request {
+    return (this.#web ??= new Request(this.#url, { method: this.#method, headers: this.#headers }));
+  }
+}
+standsFor(BodilessRequest, Request);

@@ -1,0 +1,78 @@
+/**
+ * JSON answers through the Node adapter are written as their text in one write (issue 30), and the
+ * light Response the service gives such an adapter still behaves as a web Response to anything that
+ * uses it as one (a host's wrapper, a framework).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, expect, test } from 'vitest';
+import { createNodeHandler, writeWebResponse } from '../../adapters/node.js';
+import { lightAnswer, type Service } from '../../src/index.js';
+import { APP_KEY, demoService, login } from '../helpers.js';
+
+const APP = 'https://app.example.com';
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  server = undefined;
+});
+
+async function listen(handler: Parameters<typeof createServer>[1]): Promise<string> {
+  server = createServer(handler);
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+test('a JSON answer over the Node adapter has its length and the same bytes as service.fetch answers; CORS headers reach the wire', async () => {
+  const service = await demoService({ cors: { origins: [APP] } });
+  const sessionId = await login(service);
+  const base = await listen(createNodeHandler(service));
+  const headers = { appkey: APP_KEY, sessionid: sessionId, origin: APP };
+  for (const path of ['/v1/object/CUS00001', '/v1/object/NOPE0001', '/v1/nothing-here']) {
+    const response = await fetch(base + path, { headers });
+    const text = await response.text();
+    const direct = await service.fetch(new Request(`http://localhost${path}`, { headers }));
+    expect(text).toBe(await direct.text());
+    expect(response.status).toBe(direct.status);
+    expect(response.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+    expect(response.headers.get('transfer-encoding')).toBeNull();
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(response.headers.get('access-control-allow-origin')).toBe(APP);
+    expect(response.headers.get('vary')).toBe('Origin');
+  }
+  // HEAD goes the same way (the route answers 405): the status without a body
+  const head = await fetch(`${base}/v1/object/CUS00001`, { method: 'HEAD', headers });
+  expect(head.status).toBe((await service.fetch(new Request('http://localhost/v1/object/CUS00001', { method: 'HEAD', headers }))).status);
+  expect(await head.text()).toBe('');
+});
+
+/** The service's answer with `lightResponses`, as the Node adapter gets it. */
+async function lightGet(service: Service, sessionId: string): Promise<Response> {
+  return service.fetch(new Request('http://localhost/v1/object/CUS00001', { headers: { appkey: APP_KEY, sessionid: sessionId } }), { lightResponses: true });
+}
+
+test('a light response used as a web Response behaves as one: body, clone, headers; once used it is written as a web Response', async () => {
+  const service = await demoService();
+  const sessionId = await login(service);
+  const plain = await (await service.fetch(new Request('http://localhost/v1/object/CUS00001', { headers: { appkey: APP_KEY, sessionid: sessionId } }))).text();
+
+  const light = await lightGet(service, sessionId);
+  expect(light).toBeInstanceOf(Response);
+  expect(lightAnswer(light)?.text).toBe(plain);
+  expect([light.status, light.ok, light.statusText, light.type, light.bodyUsed]).toEqual([200, true, '', 'default', false]);
+  light.headers.set('x-host', 'wrapped');
+  expect(await light.clone().json()).toEqual(JSON.parse(plain));
+  expect(await new Response(light.body).text()).toBe(plain);
+  expect(light.bodyUsed).toBe(true);
+  expect(lightAnswer(light)).toBeUndefined();
+  await expect(light.text()).rejects.toThrow();
+
+  // a host that wraps the answer (headers added, body read into a new Response) gets what it wrote
+  const wrapped = await lightGet(service, sessionId);
+  wrapped.headers.set('x-host', 'wrapped');
+  const base = await listen((_req, res) => void writeWebResponse(res, wrapped));
+  const response = await fetch(base);
+  expect(response.headers.get('x-host')).toBe('wrapped');
+  expect(await response.text()).toBe(plain);
+});
