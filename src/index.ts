@@ -75,7 +75,7 @@ export { defaultPasswordPolicy } from './accounts/options.js';
 export { ApiError, STATUS_CODES, type StatusCode, type ApiErrorOptions } from './http/errors.js';
 export { StorageUnavailableError, StoreConflictError, StoreValueError, BlobTooLargeError } from './storage/errors.js';
 export { errorResponse, type Envelope } from './http/envelope.js';
-export { portableCrypto, type SymmetricCrypto } from './secure/symmetric.js';
+export { defaultCrypto, nativeCrypto, portableCrypto, type NodeCryptoFunctions, type SymmetricCrypto } from './secure/symmetric.js';
 export type {
   ObjectStore,
   KeyValueStore,

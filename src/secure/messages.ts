@@ -3,12 +3,12 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { base64 } from '@scure/base';
 import { timingSafeEqual } from '../auth/passwords.js';
 import { asciiText, base64Bytes } from './base64.js';
-import { portableCrypto, type SymmetricCrypto } from './symmetric.js';
+import { defaultCrypto, type SymmetricCrypto } from './symmetric.js';
 
 /**
  * The message layer of the secure transport (PROTOCOL.md 4), shared by the service and the client:
  * counter blocks, AES-256-CTR bodies and HMAC-SHA-256 signatures, on the primitives of a
- * `SymmetricCrypto` (by default `portableCrypto`).
+ * `SymmetricCrypto` (by default `defaultCrypto`).
  */
 const encoder = new TextEncoder();
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -32,7 +32,7 @@ export function counterBlock(n: number, direction: Direction): Uint8Array {
 }
 
 /** `M` = HMAC-SHA-256(K, "odbrest secure transport mac"): the signing key derived from the session key. */
-export function macKey(sessionKey: Uint8Array, symmetric: SymmetricCrypto = portableCrypto): Uint8Array {
+export function macKey(sessionKey: Uint8Array, symmetric: SymmetricCrypto = defaultCrypto): Uint8Array {
   return symmetric.hmacSha256(sessionKey)(MAC_LABEL);
 }
 
@@ -49,7 +49,7 @@ export interface MessageKeys {
  * waits for the crypto thread pool just to start (a request that does can be overtaken by 64 others
  * of its session and fall out of the replay window when the client does not pace its counters).
  */
-export function messageKeys(sessionKey: Uint8Array, symmetric: SymmetricCrypto = portableCrypto): MessageKeys {
+export function messageKeys(sessionKey: Uint8Array, symmetric: SymmetricCrypto = defaultCrypto): MessageKeys {
   const m = macKey(sessionKey, symmetric);
   return { ctr: symmetric.aesCtr(sessionKey), mac: symmetric.hmacSha256(m), macStream: () => hmac.create(sha256, m) };
 }

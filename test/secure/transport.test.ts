@@ -65,7 +65,7 @@ describe('messages the server accepts', () => {
   });
 
   test.each([
-    ['portableCrypto (the default)', portableCrypto],
+    ['portableCrypto (where the runtime has no node:crypto)', portableCrypto],
     ['nodeCrypto (odbrest/node)', nodeCrypto],
   ])('with %s: every body size, on both sides of where portableCrypto moves from noble to WebCrypto', async (_name, provider) => {
     const { symmetric, prepared } = countingCrypto(provider);
