@@ -55,9 +55,11 @@ export function messageKeys(sessionKey: Uint8Array, symmetric: SymmetricCrypto =
 }
 
 /** The base64 body of a message as ASCII bytes (what is signed and sent); empty for an empty plaintext. */
-async function bodyBytes(keys: MessageKeys, n: number, direction: Direction, plaintext: string): Promise<Uint8Array<ArrayBuffer>> {
+function bodyBytes(keys: MessageKeys, n: number, direction: Direction, plaintext: string): Uint8Array<ArrayBuffer> | Promise<Uint8Array<ArrayBuffer>> {
   if (plaintext === '') return new Uint8Array();
-  return base64Bytes(await keys.ctr(counterBlock(n, direction), encoder.encode(plaintext)));
+  const encrypted = keys.ctr(counterBlock(n, direction), encoder.encode(plaintext));
+  // synchronous primitives (node:crypto, noble) answer at once: no promise is made for them
+  return encrypted instanceof Promise ? encrypted.then(base64Bytes) : base64Bytes(encrypted);
 }
 
 /** The base64 body text of a message: base64(AES-256-CTR(K, counter block, UTF-8 text)). */

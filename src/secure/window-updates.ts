@@ -4,7 +4,7 @@ import { kvKeys } from '../storage/keys.js';
 import type { KeyValueStore } from '../storage/types.js';
 import { ApiError } from '../http/errors.js';
 import { gone, rejected } from './refusals.js';
-import { acceptCounter, decodeWindowRecord, emptyWindow, encodeWindowRecord } from './replay.js';
+import { acceptCounter, decodeWindowRecord, emptyWindow, encodeWindowRecord, type WindowRecord } from './replay.js';
 
 interface Pending {
   n: number;
@@ -31,15 +31,15 @@ export async function startWindow(kv: KeyValueStore, sessionId: string, end: num
  * applied together by the next one. One read-modify-write per request would queue concurrent requests
  * of one session behind each other, or turn a burst into a storm of failed compare-and-sets; the
  * compare-and-set still makes every update atomic across processes. An update starts from the record
- * as this process last wrote or read it, so the compare-and-set is the only store operation while no
+ * as this process last wrote it, so the compare-and-set is the only store operation while no
  * other instance changed it. A missing record (the session ended, or never was a secure one) accepts
  * nothing.
  */
 export class WindowUpdates {
   /** Sessions with an update running, each with the numbers waiting for the next one. */
   readonly #waiting = new Map<string, Pending[]>();
-  /** Each session's record as this process last wrote or read it. */
-  readonly #known: LRUCache<string, string>;
+  /** Each session's record as this process last wrote it: the stored string and what it says. */
+  readonly #known: LRUCache<string, { raw: string; record: WindowRecord }>;
 
   constructor(
     private readonly kv: KeyValueStore,
@@ -89,10 +89,10 @@ export class WindowUpdates {
    */
   async #record(sessionId: string, batch: Pending[]): Promise<Array<'replayed' | 'out of window' | 'ok'>> {
     const key = kvKeys.replayWindow(sessionId);
-    let raw = this.#known.get(sessionId);
+    let known = this.#known.get(sessionId);
     for (let attempt = 0; attempt < 100; attempt++) {
-      raw ??= await this.kv.get(key);
-      const record = raw === undefined ? undefined : decodeWindowRecord(raw);
+      const raw = known?.raw ?? (await this.kv.get(key));
+      const record = known?.record ?? (raw === undefined ? undefined : decodeWindowRecord(raw));
       const ttl = record ? record.end - this.now() : 0;
       if (!record || ttl <= 0) {
         this.#known.delete(sessionId);
@@ -106,13 +106,14 @@ export class WindowUpdates {
         return 'ok' as const;
       });
       if (window === record.window) return outcomes;
-      const next = encodeWindowRecord({ window, end: record.end });
+      const written = { window, end: record.end };
+      const next = encodeWindowRecord(written);
       if (await this.kv.compareAndSet(key, raw, next, ttl)) {
-        this.#known.set(sessionId, next);
+        this.#known.set(sessionId, { raw: next, record: written });
         return outcomes;
       }
       this.#known.delete(sessionId);
-      raw = undefined;
+      known = undefined;
     }
     throw new ApiError('503', 'session is too busy, retry later');
   }
