@@ -95,7 +95,7 @@ export default async function bench() {
         unit: 'req/s',
         reference: median(plain.map((r) => r.rate)),
         ratio: median(secure.map((r, i) => r.rate / plain[i].rate)),
-        target: '>= 0.8 (vs. a plain session; issue 16)',
+        target: '>= 0.8 (vs. a plain session; issues 16 and 30)',
       },
     ];
     if (secure[0].cpuPerRequest !== undefined) {

@@ -76,7 +76,7 @@ export { ApiError, STATUS_CODES, type StatusCode, type ApiErrorOptions } from '.
 export { StorageUnavailableError, StoreConflictError, StoreValueError, BlobTooLargeError } from './storage/errors.js';
 export { errorResponse, type Envelope } from './http/envelope.js';
 export { bodilessRequest, lightAnswer, textResponse, type LightAnswer } from './http/light-response.js';
-export { portableCrypto, type SymmetricCrypto } from './secure/symmetric.js';
+export { defaultCrypto, nativeCrypto, portableCrypto, type NodeCryptoFunctions, type SymmetricCrypto } from './secure/symmetric.js';
 export type {
   ObjectStore,
   KeyValueStore,

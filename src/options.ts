@@ -31,9 +31,9 @@ export interface SecureOptions {
    */
   serverKey?: string;
   /**
-   * AES-256-CTR and HMAC-SHA-256 of the secure transport. Default: `portableCrypto` (pure JS, with
-   * WebCrypto for bodies over 8 KiB), which runs everywhere. On Node, Bun and Deno pass `nodeCrypto`
-   * from `odbrest/node` (native; `loadConfig` sets it): an encrypted request then costs about half.
+   * AES-256-CTR and HMAC-SHA-256 of the secure transport. Default: `defaultCrypto`, node:crypto's
+   * native ones where the runtime has `process.getBuiltinModule` (Node 20.16+, Bun, Deno), else
+   * `portableCrypto` (pure JS, with WebCrypto for bodies over 8 KiB), which runs everywhere.
    */
   symmetricCrypto?: SymmetricCrypto;
 }

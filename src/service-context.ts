@@ -23,7 +23,7 @@ import { Serializer, serializerOptions } from './objects/serialize.js';
 import { serviceInternalClasses, writeContext } from './objects/write-setup.js';
 import type { ServiceOptions } from './options.js';
 import { ServerKeySource } from './secure/server-key.js';
-import { portableCrypto } from './secure/symmetric.js';
+import { defaultCrypto } from './secure/symmetric.js';
 import { MemoryKeyValueStore } from './storage/memory-kv.js';
 import { MemoryObjectStore } from './storage/memory-object-store.js';
 import { KV_OPERATIONS, OBJECT_STORE_OPERATIONS, type Telemetry } from './telemetry.js';
@@ -61,7 +61,7 @@ export function serviceContext(
     ...writeContext(options),
     events: changeEvents(() => ctx, options.events),
     serverKey: new ServerKeySource(options.secure?.serverKey),
-    symmetricCrypto: options.secure?.symmetricCrypto ?? portableCrypto,
+    symmetricCrypto: options.secure?.symmetricCrypto ?? defaultCrypto,
     databaseName: options.databaseName ?? 'odbrest',
     internalClasses,
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,

@@ -145,7 +145,7 @@ export function checkLicences(principal: StoredObject, appNames: readonly string
 export interface StartSessionOptions {
   /** Database user (default) or custom-login principal. */
   principalKind?: PrincipalKind;
-  /** Per-kind state kept in the session (the secure transport's key and window). */
+  /** Per-kind state kept in the session (the secure transport's key). */
   extra?: Record<string, unknown>;
   /** A session id from `ctx.sessions.newId()`; a new one by default. */
   id?: string;

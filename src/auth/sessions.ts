@@ -21,7 +21,7 @@ export interface Session {
   createdAt: number;
   /** Absolute end of the session (epoch ms); the idle timeout is the store entry's TTL. */
   expiresAt: number;
-  /** Extra per-kind state (the secure transport keeps its key and replay window here). */
+  /** Extra per-kind state (the secure transport keeps its key here; its replay window is a record of its own, `kvKeys.replayWindow`). */
   extra?: Record<string, unknown>;
   /** The session a `340` answer gives (PROTOCOL.md 2.6): it may only call `/v1/2fa/*` and `/v1/logout`. */
   twoFactorSetupOnly?: true;
@@ -261,7 +261,8 @@ export class SessionStore {
 
   async delete(id: string): Promise<boolean> {
     this.#parsed.delete(id);
-    const deleted = await this.kv.delete(key(id));
+    // a secure session's replay window goes with it (any other session has none: the delete is a no-op)
+    const [deleted] = await Promise.all([this.kv.delete(key(id)), this.kv.delete(kvKeys.replayWindow(id))]);
     if (deleted) this.counted(-1);
     for (const listener of this.#endListeners) listener(id);
     return deleted;

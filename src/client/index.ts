@@ -80,7 +80,7 @@ export interface ClientOptions {
    * answers, which anyone on the path can swap.
    */
   serverKey?: string | readonly string[];
-  /** AES-CTR and HMAC of the secure transport. Default: `portableCrypto`; on Node, Bun or Deno `nodeCrypto` from `odbrest/node` is faster. */
+  /** AES-CTR and HMAC of the secure transport. Default: `defaultCrypto` (node:crypto where the runtime has it, else `portableCrypto`). */
   symmetricCrypto?: SymmetricCrypto;
   /**
    * Log in again by itself, with the last login's variant and credentials, when a request is refused
@@ -701,7 +701,7 @@ export {
 } from './errors.js';
 export type { FetchFunction } from './secure-channel.js';
 export type { ChangeEvent, EventSubscription, EventSubscriptionHandle, SubscribeOptions } from './events.js';
-export { portableCrypto, type SymmetricCrypto } from '../secure/symmetric.js';
+export { defaultCrypto, portableCrypto, type SymmetricCrypto } from '../secure/symmetric.js';
 export type * from './types.js';
 
 /** The query of a write's parameters (PROTOCOL.md 6.3), empty when none is set. */

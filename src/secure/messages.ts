@@ -3,12 +3,12 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { base64 } from '@scure/base';
 import { timingSafeEqual } from '../auth/passwords.js';
 import { asciiText, base64Bytes } from './base64.js';
-import { portableCrypto, type SymmetricCrypto } from './symmetric.js';
+import { defaultCrypto, type SymmetricCrypto } from './symmetric.js';
 
 /**
  * The message layer of the secure transport (PROTOCOL.md 4), shared by the service and the client:
  * counter blocks, AES-256-CTR bodies and HMAC-SHA-256 signatures, on the primitives of a
- * `SymmetricCrypto` (by default `portableCrypto`).
+ * `SymmetricCrypto` (by default `defaultCrypto`).
  */
 const encoder = new TextEncoder();
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -32,7 +32,7 @@ export function counterBlock(n: number, direction: Direction): Uint8Array {
 }
 
 /** `M` = HMAC-SHA-256(K, "odbrest secure transport mac"): the signing key derived from the session key. */
-export function macKey(sessionKey: Uint8Array, symmetric: SymmetricCrypto = portableCrypto): Uint8Array {
+export function macKey(sessionKey: Uint8Array, symmetric: SymmetricCrypto = defaultCrypto): Uint8Array {
   return symmetric.hmacSha256(sessionKey)(MAC_LABEL);
 }
 
@@ -49,15 +49,17 @@ export interface MessageKeys {
  * waits for the crypto thread pool just to start (a request that does can be overtaken by 64 others
  * of its session and fall out of the replay window when the client does not pace its counters).
  */
-export function messageKeys(sessionKey: Uint8Array, symmetric: SymmetricCrypto = portableCrypto): MessageKeys {
+export function messageKeys(sessionKey: Uint8Array, symmetric: SymmetricCrypto = defaultCrypto): MessageKeys {
   const m = macKey(sessionKey, symmetric);
   return { ctr: symmetric.aesCtr(sessionKey), mac: symmetric.hmacSha256(m), macStream: () => hmac.create(sha256, m) };
 }
 
 /** The base64 body of a message as ASCII bytes (what is signed and sent); empty for an empty plaintext. */
-async function bodyBytes(keys: MessageKeys, n: number, direction: Direction, plaintext: string): Promise<Uint8Array<ArrayBuffer>> {
+function bodyBytes(keys: MessageKeys, n: number, direction: Direction, plaintext: string): Uint8Array<ArrayBuffer> | Promise<Uint8Array<ArrayBuffer>> {
   if (plaintext === '') return new Uint8Array();
-  return base64Bytes(await keys.ctr(counterBlock(n, direction), encoder.encode(plaintext)));
+  const encrypted = keys.ctr(counterBlock(n, direction), encoder.encode(plaintext));
+  // synchronous primitives (node:crypto, noble) answer at once: no promise is made for them
+  return encrypted instanceof Promise ? encrypted.then(base64Bytes) : base64Bytes(encrypted);
 }
 
 /** The base64 body text of a message: base64(AES-256-CTR(K, counter block, UTF-8 text)). */
@@ -74,13 +76,13 @@ export interface Sealed {
 /** A request's encrypted body and its signature, signing the body's bytes as sent. */
 export async function sealRequest(keys: MessageKeys, n: number, method: string, target: string, plaintext: string): Promise<Sealed> {
   const body = await bodyBytes(keys, n, 0, plaintext);
-  return { body, signature: base64.encode(requestSignature(keys, n, method, target, body)) };
+  return { body, signature: base64Text(requestSignature(keys, n, method, target, body)) };
 }
 
 /** A response's encrypted body and its signature, signing the body's bytes as sent. */
 export async function sealResponse(keys: MessageKeys, n: number, status: number, plaintext: string): Promise<Sealed> {
   const body = await bodyBytes(keys, n, 1, plaintext);
-  return { body, signature: base64.encode(responseSignature(keys, n, status, body)) };
+  return { body, signature: base64Text(responseSignature(keys, n, status, body)) };
 }
 
 /** The plaintext of a base64 body; `undefined` when it is not base64 or does not decrypt to UTF-8. */
@@ -91,6 +93,11 @@ export async function decryptBody(keys: MessageKeys, n: number, direction: Direc
   } catch {
     return undefined;
   }
+}
+
+/** Standard base64 of a signature, by the table loop of `base64Bytes` (@scure/base's encoder is generic and slower). */
+function base64Text(bytes: Uint8Array): string {
+  return asciiText(base64Bytes(bytes));
 }
 
 function sign(keys: MessageKeys, head: string, body: Uint8Array): Uint8Array {
@@ -209,7 +216,7 @@ export function eventHead(k: number, event: string, id: string): string {
 /** An event's data encrypted under its number `k` and signed with its type and id. */
 export async function sealEvent(keys: MessageKeys, k: number, event: string, id: string, plaintext: string): Promise<{ body: string; signature: string }> {
   const body = base64Bytes(await keys.ctr(eventCounterBlock(k), encoder.encode(plaintext)));
-  return { body: asciiText(body), signature: base64.encode(sign(keys, eventHead(k, event, id), body)) };
+  return { body: asciiText(body), signature: base64Text(sign(keys, eventHead(k, event, id), body)) };
 }
 
 /** An event's plaintext, or `undefined` when its signature does not match (checked first, in constant time) or it does not decrypt. */

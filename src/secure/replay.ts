@@ -3,7 +3,8 @@ import { base64 } from '@scure/base';
 /**
  * The 64-wide sliding replay window of PROTOCOL.md 4: a message number is accepted once, and only if
  * it is greater than the highest accepted number minus 64, so concurrent requests may arrive out of
- * order. Kept in the session as JSON, so the 64-bit mask is a hex string.
+ * order. Kept as a record of its own in the key-value store (`window-updates.ts`), the 64-bit mask as
+ * a hex string.
  */
 export const WINDOW_SIZE = 64;
 
@@ -23,11 +24,30 @@ export const emptyWindow = (): ReplayWindow => ({ high: 0, seen: '0' });
 export type SecureSessionState = {
   /** `symmetricKey`: standard base64 of the 32-byte AES-256 key K. */
   key: string;
-  window: ReplayWindow;
 };
 
 export function newSecureState(key: Uint8Array): SecureSessionState {
-  return { key: base64.encode(key), window: emptyWindow() };
+  return { key: base64.encode(key) };
+}
+
+/**
+ * A session's window as stored: `high seen end`, where `end` is when the session ends (epoch ms), so
+ * every write can give the record the session's remaining lifetime without reading the session.
+ */
+export interface WindowRecord {
+  window: ReplayWindow;
+  end: number;
+}
+
+export function encodeWindowRecord({ window, end }: WindowRecord): string {
+  return `${window.high} ${window.seen} ${end}`;
+}
+
+/** The record stored as `raw`; `undefined` for anything else (a record that cannot be read accepts nothing). */
+export function decodeWindowRecord(raw: string): WindowRecord | undefined {
+  const [high, seen, end, extra] = raw.split(' ');
+  if (extra !== undefined || !/^[0-9]+$/.test(high ?? '') || !/^[0-9a-f]{1,16}$/.test(seen ?? '') || !/^[0-9]+$/.test(end ?? '')) return undefined;
+  return { window: { high: Number(high), seen: seen! }, end: Number(end) };
 }
 
 const MASK = (1n << BigInt(WINDOW_SIZE)) - 1n;

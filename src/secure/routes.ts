@@ -14,6 +14,7 @@ import type { Route } from '../http/router.js';
 import type { StoredObject } from '../storage/types.js';
 import { parseInput } from '../http/validate.js';
 import { newSecureState, type SecureSessionState } from './replay.js';
+import { startWindow } from './window-updates.js';
 import { base64Bytes } from './base64.js';
 import { importClientPublicKey } from './keys.js';
 import { BlockDecryptError, blockDecrypt, blockEncrypt } from './rsa.js';
@@ -99,7 +100,8 @@ async function secureLogin(ctx: ServiceContext, request: ApiRequest): Promise<Re
   // second factor was used up in the principal's record since (the answer shows the record as stored)
   const { session, sealed } =
     principal === attempt.candidate ? prepared! : prepareAnswer(ctx, imported.value, principal, body, state, sessionId, token, client);
-  const [, answer] = await Promise.all([openSession(ctx, session, principal), sealed]);
+  // the session's replay window is its own record, stored before the answer gives the client its token
+  const [, , answer] = await Promise.all([startWindow(ctx.kv, session.id, session.expiresAt, ctx.now()), openSession(ctx, session, principal), sealed]);
   const text = base64Bytes(answer);
   const signature = await signLoginAnswer(serverKey.signingKey, publicKeyText, text);
   return new Response(text, { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8', [LOGIN_SIGNATURE_HEADER]: signature } });

@@ -5,7 +5,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 /**
  * The symmetric primitives of the secure transport (PROTOCOL.md 4), each prepared once per key and
  * then applied per message. A host may pass its own (`symmetricCrypto` in the service and client
- * options); `odbrest/node` has `nodeCrypto`, node:crypto's native ones, which the core may not import.
+ * options); the default is `defaultCrypto`, native where the runtime has it.
  */
 export interface SymmetricCrypto {
   /**
@@ -21,7 +21,7 @@ export interface SymmetricCrypto {
 export const NOBLE_AES_MAX_BYTES = 8192;
 
 /**
- * The default, for every runtime: @noble (pure JS) for AES-CTR up to `NOBLE_AES_MAX_BYTES` and for
+ * For runtimes without node:crypto (edge runtimes, browsers): @noble (pure JS) for AES-CTR up to `NOBLE_AES_MAX_BYTES` and for
  * HMAC, WebCrypto for larger bodies. A WebCrypto call costs a trip through the runtime's crypto
  * thread pool (measured in the service on Node 20: about 70 µs of wall time per request for a 1 KB
  * answer, against 15 µs for noble), while noble's AES grows by about 15 µs per KB and native AES
@@ -47,3 +47,57 @@ export const portableCrypto: SymmetricCrypto = {
     };
   },
 };
+
+/** The three functions of node:crypto (also in Bun and Deno) the native primitives need. */
+export interface NodeCryptoFunctions<Key = unknown> {
+  createSecretKey(key: Uint8Array): Key;
+  createCipheriv(algorithm: string, key: Key, iv: Uint8Array, options?: object): { update(data: Uint8Array): Uint8Array };
+  createHmac(algorithm: string, key: Key): { update(data: Uint8Array): unknown; digest(): Uint8Array };
+}
+
+/**
+ * AES-256-CTR and HMAC-SHA-256 from node:crypto's functions: native and synchronous (OpenSSL's CTR
+ * mode increments the whole 128-bit counter block, as the protocol requires). `odbrest/node`'s
+ * `nodeCrypto` is this over its import of node:crypto.
+ */
+export function nativeCrypto<Key>(node: NodeCryptoFunctions<Key>): SymmetricCrypto {
+  return {
+    aesCtr(key) {
+      const secret = node.createSecretKey(key);
+      return (counter, data) => node.createCipheriv('aes-256-ctr', secret, counter).update(data);
+    },
+    hmacSha256(key) {
+      const secret = node.createSecretKey(key);
+      return (...parts) => {
+        const mac = node.createHmac('sha256', secret);
+        for (const part of parts) mac.update(part);
+        return mac.digest();
+      };
+    },
+  };
+}
+
+/**
+ * node:crypto where the runtime hands out its built-in modules without an import
+ * (`process.getBuiltinModule`: Node from 20.16 and 22.3, Bun, Deno), so the core imports nothing
+ * from `node:*` and still finds it; `undefined` elsewhere.
+ */
+function builtinNodeCrypto(): NodeCryptoFunctions | undefined {
+  const runtime = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  try {
+    const found = runtime?.getBuiltinModule?.('node:crypto') as Partial<NodeCryptoFunctions> | undefined;
+    const complete = typeof found?.createSecretKey === 'function' && typeof found.createCipheriv === 'function' && typeof found.createHmac === 'function';
+    return complete ? (found as NodeCryptoFunctions) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The default of the service and the client: native where the runtime has it, node:crypto's
+ * synchronous AES-CTR and HMAC (Node, Bun, Deno); `portableCrypto` elsewhere. Not WebCrypto for
+ * small bodies: its calls are asynchronous and on Node each costs more CPU than the whole work
+ * (measured on Node 20 for the bodies of a GET, 600 bytes: AES-CTR 3.6 µs of CPU in node:crypto,
+ * 12 µs in noble, 33-41 µs in WebCrypto; HMAC 3.1, 8.4 and 10-15 µs).
+ */
+export const defaultCrypto: SymmetricCrypto = ((node) => (node ? nativeCrypto(node) : portableCrypto))(builtinNodeCrypto());

@@ -49,7 +49,7 @@ export class SecureTransport {
   ) {
     this.#sessionIds = lruCache(cacheSize);
     this.#keys = lruCache(cacheSize);
-    this.#windows = new WindowUpdates(ctx.sessions);
+    this.#windows = new WindowUpdates(ctx.kv, () => ctx.now(), cacheSize);
   }
 
   claims(headers: Headers): boolean {
@@ -97,7 +97,7 @@ export class SecureTransport {
       if (!(await this.sessionOf(token))) throw gone();
       throw rejected('Secure-Signature does not match (key, counter, method, target or body)');
     }
-    const session = await this.#windows.accept(id, n); // also renews the idle timeout
+    const session = await this.#accept(id, n);
     const plaintext = await decryptBody(keys, n, 0, bodyText);
     if (plaintext === undefined) throw rejected('body does not decrypt to UTF-8 text');
 
@@ -133,7 +133,7 @@ export class SecureTransport {
     const verify = new TransformStream<Uint8Array, Uint8Array>({
       flush: async () => {
         if (!signatureMatches(signature, cipher.digest())) throw rejected('Secure-Signature does not match (key, counter, method, target or body)');
-        await this.#windows.accept(id, n);
+        await this.#accept(id, n);
         accepted = true;
       },
     });
@@ -147,6 +147,19 @@ export class SecureTransport {
       return toResponse(answer);
     }
     return this.#seal(answer, keys, n);
+  }
+
+  /**
+   * Accepts message `n` of the session: its number goes into the replay window and the session's idle
+   * timeout is renewed, the two store operations side by side. A session that ended is `201` whatever
+   * its window says; a number the window refuses is `205`.
+   */
+  async #accept(id: string, n: number): Promise<Session> {
+    const [touched, recorded] = await Promise.allSettled([this.ctx.sessions.touch(id), this.#windows.accept(id, n)]);
+    if (touched.status === 'rejected') throw touched.reason;
+    if (touched.value?.kind !== 'secure') throw gone();
+    if (recorded.status === 'rejected') throw recorded.reason;
+    return touched.value;
   }
 
   async #loadKeys(token: string): Promise<MessageKeys | undefined> {

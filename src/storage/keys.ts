@@ -32,6 +32,8 @@ export const kvKeys = {
   eventTicket: (ticket: string) => `events:ticket:${ticket}`,
   /** Counter blocks a secure session's event streams took (PROTOCOL.md 8: the server's own counter range). */
   eventCounters: (sessionId: string) => `sess:{${sessionId}}:events`,
+  /** A secure session's replay window (PROTOCOL.md 4), written at its login and updated per message; lives as long as the session. */
+  replayWindow: (sessionId: string) => `sess:{${sessionId}}:window`,
 };
 
 /** One kind of state in the in-memory key-value store, with its own bound. */

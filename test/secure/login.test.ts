@@ -261,7 +261,7 @@ describe('POST /v2/login/secure refuses, unencrypted', () => {
     expectPlainError(await postSecure(secureLoginBody(serverKey, plaintext, client.publicKey)), '306', 403);
   });
 
-  test('the answer is prepared while the password is checked, but only a login that passes stores a session', async () => {
+  test('the answer is prepared while the password is checked, but only a login that passes stores a session (and its replay window)', async () => {
     const kv = new MemoryKeyValueStore();
     const stored: string[] = [];
     const set = kv.set.bind(kv);
@@ -278,7 +278,9 @@ describe('POST /v2/login/secure refuses, unencrypted', () => {
     expect(stored).toEqual([]);
     const opened = openLogin(await attempt(USERS.bob));
     expect(opened.status.internalStatus).toBe('0');
-    expect(stored).toHaveLength(1);
+    // the session and its replay window, a record of its own
+    const session = stored.find((key) => !key.endsWith(':window'))!;
+    expect(stored.sort()).toEqual([session, `${session}:window`]);
   });
 
   test('too many failed logins: 303 with Retry-After, even with the right password', async () => {

@@ -65,7 +65,7 @@ describe('messages the server accepts', () => {
   });
 
   test.each([
-    ['portableCrypto (the default)', portableCrypto],
+    ['portableCrypto (where the runtime has no node:crypto)', portableCrypto],
     ['nodeCrypto (odbrest/node)', nodeCrypto],
   ])('with %s: every body size, on both sides of where portableCrypto moves from noble to WebCrypto', async (_name, provider) => {
     const { symmetric, prepared } = countingCrypto(provider);
@@ -413,7 +413,7 @@ describe('replay-window updates', () => {
 });
 
 describe('store operations per accepted request', () => {
-  test('one compare-and-set while the session is unchanged; a read again after another instance changed it', async () => {
+  test('the session renewed and one compare-and-set of the window while nothing else changed it; a read again after another instance did', async () => {
     const shared = new MemoryKeyValueStore();
     const serverKey = nodeKeyPair().privateKey;
     const [a, b] = [countingCalls(shared), countingCalls(shared)];
@@ -431,9 +431,47 @@ describe('store operations per accepted request', () => {
     };
     expect(await counted(a, async () => {
       for (let n = 2; n <= 4; n++) await get(first, n);
-    })).toEqual({ compareAndSet: 3 });
-    await get(second, 5); // the session as `first` last wrote it is no longer what the store holds
-    expect(await counted(a, () => get(first, 6))).toEqual({ compareAndSet: 2, get: 1 });
-    expect(await counted(a, () => get(first, 7))).toEqual({ compareAndSet: 1 });
+    })).toEqual({ getAndExpire: 3, compareAndSet: 3 });
+    await get(second, 5); // the window as `first` last wrote it is no longer what the store holds
+    expect(await counted(a, () => get(first, 6))).toEqual({ getAndExpire: 1, compareAndSet: 2, get: 1 });
+    expect(await counted(a, () => get(first, 7))).toEqual({ getAndExpire: 1, compareAndSet: 1 });
+  });
+});
+
+describe('the replay window, a record of its own beside the session', () => {
+  test('messages never rewrite the session; a window the store lost accepts nothing (201), and a logout removes it', async () => {
+    const kv = new MemoryKeyValueStore();
+    const written: string[] = [];
+    const watched = new Proxy(kv, {
+      get(target, name: string) {
+        const member = Reflect.get(target, name);
+        if (typeof member !== 'function') return member;
+        if (name !== 'set' && name !== 'compareAndSet') return member.bind(target);
+        return (key: string, ...rest: unknown[]) => {
+          written.push(key);
+          return (member as (...args: unknown[]) => unknown).call(target, key, ...rest);
+        };
+      },
+    });
+    const service = await demoService({ kv: watched });
+    const session = await nodeSecureLogin(service, keys);
+    const get = (n: number) => sendSecure(service, 'GET', '/v1/object/USR00001', secureRequest(session, n, 'GET', '/v1/object/USR00001'));
+    // the login stored the session and its window (the token seals the session id, so the key is found here)
+    const windowKey = written.find((key) => key.endsWith(':window'))!;
+    expect(windowKey).toMatch(/^sess:\{.+\}:window$/);
+    expect(await kv.get(windowKey)).toBeDefined();
+    written.length = 0;
+    for (const n of [1, 3, 2]) expect((await get(n)).status).toBe(200);
+    expect(written).toEqual([windowKey, windowKey, windowKey]);
+    expectPlainError(await get(2), '205', 401, /already used/);
+
+    const stored = await kv.get(windowKey);
+    await kv.delete(windowKey);
+    expectPlainError(await get(4), '201', 401);
+    await kv.set(windowKey, stored!, 60_000);
+    expect((await get(4)).status).toBe(200);
+
+    expect((await secureCall(service, session, 5, 'POST', '/v1/logout')).status).toBe(200);
+    expect(await kv.get(windowKey)).toBeUndefined();
   });
 });
