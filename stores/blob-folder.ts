@@ -29,12 +29,6 @@ export interface FolderBlobStoreOptions {
 
 /** Bytes per read of a download (measured with bench/blobs.bench.mjs: 256 KiB reads stream about 1.5 times as fast as 64 KiB ones). */
 const READ_BYTES = 256 * 1024;
-/**
- * Bytes gathered into one `writev` of an upload, while the previous one is on its way to disk (a write
- * per 64 KiB request chunk, each awaited before the next chunk is read, left the upload waiting on the
- * disk half the time: bench/blobs-http.bench.mjs).
- */
-const WRITE_BYTES = 1024 * 1024;
 const TEMP_PREFIX = '.tmp-';
 
 /**
@@ -187,55 +181,32 @@ export class FolderBlobStore implements BlobStore {
 }
 
 /**
- * Appends chunks to a file in `writev`s of about `WRITE_BYTES`, each started without waiting for the
- * previous one's end but only once it ended: one write is on its way while the next chunks arrive (and
- * are hashed), and at most two batches are held. The chunks are written as given, not copied.
+ * Appends chunks to a file, each write started once the previous one ended but without waiting for
+ * its own end: the next chunk is read (and hashed) while one is on its way to disk. A write per chunk
+ * awaited before the next read left an upload waiting on the disk (bench/blobs-http.bench.mjs); one
+ * `writev` of gathered chunks was slower still on Linux. The chunks are written as given, not copied.
  */
 class OverlappedWriter {
-  #gathered: Uint8Array[] = [];
-  #gatheredBytes = 0;
   #position = 0;
   #writing: Promise<void> = Promise.resolve();
 
   constructor(private readonly handle: FileHandle) {}
 
   async add(chunk: Uint8Array): Promise<void> {
-    this.#gathered.push(chunk);
-    this.#gatheredBytes += chunk.length;
-    if (this.#gatheredBytes >= WRITE_BYTES) await this.#start();
+    await this.#writing; // a failed write throws here, and the upload stops
+    this.#writing = disk(writeAll(this.handle, chunk, this.#position));
+    this.#writing.catch(() => undefined); // awaited by the next add or finish
+    this.#position += chunk.length;
   }
 
-  /** Writes what is gathered and waits for every write. */
+  /** Waits for the last write. */
   async finish(): Promise<void> {
-    if (this.#gatheredBytes > 0) await this.#start();
     await this.#writing;
   }
 
   /** Resolves once no write is on its way, whatever its outcome (before the file is closed after a failure). */
   settled(): Promise<void> {
     return this.#writing.catch(() => undefined);
-  }
-
-  async #start(): Promise<void> {
-    await this.#writing; // a failed write throws here, and the upload stops
-    const chunks = this.#gathered;
-    const position = this.#position;
-    this.#position += this.#gatheredBytes;
-    this.#gathered = [];
-    this.#gatheredBytes = 0;
-    this.#writing = disk(writevAll(this.handle, chunks, position));
-    this.#writing.catch(() => undefined); // awaited by the next #start or finish
-  }
-}
-
-/** Writes `chunks` at `position`; after a short write, the rest chunk by chunk. */
-async function writevAll(handle: FileHandle, chunks: Uint8Array[], position: number): Promise<void> {
-  const { bytesWritten } = await handle.writev(chunks, position);
-  let offset = 0;
-  for (const chunk of chunks) {
-    const end = offset + chunk.length;
-    if (end > bytesWritten) await writeAll(handle, chunk.subarray(Math.max(0, bytesWritten - offset)), position + Math.max(offset, bytesWritten));
-    offset = end;
   }
 }
 

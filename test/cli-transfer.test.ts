@@ -88,7 +88,7 @@ const pgAvailable = await serverAvailable('PostgreSQL', 'odbrest export and impo
 
 /**
  * The issue's full size: 100,000 objects (about a minute in all on a loaded 2-core machine, the import
- * 25 s, since it writes PostgreSQL a thousand rows per statement; one statement per object took 545 s).
+ * 25 s, since it writes PostgreSQL 500 rows per statement; one statement per object took 545 s).
  * ODBREST_TRANSFER_OBJECTS=N runs another size.
  */
 const COUNT = Number(process.env.ODBREST_TRANSFER_OBJECTS ?? 100_000);
