@@ -76,19 +76,19 @@ export class FolderBlobStore implements BlobStore {
     const meter = new BlobMeter({ ...options, sha256: () => createHash('sha256') });
     const temp = join(this.#dir, `${TEMP_PREFIX}${randomBytes(12).toString('hex')}`);
     let handle: FileHandle | undefined;
+    let writer: OverlappedWriter | undefined;
     try {
       handle = await disk(open(temp, 'wx', 0o600));
-      let position = 0;
-      for await (const chunk of meter.read(source)) {
-        await disk(writeAll(handle, chunk, position));
-        position += chunk.length;
-      }
+      writer = new OverlappedWriter(handle);
+      for await (const chunk of meter.read(source)) await writer.add(chunk);
+      await writer.finish();
       await disk(handle.datasync());
       await disk(handle.close());
       handle = undefined;
       await disk(rename(temp, this.#path(id)));
     } catch (error) {
       if (handle === undefined) await refuseStream(source, error as Error); // failed before reading it
+      await writer?.settled();
       await handle?.close().catch(() => undefined);
       await rm(temp, { force: true }).catch(() => undefined);
       throw error;
@@ -177,6 +177,36 @@ export class FolderBlobStore implements BlobStore {
 
   #path(id: string): string {
     return join(this.#dir, Buffer.from(id).toString('hex'));
+  }
+}
+
+/**
+ * Appends chunks to a file, each write started once the previous one ended but without waiting for
+ * its own end: the next chunk is read (and hashed) while one is on its way to disk. A write per chunk
+ * awaited before the next read left an upload waiting on the disk (bench/blobs-http.bench.mjs); one
+ * `writev` of gathered chunks was slower still on Linux. The chunks are written as given, not copied.
+ */
+class OverlappedWriter {
+  #position = 0;
+  #writing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly handle: FileHandle) {}
+
+  async add(chunk: Uint8Array): Promise<void> {
+    await this.#writing; // a failed write throws here, and the upload stops
+    this.#writing = disk(writeAll(this.handle, chunk, this.#position));
+    this.#writing.catch(() => undefined); // awaited by the next add or finish
+    this.#position += chunk.length;
+  }
+
+  /** Waits for the last write. */
+  async finish(): Promise<void> {
+    await this.#writing;
+  }
+
+  /** Resolves once no write is on its way, whatever its outcome (before the file is closed after a failure). */
+  settled(): Promise<void> {
+    return this.#writing.catch(() => undefined);
   }
 }
 

@@ -269,10 +269,7 @@ export class PostgresObjectStore implements ObjectStore {
       throw new StoreValueError('a field value contains the character U+0000, which PostgreSQL cannot store');
     }
     const expected = input.ifStoreTime;
-    if (input.importedStoreTime !== undefined && (expected !== null || !Number.isSafeInteger(input.importedStoreTime) || input.importedStoreTime % 1000 !== 0)) {
-      throw new StoreValueError('importedStoreTime is given only to new objects (ifStoreTime: null), in whole seconds');
-    }
-    const now = input.importedStoreTime ?? Math.floor(this.#now() / 1000) * 1000;
+    const now = importedTimeOf(input) ?? Math.floor(this.#now() / 1000) * 1000;
     const write = async (purpose: string, sql: string, id: string, extra: unknown[] = []) => {
       const rows = await this.#query<{ store_time: string }>(sql, [id, input.className, now, json, ...extra], purpose).catch(refuseValue);
       return rows[0] && { id, className: input.className, storeTime: Number(rows[0].store_time), fields: JSON.parse(json) as StoredObject['fields'] };
@@ -324,6 +321,7 @@ export class PostgresObjectStore implements ObjectStore {
     });
     const ids = inputs.map((input) => input.id).filter((id): id is string => id !== undefined);
     if (new Set(ids).size !== ids.length) throw new Error('putMany: an id appears twice');
+    for (const input of inputs) importedTimeOf(input);
     const now = Math.floor(this.#now() / 1000) * 1000;
     const table = this.#table;
     try {
@@ -349,9 +347,32 @@ export class PostgresObjectStore implements ObjectStore {
             for (const i of slice) out[i] = { id: inputs[i]!.id!, className: inputs[i]!.className, storeTime: times.get(inputs[i]!.id!)!, fields: JSON.parse(jsons[i]!) as StoredObject['fields'] };
           }
           const insert = `INSERT INTO ${table} AS o (id, class_name, store_time, data, body) VALUES ($1, $2, $3, $4::text::jsonb, $4::text)`;
+          const isNew = (i: number) => inputs[i]!.ifStoreTime === null && inputs[i]!.id !== undefined;
           for (let i = 0; i < inputs.length; i++) {
             if (out[i]) continue;
             const input = inputs[i]!;
+            if (isNew(i)) {
+              // a run of new objects with their ids (an import's): one statement per slice, in input order
+              const run: number[] = [];
+              for (let j = i; j < inputs.length && run.length < INSERT_MANY_SLICE && !out[j] && isNew(j); j++) run.push(j);
+              const rows = (
+                await client
+                  .query<{ id: string; store_time: string }>({
+                    name: this.#statement('insert_many'),
+                    text: `INSERT INTO ${table} (id, class_name, store_time, data, body)
+                      SELECT i.id, i.class_name, i.store_time, i.body::jsonb, i.body
+                      FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[]) WITH ORDINALITY AS i(id, class_name, store_time, body, n) ORDER BY i.n
+                      ON CONFLICT (id) DO NOTHING RETURNING id, store_time`,
+                    values: [run.map((k) => inputs[k]!.id), run.map((k) => inputs[k]!.className), run.map((k) => inputs[k]!.importedStoreTime ?? now), run.map((k) => jsons[k])],
+                  })
+                  .catch(refuseValue)
+              ).rows;
+              if (rows.length !== run.length) throw new StoreConflictError(); // an id is taken
+              const times = new Map(rows.map((row) => [row.id, Number(row.store_time)]));
+              for (const k of run) out[k] = { id: inputs[k]!.id!, className: inputs[k]!.className, storeTime: times.get(inputs[k]!.id!)!, fields: JSON.parse(jsons[k]!) as StoredObject['fields'] };
+              i = run[run.length - 1]!;
+              continue;
+            }
             if (input.id === undefined && typeof input.ifStoreTime === 'number') throw new StoreConflictError();
             const sql =
               input.ifStoreTime === undefined && input.id !== undefined
@@ -360,7 +381,7 @@ export class PostgresObjectStore implements ObjectStore {
                 : `${insert} ON CONFLICT (id) DO NOTHING RETURNING store_time`;
             for (;;) {
               const id = input.id ?? newObjectId();
-              const rows = (await client.query<{ store_time: string }>(sql, [id, input.className, now, jsons[i]]).catch(refuseValue)).rows;
+              const rows = (await client.query<{ store_time: string }>(sql, [id, input.className, input.importedStoreTime ?? now, jsons[i]]).catch(refuseValue)).rows;
               if (rows[0]) {
                 out[i] = { id, className: input.className, storeTime: Number(rows[0].store_time), fields: JSON.parse(jsons[i]!) as StoredObject['fields'] };
                 break;
@@ -526,6 +547,17 @@ function toObject(row: Row): StoredObject {
 /** A value PostgreSQL refuses (SQLSTATE class 22, e.g. a lone surrogate in `jsonb`) is the caller's: `StoreValueError`. */
 /** Conditional updates per statement of `putMany`. */
 const PUT_MANY_SLICE = 50;
+/** New objects per statement of `putMany` (the insert trigger reads only the new rows: its cost grows with their number, not its square). */
+const INSERT_MANY_SLICE = 1000;
+
+/** An import's store time of `input` (`undefined` for any other write); refuses one given where it cannot apply. */
+function importedTimeOf(input: ObjectInput): number | undefined {
+  const time = input.importedStoreTime;
+  if (time !== undefined && (input.ifStoreTime !== null || !Number.isSafeInteger(time) || time % 1000 !== 0)) {
+    throw new StoreValueError('importedStoreTime is given only to new objects (ifStoreTime: null), in whole seconds');
+  }
+  return time;
+}
 
 function refuseValue(error: unknown): never {
   if (error instanceof pg.DatabaseError && error.code?.startsWith('22')) {

@@ -12,8 +12,10 @@
  * Import is all or nothing before it writes: the whole export is checked first (every line's shape,
  * duplicate ids, references to objects neither in the export nor in the target, the trailer, each
  * file's size, objects the target holds in another version), and any problem is refused with its line
- * number while the target is unchanged. Should the target fail while writing (a lost connection), the
- * same import run again resumes: objects already there in the exported version are skipped.
+ * number while the target is unchanged. Objects are then written a page at a time (500, or fewer for
+ * long lines), each page in one all-or-nothing step where the store has `putMany` (PostgreSQL: one
+ * transaction). Should the target fail while writing (a lost connection), the pages written so far stay
+ * and the same import run again resumes: objects already there in the exported version are skipped.
  */
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
@@ -22,13 +24,15 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import type { BlobStore } from '../storage/blobs.js';
-import { isRef, isSet, type Fields, type FieldValue, type ObjectStore, type StoredObject } from '../storage/types.js';
+import { isRef, isSet, type Fields, type FieldValue, type ObjectInput, type ObjectStore, type StoredObject } from '../storage/types.js';
 
 export const EXPORT_FILE = 'odbrest-export.jsonl';
 const FILES_DIR = 'files';
 const FORMAT = 'odbrest-export';
 const VERSION = 1;
 const PAGE = 500;
+/** Text of the lines an import holds at once (the long lines of a page would otherwise add up). */
+const BATCH_BYTES = 16 * 1024 * 1024;
 /** Longest line an import reads (a file object's bytes are never in a line). */
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 const ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -189,6 +193,14 @@ export async function importStores({ store, blobs }: TransferStores, dir: string
   const present = await check(store, dir, path, maxLineBytes);
   let written = 0;
   let files = 0;
+  const batch = new LineBatch<ObjectInput>();
+  // a batch is one all-or-nothing step where the store has putMany (one statement per thousand on PostgreSQL)
+  const writeBatch = async () => {
+    const inputs = batch.take();
+    if (store.putMany) await store.putMany(inputs);
+    else for (const input of inputs) await store.put(input);
+    written += inputs.length;
+  };
   for await (const [number, text] of lines(path, maxLineBytes)) {
     if (number === 1) continue;
     const value = parseLine(number, text) as Record<string, unknown>;
@@ -196,14 +208,39 @@ export async function importStores({ store, blobs }: TransferStores, dir: string
     const line = objectLine(number, value);
     if (present.has(line.id)) continue;
     if (line.blob) {
+      // a file's bytes are stored before its object (a run stopped between the two writes them again)
       const stream = Readable.toWeb(createReadStream(join(dir, FILES_DIR, line.id))) as unknown as ReadableStream<Uint8Array>;
       await blobs.put(line.id, stream);
       files++;
     }
-    await store.put({ id: line.id, className: line.className, fields: line.fields, ifStoreTime: null, importedStoreTime: line.storeTime });
-    written++;
+    if (batch.add({ id: line.id, className: line.className, fields: line.fields, ifStoreTime: null, importedStoreTime: line.storeTime }, text.length)) await writeBatch();
   }
+  if (batch.size > 0) await writeBatch();
   return { written, skipped: present.size, files };
+}
+
+/** Lines held together (a page of objects to compare or write), at most `PAGE` of them and about `BATCH_BYTES` of text. */
+class LineBatch<T> {
+  #items: T[] = [];
+  #bytes = 0;
+
+  get size(): number {
+    return this.#items.length;
+  }
+
+  /** Adds an item of a line of `bytes`; answers whether the batch is full. */
+  add(item: T, bytes: number): boolean {
+    this.#items.push(item);
+    this.#bytes += bytes;
+    return this.#items.length >= PAGE || this.#bytes >= BATCH_BYTES;
+  }
+
+  take(): T[] {
+    const items = this.#items;
+    this.#items = [];
+    this.#bytes = 0;
+    return items;
+  }
 }
 
 /**
@@ -214,21 +251,19 @@ async function check(store: ObjectStore, dir: string, path: string, maxLineBytes
   const firstLineOf = new Map<string, number>();
   const referencedBy = new Map<string, number>(); // referenced id -> first line naming it
   const present = new Set<string>();
-  let batch: ObjectLine[] = [];
-  let batchLines: number[] = [];
+  const batch = new LineBatch<[number, ObjectLine]>();
   let trailer: { objects: number; files: number } | undefined;
   let objects = 0;
   let files = 0;
   const compareBatch = async () => {
-    const found = new Map((await store.getMany(batch.map((line) => line.id))).map((object) => [object.id, object]));
-    batch.forEach((line, i) => {
+    const lines = batch.take();
+    const found = new Map((await store.getMany(lines.map(([, line]) => line.id))).map((object) => [object.id, object]));
+    for (const [number, line] of lines) {
       const there = found.get(line.id);
-      if (!there) return;
-      if (!sameObject(there, line)) throw new ImportError(batchLines[i]!, `the target already holds object ${line.id} in another version; import into a store without it`);
+      if (!there) continue;
+      if (!sameObject(there, line)) throw new ImportError(number, `the target already holds object ${line.id} in another version; import into a store without it`);
       present.add(line.id);
-    });
-    batch = [];
-    batchLines = [];
+    }
   };
   for await (const [number, text] of lines(path, maxLineBytes)) {
     const value = parseLine(number, text);
@@ -256,11 +291,9 @@ async function check(store: ObjectStore, dir: string, path: string, maxLineBytes
       files++;
     }
     objects++;
-    batch.push(line);
-    batchLines.push(number);
-    if (batch.length >= PAGE) await compareBatch();
+    if (batch.add([number, line], text.length)) await compareBatch();
   }
-  if (batch.length > 0) await compareBatch();
+  if (batch.size > 0) await compareBatch();
   if (!trailer) throw new ImportError(0, 'the export is truncated: its last line is missing');
   const missing = [...referencedBy].filter(([id]) => !firstLineOf.has(id));
   for (let i = 0; i < missing.length; i += PAGE) {

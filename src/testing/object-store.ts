@@ -375,6 +375,24 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
         expect(await store.count('Item', { i: 'x' })).toBe(0);
       });
 
+      it("an import's new objects keep their store times and their order; one id already taken writes none of them", async () => {
+        const store = await fresh({ now: frozenClock });
+        if (!store.putMany) return;
+        const kept = Date.UTC(2020, 4, 1, 12, 0, 0);
+        const [taken] = await fill(store, 'Other', 1);
+        const inputs = Array.from({ length: 1205 }, (_, i) => ({ id: `IMP${String(i).padStart(5, '0')}`, className: i % 2 ? 'Odd' : 'Even', fields: { i, r: { $ref: taken!.id } }, ifStoreTime: null, importedStoreTime: kept - (i % 7) * 1000 }));
+        await expect(store.putMany([...inputs.slice(0, 1100), { id: taken!.id, className: 'Odd', fields: {}, ifStoreTime: null, importedStoreTime: kept }])).rejects.toBeInstanceOf(StoreConflictError);
+        expect(await store.count('Even')).toBe(0);
+        await expect(store.putMany([{ ...inputs[0]!, importedStoreTime: kept + 1 }])).rejects.toBeInstanceOf(StoreValueError);
+        await expect(store.putMany([{ ...inputs[0]!, ifStoreTime: undefined }])).rejects.toBeInstanceOf(StoreValueError);
+        expect(await store.count('Even')).toBe(0);
+        const written = await store.putMany(inputs);
+        expect(written.map((object) => object.storeTime)).toEqual(inputs.map((input) => input.importedStoreTime));
+        expect(await store.get('IMP01204')).toEqual({ id: 'IMP01204', className: 'Even', storeTime: kept, fields: { i: 1204, r: { $ref: taken!.id } } });
+        const odd = await store.find({ className: 'Odd', limit: 1000 });
+        expect(odd.objects.map((object) => object.fields.i)).toEqual(inputs.filter((_, i) => i % 2).map((input) => input.fields.i));
+      });
+
       it('keeps what it wrote across a reopen', async () => {
         let store = await fresh();
         if (!store.putMany || !harness.reopen) return;
