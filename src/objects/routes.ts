@@ -43,6 +43,16 @@ function className(name: string): string {
   return name;
 }
 
+/**
+ * Whether `GET /v1/object/{segment}` names a class (6.2: then it lists, an empty class as the empty
+ * set): a class that is declared (`schema`), named in the access rules, or has objects. Any other
+ * segment is an object id that is not there: `404`.
+ */
+async function namesClass(ctx: ServiceContext, segment: string): Promise<boolean> {
+  if (ctx.internalClasses.has(segment) || !CLASS_NAME.test(segment)) return false;
+  return ctx.schema.isDeclared(segment) || ctx.access.names(segment) || (await ctx.store.count(segment)) > 0;
+}
+
 export function objectRoutes(ctx: ServiceContext): Route[] {
   return [
     {
@@ -60,7 +70,7 @@ export function objectRoutes(ctx: ServiceContext): Route[] {
         const guard = ctx.guard(request);
         const object = await served(ctx, guard, await ctx.store.get(id));
         if (object) return objectAnswer(ctx, request, guard, object);
-        if (!ctx.internalClasses.has(id) && (await ctx.store.count(id)) > 0) return listing(ctx, request, id);
+        if (await namesClass(ctx, id)) return listing(ctx, request, id);
         throw new ApiError('404', `no object or class ${id}`);
       },
     },
