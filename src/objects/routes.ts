@@ -24,7 +24,7 @@ function integerParam(name: string, max: number, description: string) {
 const ListingQuerySchema = v.object({
   page: integerParam('page', 1_000_000_000, 'the page, from 0'),
   perPage: integerParam('perPage', MAX_PER_PAGE, `objects per page, default ${DEFAULT_PER_PAGE}`),
-  query: v.optional(v.pipe(v.string(), v.description('a filter: a JSON object whose members all must hold ($ne, $gt, $gte, $lt, $lte, $in, $prefix, $exists)'))),
+  query: v.optional(v.pipe(v.string(), v.description('a filter: a JSON object whose members all must hold: field conditions ($ne, $gt, $gte, $lt, $lte, $in, $prefix, $exists) and the query object members queryString, oids, sortIndex, macro, macroLevel, folderPath, folderType'))),
   orderBy: v.optional(v.pipe(v.string(), v.description('a field name, - in front for descending'))),
   reverseOrder: v.optional(v.picklist(['true', 'false'], 'reverseOrder must be true or false')),
   ...SERIALIZATION_PARAM,
