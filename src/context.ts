@@ -8,7 +8,7 @@ import type { ChangeEvents } from './events/types.js';
 import type { FileSettings } from './files/settings.js';
 import type { Answer } from './http/envelope.js';
 import type { ApiRequest } from './http/request.js';
-import type { MacroContext, MacroRegistry } from './macros/registry.js';
+import type { FoldersHook, MacroContext, MacroRegistry } from './macros/registry.js';
 import type { Access, Guard } from './objects/access.js';
 import type { ClassSchemas } from './objects/schema.js';
 import type { Serializer } from './objects/serialize.js';
@@ -45,6 +45,8 @@ export interface ServiceContext {
   readonly schema: ClassSchemas;
   /** The access rules (PROTOCOL.md 6.4). */
   readonly access: Access;
+  /** The host's `folders` hook (the query object's `folderPath`/`folderType`, PROTOCOL.md 6.2), if any. */
+  readonly folders: FoldersHook | undefined;
   /** The access rules as this request's session sees them (made once per request). */
   guard(request: ApiRequest): Guard;
   /** The host's `beforeWrite` and `afterWrite` (PROTOCOL.md 6.3). */

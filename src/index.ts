@@ -120,7 +120,7 @@ export {
 export { MemoryBlobStore, type MemoryBlobStoreOptions } from './storage/memory-blobs.js';
 export { importObjects, type SeedData, type SeedObject } from './storage/seed.js';
 export { newObjectId } from './storage/ids.js';
-export { MacroRegistry, HOOK_NAMES, type Macro, type Macros, type MacroContext, type Hooks, type HookName, type ExternalUserParams, type SerializationMacro } from './macros/registry.js';
+export { MacroRegistry, HOOK_NAMES, type Macro, type Macros, type MacroContext, type Hooks, type HookName, type ExternalUserParams, type SerializationMacro, type SelectionMacro } from './macros/registry.js';
 export type { ObjectSet } from './objects/object-set.js';
 export type { JsonObject, Serialization, SerializationStyle, SerializationStyles, SetPage } from './objects/serialize.js';
 export type { AccessAction, AccessOptions, AccessQuestion, AccessRules, Authorize, ClassAccess } from './objects/access.js';

@@ -11,7 +11,7 @@ import type { CorsOptions } from './http/cors.js';
 import type { MountOptions } from './http/mount.js';
 import type { RequestLogger } from './http/request-log.js';
 import type { HostRoute } from './host/routes.js';
-import type { MacroContext, Macros, SerializationMacro } from './macros/registry.js';
+import type { FoldersHook, Macros, SerializationMacro } from './macros/registry.js';
 import type { AccessOptions } from './objects/access.js';
 import type { SerializationStyles } from './objects/serialize.js';
 import type { HostAction, WriteHooks } from './objects/writes.js';
@@ -21,6 +21,8 @@ import type { SymmetricCrypto } from './secure/symmetric.js';
 import type { SeedData } from './storage/seed.js';
 import type { KeyValueStore, ObjectStore } from './storage/types.js';
 import type { V2Options } from './v2/routes.js';
+
+export type { FoldersHook };
 
 /** The secure login and transport (PROTOCOL.md 3, 4). */
 export interface SecureOptions {
@@ -68,13 +70,6 @@ export interface ObjectOptions extends WriteHooks {
   /** Days a recycled object waits in the bin before it is deleted for good. Default 30. */
   recycleDays?: number;
 }
-
-/**
- * The `folders` hook (PROTOCOL.md 6.2, 6.10): the ids of the objects in a folder, named by path and
- * type as the product's query object names them (`folderPath`, `folderType`). Unknown folder:
- * throw `ApiError('404', ...)`.
- */
-export type FoldersHook = (context: MacroContext, folder: { folderPath?: string; folderType?: string }) => readonly string[] | Promise<readonly string[]>;
 
 /** Options of `createService`, grouped by concern. Every one has a default. */
 export interface ServiceOptions {

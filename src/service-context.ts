@@ -57,6 +57,7 @@ export function serviceContext(
     ),
     schema: new ClassSchemas(options.schema, options.files?.className ?? 'Document', store),
     access: new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']),
+    folders: options.folders,
     guard: (request) => ctx.access.forRequest(request, ctx.macroContext),
     ...writeContext(options),
     events: changeEvents(() => ctx, options.events),

@@ -29,6 +29,8 @@ const options = await openConfig(config, {
       const count = await ctx.store.count('Customer', city === undefined ? undefined : { City: city });
       return { city: city ?? null, count };
     },
+    // {"macro":"bigAccounts"} in a listing's query object: keeps the customers with a revenue of 10000 or more
+    bigAccounts: (ctx, { objects }) => objects.filter((object) => Number(object.fields.Revenue) >= 10000),
   },
 }).catch((error) => fail(error.message));
 // Two-factor login for the demo application `hr` (optional: each user decides). The key seals the

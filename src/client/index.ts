@@ -44,16 +44,45 @@ import type {
   LockStatus,
   SecurityEntry,
   Filter,
+  QueryMembers,
   V2Calls,
+  V2Selecting,
 } from './types.js';
 
-/** The `serialization` parameter's JSON: a `class` serialization's `classes` become members named by class. */
-function serializationParam(serialization: Serialization): string {
+/** The `serialization` as sent: a `class` serialization's `classes` become members named by class. */
+function serializationValue(serialization: Serialization): Record<string, unknown> {
   if (serialization.type === 'class' && serialization.classes) {
     const { classes, ...rest } = serialization;
-    return JSON.stringify({ ...classes, ...rest });
+    return { ...classes, ...rest };
   }
-  return JSON.stringify(serialization);
+  return { ...serialization };
+}
+const serializationParam = (serialization: Serialization): string => JSON.stringify(serializationValue(serialization));
+
+/**
+ * The query object (PROTOCOL.md 6.2) of a listing's options: field conditions, query text as
+ * `queryString`, and the members `oids`, `sortIndex`, `macro`, `macroLevel`, `folderPath`,
+ * `folderType`; `undefined` when none is given.
+ */
+function queryObject(options: { query?: Filter | string } & QueryMembers): Record<string, unknown> | undefined {
+  const { query, queryText, oids, sortIndex, macro, macroLevel, folderPath, folderType } = options;
+  if (typeof query === 'string' && queryText !== undefined) throw new TypeError('give query text either as query or as queryText, not both');
+  const members = { queryString: typeof query === 'string' ? query : queryText, oids, sortIndex, macro, macroLevel, folderPath, folderType };
+  const given = Object.entries(members).filter(([, value]) => value !== undefined);
+  if (query === undefined || typeof query === 'string') return given.length === 0 ? undefined : Object.fromEntries(given);
+  return { ...query, ...Object.fromEntries(given) };
+}
+
+/** A v2 item as sent: `query` stays text unless field conditions or other members ask for the query object. */
+function v2Item<T extends V2Selecting>(item: T): Record<string, unknown> {
+  const { query, queryText, oids, sortIndex, macro, macroLevel, folderPath, folderType, serialization, ...rest } = item;
+  const sent: Record<string, unknown> = { ...rest };
+  const members = { queryText, oids, sortIndex, macro, macroLevel, folderPath, folderType };
+  const plainText = Object.values(members).every((value) => value === undefined) && typeof query !== 'object';
+  const selected = plainText ? query : queryObject({ query, ...members });
+  if (selected !== undefined) sent.query = selected;
+  if (serialization !== undefined) sent.serialization = serializationValue(serialization);
+  return sent;
 }
 
 const serializationQuery = (serialization: Serialization | undefined): string =>
@@ -485,7 +514,8 @@ export function createClient(options: ClientOptions): OdbRestClient {
       const query = new URLSearchParams();
       if (list.page !== undefined) query.set('page', String(list.page));
       if (list.perPage !== undefined) query.set('perPage', String(list.perPage));
-      if (list.query !== undefined) query.set('query', JSON.stringify(list.query));
+      const selected = queryObject(list);
+      if (selected !== undefined) query.set('query', JSON.stringify(selected));
       if (list.orderBy !== undefined) query.set('orderBy', list.orderBy);
       if (list.reverseOrder !== undefined) query.set('reverseOrder', String(list.reverseOrder));
       if (list.serialization !== undefined) query.set('serialization', serializationParam(list.serialization));
@@ -585,9 +615,9 @@ export function createClient(options: ClientOptions): OdbRestClient {
     },
     modelStructure: (classes) => request('GET', `/v1/model/structure${classes === undefined ? '' : `?classes=${encodeURIComponent(classes.join(','))}`}`),
     v2: {
-      byQuery: (items) => request('POST', '/v2/objectdata/byQuery', items),
-      byId: (items) => request('POST', '/v2/objectdata/byid', items),
-      byParentObject: (items) => request('POST', '/v2/objectdata/byParentObject', items),
+      byQuery: (items) => request('POST', '/v2/objectdata/byQuery', items.map(v2Item)),
+      byId: (items) => request('POST', '/v2/objectdata/byid', items.map(({ serialization, ...item }) => (serialization === undefined ? item : { ...item, serialization: serializationValue(serialization) }))),
+      byParentObject: (items) => request('POST', '/v2/objectdata/byParentObject', items.map(v2Item)),
       modelStructure: (items) => request('POST', '/v2/model/structure', items),
       versionInfo: () => request('GET', '/v2/versionInfo'),
       appConfig: () => request('GET', '/v2/appConfig'),

@@ -159,13 +159,36 @@ export interface SerializationOption {
   serialization?: Serialization;
 }
 
-export interface ListOptions extends SerializationOption {
+/**
+ * The product's query object members (PROTOCOL.md 6.2) beside the field conditions: each is sent in
+ * the `query` parameter's JSON, and all must hold.
+ */
+export interface QueryMembers {
+  /** Query text (the 6.2 grammar), e.g. `'City = "Berlin" or Revenue > 2000'` (sent as `queryString`). */
+  queryText?: string;
+  /** Only these object ids (at most 1000). */
+  oids?: string[];
+  /** A field to order by, `!` in front for descending (`'!Revenue'`); replaces `orderBy`. */
+  sortIndex?: string;
+  /** A registered host macro that filters the selection before paging. */
+  macro?: string;
+  /** Passed on to the macro. */
+  macroLevel?: -1 | 0 | 1 | 2;
+  /** The objects of a folder, as the host's `folders` hook answers it. */
+  folderPath?: string;
+  folderType?: string;
+}
+
+export interface ListOptions extends SerializationOption, QueryMembers {
   /** 0-based page. */
   page?: number;
   /** Default 50, at most 1000. */
   perPage?: number;
-  /** e.g. `{ City: 'Berlin', Revenue: { $gte: 1000 }, AccountManager: { '~ObjectID': 'EMP00001' } }`. */
-  query?: Filter;
+  /**
+   * Field conditions, e.g. `{ City: 'Berlin', Revenue: { $gte: 1000 }, AccountManager: { '~ObjectID': 'EMP00001' } }`,
+   * or query text (as `queryText`).
+   */
+  query?: Filter | string;
   /** A field name, `-` in front for descending (`'-Revenue'`); ties keep creation order. */
   orderBy?: string;
   reverseOrder?: boolean;
@@ -351,10 +374,10 @@ export interface AccountCalls {
 /** `type` and `context` of a v2 item: passed to the host's hooks as sent. */
 type Passed = string | number | null;
 
-/** What narrows a v2 selection (`byQuery`, `byParentObject`). */
-export interface V2Selecting {
-  /** Query text (PROTOCOL.md 6.2), e.g. `Name=Test`. */
-  query?: string;
+/** What narrows a v2 selection (`byQuery`, `byParentObject`); the query object's members are sent as `query`'s object form. */
+export interface V2Selecting extends QueryMembers {
+  /** Query text (PROTOCOL.md 6.2), e.g. `Name=Test`, or field conditions. */
+  query?: string | Filter;
   /** One field and a direction: `Name ASC`, `Number DESC`. */
   order?: string;
   page?: number;
@@ -364,7 +387,7 @@ export interface V2Selecting {
   seFulltextStem?: boolean;
   seTextContent?: string;
   seTextContentStem?: boolean;
-  serialization?: Record<string, unknown>;
+  serialization?: Serialization;
   type?: Passed;
   context?: Passed;
 }
@@ -376,7 +399,7 @@ export interface V2IdItem {
   classId?: number;
   /** At most 1000. */
   ids: Array<string | number>;
-  serialization?: Record<string, unknown>;
+  serialization?: Serialization;
   type?: Passed;
   context?: Passed;
 }

@@ -61,6 +61,8 @@ function subscription(item: unknown, where: string): Subscription {
   const selection = prefixed(`${where}.query`, () =>
     parseSelection(className, typeof query === 'string' ? { queryText: query } : { query: query === undefined ? undefined : JSON.stringify(query) }),
   );
+  // an event is tested alone, so members that filter the selection as a whole cannot hold
+  if (selection.macro || selection.folder) throw new ApiError('400', `${where}.query: query member ${selection.macro ? 'macro' : 'folderPath/folderType'} cannot be subscribed to`);
   const equal = Object.entries(selection.where).find(([, condition]) => isScalar(condition));
   return { className, test: compileWhere(selection.where), equal: equal && { field: equal[0], key: valueKey(equal[1] as Scalar) } };
 }

@@ -62,6 +62,20 @@ export type HookName = keyof Hooks;
 export type SerializationMacro = Macro<{ obj: StoredObject; objectJson: JsonObject }, JsonObject | undefined | void>;
 export const HOOK_NAMES = ['xApi_DBCreateInit_xApiUserProvider', 'xApi_BuildSerialization', 'xApi_FindObjects'] as const satisfies readonly HookName[];
 
+/**
+ * A macro the query object names (`{"macro": name, "macroLevel": n}`, PROTOCOL.md 6.2): it receives the
+ * objects the rest of the query selects (at most 10,000, in order) and returns those to keep, as
+ * objects or ids. It can only narrow the selection. Registered in `macros` like any macro.
+ */
+export type SelectionMacro = Macro<{ className: string; objects: StoredObject[]; macroLevel?: number }, readonly (StoredObject | string)[]>;
+
+/**
+ * The `folders` hook (PROTOCOL.md 6.2, 6.10): the ids of the objects in a folder, named by path and
+ * type as the product's query object names them (`folderPath`, `folderType`). Unknown folder:
+ * throw `ApiError('404', ...)`.
+ */
+export type FoldersHook = (context: MacroContext, folder: { folderPath?: string; folderType?: string }) => readonly string[] | Promise<readonly string[]>;
+
 /** Macros by name; the hook names take their typed signatures. */
 export type Macros = Partial<Hooks> & { [name: string]: Macro<any, any> | undefined };
 

@@ -17,7 +17,8 @@ export function macroRoutes(ctx: ServiceContext): Route[] {
       body: v.optional(v.pipe(v.record(v.string(), v.unknown()), v.description('the macro parameters'))),
       answer: 'what the macro returns (objects serialized)',
       answerSchema: v.pipe(v.unknown(), v.description('what the macro returns (objects serialized)')),
-      errors: ['404'],
+      // a macro's store writes meet the write path's conflicts and locks
+      errors: ['404', '409', '423'],
       handler: async (request) => {
         const name = request.params.macroName!;
         const macro = ctx.macros.callable(name);

@@ -95,6 +95,11 @@ export class Access {
     this.groupClass = options.groupClass ?? 'UserGroup';
   }
 
+  /** Whether the rules name this class itself (not only through `"*"`). */
+  names(className: string): boolean {
+    return className !== '*' && Object.hasOwn(this.#rules, className);
+  }
+
   /** Who may do `action` on `className`. */
   allowed(action: AccessAction, className: string): readonly string[] {
     const own = Object.hasOwn(this.#rules, className) ? this.#rules[className]![action] : undefined;

@@ -46,6 +46,7 @@ export function bulkRoutes(ctx: ServiceContext): Route[] {
       summary: 'Runs actions on every object of a selection (a page of it); writes nothing else',
       query: ActionQuerySchema,
       answer: 'the selection as a set (as GET /v1/objects/{className} answers it)',
+      errors: ['404', '423'],
       handler: async (request) => {
         const className = validName(request.params.className!, 'class name');
         const params = parseQueryParams(ActionQuerySchema, request.searchParams);
@@ -65,6 +66,7 @@ export function bulkRoutes(ctx: ServiceContext): Route[] {
       query: BulkQuerySchema,
       body: v.pipe(v.record(v.string(), v.unknown()), v.description('the fields to change on every selected object, as for PATCH /v1/object/{id}')),
       answer: 'the changed objects as a set',
+      errors: ['404', '423'],
       handler: async (request) => {
         const className = validName(request.params.className!, 'class name');
         const { query } = parseQueryParams(BulkQuerySchema, request.searchParams);

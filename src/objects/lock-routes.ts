@@ -77,6 +77,7 @@ export function lockRoutes(ctx: ServiceContext): Route[] {
       summary: "Takes or renews this session's lock on the object (423 when another session holds it)",
       body: LockBodySchema,
       answer: LOCK_ANSWER,
+      errors: ['404', '423'],
       handler: async (request) => {
         const { minutes = DEFAULT_LOCK_MINUTES } = parseInput(LockBodySchema, readJson(request)) ?? {};
         const w = writer(request);
@@ -91,6 +92,7 @@ export function lockRoutes(ctx: ServiceContext): Route[] {
       auth: 'objects',
       summary: "Releases this session's lock on the object",
       answer: LOCK_ANSWER,
+      errors: ['404', '423'],
       handler: async (request) => {
         const w = writer(request);
         const object = await updatable(w);

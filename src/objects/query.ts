@@ -63,12 +63,40 @@ export function parseQuery(raw: string | null): Where {
 /** Most ids the query object's `oids` may list. */
 export const MAX_OIDS = 1000;
 
+/** The query object's `macro` (6.2): a registered host macro that filters the selection, and its `macroLevel`. */
+export interface SelectionMacro {
+  name: string;
+  /** -1..2, passed on to the macro. */
+  level?: number;
+}
+
+/** The query object's `folderPath` and `folderType` (6.2), answered by the host's `folders` hook. */
+export interface FolderSelection {
+  folderPath?: string;
+  folderType?: string;
+}
+
+/** The query parameter as the selection uses it: the filter and the members that are not field conditions. */
+export interface QueryObject {
+  where: Where;
+  sortIndex?: OrderBy;
+  macro?: SelectionMacro;
+  folder?: FolderSelection;
+}
+
+const MACRO_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
+
+function folderMember(field: string, value: unknown, max: number): string {
+  if (typeof value !== 'string' || value === '' || value.length > max) throw new ApiError('400', `query member ${field} must be a string of 1 to ${max} characters`);
+  return value;
+}
+
 /**
- * The `query` parameter: field conditions and the product's members (6.2) `queryString`, `oids` and
- * `sortIndex` (which replaces `orderBy`). `macro`, `macroLevel`, `folderPath` and `folderType` are
- * `400` until they are built: never ignored.
+ * The `query` parameter: field conditions and the product's members (6.2) `queryString`, `oids`,
+ * `sortIndex` (which replaces `orderBy`), `macro` with `macroLevel`, `folderPath` and `folderType`.
+ * The last two are answered when the selection is made (they need the request and the host's hooks).
  */
-export function parseQueryObject(raw: string | null): { where: Where; sortIndex?: OrderBy } {
+export function parseQueryObject(raw: string | null): QueryObject {
   if (raw === null || raw === '') return { where: {} };
   let parsed: unknown;
   try {
@@ -81,6 +109,9 @@ export function parseQueryObject(raw: string | null): { where: Where; sortIndex?
   const where: Where = {};
   const and: Where[] = [];
   let sortIndex: OrderBy | undefined;
+  let macro: string | undefined;
+  let macroLevel: number | undefined;
+  let folder: FolderSelection | undefined;
   for (const [field, value] of Object.entries(parsed)) {
     if (field === 'queryString') {
       if (typeof value !== 'string') throw new ApiError('400', 'query member queryString must be a string of query text');
@@ -92,16 +123,27 @@ export function parseQueryObject(raw: string | null): { where: Where; sortIndex?
       const name = descending ? value.slice(1) : value;
       checkFieldName(name, 'query member sortIndex');
       sortIndex = descending ? { field: name, descending } : { field: name };
-    } else if (['macro', 'macroLevel', 'folderPath', 'folderType'].includes(field)) {
-      throw new ApiError('400', `query member ${field} is not supported yet`);
-    } else {
+    } else if (field === 'macro') {
+      if (typeof value !== 'string' || !MACRO_NAME.test(value)) throw new ApiError('400', 'query member macro must be the name of a registered macro');
+      macro = value;
+    } else if (field === 'macroLevel') {
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < -1 || value > 2) throw new ApiError('400', 'query member macroLevel must be an integer from -1 to 2');
+      macroLevel = value;
+    } else if (field === 'folderPath') folder = { ...folder, folderPath: folderMember(field, value, 1024) };
+    else if (field === 'folderType') folder = { ...folder, folderType: folderMember(field, value, 128) };
+    else {
       checkFieldName(field, `query member ${clip(field)}`);
       if (field.startsWith('$')) throw new ApiError('400', `query member ${clip(field)} is neither a field nor a member of the query object`);
       where[field] = condition(field, value);
     }
   }
   if (and.length > 0) where.$and = and;
-  return sortIndex ? { where, sortIndex } : { where };
+  const query: QueryObject = { where };
+  if (sortIndex) query.sortIndex = sortIndex;
+  // macroLevel without a macro has nothing to be passed on to: accepted, as the product's clients send it
+  if (macro !== undefined) query.macro = macroLevel === undefined ? { name: macro } : { name: macro, level: macroLevel };
+  if (folder) query.folder = folder;
+  return query;
 }
 
 /** A list of at most `MAX_OIDS` object ids. */

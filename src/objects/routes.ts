@@ -24,7 +24,7 @@ function integerParam(name: string, max: number, description: string) {
 const ListingQuerySchema = v.object({
   page: integerParam('page', 1_000_000_000, 'the page, from 0'),
   perPage: integerParam('perPage', MAX_PER_PAGE, `objects per page, default ${DEFAULT_PER_PAGE}`),
-  query: v.optional(v.pipe(v.string(), v.description('a filter: a JSON object whose members all must hold ($ne, $gt, $gte, $lt, $lte, $in, $prefix, $exists)'))),
+  query: v.optional(v.pipe(v.string(), v.description('a filter: a JSON object whose members all must hold: field conditions ($ne, $gt, $gte, $lt, $lte, $in, $prefix, $exists) and the query object members queryString, oids, sortIndex, macro, macroLevel, folderPath, folderType'))),
   orderBy: v.optional(v.pipe(v.string(), v.description('a field name, - in front for descending'))),
   reverseOrder: v.optional(v.picklist(['true', 'false'], 'reverseOrder must be true or false')),
   ...SERIALIZATION_PARAM,
@@ -41,6 +41,16 @@ async function listing(ctx: ServiceContext, request: ApiRequest, className: stri
 function className(name: string): string {
   if (!CLASS_NAME.test(validName(name, 'class name'))) throw new ApiError('400', `class name ${clip(name)} must match [A-Za-z][A-Za-z0-9_]{0,63}`);
   return name;
+}
+
+/**
+ * Whether `GET /v1/object/{segment}` names a class (6.2: then it lists, an empty class as the empty
+ * set): a class that is declared (`schema`), named in the access rules, or has objects. Any other
+ * segment is an object id that is not there: `404`.
+ */
+async function namesClass(ctx: ServiceContext, segment: string): Promise<boolean> {
+  if (ctx.internalClasses.has(segment) || !CLASS_NAME.test(segment)) return false;
+  return ctx.schema.isDeclared(segment) || ctx.access.names(segment) || (await ctx.store.count(segment)) > 0;
 }
 
 export function objectRoutes(ctx: ServiceContext): Route[] {
@@ -60,7 +70,7 @@ export function objectRoutes(ctx: ServiceContext): Route[] {
         const guard = ctx.guard(request);
         const object = await served(ctx, guard, await ctx.store.get(id));
         if (object) return objectAnswer(ctx, request, guard, object);
-        if (!ctx.internalClasses.has(id) && (await ctx.store.count(id)) > 0) return listing(ctx, request, id);
+        if (await namesClass(ctx, id)) return listing(ctx, request, id);
         throw new ApiError('404', `no object or class ${id}`);
       },
     },

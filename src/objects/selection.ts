@@ -5,16 +5,23 @@
  * the query language, the access rules and the `xApi_FindObjects` hook hold alike everywhere.
  */
 import type { ServiceContext } from '../context.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { FindQuery, OrderBy, StoredObject, Where } from '../storage/types.js';
-import type { Guard } from './access.js';
+import type { Guard, Scope } from './access.js';
 import type { ObjectSet } from './object-set.js';
-import { parseOids, parseOrderBy, parseQueryObject } from './query.js';
+import { type FolderSelection, parseOids, parseOrderBy, parseQueryObject, type SelectionMacro } from './query.js';
 import { queryTextWhere } from '../query/parse.js';
+import { sessionObjectStore } from './session-store.js';
 
 export const DEFAULT_PER_PAGE = 50;
 export const MAX_PER_PAGE = 1000;
+/**
+ * Most objects the query object's `macro` may receive: the selection it filters is read whole (the
+ * macro decides what to keep before paging, so `~Count` and pages are right), and this bounds it. A
+ * larger selection is `400`: narrow it with other members first.
+ */
+export const MAX_MACRO_OBJECTS = 10_000;
 
 /** What a request selects: a class, a filter, an order and a page. */
 export interface Selection {
@@ -26,6 +33,10 @@ export interface Selection {
   /** 0-based. */
   page: number;
   perPage: number;
+  /** The query object's `macro` (6.2): filters the selection before paging. */
+  macro?: SelectionMacro;
+  /** The query object's `folderPath`/`folderType` (6.2): only the objects the host's `folders` hook names. */
+  folder?: FolderSelection;
 }
 
 /** The listing's parameters as sent (query text and JSON alike), checked and compiled once. */
@@ -52,7 +63,7 @@ export function parseSelection(className: string, params: SelectionParams): Sele
   if (params.oids !== undefined) and.push({ $oids: parseOids(params.oids, 'oids') });
   if (params.fullText !== undefined) and.push({ $text: params.fullText });
   const where: Where = and.length === 0 ? query.where : { $and: [query.where, ...and] };
-  return {
+  const selection: Selection = {
     className,
     where,
     // the query object's sortIndex replaces orderBy (6.2)
@@ -61,6 +72,9 @@ export function parseSelection(className: string, params: SelectionParams): Sele
     page: params.page ?? 0,
     perPage: params.perPage ?? DEFAULT_PER_PAGE,
   };
+  if (query.macro) selection.macro = query.macro;
+  if (query.folder) selection.folder = query.folder;
+  return selection;
 }
 
 /** A page of the selection and how many objects matched before paging (`~UnfilteredCount`). */
@@ -71,13 +85,33 @@ export interface SelectedPage {
 
 /**
  * The page of `selection` this request's session may read: `404` for an internal class, `403` for a
- * class it may not read. Objects it may not read never show, not even in counts.
+ * class it may not read. Objects it may not read never show, not even in counts. A folder narrows the
+ * filter to the ids the host's `folders` hook names; a macro filters the whole selection (at most
+ * `MAX_MACRO_OBJECTS`) before it is paged.
  */
 export async function selectPage(ctx: ServiceContext, request: ApiRequest, guard: Guard, selection: Selection): Promise<SelectedPage> {
-  const { className } = selection;
+  const { className, macro, folder, ...plain } = selection;
+  if (folder && !ctx.folders) throw new ApiError('400', `query member ${folder.folderPath === undefined ? 'folderType' : 'folderPath'}: this service has no folders hook`);
+  const runMacro = macro && queryMacro(ctx, macro.name);
   if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
   const scope = await guard.scope('read', className);
   if (scope === 'none') throw new ApiError('403', `this session may not read ${className} objects`);
+  const narrowed = folder ? { ...plain, className, where: { $and: [plain.where, { $oids: await folderIds(ctx, request, folder) }] } } : { ...plain, className };
+  if (!runMacro) return candidates(ctx, request, guard, scope, narrowed);
+  const all = await candidates(ctx, request, guard, scope, { ...narrowed, page: 0, perPage: MAX_MACRO_OBJECTS });
+  if (all.unfiltered > MAX_MACRO_OBJECTS) {
+    throw new ApiError('400', `query member macro: the selection holds ${all.unfiltered} objects, a macro filters at most ${MAX_MACRO_OBJECTS} (narrow it with other members)`);
+  }
+  const kept = await runMacro(request, className, all.objects, macro.level);
+  const offset = selection.page * selection.perPage;
+  return { objects: kept.slice(offset, offset + selection.perPage), unfiltered: kept.length };
+}
+
+type PlainSelection = Omit<Selection, 'macro' | 'folder'>;
+
+/** The page of a selection without macro and folder: the `xApi_FindObjects` hook's or the store's. */
+async function candidates(ctx: ServiceContext, request: ApiRequest, guard: Guard, scope: Exclude<Scope, 'none'>, selection: PlainSelection): Promise<SelectedPage> {
+  const { className } = selection;
   const hook = ctx.macros.hook('xApi_FindObjects');
   if (hook) {
     const set: ObjectSet = { ...selection, elements: [] };
@@ -97,6 +131,37 @@ export async function selectPage(ctx: ServiceContext, request: ApiRequest, guard
   // only readable objects are filtered and counted: the others never show, not even in counts
   const readable = scope === 'self' ? await ownObject(ctx, guard, query) : await readableMatches(ctx, guard, query);
   return { objects: readable.slice(offset, offset + selection.perPage), unfiltered: readable.length };
+}
+
+/** The ids the host's `folders` hook names for this folder (its own `ApiError`, e.g. `404`, passes through). */
+async function folderIds(ctx: ServiceContext, request: ApiRequest, folder: FolderSelection): Promise<string[]> {
+  const ids = await ctx.folders!(ctx.macroContext(request), folder);
+  if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) throw new Error('the folders hook must return a list of object ids');
+  return ids;
+}
+
+/**
+ * The registered macro a query object names, as the selection runs it: it receives the objects and
+ * the session's context (as `/v1/execute` gives it) and returns those to keep, as objects or ids. It
+ * can only narrow: what it returns that was not in the selection is not answered. Its own `ApiError`
+ * is answered as `/v1/execute` answers it; any other failure is `400` naming the member.
+ */
+function queryMacro(ctx: ServiceContext, name: string) {
+  const macro = ctx.macros.callable(name);
+  if (!macro) throw new ApiError('400', `query member macro: no macro ${clip(name)}`);
+  return async (request: ApiRequest, className: string, objects: StoredObject[], macroLevel: number | undefined): Promise<StoredObject[]> => {
+    let result: unknown;
+    try {
+      result = await macro({ ...ctx.macroContext(request), store: sessionObjectStore(ctx, request) }, { className, objects, macroLevel });
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      ctx.onError(error);
+      throw new ApiError('400', `query member macro: macro ${name} failed`);
+    }
+    if (!Array.isArray(result)) throw new ApiError('400', `query member macro: macro ${name} must return the objects (or object ids) to keep`);
+    const keep = new Set(result.map((kept: unknown) => (typeof kept === 'string' ? kept : (kept as StoredObject | null)?.id)));
+    return objects.filter((object) => keep.has(object.id));
+  };
 }
 
 async function readableOnly(guard: Guard, objects: StoredObject[]): Promise<StoredObject[]> {

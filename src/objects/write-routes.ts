@@ -100,7 +100,7 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
       query: WriteQuerySchema,
       answer: STORED_ANSWER,
       answerSchema: ServedObject,
-      errors: ['403', '404', '409'],
+      errors: ['403', '404', '409', '423'],
       handler: async (request) => {
         requestSerialization(ctx, request);
         const params = parseQueryParams(WriteQuerySchema, request.searchParams);
@@ -121,7 +121,7 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
       query: DeleteQuerySchema,
       answer: 'nothing ({})',
       answerSchema: Nothing,
-      errors: ['403', '404'],
+      errors: ['403', '404', '423'],
       handler: async (request) => {
         const { moveToRecycler } = parseQueryParams(DeleteQuerySchema, request.searchParams);
         const recycle = moveToRecycler === undefined ? ctx.writeOptions.deleteMode === 'recycle' : moveToRecycler === 'true';

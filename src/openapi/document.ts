@@ -80,6 +80,10 @@ const headersOf = (headers: Readonly<Record<string, string>> | undefined) =>
 /** The error envelope of some codes (`internalStatus` one of them). */
 const errorSchema = (codes: readonly string[]) => ({ allOf: [schemaRef('ErrorEnvelope'), { properties: { status: { properties: { internalStatus: { enum: [...codes] } } } } }] });
 
+/** The body schema of a raw answer's media type (a JSON answer, such as this document, is an object). */
+const rawSchema = (contentType: string): JsonObject =>
+  contentType === 'application/json' ? { type: 'object' } : contentType === 'text/plain' ? { type: 'string' } : { type: 'string', format: 'binary' };
+
 /** The successful answers, by HTTP status: the envelope with `answerSchema` as `data`, and the raw ones. */
 function successes(route: Route): Record<string, JsonObject> {
   const answers: Record<string, JsonObject> = {};
@@ -90,7 +94,7 @@ function successes(route: Route): Record<string, JsonObject> {
   }
   for (const raw of rawAnswers(route)) {
     if (raw.error) continue;
-    const content = raw.contentType ? { [raw.contentType]: { schema: raw.contentType === 'text/plain' ? { type: 'string' } : { type: 'string', format: 'binary' } } } : undefined;
+    const content = raw.contentType ? { [raw.contentType]: { schema: rawSchema(raw.contentType) } } : undefined;
     const existing = answers[raw.status];
     if (existing) {
       existing.description = `${existing.description as string}; or ${raw.description}`;
@@ -194,11 +198,11 @@ function fieldSchema(declaration: FieldDeclaration): JsonObject {
 /** A declared class's serialized objects: the `~` members and the declared fields (only those when `strict`). */
 function classSchema(name: string, declaration: ClassDeclaration): JsonObject {
   const fields = Object.entries(declaration.fields ?? {});
-  const required = fields.filter(([, field]) => typeof field === 'object' && field.required).map(([field]) => field);
+  // what `required` fields and ~ members an answer holds is the `serialization`'s choice (6.1): only ~ObjectID is always there
   return {
     type: 'object',
     description: `an object of the declared class ${name}`,
-    required: ['~ClassName', '~ObjectID', '~StoreTime', ...required],
+    required: ['~ObjectID'],
     properties: { '~ClassName': { const: name }, '~ObjectID': { type: 'string' }, '~StoreTime': { type: 'string' }, ...Object.fromEntries(fields.map(([field, d]) => [field, fieldSchema(d)])) },
     ...(declaration.strict ? { patternProperties: { '^~': {} }, additionalProperties: false } : {}),
   };

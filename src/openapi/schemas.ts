@@ -16,8 +16,9 @@ export const ObjectReference = v.pipe(
 
 /** An object as the service serializes it (PROTOCOL.md 6.1); the document describes each declared class's fields. */
 export const ServedObject = v.pipe(
-  v.looseObject({ '~ClassName': v.string(), '~ObjectID': v.string(), '~StoreTime': v.string() }),
-  v.description('a serialized object: ~ClassName, ~ObjectID, ~StoreTime and its fields'),
+  // `serialization` (6.1) decides which members an answer holds: `oid` only ~ObjectID, `empty` the ~ members, a field list some fields
+  v.looseObject({ '~ClassName': v.optional(v.string()), '~ObjectID': v.string(), '~StoreTime': v.optional(v.string()) }),
+  v.description('a serialized object: ~ClassName, ~ObjectID, ~StoreTime and its fields (serialization oid: ~ObjectID only; empty: the ~ members; custom: the listed fields)'),
 );
 
 /** A set (PROTOCOL.md 6.1): a listing's page. */

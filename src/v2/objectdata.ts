@@ -27,7 +27,8 @@ const serialization = v.record(v.string(), v.unknown(), 'must be a JSON object (
 
 /** What narrows a selection, shared by `byQuery` and `byParentObject`. */
 const selecting = {
-  query: v.optional(v.string('must be query text, e.g. "Name=Test"')),
+  // query text as 6.9 gives it, or the query object of a v1 listing (6.2: oids, sortIndex, macro, folderPath, ...)
+  query: v.optional(v.union([v.string(), v.record(v.string(), v.unknown())], 'must be query text, e.g. "Name=Test", or a query object')),
   order: v.optional(v.string('must be text such as "Name ASC"')),
   page: v.optional(page),
   perPage: v.optional(perPage),
@@ -78,7 +79,8 @@ export function listReply(parts: string[]): JsonReply {
 function selectionOf(item: Selecting, where: string): SelectionParams {
   const words = [item.seFulltext, item.seTextContent].filter((text) => text !== undefined && text.trim() !== '').join(' ');
   const params: SelectionParams = { orderBy: orderByOfText(item.order, `${where}: order`), page: item.page, perPage: item.perPage };
-  if (item.query !== undefined && item.query.trim() !== '') params.queryText = item.query;
+  if (typeof item.query === 'object') params.query = JSON.stringify(item.query);
+  else if (item.query !== undefined && item.query.trim() !== '') params.queryText = item.query;
   if (words !== '') params.fullText = words;
   return params;
 }
@@ -122,7 +124,7 @@ export async function byParentObject(ctx: ServiceContext, request: ApiRequest, g
   const params = selectionOf(item, where);
   let objects: StoredObject[];
   let unfiltered: number;
-  if (params.queryText === undefined && params.fullText === undefined && params.orderBy === undefined) {
+  if (params.query === undefined && params.queryText === undefined && params.fullText === undefined && params.orderBy === undefined) {
     const first = (item.page ?? 0) * (item.perPage ?? 50);
     [objects, unfiltered] = [children.slice(first, first + (item.perPage ?? 50)), children.length];
   } else if (children.length === 0) {

@@ -71,6 +71,30 @@ describe('empty classes', () => {
     const answer = await call(service, 'GET', '/v1/objects/Dokument', { headers: { sessionId } });
     expect([answer.status, answer.body.status.internalStatus, answer.body.data]).toEqual([200, '0', { '~Count': 0, '~UnfilteredCount': 0, '~Elements': [] }]);
   });
+
+  test('every route naming a class answers an empty one as the empty set; GET /v1/object/{className} when the class is declared or has rules', async () => {
+    const empty = { '~Count': 0, '~UnfilteredCount': 0, '~Elements': [] };
+    const service = await demoService({
+      schema: { Dokument: { fields: { Name: 'string' } } },
+      access: { rules: { Dokument: { read: ['*'], update: ['*'] }, Akte: { read: ['*'] }, Geheim: { read: ['nobody'] } } },
+    });
+    const sessionId = await login(service);
+    const send = (method: string, path: string, json?: unknown) => call(service, method, path, { headers: { sessionId }, json });
+    for (const name of ['Dokument', 'Akte']) {
+      for (const path of [`/v1/object/${name}`, `/v1/objects/${name}`, `/v1/object/${name}?query=${encodeURIComponent('{"queryString":"Name = x"}')}`]) {
+        const answer = await send('GET', path);
+        expect([path, answer.status, answer.body.data]).toEqual([path, 200, empty]);
+      }
+    }
+    expect((await send('PATCH', '/v1/objects/Dokument', { Name: 'x' })).body.data).toEqual(empty);
+    expect((await send('POST', '/v2/objectdata/byQuery', [{ className: 'Dokument', query: 'Name = x' }])).body.data).toEqual([empty]);
+    expect((await send('POST', '/v2/objectdata/byid', [{ className: 'Dokument', ids: ['X'] }])).body.data).toEqual([empty]);
+    // a class the session may not read: 403, on both forms
+    expectError(await send('GET', '/v1/object/Geheim'), '403', 403);
+    expectError(await send('GET', '/v1/objects/Geheim'), '403', 403);
+    // a segment that names no class (undeclared, no rules, no objects) is an object id that is not there
+    expectError(await send('GET', '/v1/object/NOSUCH01'), '404', 404);
+  });
 });
 
 describe('fuzz: bad query text is 400 in bounded time, never 5xx', () => {
