@@ -82,7 +82,8 @@ export class EventHub implements ChangeEvents {
   /** Names this instance's event ids: an id of another instance or an earlier run is beyond the window. */
   readonly #tag = randomToken(6).replace(/[-_]/g, 'x');
   #seq = 0;
-  #log: Retained[] = [];
+  /** Retained events from `#logStart` on; the slots before it are emptied (their messages hold object copies). */
+  #log: (Retained | undefined)[] = [];
   #logStart = 0;
   readonly #streams = new Set<EventStream>();
   readonly #bySession = new Map<string, Set<EventStream>>();
@@ -229,7 +230,7 @@ export class EventHub implements ChangeEvents {
 
   #trim(now: number): void {
     while (this.#logStart < this.#log.length && (this.#log.length - this.#logStart > this.#retainEvents || this.#log[this.#logStart]!.at < now - this.#retainMs)) {
-      this.#logStart++;
+      this.#log[this.#logStart++] = undefined;
     }
     if (this.#logStart > 1024 && this.#logStart * 2 > this.#log.length) {
       this.#log = this.#log.slice(this.#logStart);
