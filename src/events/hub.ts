@@ -82,7 +82,14 @@ export class EventHub implements ChangeEvents {
   /** Names this instance's event ids: an id of another instance or an earlier run is beyond the window. */
   readonly #tag = randomToken(6).replace(/[-_]/g, 'x');
   #seq = 0;
-  #log: Retained[] = [];
+  /** Retained events from `#logStart` on; the slots before it are emptied (their messages hold object copies). */
+  #log: (Retained | undefined)[] = [];
+  /**
+   * Whether events are retained: from the first stream opened here on. An event id names this hub
+   * (`#tag`) and only its streams get one, so before that no client can resume and the log would
+   * only hold copies of every written object (a host without streams keeps none).
+   */
+  #retaining = false;
   #logStart = 0;
   readonly #streams = new Set<EventStream>();
   readonly #bySession = new Map<string, Set<EventStream>>();
@@ -149,6 +156,7 @@ export class EventHub implements ChangeEvents {
     void request;
     const stream = new EventStream({ session, request: this.#eventsRequest, subscriptions, maxPendingBytes: this.#maxPending, sealer, onClose: (closed) => this.#remove(closed) });
     this.#add(stream);
+    this.#retaining = true;
     this.#enqueue(() => this.#start(stream, lastEventId));
     return new Response(stream.body, {
       status: 200,
@@ -200,8 +208,10 @@ export class EventHub implements ChangeEvents {
     const change = message.partial ? await this.#complete(message) : message;
     const seq = ++this.#seq;
     const now = this.#ctx.now();
-    this.#log.push({ seq, at: now, message: change });
-    this.#trim(now);
+    if (this.#retaining) {
+      this.#log.push({ seq, at: now, message: change });
+      this.#trim(now);
+    }
     const streams = this.#candidates(change);
     for (const stream of this.#byObject.get(change.id) ?? []) streams.add(stream);
     if (streams.size > 0) await this.#deliver(streams, change, seq);
@@ -229,7 +239,7 @@ export class EventHub implements ChangeEvents {
 
   #trim(now: number): void {
     while (this.#logStart < this.#log.length && (this.#log.length - this.#logStart > this.#retainEvents || this.#log[this.#logStart]!.at < now - this.#retainMs)) {
-      this.#logStart++;
+      this.#log[this.#logStart++] = undefined;
     }
     if (this.#logStart > 1024 && this.#logStart * 2 > this.#log.length) {
       this.#log = this.#log.slice(this.#logStart);

@@ -70,7 +70,7 @@ export class MemoryObjectStore implements ObjectStore {
   async put(input: ObjectInput): Promise<StoredObject> {
     const storeTime = this.checkWrite(input); // checked and written in one synchronous step
     const id = input.id ?? this.freeId();
-    return copy(this.load({ id, className: input.className, storeTime, fields: cloneValue(input.fields) as Fields }));
+    return copy(this.load({ id, className: input.className, storeTime, fields: compactCopy(input.fields) }));
   }
 
   /** Every input checked first, then all written, in one synchronous step (all or nothing). */
@@ -88,7 +88,7 @@ export class MemoryObjectStore implements ObjectStore {
       while (ids.has(id));
       if (ids.has(id)) throw new Error(`putMany: id ${id} appears twice`);
       ids.add(id);
-      return { id, className: input.className, storeTime, fields: cloneValue(input.fields) as Fields };
+      return { id, className: input.className, storeTime, fields: compactCopy(input.fields) };
     });
     return planned;
   }
@@ -526,4 +526,14 @@ function cloneValue(value: FieldValue): FieldValue {
     else out[key] = item;
   }
   return out;
+}
+
+/**
+ * The copy the store keeps, in the least memory: as `JSON.parse` builds objects, each holds its members
+ * inside itself with no spare slots (one grown member by member from `{}` has a separate property array
+ * beyond four members, and room for four even with one: about 1.5 times the bytes), and it shares short
+ * strings (`JSON.parse` interns them). Fields are JSON values, so the text holds all of them.
+ */
+function compactCopy(fields: Fields): Fields {
+  return JSON.parse(JSON.stringify(fields)) as Fields;
 }

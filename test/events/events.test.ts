@@ -156,6 +156,21 @@ describe('GET /v1/events', () => {
     expect(a).not.toBe(b);
   });
 
+  it('Last-Event-ID resumes on an instance that had writes before its first stream (the log starts with the first stream)', async () => {
+    const s = await service({ events: { retainEvents: 3 } });
+    const alice = await login(s, 'alice');
+    for (const name of ['A', 'B', 'C', 'D']) await create(s, alice, { Name: name });
+    const events = await stream(s, alice, [{ className: 'Customer' }]);
+    const e = await create(s, alice, { Name: 'E' });
+    const seen = await events.next();
+    expect(seen.json['~ObjectID']).toBe(e);
+    await events.close();
+    const f = await create(s, alice, { Name: 'F' });
+    const resumed = await stream(s, alice, [{ className: 'Customer' }], { 'last-event-id': seen.id! });
+    expect((await resumed.next()).json['~ObjectID']).toBe(f);
+    await resumed.close();
+  });
+
   it('ends the stream with end and the 201 status when the session logs out', async () => {
     const s = await service();
     const alice = await login(s, 'alice');
