@@ -298,3 +298,37 @@ export function promisedEnvelopes(code: string): RegExp[] {
     return new RegExp(`^${pattern}$`);
   });
 }
+
+/** The anchor GitHub gives a heading: lower case, without punctuation or code marks, spaces as `-` (links keep their text). */
+export const headingAnchor = (title: string): string =>
+  title
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+    .replaceAll(' ', '-');
+
+/** Every anchor of a document's headings; a repeated heading gets `-1`, `-2`, ... as on GitHub. */
+export function anchorsOf(text: string): Set<string> {
+  const seen = new Map<string, number>();
+  const anchors = new Set<string>();
+  for (const { title } of headings(text)) {
+    const anchor = headingAnchor(title);
+    const n = seen.get(anchor) ?? 0;
+    seen.set(anchor, n + 1);
+    anchors.add(n === 0 ? anchor : `${anchor}-${n}`);
+  }
+  return anchors;
+}
+
+/** The targets of a document's Markdown links and images, outside fenced blocks and code spans, with their lines. */
+export function linksOf(text: string): Array<{ target: string; line: number }> {
+  const links: Array<{ target: string; line: number }> = [];
+  let fenced = false;
+  text.split('\n').forEach((line, i) => {
+    if (line.startsWith('```')) fenced = !fenced;
+    if (fenced || line.startsWith('```')) return;
+    for (const match of line.replace(/`[^`]*`/g, '').matchAll(/\]\(([^)\s]+)\)/g)) links.push({ target: match[1]!, line: i + 1 });
+  });
+  return links;
+}
