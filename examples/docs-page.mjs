@@ -14,7 +14,12 @@ const page = (specUrl) => `<!doctype html>
 <body>
 <div id="reference"></div>
 <script src="/docs/swagger-ui-bundle.js"></script>
-<script>SwaggerUIBundle({ url: ${JSON.stringify(specUrl)}, dom_id: '#reference', deepLinking: true });</script>
+<script>
+// operations grouped by tag (the document's tags, in its order), each tag's description beside it;
+// /docs?expand=full opens every operation with its examples, /docs?expand=none closes the tags too
+const expand = new URLSearchParams(location.search).get('expand');
+SwaggerUIBundle({ url: ${JSON.stringify(specUrl)}, dom_id: '#reference', deepLinking: true, docExpansion: ['full', 'none'].includes(expand) ? expand : 'list', defaultModelsExpandDepth: -1 });
+</script>
 </body>
 </html>
 `;

@@ -1,5 +1,5 @@
 // Prints the TOTP code an authenticator app would show now for a base32 secret, to try two-factor
-// login from a shell (README, "Two-factor login"):
+// login from a shell (docs/security.md, "Two-factor login"):
 //   node examples/totp.mjs <base32 secret> [steps ahead]
 // A code is accepted once, and one 30-second step of clock drift either way: `1` prints the next
 // step's code, usable right after the current one was spent.

@@ -147,7 +147,7 @@ export interface ServiceOptions {
    */
   openApi?: boolean;
   /**
-   * Spans and metrics through `@opentelemetry/api` (README, "Operating it"): recorded when the host
+   * Spans and metrics through `@opentelemetry/api` (docs/operations.md, "Operating it"): recorded when the host
    * registers an OpenTelemetry SDK before `createService`, no-ops otherwise. Default true; false leaves
    * the stores unwrapped (what the telemetry bench compares with).
    */

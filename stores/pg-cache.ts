@@ -35,7 +35,7 @@ export interface CachedRow {
 }
 
 export const DEFAULT_CACHE = { maxObjects: 10_000, maxBytes: 32 * 1024 * 1024 };
-/** Memory of a cached row besides its strings' characters (the row object, the LRU's slots): measured, see README. */
+/** Memory of a cached row besides its strings' characters (the row object, the LRU's slots): measured, see docs/stores.md. */
 const ROW_OVERHEAD_BYTES = 200;
 /** Statements that change more rows than this send one "everything changed" notification instead. */
 export const NOTIFY_ALL_ABOVE = 1000;

@@ -1,5 +1,5 @@
 /** Host configuration for the standalone server: api-config.yml, then ODBREST_* variables. */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -8,6 +8,7 @@ import { loadConfig, openConfig, type HostConfig } from '../adapters/node-config
 import { createService } from '../src/index.js';
 import { FileObjectStore, FolderBlobStore } from '../stores/file-store.js';
 import { call, demoData, loginBody, USERS } from './helpers.js';
+import { codeBlocks, readmeSection } from './support/readme.js';
 
 function dirWith(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'odbrest-config-'));
@@ -161,10 +162,8 @@ describe('loadConfig', () => {
   });
 });
 
-describe('the README’s complete api-config.yml', () => {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-  const start = readme.indexOf('```yaml', readme.indexOf('### The standalone server'));
-  const yaml = readme.slice(start + '```yaml'.length, readme.indexOf('```', start + 3));
+describe('the complete api-config.yml of docs/operations.md', () => {
+  const yaml = codeBlocks(readmeSection('The standalone server: `odbrest serve`'), 'yaml')[0]!;
 
   test('is accepted as printed', () => {
     const dir = dirWith({ 'api-config.yml': yaml, 'demo-data.json': '{"objects":[]}' });

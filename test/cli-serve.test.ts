@@ -173,7 +173,7 @@ describe('odbrest serve', () => {
   test('with the in-memory store and no data it says so in one line', async () => {
     const { child, stderr } = await serve(['--port', '0', '--host', '127.0.0.1'], dirWith({}));
     await child.stop();
-    expect(stderr.join('')).toBe('odbrest: serving an empty in-memory database, gone on exit; choose store: and dataFile: in api-config.yml (README, "Options")\n');
+    expect(stderr.join('')).toBe('odbrest: serving an empty in-memory database, gone on exit; choose store: and dataFile: in api-config.yml (docs/operations.md, "Options")\n');
   });
 
   test.each([['--help'], ['help'], ['serve', '--help']])('%s prints the usage and exits 0', async (...args) => {

@@ -9,11 +9,12 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { Core } from '../src/core.js';
 import type { Route } from '../src/http/router.js';
 import { ExternalLogin } from '../src/oauth/flow.js';
+import { HOST_TAG, TAGS } from '../src/openapi/tags.js';
 import { serviceRoutes } from '../src/routes.js';
 import { call, demoService } from './helpers.js';
 import { shellBlocks } from './support/readme.js';
 
-type Operation = { requestBody?: { content: Record<string, { schema: object }> }; security?: object[]; parameters?: Array<{ name: string; in: string }> };
+type Operation = { requestBody?: { content: Record<string, { schema: object; example?: unknown }> }; security?: object[]; parameters?: Array<{ name: string; in: string }>; responses?: any };
 type Document = { openapi: string; servers: Array<{ url: string }>; paths: Record<string, Record<string, Operation>>; components: { securitySchemes: Record<string, any> } };
 
 /** The service's route table, as the service assembles it. */
@@ -121,6 +122,43 @@ describe('GET /openapi.json', () => {
     ]);
     expect(document.paths['/v1/login']!.post!.security).toEqual([{ appKey: [] }]);
     expect(document.paths['/_CheckService']!.get!.security).toEqual([]);
+  });
+
+  test('lists every operation under a tag the document describes, in the order of TAGS', () => {
+    const tags = (document as unknown as { tags: Array<{ name: string; description: string }> }).tags;
+    expect(tags.map((tag) => tag.name)).toEqual(TAGS.map((tag) => tag.name).filter((name) => tags.some((tag) => tag.name === name)));
+    for (const tag of tags) expect(tag.description.length, tag.name).toBeGreaterThan(20);
+    const operations = Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ at: `${method} ${path}`, op: op as Operation & { tags?: string[] } })));
+    for (const { at, op } of operations) {
+      expect(op.tags, at).toHaveLength(1);
+      expect(tags.map((tag) => tag.name), at).toContain(op.tags![0]);
+    }
+    // the built-in routes are never "Host routes": each path has its group
+    expect(operations.filter(({ op }) => op.tags![0] === HOST_TAG).map(({ at }) => at)).toEqual([]);
+  });
+
+  test('every JSON body and answer has an example that its schema accepts; the main routes show the demo\'s real ones', () => {
+    const ajv = new Ajv2020({ strict: false });
+    ajv.addSchema({ $id: 'doc', components: (document as unknown as { components: object }).components });
+    const resolve = (schema: object) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/'));
+    let checked = 0;
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, op] of Object.entries(item as Record<string, any>)) {
+        const media = [op.requestBody?.content?.['application/json'], ...Object.values(op.responses as Record<string, any>).map((answer) => answer.content?.['application/json'])].filter((media) => media && media.schema.format !== 'binary'); // a raw answer (this document) is bytes
+        for (const { schema, example } of media) {
+          expect(example, `${method} ${path}`).toBeDefined();
+          expect(ajv.validate(resolve(schema), example), `${method} ${path}: ${JSON.stringify(example).slice(0, 200)}\n${ajv.errorsText()}`).toBe(true);
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(200);
+    const example = (path: string, method: string, status = '200') => document.paths[path]![method]!.responses[status].content['application/json'].example;
+    expect(example('/v1/object/{id}', 'get').data).toMatchObject({ '~ClassName': 'Customer', '~ObjectID': 'CUS00003', Name: 'David Bauer' });
+    expect(example('/v1/objects/{className}', 'get').data['~Elements'][0]).toMatchObject({ '~ClassName': 'Customer', City: 'Berlin' });
+    expect(example('/v1/login', 'post').data).toMatchObject({ user: { Name: 'alice' }, databaseName: 'demo' });
+    expect(document.paths['/v1/login']!.post!.requestBody!.content['application/json']).toMatchObject({ example: { user: 'alice', appNames: ['crm'] } });
+    expect(example('/v1/object/{id}', 'get', '404')).toEqual({ status: { internalStatus: '404', statusMessage: 'no object or class NOPE0000' }, data: {} });
   });
 
   test('shows nothing of the configuration: no internal class, key or secret', async () => {

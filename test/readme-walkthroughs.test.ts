@@ -102,7 +102,7 @@ test.concurrent('pinning the server key: the block as printed, then its client e
 test.concurrent("mounting in an app: the section's curl line logs in on each Node example its headings name", async () => {
   const block = onlyBlock('mounting');
   const section = readmeSection('Mounting in an app');
-  const commands = [...section.matchAll(/^### .*: `(node examples\/\S+\.mjs)`$/gm)].map((m) => m[1]!);
+  const commands = [...section.matchAll(/^#+ .*: `(node examples\/\S+\.mjs)`$/gm)].map((m) => m[1]!);
   expect(commands).toEqual(['node examples/express/server.mjs', 'node examples/koa/server.mjs', 'node examples/node/app.mjs']);
   const [promised, ...more] = promisedEnvelopes(block.code);
   expect(more).toEqual([]);

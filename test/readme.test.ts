@@ -1,8 +1,9 @@
 /**
- * The README's promises: every shell block of README.md is run by one of the readme tests
- * (test/support/readme.ts lists who runs which; a block nobody runs fails here). This file runs, in a
- * fresh copy of the repository, `npm start`'s server (examples/node/server.mjs) and every `curl`
- * example followed by its printed answer (a json or text block), as printed, comparing the answer
+ * The documentation's promises: every shell block of README.md and the guides (docs/*.md) is run by
+ * one of the readme tests (test/support/readme.ts lists who runs which; a block nobody runs fails
+ * here). This file runs, in a fresh copy of the repository, `npm start`'s server
+ * (examples/node/server.mjs) and every `curl` example followed by its printed answer (a json or text
+ * block), as printed, each document's against a demo of its own, comparing the answer
  * (except session ids, tokens, times, ids the service makes and the two-factor enrolment's secret,
  * which differ on every run; the two-factor walkthrough's codes come from examples/totp.mjs); the
  * hybrid login walkthrough; the "Secure login" section's client example and Python client (an
@@ -10,13 +11,14 @@
  * test/secure/vectors.test.ts checks. The repository's `git status` is the same afterwards.
  */
 import { spawnSync, execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { COUNTER_BLOCKS, GET_SIGNATURE, M_HEX, RESPONSE_BODY, RESPONSE_PLAIN, RESPONSE_SIGNATURE } from './secure/vectors.js';
 import { spawnLines, type LineProcess } from './support/processes.js';
-import { RUNNERS, blockEnv, claimedBy, codeBlocks, freshCopy, gitStatus, onlyBlock, printedComments, readme, readmeBlocks, readmeSection, root, runCodeBlock, shellBlocks } from './support/readme.js';
+import { DOCUMENTS, RUNNERS, blockEnv, claimedBy, codeBlocks, freshCopy, gitStatus, onlyBlock, printedComments, readmeBlocks, readmeSection, root, runCodeBlock, shellBlocks } from './support/readme.js';
 import { requireOrSkip } from './support/servers.js';
 
 const run = promisify(execFile);
@@ -25,9 +27,9 @@ const VOLATILE = new Set(['sessionId', 'token', 'expiresAt', '~StoreTime', '~Del
 /** The demo's own object ids; any other `~ObjectID` in an answer was made by the service on this run. */
 const DEMO_IDS = new Set(JSON.parse(readFileSync(`${root}examples/demo-data.json`, 'utf8')).objects.map((o: Record<string, unknown>) => o['~ObjectID']));
 
-/** The curl examples with their printed answers, in README order. */
-function examples(): Array<{ command: string; answer: { language: string; code: string } }> {
-  return claimedBy('demo curl examples').map((block) => ({ command: block.code.trim(), answer: block.answer! }));
+/** The curl examples with their printed answers, in the documentation's order. */
+function examples(): Array<{ file: string; command: string; answer: { language: string; code: string } }> {
+  return claimedBy('demo curl examples').map((block) => ({ file: block.file, command: block.code.trim(), answer: block.answer! }));
 }
 
 function normalize(value: unknown): unknown {
@@ -57,10 +59,15 @@ const copy = freshCopy();
 let server: LineProcess;
 let port = 0;
 
+/** `npm start`'s server in the copy, on a free port. */
+async function startDemo(): Promise<{ server: LineProcess; port: number }> {
+  const demo = spawnLines(process.execPath, ['examples/node/server.mjs'], blockEnv({ PORT: '0' }), { cwd: copy.dir });
+  await demo.waitFor((line) => line.startsWith('curl '));
+  return { server: demo, port: Number(/listening on http:\/\/localhost:(\d+)/.exec(demo.lines.join('\n'))![1]) };
+}
+
 beforeAll(async () => {
-  server = spawnLines(process.execPath, ['examples/node/server.mjs'], blockEnv({ PORT: '0' }), { cwd: copy.dir });
-  await server.waitFor((line) => line.startsWith('curl '));
-  port = Number(/listening on http:\/\/localhost:(\d+)/.exec(server.lines.join('\n'))![1]);
+  ({ server, port } = await startDemo());
 });
 
 afterAll(async () => {
@@ -68,20 +75,21 @@ afterAll(async () => {
   copy.remove();
 });
 
-test('every shell block of the README is run by exactly one readme test', () => {
+test('every shell block of the README and the guides is run by exactly one readme test', () => {
+  expect(DOCUMENTS).toContain('docs/security.md');
   const blocks = shellBlocks();
   expect(blocks.length).toBeGreaterThan(20);
   for (const block of blocks) {
     const runners = RUNNERS.filter((runner) => runner.claims(block)).map((runner) => `${runner.file}: ${runner.name}`);
-    expect(runners, `README.md line ${block.line} (${block.section}): ${block.code.split('\n')[0]}`).toHaveLength(1);
+    expect(runners, `${block.file} line ${block.line} (${block.section}): ${block.code.split('\n')[0]}`).toHaveLength(1);
   }
   // every runner runs something: a runner whose blocks went away is a test that checks nothing
   for (const runner of RUNNERS) expect(blocks.filter(runner.claims).length, runner.name).toBeGreaterThan(0);
   expect(readmeBlocks().filter((block) => /^(shell|console|zsh)$/.test(block.language))).toEqual([]);
 });
 
-test('the README\'s secure transport test vectors are the ones the vector tests check', () => {
-  const text = readme();
+test('the secure transport test vectors in the guides are the ones the vector tests check', () => {
+  const text = readmeSection('Secure login');
   const start = text.indexOf('Test vectors (`test/secure/vectors.test.ts`)');
   expect(start).toBeGreaterThan(0);
   const table = text.slice(start, text.indexOf('\n\n', text.indexOf('\n|', start)));
@@ -98,16 +106,40 @@ test('the README\'s secure transport test vectors are the ones the vector tests 
   ]);
 });
 
-test('the README has a checked example for every core endpoint', () => {
+test('the documentation has a checked example for every core endpoint', () => {
   const commands = examples().map((example) => example.command).join('\n');
   for (const path of ['/v1/login', '/v2/login', '/v1/auth/df', '/v1/object/', '/v1/objects/', '/v1/execute/', '/v1/logout', '/_CheckSession', '/_CheckService', '/v1/multi', '/v1/2fa/secret', '/v1/license/release', '/v1/uploadFile', '/v1/file/', '/openapi.json']) {
     expect(commands).toContain(path);
   }
 });
 
-test('every curl example answers as printed', async () => {
-  const env = blockEnv();
-  for (const { command, answer } of examples()) {
+/**
+ * A session of alice (the README's first request) as `SID` and a JWT of dave (docs/logins.md,
+ * `POST /v2/login`) as `TOKEN`, which the guides' examples use.
+ */
+async function guideCredentials(port: number): Promise<Record<string, string>> {
+  const login = async (path: string, user: string, password: string, appNames: string[]) => {
+    const pass = createHash('md5').update(password).digest('hex');
+    const answer = await fetch(`http://localhost:${port}${path}`, { method: 'POST', headers: { appkey: 'demo', 'content-type': 'application/json' }, body: JSON.stringify({ user, pass, appNames }) });
+    return ((await answer.json()) as { data: Record<string, string> }).data;
+  };
+  return { SID: (await login('/v1/login', 'alice', 'alice-secret', ['crm'])).sessionId!, TOKEN: (await login('/v2/login', 'dave', 'dave-secret', [])).token! };
+}
+
+test.each(DOCUMENTS.filter((file) => examples().some((example) => example.file === file)))('every curl example of %s answers as printed', async (file) => {
+  // each document runs against a demo of its own, as a reader who starts with it would; the README's own
+  // examples make their credentials, a guide's start from the README's
+  const demo = file === 'README.md' ? { server: undefined, port } : await startDemo();
+  const env = blockEnv(file === 'README.md' ? {} : await guideCredentials(demo.port));
+  try {
+    for (const { command, answer } of examples().filter((example) => example.file === file)) await check(command, answer, demo.port, env);
+  } finally {
+    await demo.server?.stop();
+  }
+}, 120_000);
+
+async function check(command: string, answer: { language: string; code: string }, port: number, env: Record<string, string | undefined>): Promise<void> {
+  {
     const { stdout } = await run('bash', ['-o', 'pipefail', '-c', command.replaceAll('http://localhost:8080', `http://localhost:${port}`)], { cwd: copy.dir, env });
     // a json answer is one envelope; a text answer is lines, each JSON or plain text
     const lines = (text: string) => (answer.language === 'json' ? [text] : text.split('\n').filter((line) => line !== ''));
@@ -119,7 +151,7 @@ test('every curl example answers as printed', async () => {
       if (typeof value?.data?.secret === 'string') env.SECRET = value.data.secret; // the two-factor walkthrough's codes
     }
   }
-});
+}
 
 test('the start-up banner prints a curl line that logs in', async () => {
   const line = server.lines.find((text) => text.startsWith('curl '))!;

@@ -1,5 +1,5 @@
 // The demo: odbrest on Node's http server with the demo database (examples/demo-data.json).
-// Options come from api-config.yml or ODBREST_* variables (see the README); `npm start` runs this.
+// Options come from api-config.yml or ODBREST_* variables (see docs/operations.md); `npm start` runs this.
 import { ApiError, createService, clientPassValue, defineRoute, MemoryBlobStore } from 'odbrest';
 import * as v from 'valibot';
 import { mkdir, writeFile } from 'node:fs/promises';

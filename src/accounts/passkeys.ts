@@ -286,6 +286,7 @@ export function passkeyRoutes(passkeys: Passkeys): Route[] {
       path: '/v1/passkeys',
       auth: 'session',
       summary: "The session user's passkeys",
+      examples: { answer: { '~Count': 0, '~UnfilteredCount': 0, '~Elements': [] } },
       answer: 'a set of {~ObjectID, Name, Created, LastUsed, Transports}',
       handler: (request) => passkeys.list(request),
     },

@@ -22,6 +22,7 @@ export function licenceRoutes(ctx: ServiceContext): Route[] {
       path: '/v1/license/release',
       auth: 'session',
       summary: 'Gives back the seats of these applications; the session no longer holds them',
+      examples: { body: { appNames: ['shop'] } },
       body: ReleaseBodySchema,
       answer: 'nothing ({})',
       answerSchema: Nothing,

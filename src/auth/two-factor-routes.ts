@@ -130,7 +130,7 @@ async function validate(ctx: ServiceContext, request: ApiRequest): Promise<JsonR
 
 /** `/v1/2fa/*` (PROTOCOL.md 2.6): any session, also the one a `340` answer gives. */
 export function twoFactorRoutes(ctx: ServiceContext): Route[] {
-  type Described = Pick<Route, 'summary' | 'body' | 'answer' | 'query' | 'answerSchema' | 'errors'>;
+  type Described = Pick<Route, 'summary' | 'body' | 'answer' | 'query' | 'answerSchema' | 'errors' | 'examples'>;
   const route = (method: Route['method'], path: string, handler: (ctx: ServiceContext, request: ApiRequest) => Promise<JsonReply>, doc: Described): Route => ({
     method,
     path,
@@ -144,11 +144,13 @@ export function twoFactorRoutes(ctx: ServiceContext): Route[] {
     route('GET', '/v1/2fa/secret', status, {
       query: StatusQuerySchema,
       summary: "The session user's (or, for users.admins, another user's) two-factor state for an application",
+      examples: { answer: { isActivated: true, isConfirmed: true, '2faStatus': 2 } },
       answer: 'isActivated, isConfirmed and 2faStatus (0 not available, 1 deactivated, 2 optional, 3 forced)',
       answerSchema: v.object({ isActivated: v.boolean(), isConfirmed: v.boolean(), '2faStatus': v.picklist([0, 1, 2, 3]) }),
     }),
     route('POST', '/v1/2fa/secret', enrol, {
       summary: 'A new, unconfirmed TOTP secret for the session user',
+      examples: { answer: { secret: 'RG7L6HKTIR7E22BU4TRP2RVLK2PN2OIF', otpauthUri: 'otpauth://totp/odbrest%20demo:alice?issuer=odbrest%20demo&secret=RG7L6HKTIR7E22BU4TRP2RVLK2PN2OIF&algorithm=SHA1&digits=6&period=30', qrCode: 'data:image/svg+xml;base64,PHN2ZyB2aWV3Qm94PSIwIDAgNTcgNTciIHhtbG5zPSJodHRwOi8vd3d3LnczLm9yZy8yMDAwL3N2ZyI+...', backupCodes: ['endvz-amary', '8t3mj-vs1y1', 'y0gsw-db6wa', '40pzh-ts9c7', 'j2m0k-zzch5', 'j9vnf-7kxdh', 'qbwdh-9jkvh', '2bbjg-1c42k', 'fabw1-v31h2', 'eqhs9-y3j43'] } },
       answer: 'secret (base32), otpauthUri, qrCode (an SVG data URL) and backupCodes (10 strings), shown only here',
       answerSchema: v.object({
         secret: v.pipe(v.string(), v.description('base32')),

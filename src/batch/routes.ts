@@ -82,6 +82,7 @@ export function batchRoutes(ctx: ServiceContext): Route[] {
       auth: 'session',
       batch: false,
       summary: 'Runs requests in order with this credential; a failing item does not stop the others',
+      examples: { body: [{ method: 'GET', path: '/v1/objects/Customer?perPage=0' }, { method: 'GET', path: '/v1/object/NOPE0000' }, { method: 'POST', path: '/v1/execute/countCustomers', data: { city: 'Hamburg' } }, { method: 'POST', path: '/v1/logout' }], answer: [{ httpStatus: 200, result: { status: { internalStatus: '0', statusMessage: 'ok' }, data: { '~Count': 0, '~UnfilteredCount': 300, '~Elements': [] } } }, { httpStatus: 404, result: { status: { internalStatus: '404', statusMessage: 'no object or class NOPE0000' }, data: {} } }, { httpStatus: 200, result: { status: { internalStatus: '0', statusMessage: 'ok' }, data: { city: 'Hamburg', count: 50 } } }, { httpStatus: 400, result: { status: { internalStatus: '400', statusMessage: 'POST /v1/logout is not allowed in /v1/multi (logins, logout and batches are not)' }, data: {} } }] },
       body: BatchBodySchema,
       answer: 'one {httpStatus, result} per item, in order: the HTTP status (an integer) and the whole envelope',
       answerSchema: v.array(

@@ -61,6 +61,7 @@ export function checkRoutes(ctx: ServiceContext, options: ServiceCheckOptions = 
       auth: 'none',
       appKey: false,
       summary: 'Health check: 0 when the object store and the key-value store answer, else 503 (no appkey needed)',
+      examples: { answer: { applicationName: 'odbrest', applicationVersion: '0.1.0', webservice: { version: '0.1.0', moduleVersion: { demo: [{ moduleName: 'odbrest', moduleVersion: '0.1.0' }] } } } },
       answer: 'applicationName, applicationVersion and webservice: {version, moduleVersion}',
       answerSchema: v.object({
         applicationName: v.string(),
@@ -105,6 +106,7 @@ export function checkRoutes(ctx: ServiceContext, options: ServiceCheckOptions = 
         auth: 'session',
         batch: path.startsWith('/v1/'),
         summary: 'The service version and modules',
+        examples: { answer: { webserviceVersion: '0.1.0', structureChangeDate: '2026-11-26T01:43:20.792Z', listOfModules: [{ moduleName: 'odbrest', moduleVersion: '0.1.0' }] } },
         answer: 'webserviceVersion, structureChangeDate and listOfModules',
         answerSchema: v.object({ webserviceVersion: v.string(), structureChangeDate: v.pipe(v.string(), v.isoTimestamp()), listOfModules: v.array(ModuleSchema) }),
         handler: async () => okReply({ webserviceVersion: PACKAGE_VERSION, structureChangeDate: startedAt, listOfModules: modules }),

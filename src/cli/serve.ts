@@ -124,7 +124,7 @@ export async function startServer(
     throw listenFailure(error as NodeJS.ErrnoException, port, hostname);
   }
   if ((config.file.store?.url ?? 'memory') === 'memory' && !config.file.dataFile) {
-    notice('odbrest: serving an empty in-memory database, gone on exit; choose store: and dataFile: in api-config.yml (README, "Options")');
+    notice('odbrest: serving an empty in-memory database, gone on exit; choose store: and dataFile: in api-config.yml (docs/operations.md, "Options")');
   }
   const address = server.address();
   const bound = typeof address === 'object' && address ? address.port : port;

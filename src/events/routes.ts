@@ -60,6 +60,7 @@ export function eventRoutes(ctx: ServiceContext): Route[] {
       auth: 'objects',
       batch: false,
       summary: "A one-time ticket (60 s) for GET /v1/events without headers (browsers' EventSource)",
+      examples: { answer: { ticket: 'rGcqNo52oqmSQBKwgnqS7PMVkKeDyiTm' } },
       answer: 'ticket: use it once, within 60 s, as GET /v1/events?ticket=...&subscribe=...',
       handler: async (request) => {
         const ticket = randomToken(24);

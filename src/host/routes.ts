@@ -12,6 +12,7 @@ import { okReply } from '../http/envelope.js';
 import { ApiError, type StatusCode } from '../http/errors.js';
 import { readJson, type ApiRequest } from '../http/request.js';
 import { RouteTable, type QuerySchema, type Route } from '../http/router.js';
+import { HOST_TAG } from '../openapi/tags.js';
 import { parseInput, parseQueryParams } from '../http/validate.js';
 import type { MacroContext } from '../macros/registry.js';
 
@@ -35,6 +36,8 @@ export interface HostRoute<
   summary?: string;
   /** What the handler returns, as a valibot schema: `data` in the OpenAPI document. */
   answer?: v.GenericSchema;
+  /** A real body and answer (`data`) for the OpenAPI document's examples; by default derived from the schemas. */
+  examples?: { body?: unknown; answer?: unknown };
   /** The `internalStatus` codes the handler throws itself (for the OpenAPI document), e.g. `['404']`. */
   errors?: readonly StatusCode[];
   /**
@@ -94,6 +97,8 @@ function toRoute(ctx: ServiceContext, host: HostRoute<any, any>, path: string): 
     ...(body ? { body } : {}),
     ...(query ? { query } : {}),
     ...(host.answer ? { answerSchema: host.answer } : {}),
+    ...(host.examples ? { examples: host.examples } : {}),
+    tag: HOST_TAG,
     errors: [...(body === undefined && host.method !== 'GET' ? ['400' as const] : []), ...(host.errors ?? [])],
     handler: async (request: ApiRequest) => {
       // a GET's or DELETE's body is ignored (PROTOCOL.md 1.1); any other is 400 unless the route takes one

@@ -56,6 +56,13 @@ export interface Route {
   errors?: readonly StatusCode[];
   /** The answers that are not the JSON envelope (beside it, when `answerSchema` is given too). */
   rawAnswer?: RawAnswer | readonly RawAnswer[];
+  /**
+   * Real examples of the JSON body and of the success answer's `data` (the demo's), for the OpenAPI
+   * document; without them it derives each from the schema (its `examples`, else placeholders).
+   */
+  examples?: { body?: unknown; answer?: unknown };
+  /** The OpenAPI tag the route is listed under; by default the group its path belongs to (openapi/document.ts `TAGS`). */
+  tag?: string;
   /** What each path parameter is, by name, when its name does not say it. */
   params?: Readonly<Record<string, string>>;
   /** False for routes a browser or provider reaches without an `appkey` header (OAuth callbacks). */

@@ -13,6 +13,7 @@ export function macroRoutes(ctx: ServiceContext): Route[] {
       path: '/v1/execute/:macroName',
       auth: 'session',
       summary: 'Runs a macro the host registered (the xApi_* hooks are not callable)',
+      examples: { body: { city: 'Berlin' }, answer: { city: 'Berlin', count: 50 } },
       // documented here; checked below (a record schema would take an array)
       body: v.optional(v.pipe(v.record(v.string(), v.unknown()), v.description('the macro parameters'))),
       answer: 'what the macro returns (objects serialized)',

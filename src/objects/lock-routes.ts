@@ -62,6 +62,7 @@ export function lockRoutes(ctx: ServiceContext): Route[] {
       path: '/v1/lock/object/:id',
       auth: 'objects',
       summary: 'Whether another session holds a lock on this object',
+      examples: { answer: { isLocked: false, messages: [] } },
       answer: LOCK_ANSWER,
       handler: async (request) => {
         const w = writer(request);
@@ -75,6 +76,7 @@ export function lockRoutes(ctx: ServiceContext): Route[] {
       path: '/v1/lock/object/:id',
       auth: 'objects',
       summary: "Takes or renews this session's lock on the object (423 when another session holds it)",
+      examples: { answer: { isLocked: false, messages: ['locked by alice since 20261126T014329+00:00'] } },
       body: LockBodySchema,
       answer: LOCK_ANSWER,
       errors: ['404', '423'],

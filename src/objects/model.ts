@@ -105,6 +105,7 @@ export function modelRoutes(ctx: ServiceContext): Route[] {
       path: '/v1/model/structure',
       auth: 'objects',
       summary: 'The declared classes: members, indices and ClassIDs (only classes the session may read)',
+      examples: { answer: { '~Count': 1, '~UnfilteredCount': 1, '~Elements': [{ Name: 'UserGroup', ClassID: 33534406, Declared: true, Members: [{ Name: 'Name', Type: 'string', Required: true }, { Name: 'Description', Type: 'string', Required: false }], Indices: [] }] } },
       query: ModelQuerySchema,
       answer: 'a set (~Count, ~UnfilteredCount, ~Elements) of {Name, ClassID, Declared, Members, Indices}',
       handler: async (request: ApiRequest) => {

@@ -17,6 +17,7 @@ export function recycleRoutes(ctx: ServiceContext): Route[] {
       path: '/v1/recycleBin',
       auth: 'objects',
       summary: "This user's recycled objects (at most 1000, oldest first), each with ~DeletedAt",
+      examples: { answer: { '~Count': 1, '~UnfilteredCount': 1, '~Elements': [{ '~ClassName': 'Customer', '~ObjectID': '45YTYRPB', '~StoreTime': '20261123T163837+00:00', Name: 'Nora Berg', Number: 301, City: 'Kiel', Active: true, AccountManager: { '~ClassName': 'Employee', '~ObjectID': 'EMP00001', '~StoreTime': '20261123T163830+00:00', Name1: 'Alice', Name2: 'Schmidt', Name3: 'Head of sales', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00001', '~StoreTime': '20261123T163830+00:00' }, Mitarbeiteransprechpartner: { '~ClassName': 'ContactPerson', '~ObjectID': 'CON00001', '~StoreTime': '20261123T163830+00:00', Name: 'carol', Name1: 'Carol', Name2: 'Meyer', Name3: 'Front office', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00003', '~StoreTime': '20261125T225642+00:00' } } }, '~DeletedAt': '20261123T163901+00:00' }] } },
       answer: 'a set of the recycled objects as they were, each with ~DeletedAt',
       handler: async (request) => {
         const guard = ctx.guard(request);
@@ -35,6 +36,7 @@ export function recycleRoutes(ctx: ServiceContext): Route[] {
       path: '/v1/recycleBin/:id/restore',
       auth: 'objects',
       summary: "Puts one of this user's recycled objects back as it was",
+      examples: { answer: { '~ClassName': 'Customer', '~ObjectID': '45YTYRPB', '~StoreTime': '20261123T163837+00:00', Name: 'Nora Berg', Number: 301, City: 'Kiel', Active: true, AccountManager: { '~ClassName': 'Employee', '~ObjectID': 'EMP00001', '~StoreTime': '20261123T163830+00:00', Name1: 'Alice', Name2: 'Schmidt', Name3: 'Head of sales', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00001', '~StoreTime': '20261123T163830+00:00' }, Mitarbeiteransprechpartner: { '~ClassName': 'ContactPerson', '~ObjectID': 'CON00001', '~StoreTime': '20261123T163830+00:00', Name: 'carol', Name1: 'Carol', Name2: 'Meyer', Name3: 'Front office', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00003', '~StoreTime': '20261125T225642+00:00' } } } } },
       answer: 'the restored object, serialized as GET /v1/object/{id} answers it',
       handler: async (request) => {
         const restored = await restore(ctx, request.session!.principalId, validName(request.params.id!, 'object id'));

@@ -4,6 +4,7 @@ import { STATUS_CODES, type StatusCode } from '../http/errors.js';
 import type { RawAnswer, Route } from '../http/router.js';
 import type { ClassDeclaration, FieldDeclaration, SchemaDeclarations } from '../objects/declarations.js';
 import { SHARED_SCHEMAS } from './schemas.js';
+import { TAGS, tagOf } from './tags.js';
 
 /**
  * The OpenAPI 3.1 document of a route table (`GET {base}/openapi.json`), made from the routes
@@ -63,9 +64,67 @@ function parameters(route: Route, names: string[]): JsonObject[] {
 /** The secure transport's body (PROTOCOL.md 4): base64 of the AES-256-CTR ciphertext of the JSON. */
 const ENCRYPTED = { 'application/text': { schema: schemaRef('Encrypted') } };
 
-function requestBody(route: Route): JsonObject | undefined {
+/**
+ * An example of a JSON Schema's value, for the API reference page: the schema's own (`examples`,
+ * `const`, `default`, the first of an `enum`), else one made of its members' examples, else a
+ * placeholder of its type. `$ref`s are followed into `schemas` (the document's components).
+ */
+export function exampleOf(schema: JsonObject, schemas: Record<string, JsonObject>, depth = 0): unknown {
+  if (depth > 8) return {};
+  if (typeof schema.$ref === 'string') return exampleOf(schemas[schema.$ref.replace('#/components/schemas/', '')] ?? {}, schemas, depth + 1);
+  if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
+  if ('const' in schema) return schema.const;
+  if ('default' in schema) return schema.default;
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  const choices = (schema.anyOf ?? schema.oneOf) as JsonObject[] | undefined;
+  if (choices) return exampleOf(choices.find((choice) => choice.type !== 'null') ?? choices[0]!, schemas, depth + 1);
+  if (Array.isArray(schema.allOf)) {
+    const parts = (schema.allOf as JsonObject[]).map((part) => exampleOf(part, schemas, depth + 1));
+    return parts.every((part) => part && typeof part === 'object' && !Array.isArray(part)) ? Object.assign({}, ...parts) : parts[0];
+  }
+  switch (schema.type) {
+    case 'object': {
+      const properties = Object.entries((schema.properties ?? {}) as Record<string, JsonObject>);
+      return Object.fromEntries(properties.map(([name, member]) => [name, exampleOf(member, schemas, depth + 1)]));
+    }
+    case 'array':
+      return schema.items ? [exampleOf(schema.items as JsonObject, schemas, depth + 1)] : [];
+    case 'integer':
+    case 'number':
+      return typeof schema.minimum === 'number' ? schema.minimum : 0;
+    case 'boolean':
+      return true;
+    case 'null':
+      return null;
+    case 'string':
+      return schema.format === 'date-time' ? '2026-11-21T17:54:08.000Z' : typeof schema.minLength === 'number' && schema.minLength > 6 ? 'x'.repeat(schema.minLength) : 'text';
+    default:
+      return schema.properties ? exampleOf({ ...schema, type: 'object' }, schemas, depth + 1) : {};
+  }
+}
+
+/** The message an example failure carries, by code (the codes' meanings, PROTOCOL.md 1.4). */
+const EXAMPLE_MESSAGES: Readonly<Record<string, string>> = {
+  '100': 'appkey missing or not accepted',
+  '201': 'Session is invalid',
+  '204': 'no session credential sent',
+  '302': 'wrong user name or password',
+  '303': 'too many failed logins; try again later',
+  '400': 'appNames must be an array of strings or a string',
+  '403': 'this session may not do this',
+  '404': 'no object or class NOPE0000',
+  '409': 'the object changed since it was read',
+  '413': 'the body is larger than 1048576 bytes',
+  '500': 'internal error',
+  '503': 'a storage backend is unreachable; retry later',
+};
+
+function requestBody(route: Route, schemas: Record<string, JsonObject>): JsonObject | undefined {
   const content: JsonObject = {};
-  if (route.body) content['application/json'] = { schema: jsonSchema(route.body) };
+  if (route.body) {
+    const schema = jsonSchema(route.body);
+    content['application/json'] = { schema, example: route.examples && 'body' in route.examples ? route.examples.body : exampleOf(schema, schemas) };
+  }
   for (const type of route.bodyTypes ?? []) content[type] = { schema: { type: 'string', contentMediaType: type } };
   if (Object.keys(content).length === 0) return undefined;
   if (route.body && route.auth !== 'none') Object.assign(content, ENCRYPTED);
@@ -85,12 +144,13 @@ const rawSchema = (contentType: string): JsonObject =>
   contentType === 'application/json' ? { type: 'object' } : contentType === 'text/plain' ? { type: 'string' } : { type: 'string', format: 'binary' };
 
 /** The successful answers, by HTTP status: the envelope with `answerSchema` as `data`, and the raw ones. */
-function successes(route: Route): Record<string, JsonObject> {
+function successes(route: Route, schemas: Record<string, JsonObject>): Record<string, JsonObject> {
   const answers: Record<string, JsonObject> = {};
   if (route.answerSchema || !route.rawAnswer) {
     const data = route.answerSchema ? jsonSchema(route.answerSchema) : { description: route.answer ?? 'see the summary' };
     const schema = { type: 'object', required: ['status', 'data'], properties: { status: schemaRef('SuccessStatus'), data } };
-    answers[200] = { description: `internalStatus "0"; data: ${route.answer ?? route.summary}`, content: { 'application/json': { schema }, ...(route.auth !== 'none' ? ENCRYPTED : {}) } };
+    const example = { status: { internalStatus: '0', statusMessage: 'ok' }, data: route.examples && 'answer' in route.examples ? route.examples.answer : exampleOf(data, schemas) };
+    answers[200] = { description: `internalStatus "0"; data: ${route.answer ?? route.summary}`, content: { 'application/json': { schema, example }, ...(route.auth !== 'none' ? ENCRYPTED : {}) } };
   }
   for (const raw of rawAnswers(route)) {
     if (raw.error) continue;
@@ -121,6 +181,8 @@ export function errorCodes(route: Route): StatusCode[] {
   return [...codes].sort((a, b) => Number(a) - Number(b));
 }
 
+const errorExample = (code: string) => ({ status: { internalStatus: code, statusMessage: EXAMPLE_MESSAGES[code] ?? `failed with ${code}` }, data: {} });
+
 /** The failures, one response per HTTP status, each the error envelope with the codes of that status. */
 function failures(route: Route): Record<string, JsonObject> {
   const byStatus = new Map<number, StatusCode[]>();
@@ -135,11 +197,11 @@ function failures(route: Route): Record<string, JsonObject> {
     answers[status] = {
       description: `internalStatus ${codes.map((code) => `"${code}"`).join(', ')}`,
       ...retry,
-      content: { 'application/json': { schema: errorSchema(codes) }, ...encrypted },
+      content: { 'application/json': { schema: errorSchema(codes), example: errorExample(codes[0]!) }, ...encrypted },
     };
   }
   for (const raw of rawAnswers(route)) {
-    if (raw.error) answers[raw.status] = { description: raw.description, ...headersOf(raw.headers), content: { 'application/json': { schema: errorSchema([raw.error]) } } };
+    if (raw.error) answers[raw.status] = { description: raw.description, ...headersOf(raw.headers), content: { 'application/json': { schema: errorSchema([raw.error]), example: errorExample(raw.error) } } };
   }
   return answers;
 }
@@ -150,15 +212,17 @@ function security(route: Route): JsonObject[] {
   return route.appKey === false ? [] : [{ appKey: [] }];
 }
 
-function operation(route: Route, names: string[]): JsonObject {
-  const body = requestBody(route);
+function operation(route: Route, names: string[], schemas: Record<string, JsonObject>): JsonObject {
+  const body = requestBody(route, schemas);
   const params = parameters(route, names);
   return {
     operationId: `${route.method.toLowerCase()}${route.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_, next: string | undefined) => (next ?? '').toUpperCase())}`,
+    tags: [tagOf(route)],
     summary: route.summary,
+    ...(route.answer ? { description: `Answers: ${route.answer}.` } : {}),
     ...(params.length ? { parameters: params } : {}),
     ...(body ? { requestBody: body } : {}),
-    responses: { ...successes(route), ...failures(route) },
+    responses: { ...successes(route, schemas), ...failures(route) },
     security: security(route),
   };
 }
@@ -276,11 +340,14 @@ function withoutDialect(schema: JsonObject): JsonObject {
 
 /** The whole document; routes that share a path share a path item. */
 export function openApiDocument(routes: readonly Route[], info: DocumentInfo): JsonObject {
+  const shared = components(info.schema ?? {});
+  const schemas = shared.schemas as Record<string, JsonObject>;
   const paths: Record<string, JsonObject> = {};
   for (const route of routes) {
     const { path, names } = openApiPath(route.path);
-    (paths[path] ??= {})[route.method.toLowerCase()] = operation(route, names);
+    (paths[path] ??= {})[route.method.toLowerCase()] = operation(route, names, schemas);
   }
+  const used = new Set(routes.map(tagOf));
   return {
     openapi: '3.1.0',
     info: {
@@ -289,7 +356,8 @@ export function openApiDocument(routes: readonly Route[], info: DocumentInfo): J
       description: 'Every JSON answer is the envelope {status: {internalStatus, statusMessage}, data}. Logins answer a credential of one of three kinds: a session id, a JWT, or a secure-transport token.',
     },
     servers: [{ url: info.serverUrl }],
+    tags: TAGS.filter((tag) => used.has(tag.name)).map(({ name, description }) => ({ name, description })),
     paths,
-    components: components(info.schema ?? {}),
+    components: shared,
   };
 }

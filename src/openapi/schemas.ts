@@ -5,6 +5,7 @@
  * real answers against the document, so these cannot drift from what the routes send.
  */
 import * as v from 'valibot';
+import { ALICE_LOGIN, CUSTOMER, CUSTOMERS, DAVE_TOKEN, REFERENCE } from './examples.js';
 
 const integer = v.pipe(v.number(), v.integer());
 
@@ -12,6 +13,7 @@ const integer = v.pipe(v.number(), v.integer());
 export const ObjectReference = v.pipe(
   v.looseObject({ '~ClassName': v.string(), '~ObjectID': v.string(), '~StoreTime': v.optional(v.string()) }),
   v.description('a referenced object: serialized, or only its ~ members when the session may not read it'),
+  v.examples([REFERENCE]),
 );
 
 /** An object as the service serializes it (PROTOCOL.md 6.1); the document describes each declared class's fields. */
@@ -19,33 +21,43 @@ export const ServedObject = v.pipe(
   // `serialization` (6.1) decides which members an answer holds: `oid` only ~ObjectID, `empty` the ~ members, a field list some fields
   v.looseObject({ '~ClassName': v.optional(v.string()), '~ObjectID': v.string(), '~StoreTime': v.optional(v.string()) }),
   v.description('a serialized object: ~ClassName, ~ObjectID, ~StoreTime and its fields (serialization oid: ~ObjectID only; empty: the ~ members; custom: the listed fields)'),
+  v.examples([CUSTOMER]),
 );
 
 /** A set (PROTOCOL.md 6.1): a listing's page. */
-export const ObjectSet = v.object({
-  '~Count': v.pipe(integer, v.description('the objects in ~Elements')),
-  '~UnfilteredCount': v.pipe(integer, v.description('the objects the query matched, before paging')),
-  '~Elements': v.array(ServedObject),
-});
+export const ObjectSet = v.pipe(
+  v.object({
+    '~Count': v.pipe(integer, v.description('the objects in ~Elements')),
+    '~UnfilteredCount': v.pipe(integer, v.description('the objects the query matched, before paging')),
+    '~Elements': v.array(ServedObject),
+  }),
+  v.examples([CUSTOMERS]),
+);
 
 /** `data` of an answer that has nothing to say. */
-export const Nothing = v.pipe(v.strictObject({}), v.description('nothing: {}'));
+export const Nothing = v.pipe(v.strictObject({}), v.description('nothing: {}'), v.examples([{}]));
 
 /** `data` of a login (PROTOCOL.md 2.2). */
-export const LoginAnswer = v.object({
-  sessionId: v.pipe(v.string(), v.description('the sessionId header of the requests that follow')),
-  user: ServedObject,
-  databaseName: v.string(),
-  expiresAt: v.pipe(v.string(), v.isoTimestamp()),
-});
+export const LoginAnswer = v.pipe(
+  v.object({
+    sessionId: v.pipe(v.string(), v.description('the sessionId header of the requests that follow')),
+    user: ServedObject,
+    databaseName: v.string(),
+    expiresAt: v.pipe(v.string(), v.isoTimestamp()),
+  }),
+  v.examples([ALICE_LOGIN]),
+);
 
 /** `data` of the token login (`/v2/login` without `publicKey`). */
-export const TokenLoginAnswer = v.object({
-  token: v.pipe(v.string(), v.description('a JWT for the Authorization header')),
-  user: ServedObject,
-  databaseName: v.string(),
-  expiresAt: v.pipe(v.string(), v.isoTimestamp()),
-});
+export const TokenLoginAnswer = v.pipe(
+  v.object({
+    token: v.pipe(v.string(), v.description('a JWT for the Authorization header')),
+    user: ServedObject,
+    databaseName: v.string(),
+    expiresAt: v.pipe(v.string(), v.isoTimestamp()),
+  }),
+  v.examples([DAVE_TOKEN]),
+);
 
 /** Every JSON answer (PROTOCOL.md 1.3); `internalStatus` and `statusMessage` are always strings. */
 export const Envelope = v.object({

@@ -20,6 +20,7 @@ import { importClientPublicKey } from './keys.js';
 import { BlockDecryptError, blockDecrypt, blockEncrypt } from './rsa.js';
 import { LOGIN_SIGNATURE_HEADER, signLoginAnswer } from './login-signature.js';
 import { sealToken } from './token.js';
+import { SERVER_KEY } from '../openapi/examples.js';
 import { LoginAnswer, TokenLoginAnswer } from '../openapi/schemas.js';
 
 const PublicKey = v.object({ key: v.pipe(v.string(), v.startsWith('-----BEGIN PUBLIC KEY-----'), v.description('the RSA public key as an SPKI PEM')) });
@@ -147,6 +148,7 @@ export function secureLoginRoutes(ctx: ServiceContext): Route[] {
       path: '/v2/login',
       auth: 'none',
       summary: 'Token login (a JWT, used as Authorization: Bearer) or, with aesKey and data, the hybrid login (a plain session)',
+      examples: { body: { user: 'dave', pass: 'd7cc2d0fb160b32ae3c69e4271b73574', appNames: [] } },
       body: v.union([LoginBodySchema, HybridLoginBodySchema]),
       answer: 'token, user, databaseName and expiresAt; the hybrid login answers as /v1/login (with publicKey: text/plain, sealed to that key)',
       answerSchema: v.union([TokenLoginAnswer, LoginAnswer]),
@@ -163,6 +165,7 @@ export function secureLoginRoutes(ctx: ServiceContext): Route[] {
       auth: 'none',
       appKey: false, // a public key is public: the TypeScript sample fetches it with no headers (PROTOCOL.md 1.2)
       summary: 'The server public key of the hybrid login',
+      examples: { answer: { key: SERVER_KEY } },
       answer: 'key: the RSA public key as an SPKI PEM',
       answerSchema: PublicKey,
       handler: () => loginKeyReply(ctx),
@@ -173,6 +176,7 @@ export function secureLoginRoutes(ctx: ServiceContext): Route[] {
       auth: 'none',
       appKey: false,
       summary: 'The server public key of the secure login',
+      examples: { answer: { key: SERVER_KEY } },
       answer: 'key: the RSA public key as an SPKI PEM (CR LF line breaks)',
       answerSchema: PublicKey,
       handler: async () => okReply({ key: (await ctx.serverKey.get()).publicKeyPem }),

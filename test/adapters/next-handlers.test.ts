@@ -1,6 +1,6 @@
 /**
  * The Next.js route handlers in process, without `trackClientAddress()`: the client address is unknown,
- * so only the per-user failed-login limit applies (README "Mounting in an app", Next.js).
+ * so only the per-user failed-login limit applies (docs/mounting.md, Next.js).
  */
 import { expect, test } from 'vitest';
 import { createRouteHandlers } from '../../adapters/next.js';

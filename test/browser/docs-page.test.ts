@@ -1,7 +1,8 @@
 /**
  * The demo's API reference page (`npm start`, examples/node/server.mjs): `GET /docs` renders the
  * service's own `/openapi.json` with Swagger UI served from node_modules, in Debian's chromium driven
- * by playwright-core, with every request outside the demo's own address blocked (no CDN).
+ * by playwright-core, with every request outside the demo's own address blocked (no CDN): every
+ * operation of the document under its tag, each with the document's example answer.
  */
 import { rmSync } from 'node:fs';
 import type { BrowserContext } from 'playwright-core';
@@ -53,3 +54,49 @@ test.skipIf(!hasBrowser)('GET /docs shows the operations of the mounted service,
     await page.close();
   }
 }, 60_000);
+
+type Example = { example?: unknown; schema?: { format?: string } };
+type Operation = { tags: string[]; responses: Record<string, { content?: Record<string, Example> }> };
+
+test.skipIf(!hasBrowser)('GET /docs lists every operation of /openapi.json under its tag, with its example answer', async () => {
+  const document = (await (await fetch(`${origin}/api/openapi.json`)).json()) as { tags: Array<{ name: string; description: string }>; paths: Record<string, Record<string, Operation>> };
+  const operations = Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method, operation })));
+  expect(operations.length).toBeGreaterThan(60);
+  const page = await context!.newPage();
+  try {
+    await page.goto(`${origin}/docs`);
+    await page.locator('.opblock-tag-section').first().waitFor({ timeout: 30_000 });
+    // the tags, in the document's order, each with its description
+    const tags = await page.locator('.opblock-tag').evaluateAll((headings) => headings.map((heading) => ({ name: heading.getAttribute('data-tag'), text: heading.textContent ?? '' })));
+    expect(tags.map((tag) => tag.name)).toEqual(document.tags.map((tag) => tag.name));
+    for (const [i, tag] of document.tags.entries()) expect(tags[i]!.text).toContain(tag.description.slice(0, 40));
+    // every operation under its tag, and no other
+    for (const tag of document.tags) {
+      const section = page.locator('.opblock-tag-section').filter({ has: page.locator(`.opblock-tag[data-tag="${tag.name}"]`) });
+      const shown = await section.locator('.opblock').evaluateAll((blocks) =>
+        blocks.map((block) => `${block.querySelector('.opblock-summary-method')?.textContent?.toLowerCase()} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`),
+      );
+      const expected = operations.filter(({ operation }) => operation.tags[0] === tag.name).map(({ method, path }) => `${method} ${path}`);
+      expect(shown.sort(), tag.name).toEqual(expected.sort());
+    }
+    // an operation of each tag, opened, shows the document's example: the success answer's where it is
+    // JSON, else a failure's (opening one takes Swagger UI seconds on a busy machine, so one per tag
+    // here; test/openapi.test.ts checks every operation's examples against its schemas)
+    for (const tag of document.tags) {
+      const ofTag = operations.filter(({ operation }) => operation.tags[0] === tag.name);
+      const { path, method, operation } = ofTag.find(({ operation }) => operation.responses['200']?.content?.['application/json']?.example !== undefined) ?? ofTag[0]!;
+      const block = page.locator(`.opblock-tag-section .opblock.opblock-${method}`).filter({ has: page.locator(`.opblock-summary-path[data-path="${path}"]`) }).first();
+      await block.locator('.opblock-summary').first().click();
+      const [status, answer] = Object.entries(operation.responses).find(([, response]) => response.content?.['application/json']?.example !== undefined)!;
+      const example = block.locator(`.responses-table .response[data-code="${status}"] .highlight-code`).first();
+      await example.waitFor({ timeout: 60_000 });
+      const shown = JSON.parse((await example.textContent())!);
+      expect(shown, `${method} ${path} ${status}`).toEqual(answer.content!['application/json']!.example);
+      expect(JSON.stringify(shown), `${method} ${path}`).not.toContain('"data":"string"');
+      await block.locator('.opblock-summary').first().click(); // closed again: the page stays small
+    }
+    expect(elsewhere).toEqual([]);
+  } finally {
+    await page.close();
+  }
+}, 300_000);

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { ROOT } from '../adapters/servers.js';
 import { USERS } from '../helpers.js';
 import { spawnLines, type LineProcess } from '../support/processes.js';
+import { codeBlocks, readmeSection } from '../support/readme.js';
 import { onPath, type OnPath } from './on-path.js';
 
 const alice = { user: 'alice', password: USERS.alice, appNames: ['crm'] };
@@ -108,10 +109,8 @@ test('a pin that is neither a public-key PEM nor a fingerprint is a TypeError at
   }
 });
 
-test("the README's pinning example prints what its comments say", () => {
-  const readme = readFileSync(`${ROOT}README.md`, 'utf8');
-  const start = readme.indexOf('### Pinning the server key');
-  const code = /```js\n([\s\S]*?)```/.exec(readme.slice(start))![1]!;
+test("the guide's pinning example (docs/secure-login.md) prints what its comments say", () => {
+  const code = codeBlocks(readmeSection('Pinning the server key'), 'js')[0]!;
   const dir = mkdtempSync(join(tmpdir(), 'odbrest-readme-pin-'));
   const script = code
     .replace("'odbrest/client'", JSON.stringify(new URL('dist/client.js', `file://${ROOT}`).href))

@@ -1,7 +1,8 @@
 /**
- * The README's shell blocks and how the readme tests run them: every ```sh / ```bash block is listed
- * here, each belongs to exactly one runner (`RUNNERS`, checked by test/readme.test.ts), and each runs
- * as printed in a fresh copy of the repository, never in the repository itself.
+ * The documentation's shell blocks and how the readme tests run them: the documentation is README.md
+ * and the guides, docs/*.md (`DOCUMENTS`); every ```sh / ```bash block in them is listed here, each
+ * belongs to exactly one runner (`RUNNERS`, checked by test/readme.test.ts), and each runs as printed
+ * in a fresh copy of the repository, never in the repository itself.
  *
  * The fresh copy: the files git tracks (as they are in the working tree, times kept), a copy of the
  * built dist/, and node_modules as hard links (`cp -al`: half a second for the whole tree; npm's own
@@ -13,7 +14,7 @@
  * beside whatever holds 8080 on the machine; `npm start` gets its port as `PORT`.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -23,10 +24,12 @@ import { freePort, spawnLines, type LineProcess } from './processes.js';
 export const root = new URL('../..', import.meta.url).pathname;
 
 export interface Block {
+  /** The document it is in, relative to the repository: `README.md`, `docs/security.md`, ... */
+  file: string;
   /** The fence's language: `sh`, `bash`, `json`, `text`, ... */
   language: string;
   code: string;
-  /** 1-based line of the opening fence in README.md. */
+  /** 1-based line of the opening fence in its document. */
   line: number;
   /** The text of the nearest heading above it. */
   section: string;
@@ -38,14 +41,42 @@ export interface Block {
   answer?: Block;
 }
 
-export const readme = (): string => readFileSync(join(root, 'README.md'), 'utf8');
+/** The documentation, in the order its blocks are listed: README.md, then the guides (docs/*.md) by name. */
+export const DOCUMENTS: readonly string[] = ['README.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)];
 
-/** The text of the README's `## title` section, its heading included. */
-export function readmeSection(title: string, text = readme()): string {
-  const start = text.indexOf(`\n## ${title}\n`);
-  if (start < 0) throw new Error(`README has no section "${title}"`);
-  const end = text.indexOf('\n## ', start + 5);
-  return text.slice(start, end < 0 ? undefined : end);
+/** The text of one document (`README.md` unless named). */
+export const readme = (file = 'README.md'): string => readFileSync(join(root, file), 'utf8');
+
+/** The heading lines of a text, outside fenced blocks: level, text and offset. */
+export function headings(text: string): Array<{ level: number; title: string; index: number }> {
+  const found: Array<{ level: number; title: string; index: number }> = [];
+  let fenced = false;
+  let index = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('```')) fenced = !fenced;
+    const heading = fenced ? null : /^(#{1,6}) (.*)$/.exec(line);
+    if (heading) found.push({ level: heading[1]!.length, title: heading[2]!, index });
+    index += line.length + 1;
+  }
+  return found;
+}
+
+/**
+ * The text of the section headed `title` (at any level, its heading included, up to the next heading
+ * of the same or a higher level): in `text` when given, else in the one document that has it.
+ */
+export function readmeSection(title: string, text?: string): string {
+  const texts = text === undefined ? DOCUMENTS.map((file) => readme(file)) : [text];
+  const sections = texts.flatMap((body) => {
+    const all = headings(body);
+    return all.flatMap((heading, i) => {
+      if (heading.title !== title) return [];
+      const next = all.slice(i + 1).find((other) => other.level <= heading.level);
+      return [body.slice(heading.index, next?.index)];
+    });
+  });
+  if (sections.length !== 1) throw new Error(`the documentation has ${sections.length} sections "${title}" (README.md, docs/*.md); expected one`);
+  return sections[0]!;
 }
 
 /** The fenced code blocks of a text in one language, in order. */
@@ -73,28 +104,29 @@ export async function runCodeBlock(code: string, { dir = mkdtempSync(join(tmpdir
   return stdout.trim().split('\n');
 }
 
-/** Every fenced block of the README, in order. */
-export function readmeBlocks(text = readme()): Block[] {
+/** Every fenced block of the documentation (or of one document's `text`), in order. */
+export function readmeBlocks(text?: string, file = 'README.md'): Block[] {
+  if (text === undefined) return DOCUMENTS.flatMap((name) => readmeBlocks(readme(name), name));
   const blocks: Block[] = [];
   const fence = /^```(\w*)\n([\s\S]*?)^```[ \t]*$/gm;
   let previousEnd = -1;
   for (let m = fence.exec(text); m; m = fence.exec(text)) {
     const before = text.slice(0, m.index);
-    const headings = [...before.matchAll(/^#+ (.*)$/gm)];
-    const block: Block = { language: m[1]!, code: m[2]!, line: before.split('\n').length, section: headings.at(-1)?.[1] ?? '' };
+    const titles = [...before.matchAll(/^#+ (.*)$/gm)];
+    const block: Block = { file, language: m[1]!, code: m[2]!, line: before.split('\n').length, section: titles.at(-1)?.[1] ?? '' };
     const last = blocks.at(-1);
     if (last && previousEnd >= 0 && /^\s*$/.test(text.slice(previousEnd, m.index))) last.answer = block;
     blocks.push(block);
     previousEnd = m.index + m[0].length;
     const printed = /^\n\nprints `([^`]+)`/.exec(text.slice(previousEnd));
-    if (printed) block.answer = { language: 'text', code: `${printed[1]}\n`, line: block.line, section: block.section };
+    if (printed) block.answer = { file, language: 'text', code: `${printed[1]}\n`, line: block.line, section: block.section };
   }
   return blocks;
 }
 
 export const isShell = (block: Block): boolean => block.language === 'sh' || block.language === 'bash';
 
-export const shellBlocks = (text = readme()): Block[] => readmeBlocks(text).filter(isShell);
+export const shellBlocks = (text?: string): Block[] => readmeBlocks(text).filter(isShell);
 
 /** A block that starts a process in the background (`... &`). */
 const background = (block: Block) => /&\s*(#.*)?$/m.test(block.code.replace(/&&/g, ''));
@@ -122,7 +154,7 @@ export const RUNNERS: ReadonlyArray<{ name: string; file: string; claims: (block
   { name: 'realtime', file: 'test/events/readme-events.test.ts', claims: (block) => block.section === 'Realtime' },
 ];
 
-/** The shell blocks a runner claims, in README order. */
+/** The shell blocks a runner claims, in the documentation's order. */
 export function claimedBy(name: string): Block[] {
   const runner = RUNNERS.find((r) => r.name === name);
   if (!runner) throw new Error(`no readme runner named ${name}`);
@@ -132,7 +164,7 @@ export function claimedBy(name: string): Block[] {
 /** The one shell block a runner claims; a second one would be claimed and never run, so it is an error. */
 export function onlyBlock(name: string): Block {
   const blocks = claimedBy(name);
-  if (blocks.length !== 1) throw new Error(`the readme runner "${name}" runs one block; README.md has ${blocks.length}: lines ${blocks.map((b) => b.line).join(', ')}`);
+  if (blocks.length !== 1) throw new Error(`the readme runner "${name}" runs one block; the documentation has ${blocks.length}: ${blocks.map((b) => `${b.file} line ${b.line}`).join(', ')}`);
   return blocks[0]!;
 }
 
@@ -265,4 +297,38 @@ export function promisedEnvelopes(code: string): RegExp[] {
       .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}');
     return new RegExp(`^${pattern}$`);
   });
+}
+
+/** The anchor GitHub gives a heading: lower case, without punctuation or code marks, spaces as `-` (links keep their text). */
+export const headingAnchor = (title: string): string =>
+  title
+    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+    .replaceAll(' ', '-');
+
+/** Every anchor of a document's headings; a repeated heading gets `-1`, `-2`, ... as on GitHub. */
+export function anchorsOf(text: string): Set<string> {
+  const seen = new Map<string, number>();
+  const anchors = new Set<string>();
+  for (const { title } of headings(text)) {
+    const anchor = headingAnchor(title);
+    const n = seen.get(anchor) ?? 0;
+    seen.set(anchor, n + 1);
+    anchors.add(n === 0 ? anchor : `${anchor}-${n}`);
+  }
+  return anchors;
+}
+
+/** The targets of a document's Markdown links and images, outside fenced blocks and code spans, with their lines. */
+export function linksOf(text: string): Array<{ target: string; line: number }> {
+  const links: Array<{ target: string; line: number }> = [];
+  let fenced = false;
+  text.split('\n').forEach((line, i) => {
+    if (line.startsWith('```')) fenced = !fenced;
+    if (fenced || line.startsWith('```')) return;
+    for (const match of line.replace(/`[^`]*`/g, '').matchAll(/\]\(([^)\s]+)\)/g)) links.push({ target: match[1]!, line: i + 1 });
+  });
+  return links;
 }
