@@ -12,11 +12,13 @@
  * `jsonb`) under btree indexes: equality and `$in` on them, and ordering by them, are written on that
  * column, in exactly the expressions the indexes hold.
  */
-import { isRef, isScalar, StoreValueError, type Condition, type FieldOperators, type OrderBy, type Scalar, type Where } from '../src/index.js';
+import { isRef, isScalar, type Condition, type FieldOperators, type OrderBy, type Scalar, type Where } from '../src/index.js';
 
 /** Collects parameters; `add` answers the placeholder of a new one. */
 export class Params {
   readonly values: unknown[];
+  /** The objects table (quoted), for reference paths (`$match`), which look referenced objects up in it. */
+  table = '';
   constructor(...initial: unknown[]) {
     this.values = initial;
   }
@@ -128,6 +130,12 @@ function nodeSql(name: string, operand: unknown, params: Params, indexed: Readon
   }
 }
 
+/** Whether `where` follows references (`$match`): its answer then depends on other objects than the class's. */
+export function followsReferences(where: unknown): boolean {
+  if (typeof where !== 'object' || where === null) return false;
+  return Object.entries(where).some(([key, value]) => key === '$match' || followsReferences(value));
+}
+
 /** The values of a condition that is `{$in: [...]}` alone, with at least one scalar. */
 function isIn(condition: Condition): Scalar[] | undefined {
   if (typeof condition !== 'object' || condition === null || isRef(condition)) return undefined;
@@ -182,11 +190,24 @@ function operatorsSql(field: string, operators: FieldOperators, params: Params):
   return parts.length === 0 ? 'true' : parts.join(' AND ');
 }
 
+/**
+ * `$match`: one of the ids the member references (`{"$ref": id}`, or the strings of `{"$set": [...]}`)
+ * names a row of the table that matches the filter. The ids come from the outer row (the function in
+ * FROM sees only it), the referenced row is found by its primary key, and the filter's bare column
+ * names inside resolve to that row (`m`), so paths nest.
+ */
+function matchSql(where: unknown, f: () => string, params: Params): string | undefined {
+  if (typeof where !== 'object' || where === null || Array.isArray(where) || !params.table) return undefined;
+  const v = memberOf(f());
+  const ids = `jsonb_path_query(${v}, 'strict $."$ref" ? (@.type() == "string")', '{}', true)
+    UNION ALL SELECT jsonb_path_query(${v}, 'strict $."$set"[*] ? (@.type() == "string")', '{}', true)`;
+  return `EXISTS (SELECT 1 FROM (SELECT ${ids}) r(ref) JOIN ${params.table} m ON m.id = r.ref #>> '{}' WHERE ${filterSql(where, params, new Set(), 0)})`;
+}
+
 function operatorSql(operator: string, value: unknown, field: string, f: () => string, params: Params): string | undefined {
   switch (operator) {
     case '$match':
-      // not translated yet: refused, never answered narrower than the memory store would
-      throw new StoreValueError(`the PostgreSQL store does not follow reference paths (${field}.…) in filters yet; filter on ${field} by object id instead`);
+      return matchSql(value, f, params);
     case '$ne':
       return isScalar(value) ? `NOT (data @> ${params.add(member(field, value))}::jsonb)` : undefined;
     case '$eq':

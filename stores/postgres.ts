@@ -13,7 +13,7 @@ import {
 import { checkIdentifiers, hash, inTransaction, onConnection, openPool, type PostgresPoolOptions } from './pg-common.js';
 import { DEFAULT_CACHE, NOTIFY_ALL_ABOVE, RowCache, type PostgresCacheOptions } from './pg-cache.js';
 import { checkIndexedFields, countLockKey, createSql, EXISTING_SQL, upgradeSql, type Existing, type TableNames } from './postgres-schema.js';
-import { containment, orderKeys, Params, whereSql } from './postgres-sql.js';
+import { containment, followsReferences, orderKeys, Params, whereSql } from './postgres-sql.js';
 
 export interface PostgresObjectStoreOptions extends PostgresPoolOptions {
   /** Schema of the table, created on first use. Default `public`. */
@@ -180,9 +180,12 @@ export class PostgresObjectStore implements ObjectStore {
    */
   #listingSql(query: FindQuery): { sql: string; params: unknown[]; filterKey?: string; startsKey?: string } {
     const params = new Params(query.className);
+    params.table = this.#table;
     const conditions = whereSql(query.where, params, this.#indexed);
     const filtered = conditions !== '';
-    const filterKey = filtered ? JSON.stringify(query.where) : undefined;
+    // a filter through references depends on other classes' objects, which the class's version does
+    // not follow: its total and page starts are never cached
+    const filterKey = filtered && !followsReferences(query.where) ? JSON.stringify(query.where) : undefined;
     const stats = `WITH st AS (SELECT coalesce(sum(n), 0)::int8 AS n, coalesce(sum(version), 0)::int8 AS v, coalesce(sum(moves), 0)::int8 AS m
       FROM ${this.#stats} WHERE class_name = $1)`;
     // OFFSET 0 keeps the cache lookup one subquery (flattened, it would run once per use of `cached`);
@@ -205,7 +208,7 @@ export class PostgresObjectStore implements ObjectStore {
     // Creation order: a page starts at the seq of the row at `offset` (learned from an earlier page, or
     // found through the index) instead of carrying `offset` rows through the page; it takes one row
     // more than asked, whose seq is where the next page starts.
-    const startsKey = query.orderBy ? undefined : `${keys[0]!.dir} ${filterKey ?? ''}`;
+    const startsKey = query.orderBy || (filtered && filterKey === undefined) ? undefined : `${keys[0]!.dir} ${filterKey ?? ''}`;
     if (startsKey !== undefined && offset > 0) {
       const find = `(SELECT seq ${from} ORDER BY seq ${keys[0]!.dir} OFFSET ${offset} LIMIT 1)`;
       const known = this.#starts.get(startsKey, offset);
