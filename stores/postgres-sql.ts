@@ -110,6 +110,8 @@ function nodeSql(name: string, operand: unknown, params: Params, indexed: Readon
       return typeof operand === 'object' && operand !== null && !list ? `NOT coalesce(${filterSql(operand, params, indexed, depth)}, false)` : 'false';
     case '$oids':
       return list && list.every((id) => typeof id === 'string') ? `id = ANY(${params.add(list)}::text[])` : 'false';
+    case '$classes':
+      return list && list.every((name) => typeof name === 'string') ? `class_name = ANY(${params.add(list)}::text[])` : 'false';
     case '$storeTime': {
       if (typeof operand !== 'object' || operand === null || list) return 'false';
       const parts: string[] = [];
@@ -128,12 +130,6 @@ function nodeSql(name: string, operand: unknown, params: Params, indexed: Readon
     default:
       return 'false';
   }
-}
-
-/** Whether `where` follows references (`$match`): its answer then depends on other objects than the class's. */
-export function followsReferences(where: unknown): boolean {
-  if (typeof where !== 'object' || where === null) return false;
-  return Object.entries(where).some(([key, value]) => key === '$match' || followsReferences(value));
 }
 
 /** The values of a condition that is `{$in: [...]}` alone, with at least one scalar. */
@@ -216,7 +212,9 @@ function operatorSql(operator: string, value: unknown, field: string, f: () => s
     case '$like': {
       if (typeof value !== 'string') return undefined;
       const pattern = [...value.toLowerCase()].map((c) => (c === '*' ? '%' : c === '?' ? '_' : c === '%' || c === '_' || c === '\\' ? `\\${c}` : c)).join('');
-      return `lower(${stringOf(memberOf(f()))}) LIKE ${params.add(pattern)}::text`;
+      // lower() under the database's collation, as $text: under "C" it lowers ASCII letters only
+      const v = memberOf(f());
+      return `lower(CASE WHEN jsonb_typeof(${v}) = 'string' THEN ${v} #>> '{}' END) LIKE ${params.add(pattern)}::text`;
     }
     case '$null':
       if (typeof value !== 'boolean') return undefined;

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import {
+  followsReferences,
   newObjectId,
   StoreConflictError,
   StoreValueError,
@@ -13,7 +14,7 @@ import {
 import { checkIdentifiers, hash, inTransaction, onConnection, openPool, type PostgresPoolOptions } from './pg-common.js';
 import { DEFAULT_CACHE, NOTIFY_ALL_ABOVE, RowCache, type PostgresCacheOptions } from './pg-cache.js';
 import { checkIndexedFields, countLockKey, createSql, EXISTING_SQL, upgradeSql, type Existing, type TableNames } from './postgres-schema.js';
-import { containment, followsReferences, orderKeys, Params, whereSql } from './postgres-sql.js';
+import { containment, orderKeys, Params, whereSql } from './postgres-sql.js';
 
 export interface PostgresObjectStoreOptions extends PostgresPoolOptions {
   /** Schema of the table, created on first use. Default `public`. */

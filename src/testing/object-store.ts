@@ -540,7 +540,7 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
 
       it('$like takes other characters literally: %, _, backslash, regular expression signs', async () => {
         const store = await fresh();
-        const texts = ['a%b', 'a_b', 'a\\b', 'a.b', 'a+b', 'axb', 'x\ny', '(a)'];
+        const texts = ['a%b', 'a_b', 'a\\b', 'a.b', 'a+b', 'axb', 'x\ny', '(a)', 'ÄRGER', 'Straße'];
         const made = await Promise.all(texts.map((Text) => store.put({ className: 'Pattern', fields: { Text } })));
         const id = new Map(made.map((object, i) => [object.id, texts[i]]));
         const texts_ = async (pattern: string) => (await store.find({ className: 'Pattern', where: { Text: { $like: pattern } } })).objects.map((o) => id.get(o.id)).sort();
@@ -552,6 +552,9 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
         expect(await texts_('x?y')).toEqual(['x\ny']);
         expect(await texts_('(*)')).toEqual(['(a)']);
         expect(await texts_('a+*')).toEqual(['a+b']);
+        expect(await texts_('är*')).toEqual(['ÄRGER']);
+        expect(await texts_('STRASSE')).toEqual([]);
+        expect(await texts_('STRA?E')).toEqual(['Straße']);
       });
 
       it('$null: true for an absent field and a null one, false for any other value', async () => {
@@ -589,6 +592,9 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
         expect((await keys({ $storeTime: { $lt: time } })).length).toBe(at((t) => t < time));
         expect(await keys({ $storeTime: { $gt: 8.64e15 } })).toEqual([]);
         expect(await keys({ $storeTime: { $gte: 0 }, v: 1 })).toEqual(['n1']);
+        expect(await keys({ $classes: ['Kind'], v: 1 })).toEqual(['n1']);
+        expect(await keys({ $classes: ['Other'] })).toEqual([]);
+        expect(await keys({ $classes: [] })).toEqual([]);
       });
 
       it('$text: every word is contained in a top-level string field (not _), case-insensitively', async () => {
@@ -730,6 +736,8 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
         expect(await names({ $or: [{ Manager: { $match: { Name: 'Bob' } } }, { Team: { $match: { Name: 'Berta' } } }] })).toEqual(['c2', 'c5']);
         expect(await names({ $not: { Manager: { $match: { Name: 'Ann' } } } })).toEqual(['c2', 'c3', 'c4', 'c6', 'c7', 'c8']);
         expect(await names({ Manager: { $match: { $oids: [ann.id] } } })).toEqual(['c1']);
+        expect(await names({ Manager: { $match: { Name: 'Ann', $classes: ['Office'] } } })).toEqual(['c5']);
+        expect(await names({ Manager: { $match: { $not: { $classes: ['Employee'] } } } })).toEqual(['c5']);
         expect(await names({ Manager: { $match: { $text: 'bonn' } }, Name: { $ne: 'c2' } })).toEqual(['c1']);
         expect(await names({ Manager: { $match: { Name: { $like: '*' } } } }, { orderBy: { field: 'Name', descending: true }, offset: 1, limit: 2 })).toEqual(['c5', 'c2']);
         expect(await names({ Manager: { $match: { Name: { $like: '*' } } } }, { reverse: true, offset: 1, limit: 2 })).toEqual(['c5', 'c2']);
