@@ -14,7 +14,7 @@ import {
 import { checkIdentifiers, hash, inTransaction, onConnection, openPool, type PostgresPoolOptions } from './pg-common.js';
 import { DEFAULT_CACHE, NOTIFY_ALL_ABOVE, RowCache, type PostgresCacheOptions } from './pg-cache.js';
 import { checkIndexedFields, countLockKey, createSql, EXISTING_SQL, upgradeSql, type Existing, type TableNames } from './postgres-schema.js';
-import { containment, orderKeys, Params, whereSql } from './postgres-sql.js';
+import { containment, orderKeys, Params, textFunctionSql, whereSql } from './postgres-sql.js';
 
 export interface PostgresObjectStoreOptions extends PostgresPoolOptions {
   /** Schema of the table, created on first use. Default `public`. */
@@ -182,6 +182,7 @@ export class PostgresObjectStore implements ObjectStore {
   #listingSql(query: FindQuery): { sql: string; params: unknown[]; filterKey?: string; startsKey?: string } {
     const params = new Params(query.className);
     params.table = this.#table;
+    params.textFunction = this.#textFunction();
     const conditions = whereSql(query.where, params, this.#indexed);
     const filtered = conditions !== '';
     // a filter through references depends on other classes' objects, which the class's version does
@@ -425,6 +426,7 @@ export class PostgresObjectStore implements ObjectStore {
           const existing = (await client.query<{ columns: string[]; indexes: string[] }>(EXISTING_SQL, [this.#schema, this.#name])).rows[0]!;
           const have: Existing = { columns: new Set(existing.columns), indexes: new Set(existing.indexes) };
           for (const statement of upgradeSql(this.#names, [...this.#indexed], have)) await client.query(statement);
+          await this.#textIndex(client, have.indexes);
           // the cache's notifications, installed by the first store that caches (a new table, or one made
           // before the cache or only by stores without it): a NOTIFY serializes its transaction's commit,
           // so tables nobody caches do not pay for it
@@ -438,6 +440,31 @@ export class PostgresObjectStore implements ObjectStore {
       throw error;
     });
     return this.#setup;
+  }
+
+  /** The searchable text of a row (`$text`), which a trigram index holds where `pg_trgm` is available. */
+  #textFunction(): string {
+    return `"${this.#schema}"."${this.#name}_text"`;
+  }
+
+  /**
+   * The `$text` function, and its trigram index when the `pg_trgm` extension is there or can be
+   * created (in a savepoint: without it, or without the right to create it, `$text` reads the rows).
+   */
+  async #textIndex(client: pg.PoolClient, indexes: ReadonlySet<string>): Promise<void> {
+    const index = `${this.#name}_text`;
+    if (indexes.has(index)) return;
+    await client.query(textFunctionSql(this.#textFunction()));
+    await client.query('SAVEPOINT text_index');
+    try {
+      const found = await client.query<{ schema: string | null }>(`SELECT (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm') AS schema`);
+      if (found.rows[0]!.schema === null) await client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+      const schema = (await client.query<{ schema: string }>(`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`)).rows[0]!.schema;
+      await client.query(`CREATE INDEX "${index}" ON ${this.#table} USING gin (${this.#textFunction()}(data) "${schema}".gin_trgm_ops)`);
+      await client.query('RELEASE SAVEPOINT text_index');
+    } catch {
+      await client.query('ROLLBACK TO SAVEPOINT text_index');
+    }
   }
 
   #notifier(): string {

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Service } from '../../src/index.js';
 import { PostgresObjectStore } from '../../stores/postgres.js';
-import { call, demoData, demoService, login } from '../helpers.js';
+import { call, demoData, demoService, login, type CallResult } from '../helpers.js';
 import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from '../support/servers.js';
 
 const available = await serverAvailable('PostgreSQL', 'the query cross-check of the memory and PostgreSQL stores');
@@ -137,7 +137,7 @@ describe.runIf(available)('query text: memory and PostgreSQL answer alike', () =
       const paging = r.next() < 0.3 ? `&perPage=${1 + r.int(40)}&page=${r.int(4)}` : '&perPage=1000';
       const path = `/v1/objects/Item?query=${encodeURIComponent(JSON.stringify({ queryString: text }))}${order}${paging}${r.next() < 0.1 ? '&reverseOrder=true' : ''}`;
       const [memory, postgres] = await Promise.all(services.map(({ service, sessionId }) => call(service, 'GET', path, { headers: { sessionId } })));
-      const shape = (answer: typeof memory) => ({
+      const shape = (answer: CallResult) => ({
         status: answer.status,
         message: answer.status === 200 ? undefined : answer.body?.status?.statusMessage,
         count: answer.body?.data?.['~Count'],
