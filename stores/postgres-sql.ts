@@ -12,7 +12,7 @@
  * `jsonb`) under btree indexes: equality and `$in` on them, and ordering by them, are written on that
  * column, in exactly the expressions the indexes hold.
  */
-import { isRef, isScalar, type Condition, type FieldOperators, type OrderBy, type Scalar, type Where } from '../src/index.js';
+import { isRef, isScalar, StoreValueError, type Condition, type FieldOperators, type OrderBy, type Scalar, type Where } from '../src/index.js';
 
 /** Collects parameters; `add` answers the placeholder of a new one. */
 export class Params {
@@ -63,6 +63,8 @@ export function orderExpressions(v: string): string[] {
  */
 export function whereSql(where: Where | undefined, params: Params, indexed: ReadonlySet<string> = new Set()): string {
   if (!where) return '';
+  // PostgreSQL text cannot hold U+0000 (no stored value has it): refused as the write refuses it, not a server error
+  if (JSON.stringify(where).replace(/\\\\/g, '').includes('\\u0000')) throw new StoreValueError('a filter value holds U+0000, which PostgreSQL text cannot hold');
   return conditionsSql(where, params, indexed).map((part) => ` AND ${part}`).join('');
 }
 
