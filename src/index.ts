@@ -95,7 +95,7 @@ export type {
   SetValue,
 } from './storage/types.js';
 export { isRef, isSet } from './storage/types.js';
-export { matches, compileWhere, compareFieldValues, compareCodePoints, orderComparator, fieldValue, isScalar, referencesId } from './storage/filter.js';
+export { matches, compileWhere, followsReferences, compareFieldValues, compareCodePoints, orderComparator, fieldValue, isScalar, referencesId } from './storage/filter.js';
 export { nextStoreTime } from './storage/store-time.js';
 export { MemoryObjectStore, type MemoryObjectStoreOptions } from './storage/memory-object-store.js';
 export { MemoryKeyValueStore, type MemoryKeyValueStoreOptions } from './storage/memory-kv.js';

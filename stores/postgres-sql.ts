@@ -17,6 +17,10 @@ import { isRef, isScalar, StoreValueError, type Condition, type FieldOperators, 
 /** Collects parameters; `add` answers the placeholder of a new one. */
 export class Params {
   readonly values: unknown[];
+  /** The objects table (quoted), for reference paths (`$match`), which look referenced objects up in it. */
+  table = '';
+  /** The table's searchable-text function (`textFunctionSql`), whose trigram index serves `$text`. */
+  textFunction = '';
   constructor(...initial: unknown[]) {
     this.values = initial;
   }
@@ -59,6 +63,8 @@ export function orderExpressions(v: string): string[] {
  */
 export function whereSql(where: Where | undefined, params: Params, indexed: ReadonlySet<string> = new Set()): string {
   if (!where) return '';
+  // PostgreSQL text cannot hold U+0000 (no stored value has it): refused as the write refuses it, not a server error
+  if (JSON.stringify(where).replace(/\\\\/g, '').includes('\\u0000')) throw new StoreValueError('a filter value holds U+0000, which PostgreSQL text cannot hold');
   return conditionsSql(where, params, indexed).map((part) => ` AND ${part}`).join('');
 }
 
@@ -91,9 +97,16 @@ function filterSql(where: unknown, params: Params, indexed: ReadonlySet<string>,
   return parts.length === 0 ? 'true' : `(${parts.join(' AND ')})`;
 }
 
-/** The lower-cased string fields (not starting with `_`) of the row, joined by line feeds (`$text`). */
-const SEARCHABLE_TEXT = `(SELECT coalesce(string_agg(lower(e.value #>> '{}'), E'\\n'), '') FROM jsonb_each(data) e
+/** The lower-cased string fields (not starting with `_`) of `fields`, joined by line feeds (`$text`). */
+const searchableText = (fields: string) => `(SELECT coalesce(string_agg(lower(e.value #>> '{}'), E'\\n'), '') FROM jsonb_each(${fields}) e
   WHERE jsonb_typeof(e.value) = 'string' AND left(e.key, 1) <> '_')`;
+
+/**
+ * The function `$text` searches, one per table (`"<schema>"."<table>_text"(data)`): immutable, so a
+ * trigram index (`pg_trgm`, GIN) can hold it and answer `LIKE '%word%'` from the index.
+ */
+export const textFunctionSql = (name: string) =>
+  `CREATE OR REPLACE FUNCTION ${name}(fields jsonb) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $text$ SELECT ${searchableText('fields')} $text$`;
 
 /** A `WhereNodes` member (see types.ts); anything else matches nothing. */
 function nodeSql(name: string, operand: unknown, params: Params, indexed: ReadonlySet<string>, depth: number): string {
@@ -108,6 +121,8 @@ function nodeSql(name: string, operand: unknown, params: Params, indexed: Readon
       return typeof operand === 'object' && operand !== null && !list ? `NOT coalesce(${filterSql(operand, params, indexed, depth)}, false)` : 'false';
     case '$oids':
       return list && list.every((id) => typeof id === 'string') ? `id = ANY(${params.add(list)}::text[])` : 'false';
+    case '$classes':
+      return list && list.every((name) => typeof name === 'string') ? `class_name = ANY(${params.add(list)}::text[])` : 'false';
     case '$storeTime': {
       if (typeof operand !== 'object' || operand === null || list) return 'false';
       const parts: string[] = [];
@@ -121,7 +136,11 @@ function nodeSql(name: string, operand: unknown, params: Params, indexed: Readon
     case '$text': {
       if (typeof operand !== 'string') return 'false';
       const words = operand.toLowerCase().split(/\s+/u).filter((word) => word !== '');
-      return words.length === 0 ? 'true' : `(SELECT bool_and(strpos(t.text, w) > 0) FROM (SELECT ${SEARCHABLE_TEXT} AS text) t, unnest(${params.add(words)}::text[]) w)`;
+      if (words.length === 0) return 'true';
+      // one LIKE per word, in the index's expression: the trigram index answers them (words of 3
+      // characters or more narrow it; shorter ones are checked on the rows)
+      const text = params.textFunction ? `${params.textFunction}(data)` : searchableText('data');
+      return `(${words.map((word) => `${text} LIKE ${params.add(`%${word.replace(/[\\%_]/g, '\\$&')}%`)}::text`).join(' AND ')})`;
     }
     default:
       return 'false';
@@ -182,11 +201,24 @@ function operatorsSql(field: string, operators: FieldOperators, params: Params):
   return parts.length === 0 ? 'true' : parts.join(' AND ');
 }
 
+/**
+ * `$match`: one of the ids the member references (`{"$ref": id}`, or the strings of `{"$set": [...]}`)
+ * names a row of the table that matches the filter. The ids come from the outer row (the function in
+ * FROM sees only it), the referenced row is found by its primary key, and the filter's bare column
+ * names inside resolve to that row (`m`), so paths nest.
+ */
+function matchSql(where: unknown, f: () => string, params: Params): string | undefined {
+  if (typeof where !== 'object' || where === null || Array.isArray(where) || !params.table) return undefined;
+  const v = memberOf(f());
+  const ids = `jsonb_path_query(${v}, 'strict $."$ref" ? (@.type() == "string")', '{}', true)
+    UNION ALL SELECT jsonb_path_query(${v}, 'strict $."$set"[*] ? (@.type() == "string")', '{}', true)`;
+  return `EXISTS (SELECT 1 FROM (SELECT ${ids}) r(ref) JOIN ${params.table} m ON m.id = r.ref #>> '{}' WHERE ${filterSql(where, params, new Set(), 0)})`;
+}
+
 function operatorSql(operator: string, value: unknown, field: string, f: () => string, params: Params): string | undefined {
   switch (operator) {
     case '$match':
-      // not translated yet: refused, never answered narrower than the memory store would
-      throw new StoreValueError(`the PostgreSQL store does not follow reference paths (${field}.…) in filters yet; filter on ${field} by object id instead`);
+      return matchSql(value, f, params);
     case '$ne':
       return isScalar(value) ? `NOT (data @> ${params.add(member(field, value))}::jsonb)` : undefined;
     case '$eq':
@@ -195,7 +227,9 @@ function operatorSql(operator: string, value: unknown, field: string, f: () => s
     case '$like': {
       if (typeof value !== 'string') return undefined;
       const pattern = [...value.toLowerCase()].map((c) => (c === '*' ? '%' : c === '?' ? '_' : c === '%' || c === '_' || c === '\\' ? `\\${c}` : c)).join('');
-      return `lower(${stringOf(memberOf(f()))}) LIKE ${params.add(pattern)}::text`;
+      // lower() under the database's collation, as $text: under "C" it lowers ASCII letters only
+      const v = memberOf(f());
+      return `lower(CASE WHEN jsonb_typeof(${v}) = 'string' THEN ${v} #>> '{}' END) LIKE ${params.add(pattern)}::text`;
     }
     case '$null':
       if (typeof value !== 'boolean') return undefined;

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import {
+  followsReferences,
   newObjectId,
   StoreConflictError,
   StoreValueError,
@@ -13,7 +14,7 @@ import {
 import { checkIdentifiers, hash, inTransaction, onConnection, openPool, type PostgresPoolOptions } from './pg-common.js';
 import { DEFAULT_CACHE, NOTIFY_ALL_ABOVE, RowCache, type PostgresCacheOptions } from './pg-cache.js';
 import { checkIndexedFields, countLockKey, createSql, EXISTING_SQL, upgradeSql, type Existing, type TableNames } from './postgres-schema.js';
-import { containment, orderKeys, Params, whereSql } from './postgres-sql.js';
+import { containment, orderKeys, Params, textFunctionSql, whereSql } from './postgres-sql.js';
 
 export interface PostgresObjectStoreOptions extends PostgresPoolOptions {
   /** Schema of the table, created on first use. Default `public`. */
@@ -180,9 +181,13 @@ export class PostgresObjectStore implements ObjectStore {
    */
   #listingSql(query: FindQuery): { sql: string; params: unknown[]; filterKey?: string; startsKey?: string } {
     const params = new Params(query.className);
+    params.table = this.#table;
+    params.textFunction = this.#textFunction();
     const conditions = whereSql(query.where, params, this.#indexed);
     const filtered = conditions !== '';
-    const filterKey = filtered ? JSON.stringify(query.where) : undefined;
+    // a filter through references depends on other classes' objects, which the class's version does
+    // not follow: its total and page starts are never cached
+    const filterKey = filtered && !followsReferences(query.where) ? JSON.stringify(query.where) : undefined;
     const stats = `WITH st AS (SELECT coalesce(sum(n), 0)::int8 AS n, coalesce(sum(version), 0)::int8 AS v, coalesce(sum(moves), 0)::int8 AS m
       FROM ${this.#stats} WHERE class_name = $1)`;
     // OFFSET 0 keeps the cache lookup one subquery (flattened, it would run once per use of `cached`);
@@ -205,7 +210,7 @@ export class PostgresObjectStore implements ObjectStore {
     // Creation order: a page starts at the seq of the row at `offset` (learned from an earlier page, or
     // found through the index) instead of carrying `offset` rows through the page; it takes one row
     // more than asked, whose seq is where the next page starts.
-    const startsKey = query.orderBy ? undefined : `${keys[0]!.dir} ${filterKey ?? ''}`;
+    const startsKey = query.orderBy || (filtered && filterKey === undefined) ? undefined : `${keys[0]!.dir} ${filterKey ?? ''}`;
     if (startsKey !== undefined && offset > 0) {
       const find = `(SELECT seq ${from} ORDER BY seq ${keys[0]!.dir} OFFSET ${offset} LIMIT 1)`;
       const known = this.#starts.get(startsKey, offset);
@@ -442,6 +447,7 @@ export class PostgresObjectStore implements ObjectStore {
           const existing = (await client.query<{ columns: string[]; indexes: string[] }>(EXISTING_SQL, [this.#schema, this.#name])).rows[0]!;
           const have: Existing = { columns: new Set(existing.columns), indexes: new Set(existing.indexes) };
           for (const statement of upgradeSql(this.#names, [...this.#indexed], have)) await client.query(statement);
+          await this.#textIndex(client, have.indexes);
           // the cache's notifications, installed by the first store that caches (a new table, or one made
           // before the cache or only by stores without it): a NOTIFY serializes its transaction's commit,
           // so tables nobody caches do not pay for it
@@ -455,6 +461,31 @@ export class PostgresObjectStore implements ObjectStore {
       throw error;
     });
     return this.#setup;
+  }
+
+  /** The searchable text of a row (`$text`), which a trigram index holds where `pg_trgm` is available. */
+  #textFunction(): string {
+    return `"${this.#schema}"."${this.#name}_text"`;
+  }
+
+  /**
+   * The `$text` function, and its trigram index when the `pg_trgm` extension is there or can be
+   * created (in a savepoint: without it, or without the right to create it, `$text` reads the rows).
+   */
+  async #textIndex(client: pg.PoolClient, indexes: ReadonlySet<string>): Promise<void> {
+    const index = `${this.#name}_text`;
+    if (indexes.has(index)) return;
+    await client.query(textFunctionSql(this.#textFunction()));
+    await client.query('SAVEPOINT text_index');
+    try {
+      const found = await client.query<{ schema: string | null }>(`SELECT (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm') AS schema`);
+      if (found.rows[0]!.schema === null) await client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+      const schema = (await client.query<{ schema: string }>(`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`)).rows[0]!.schema;
+      await client.query(`CREATE INDEX "${index}" ON ${this.#table} USING gin (${this.#textFunction()}(data) "${schema}".gin_trgm_ops)`);
+      await client.query('RELEASE SAVEPOINT text_index');
+    } catch {
+      await client.query('ROLLBACK TO SAVEPOINT text_index');
+    }
   }
 
   #notifier(): string {

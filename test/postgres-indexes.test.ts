@@ -46,6 +46,8 @@ describe.runIf(available)('PostgresObjectStore indexes', () => {
       'equality, 1%, page 2': { query: { className: 'Customer', where: { City: 'city 7' }, offset: 50, limit: 50 }, uses: /Bitmap Index Scan on objects_fields/ },
       'reference, direct or in a set': { query: { className: 'Customer', where: { Team: { $ref: 'EMP7' } }, limit: 50 }, uses: /Bitmap Index Scan on objects_fields/ },
       $in: { query: { className: 'Customer', where: { Name: { $in: ['name 1', 'name 2', 'name 5999'] } }, limit: 50 }, uses: /Bitmap Index Scan on objects_fields/ },
+      // the trigram index of the searchable text (pg_trgm, where this server has it): words of 3+ characters
+      'full text ($text, seFulltext)': { query: { className: 'Customer', where: { $text: 'NAME 4321' }, limit: 50 }, uses: /Bitmap Index Scan on objects_text/ },
       'no filter, deep page, newest first': { query: { className: 'Customer', offset: 500, limit: 50, reverse: true }, uses: /Index Only Scan on objects_class_seq/ },
       'no filter, first page': { query: { className: 'Customer', limit: 50 }, uses: /Index Scan on objects_class_seq/ },
     };

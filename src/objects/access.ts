@@ -5,7 +5,7 @@
 import type { Session } from '../auth/sessions.js';
 import type { ApiRequest } from '../http/request.js';
 import type { MacroContext } from '../macros/registry.js';
-import { isSet, type Fields, type ObjectStore, type StoredObject } from '../storage/types.js';
+import { isSet, type Fields, type ObjectStore, type StoredObject, type Where } from '../storage/types.js';
 
 /**
  * `security` changes an object's per-object security entries (PROTOCOL.md 6.7): no one by default, and
@@ -74,6 +74,14 @@ export interface Guard {
   readonly narrowed: boolean;
   /** Whether objects of `className` must be asked one by one: `authorize`, or objects with per-object security. */
   narrowedIn(className: string): Promise<boolean>;
+  /**
+   * The filter an object reached through a reference path (`$match`) must also match, so that a
+   * filter never reveals what the session may not read (PROTOCOL.md 6.4): its class is one the session
+   * reads (all of it, or `self` and it is the session's own object; never an internal class), and it
+   * has no per-object security entries (those are decided per user). `undefined` when the host's
+   * `authorize` narrows the rules: it decides per object, which no filter can hold.
+   */
+  pathReach(internalClasses: ReadonlySet<string>): Promise<Where | undefined>;
 }
 
 export class Access {
@@ -188,6 +196,17 @@ export class Access {
       principalId: session?.principalId,
       narrowed: this.#authorize !== undefined,
       narrowedIn: async (className) => this.#authorize !== undefined || (await hasSecured(className)),
+      pathReach: async (internalClasses) => {
+        if (this.#authorize) return undefined;
+        // the classes with a rule of their own, and the internal ones; every other class has the "*" rule
+        const named = [...new Set([...Object.keys(this.#rules).filter((name) => name !== '*'), ...internalClasses])];
+        const scopes = await Promise.all(named.map(async (name) => (internalClasses.has(name) ? 'none' : await scope('read', name))));
+        const withScope = (wanted: Scope) => named.filter((_, i) => scopes[i] === wanted);
+        const anyOther = await scope('read', '*');
+        const classes: Where = anyOther === 'all' ? { $not: { $classes: [...withScope('self'), ...withScope('none')] } } : { $classes: withScope('all') };
+        const own = session?.principalId === undefined || withScope('self').length === 0 ? [] : [{ $classes: withScope('self'), $oids: [session.principalId] }];
+        return { $and: [own.length === 0 ? classes : { $or: [classes, ...own] }, { [SECURITY_FIELD]: { $exists: false } }] };
+      },
     };
   }
 

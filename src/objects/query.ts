@@ -137,7 +137,14 @@ export function parseQueryObject(raw: string | null): QueryObject {
       where[field] = condition(field, value);
     }
   }
-  if (and.length > 0) where.$and = and;
+  // a filter whose names the field conditions do not hold joins them, so a store's indexes see its
+  // conditions (query text's City = "x" as the JSON filter's); the rest stay in $and
+  const rest: Where[] = [];
+  for (const item of and) {
+    if (Object.keys(item).some((name) => Object.hasOwn(where, name))) rest.push(item);
+    else for (const name of Object.keys(item)) Object.defineProperty(where, name, { value: item[name], enumerable: true, writable: true, configurable: true });
+  }
+  if (rest.length > 0) where.$and = rest;
   const query: QueryObject = { where };
   if (sortIndex) query.sortIndex = sortIndex;
   // macroLevel without a macro has nothing to be passed on to: accepted, as the product's clients send it

@@ -11,7 +11,9 @@ import type { FindQuery, OrderBy, StoredObject, Where } from '../storage/types.j
 import type { Guard, Scope } from './access.js';
 import type { ObjectSet } from './object-set.js';
 import { type FolderSelection, parseOids, parseOrderBy, parseQueryObject, type SelectionMacro } from './query.js';
-import { queryTextWhere } from '../query/parse.js';
+import { MAX_PATH_REFERENCES, queryTextWhere } from '../query/parse.js';
+import { compileWhere, followsReferences } from '../storage/filter.js';
+import { served } from './served.js';
 import { sessionObjectStore } from './session-store.js';
 
 export const DEFAULT_PER_PAGE = 50;
@@ -120,8 +122,17 @@ async function candidates(ctx: ServiceContext, request: ApiRequest, guard: Guard
     const objects = await readableOnly(guard, set.elements);
     return { objects, unfiltered: (set.unfilteredCount ?? set.elements.length) - (set.elements.length - objects.length) };
   }
-  const query: FindQuery = { className, where: selection.where, orderBy: selection.orderBy, reverse: selection.reverseOrder };
   const offset = selection.page * selection.perPage;
+  const where = await readablePaths(ctx, guard, selection.where);
+  const query: FindQuery = { className, where, orderBy: selection.orderBy, reverse: selection.reverseOrder };
+  if (!where) {
+    // paths the store cannot be trusted with (authorize decides per object): every readable object of
+    // the class, in order, then the filter in process over the referenced objects the session may read
+    const all = { ...query, where: undefined };
+    const candidates = scope === 'self' ? await ownObject(ctx, guard, all) : await readableMatches(ctx, guard, all);
+    const kept = await throughReadable(ctx, guard, candidates, selection.where);
+    return { objects: kept.slice(offset, offset + selection.perPage), unfiltered: kept.length };
+  }
   if (scope === 'all' && !guard.narrowed) {
     // whether objects of the class carry per-object security is asked beside the page, not before it
     // (one round trip on a remote store); the page is used only when none does
@@ -162,6 +173,48 @@ function queryMacro(ctx: ServiceContext, name: string) {
     const keep = new Set(result.map((kept: unknown) => (typeof kept === 'string' ? kept : (kept as StoredObject | null)?.id)));
     return objects.filter((object) => keep.has(object.id));
   };
+}
+
+/**
+ * `where` with every reference path (`$match`) held to the objects the session may read (6.4: an
+ * object it may not read is only metadata where another references it, and "filters apply only to
+ * readable objects"): a referenced object it may not read never matches, as if it did not exist, so
+ * no filter reveals its fields. `undefined` where the host's `authorize` decides per object: then
+ * `throughReadable` answers the paths.
+ */
+async function readablePaths(ctx: ServiceContext, guard: Guard, where: Where): Promise<Where | undefined> {
+  if (!followsReferences(where)) return where;
+  const reach = await guard.pathReach(ctx.internalClasses);
+  if (!reach) return undefined;
+  const held = (filter: unknown): unknown => {
+    if (Array.isArray(filter)) return filter.map(held);
+    if (typeof filter !== 'object' || filter === null) return filter;
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(filter)) out[key] = key === '$match' ? { $and: [held(value), reach] } : held(value);
+    return out;
+  };
+  return held(where) as Where;
+}
+
+/** The objects that match `where`, its paths reaching only objects this session may read (as `GET` serves them). */
+async function throughReadable(ctx: ServiceContext, guard: Guard, objects: StoredObject[], where: Where): Promise<StoredObject[]> {
+  const known = new Map<string, StoredObject | null>();
+  // each round loads the referenced objects the last one asked for: one round per reference followed
+  for (let round = 0; round <= MAX_PATH_REFERENCES + 1; round++) {
+    const missing = new Set<string>();
+    const test = compileWhere(where, (id) => {
+      const found = known.get(id);
+      if (found === undefined) missing.add(id);
+      return found ?? undefined;
+    });
+    const kept = objects.filter((object) => test(object.fields, object));
+    if (missing.size === 0) return kept;
+    const loaded = await ctx.store.getMany([...missing]);
+    const shown = await Promise.all(loaded.map((object) => served(ctx, guard, object)));
+    for (const id of missing) known.set(id, null);
+    for (const object of shown) if (object) known.set(object.id, object);
+  }
+  throw new ApiError('400', `query: at most ${MAX_PATH_REFERENCES} references followed in a path`);
 }
 
 async function readableOnly(guard: Guard, objects: StoredObject[]): Promise<StoredObject[]> {

@@ -34,6 +34,8 @@ function lex(text: string): Token[] {
   let i = 0;
   while (i < text.length) {
     const c = text[i]!;
+    // no store holds U+0000 in text (PostgreSQL refuses it), so no value compares with it
+    if (c === '\u0000') fail('a character other than U+0000', i);
     if (/\s/u.test(c)) {
       i++;
       continue;
@@ -45,6 +47,7 @@ function lex(text: string): Token[] {
         if (i >= text.length) fail(`a closing ${c} for the string`, start);
         const d = text[i]!;
         if (d === c) break;
+        if (d === '\u0000') fail('a character other than U+0000', i);
         if (d === '\\') {
           const e = text[i + 1];
           if (e !== '"' && e !== '\\' && e !== "'") fail('\\" or \\\\ after a backslash', i);

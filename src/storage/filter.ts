@@ -15,10 +15,11 @@ export function matches(fields: Fields, where: Where | undefined, object?: Objec
   return compileWhere(where, lookup)(fields, object);
 }
 
-/** An object's id and store time, for `$oids` and `$storeTime` (without them those match nothing). */
+/** An object's id, store time and class, for `$oids`, `$storeTime` and `$classes` (without them those match nothing). */
 export interface ObjectMeta {
   id: string;
   storeTime: number;
+  className?: string;
 }
 /** Finds a referenced object by id, for `$match` (without it `$match` matches nothing). */
 export type Lookup = (id: string) => (ObjectMeta & { fields: Fields }) | undefined;
@@ -65,6 +66,11 @@ function compileNode(name: string, operand: unknown, lookup: Lookup | undefined,
       const ids = new Set<string>(list as string[]);
       return (_, object) => object !== undefined && ids.has(object.id);
     }
+    case '$classes': {
+      if (!list || !list.every((name) => typeof name === 'string')) return nothing;
+      const names = new Set<string>(list as string[]);
+      return (_, object) => object?.className !== undefined && names.has(object.className);
+    }
     case '$storeTime': {
       const test = compileCondition(operand, undefined, depth);
       return (_, object) => object !== undefined && typeof operand === 'object' && operand !== null && test(object.storeTime);
@@ -81,6 +87,12 @@ function compileNode(name: string, operand: unknown, lookup: Lookup | undefined,
     default:
       return nothing;
   }
+}
+
+/** Whether `where` follows references (`$match`): its answer then depends on other objects than the class's. */
+export function followsReferences(where: unknown): boolean {
+  if (typeof where !== 'object' || where === null) return false;
+  return Object.entries(where).some(([key, value]) => key === '$match' || followsReferences(value));
 }
 
 /** The words of a full-text search, lower-cased. */

@@ -333,6 +333,12 @@ class ClassObjects {
         const values = condition.$in;
         if (!Array.isArray(values) || !values.every(isScalar)) continue;
         found = { entries: this.#fieldIndex(name).withAnyOf(values), exact: Object.keys(condition).length === 1 };
+      } else if (typeof condition === 'object' && condition !== null && '$eq' in condition && isScalar(condition.$eq)) {
+        // query text's "=": the value, or (a string) a reference to the object with that id
+        const index = this.#fieldIndex(name);
+        const value = condition.$eq;
+        const lists = [index.withValue(value), typeof value === 'string' ? index.referencing(value) : NONE].filter((list) => list.length > 0);
+        found = { entries: lists.length <= 1 ? (lists[0] ?? NONE) : lists.flat().sort(byPosition), exact: Object.keys(condition).length === 1 };
       }
       if (found && (!best || found.entries.length < best.entries.length)) best = found;
     }

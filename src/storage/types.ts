@@ -103,6 +103,8 @@ export type Condition = Scalar | RefValue | FieldOperators;
  * - `$text`: full text (`seFulltext`, PROTOCOL.md 6.9): every word of it (split at white space) is
  *   contained in the object's string fields (top-level, not starting with `_`), compared after
  *   lower-casing both; an empty text matches every object.
+ * - `$classes`: the object's class is one of these (an empty list matches nothing). The service adds it
+ *   inside `$match`, so a reference path reaches only objects the session may read (PROTOCOL.md 6.4).
  */
 export interface WhereNodes {
   $and?: Where[];
@@ -111,6 +113,7 @@ export interface WhereNodes {
   $oids?: string[];
   $storeTime?: FieldOperators;
   $text?: string;
+  $classes?: string[];
 }
 
 /**

@@ -533,6 +533,107 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
         expect(await keys({ v: false })).toEqual(['no']);
       });
 
+      it('$eq equals a scalar, and a string also references the object with that id (query text "=")', async () => {
+        const { keys } = await kinds();
+        expect(await keys({ v: { $eq: 1 } })).toEqual(['n1']);
+        expect(await keys({ v: { $eq: '10' } })).toEqual(['s10']);
+        expect(await keys({ v: { $eq: null } })).toEqual(['nul']);
+        expect(await keys({ v: { $eq: true } })).toEqual(['yes']);
+        expect(await keys({ v: { $eq: 'NOSUCH01' } })).toEqual(['ref']);
+        expect(await keys({ missing: { $eq: null } })).toEqual([]);
+      });
+
+      it('$like matches whole strings, * any run and ? one character, case-insensitively', async () => {
+        const { keys } = await kinds();
+        expect(await keys({ v: { $like: 'a*' } })).toEqual(['sa', 'sab']);
+        expect(await keys({ v: { $like: '?' } })).toEqual(['sa', 'sB']);
+        expect(await keys({ v: { $like: 'b' } })).toEqual(['sB']);
+        expect(await keys({ v: { $like: 'A?' } })).toEqual(['sab']);
+        expect(await keys({ v: { $like: '*' } })).toEqual(['s10', 'sa', 'sab', 'sB', 'sEmpty']);
+        expect(await keys({ v: { $like: '1*' } })).toEqual(['s10']);
+        expect(await keys({ v: { $like: '*b' } })).toEqual(['sab', 'sB']);
+        expect(await keys({ v: { $like: '' } })).toEqual(['sEmpty']);
+        expect(await keys({ missing: { $like: '*' } })).toEqual([]);
+      });
+
+      it('$like takes other characters literally: %, _, backslash, regular expression signs', async () => {
+        const store = await fresh();
+        const texts = ['a%b', 'a_b', 'a\\b', 'a.b', 'a+b', 'axb', 'x\ny', '(a)', 'ÄRGER', 'Straße'];
+        const made = await Promise.all(texts.map((Text) => store.put({ className: 'Pattern', fields: { Text } })));
+        const id = new Map(made.map((object, i) => [object.id, texts[i]]));
+        const texts_ = async (pattern: string) => (await store.find({ className: 'Pattern', where: { Text: { $like: pattern } } })).objects.map((o) => id.get(o.id)).sort();
+        expect(await texts_('a%b')).toEqual(['a%b']);
+        expect(await texts_('a_b')).toEqual(['a_b']);
+        expect(await texts_('a\\b')).toEqual(['a\\b']);
+        expect(await texts_('a.b')).toEqual(['a.b']);
+        expect(await texts_('a?b')).toEqual(['a%b', 'a+b', 'a.b', 'a\\b', 'a_b', 'axb']);
+        expect(await texts_('x?y')).toEqual(['x\ny']);
+        expect(await texts_('(*)')).toEqual(['(a)']);
+        expect(await texts_('a+*')).toEqual(['a+b']);
+        expect(await texts_('är*')).toEqual(['ÄRGER']);
+        expect(await texts_('STRASSE')).toEqual([]);
+        expect(await texts_('STRA?E')).toEqual(['Straße']);
+      });
+
+      it('$null: true for an absent field and a null one, false for any other value', async () => {
+        const { keys } = await kinds();
+        expect(await keys({ v: { $null: true } })).toEqual(['nul', 'absent']);
+        expect(await keys({ v: { $null: false } })).toEqual(except('nul', 'absent'));
+        expect(await keys({ missing: { $null: true } })).toEqual(ALL);
+        expect(await keys({ missing: { $null: false } })).toEqual([]);
+      });
+
+      it('$and, $or and $not combine filters; an empty $and matches all, an empty $or nothing', async () => {
+        const { keys } = await kinds();
+        expect(await keys({ $or: [{ v: 1 }, { v: 'a' }, { v: { $like: 'B' } }] })).toEqual(['n1', 'sa', 'sB']);
+        expect(await keys({ $and: [{ v: { $gt: 0 } }, { v: { $lt: 5 } }] })).toEqual(['n1', 'n2_5']);
+        expect(await keys({ $not: { v: { $null: false } } })).toEqual(['nul', 'absent']);
+        expect(await keys({ $not: { v: { $gt: 1 } } })).toEqual(except('n2_5', 'n10'));
+        expect(await keys({ $not: { v: { $in: [1, 'a'] } } })).toEqual(except('n1', 'sa'));
+        expect(await keys({ $or: [{ $not: { v: { $exists: true } } }, { v: false }] })).toEqual(['no', 'absent']);
+        expect(await keys({ $and: [] })).toEqual(ALL);
+        expect(await keys({ $or: [] })).toEqual([]);
+        expect(await keys({ $not: {} })).toEqual([]);
+        expect(await keys({ $or: [{ v: 1 }, { v: 10 }], $not: { v: 10 } })).toEqual(['n1']);
+        expect(await keys({ $not: { $or: [{ v: { $like: '*' } }, { v: { $null: true } }] } })).toEqual(['n1', 'n2_5', 'nNeg', 'n10', 'yes', 'no', 'list', 'object', 'ref']);
+      });
+
+      it('$oids and $storeTime select by id and by store time', async () => {
+        const { store, byKey, keys } = await kinds();
+        expect(await keys({ $oids: [byKey.get('sa')!.id, byKey.get('n1')!.id, 'NOSUCH01'] })).toEqual(['n1', 'sa']);
+        expect(await keys({ $oids: [] })).toEqual([]);
+        expect(await keys({ $not: { $oids: [byKey.get('sa')!.id] } })).toEqual(except('sa'));
+        const time = byKey.get('n1')!.storeTime;
+        const stamped = (await store.find({ className: 'Kind' })).objects;
+        const at = (test: (t: number) => boolean) => stamped.filter((o) => test(o.storeTime)).length;
+        expect((await keys({ $storeTime: { $gte: time } })).length).toBe(at((t) => t >= time));
+        expect((await keys({ $storeTime: { $lt: time } })).length).toBe(at((t) => t < time));
+        expect(await keys({ $storeTime: { $gt: 8.64e15 } })).toEqual([]);
+        expect(await keys({ $storeTime: { $gte: 0 }, v: 1 })).toEqual(['n1']);
+        expect(await keys({ $classes: ['Kind'], v: 1 })).toEqual(['n1']);
+        expect(await keys({ $classes: ['Other'] })).toEqual([]);
+        expect(await keys({ $classes: [] })).toEqual([]);
+      });
+
+      it('$text: every word is contained in a top-level string field (not _), case-insensitively', async () => {
+        const store = await fresh();
+        const put = (fields: Fields) => store.put({ className: 'Doc', fields });
+        const a = await put({ Title: 'Red Apple', Note: 'fresh from Berlin' });
+        const b = await put({ Title: 'apple pie', Count: 3 });
+        const c = await put({ Title: 'Pear', _secret: 'apple', Nested: { t: 'apple' } });
+        const d = await put({ Title: 'x', Tags: ['apple'] });
+        const ids = async (text: string) => byIds((await store.find({ className: 'Doc', where: { $text: text } })).objects);
+        expect(await ids('apple')).toEqual([a.id, b.id]);
+        expect(await ids('APPLE berl')).toEqual([a.id]);
+        expect(await ids('  ')).toEqual([a.id, b.id, c.id, d.id]);
+        expect(await ids('red berlin')).toEqual([a.id]);
+        expect(await ids('le pi')).toEqual([b.id]);
+        expect(await ids('3')).toEqual([]);
+        expect(await ids('pear apple')).toEqual([]);
+        expect(await ids('%')).toEqual([]);
+        expect(await store.count('Doc', { $text: 'apple', Title: { $like: '*pie' } })).toBe(1);
+      });
+
       it('every operator of a condition and every condition must hold', async () => {
         const { keys } = await kinds();
         expect(await keys({ v: { $gt: 'a', $prefix: 'a' } })).toEqual(['sab']);
@@ -589,6 +690,85 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
         expect(await ids(store, { Manager: { $ref: other.id } })).toEqual([direct.id]);
         expect(await ids(store, { Team: { $ref: lead.id } })).toEqual([inSet.id, none.id]);
         expect(await ids(store, { Team: { $ref: other.id } })).toEqual([inSet.id]);
+      });
+    });
+
+    describe('reference paths ($match)', () => {
+      /** Customers referencing employees (directly, and in a set), employees referencing a boss. */
+      async function company() {
+        const store = await fresh();
+        const emp = (fields: Fields) => store.put({ className: 'Employee', fields });
+        const boss = await emp({ Name: 'Berta', City: 'Berlin' });
+        const ann = await emp({ Name: 'Ann', City: 'Bonn', Boss: { $ref: boss.id } });
+        const bob = await emp({ Name: 'Bob', City: null, Boss: { $ref: ann.id } });
+        const cid = await emp({ Name: 'Cid', Boss: { $set: [boss.id, ann.id] } });
+        const other = await store.put({ className: 'Office', fields: { Name: 'Ann', City: 'Köln' } });
+        const cust = (Name: string, fields: Fields) => store.put({ className: 'Customer', fields: { Name, ...fields } });
+        const made = [
+          await cust('c1', { Manager: { $ref: ann.id } }),
+          await cust('c2', { Manager: { $ref: bob.id }, Team: { $set: [ann.id, cid.id] } }),
+          await cust('c3', { Manager: { $ref: 'NOSUCH01' }, Team: { $set: [] } }),
+          await cust('c4', { Manager: ann.id, Team: [ann.id] }),
+          await cust('c5', { Manager: { $ref: other.id }, Team: { $set: [boss.id] } }),
+          await cust('c6', { Manager: null }),
+          await cust('c7', {}),
+          await cust('c8', { Manager: { $set: [cid.id, boss.id] } }),
+        ];
+        const nameOf = new Map(made.map((object) => [object.id, object.fields.Name]));
+        const names = async (where: Where, extra: Partial<FindQuery> = {}) => {
+          const found = await store.find({ className: 'Customer', where, ...extra });
+          expect(await store.count('Customer', where)).toBe(found.total);
+          return found.objects.map((object) => nameOf.get(object.id));
+        };
+        return { store, boss, ann, bob, cid, other, names };
+      }
+
+      it('follows a reference and a set of references to an existing object that matches', async () => {
+        const { names } = await company();
+        expect(await names({ Manager: { $match: { Name: 'Ann' } } })).toEqual(['c1', 'c5']);
+        expect(await names({ Manager: { $match: { City: { $like: 'b*' } } } })).toEqual(['c1', 'c8']);
+        expect(await names({ Team: { $match: { Name: 'Ann' } } })).toEqual(['c2']);
+        expect(await names({ Team: { $match: { Name: { $in: ['Cid', 'Berta'] } } } })).toEqual(['c2', 'c5']);
+        expect(await names({ Manager: { $match: {} } })).toEqual(['c1', 'c2', 'c5', 'c8']);
+        expect(await names({ Team: { $match: {} } })).toEqual(['c2', 'c5']);
+        expect(await names({ Name: { $match: {} } })).toEqual([]);
+      });
+
+      it('follows paths of up to three references, through references and sets', async () => {
+        const { names } = await company();
+        expect(await names({ Manager: { $match: { Boss: { $match: { Name: 'Berta' } } } } })).toEqual(['c1', 'c8']);
+        expect(await names({ Manager: { $match: { Boss: { $match: { Boss: { $match: { City: 'Berlin' } } } } } } })).toEqual(['c2', 'c8']);
+        expect(await names({ Team: { $match: { Boss: { $match: { Name: 'Ann' } } } } })).toEqual(['c2']);
+      });
+
+      it('"is null" through a path needs a referenced object whose field is absent or null', async () => {
+        const { names } = await company();
+        expect(await names({ Manager: { $match: { City: { $null: true } } } })).toEqual(['c2', 'c8']);
+        expect(await names({ Manager: { $match: { City: { $null: false } } } })).toEqual(['c1', 'c5', 'c8']);
+        expect(await names({ $not: { Manager: { $match: { City: { $null: false } } } } })).toEqual(['c2', 'c3', 'c4', 'c6', 'c7']);
+        expect(await names({ Manager: { $match: { Boss: { $null: true } } } })).toEqual(['c5', 'c8']);
+      });
+
+      it('combines with or, not, other conditions, ordering and paging', async () => {
+        const { names, ann } = await company();
+        expect(await names({ $or: [{ Manager: { $match: { Name: 'Bob' } } }, { Team: { $match: { Name: 'Berta' } } }] })).toEqual(['c2', 'c5']);
+        expect(await names({ $not: { Manager: { $match: { Name: 'Ann' } } } })).toEqual(['c2', 'c3', 'c4', 'c6', 'c7', 'c8']);
+        expect(await names({ Manager: { $match: { $oids: [ann.id] } } })).toEqual(['c1']);
+        expect(await names({ Manager: { $match: { Name: 'Ann', $classes: ['Office'] } } })).toEqual(['c5']);
+        expect(await names({ Manager: { $match: { $not: { $classes: ['Employee'] } } } })).toEqual(['c5']);
+        expect(await names({ Manager: { $match: { $text: 'bonn' } }, Name: { $ne: 'c2' } })).toEqual(['c1']);
+        expect(await names({ Manager: { $match: { Name: { $like: '*' } } } }, { orderBy: { field: 'Name', descending: true }, offset: 1, limit: 2 })).toEqual(['c5', 'c2']);
+        expect(await names({ Manager: { $match: { Name: { $like: '*' } } } }, { reverse: true, offset: 1, limit: 2 })).toEqual(['c5', 'c2']);
+      });
+
+      it('follows writes to the referenced objects', async () => {
+        const { store, names, ann, bob } = await company();
+        expect(await names({ Manager: { $match: { Name: 'Ann' } } })).toEqual(['c1', 'c5']);
+        await store.put({ id: ann.id, className: 'Employee', fields: { Name: 'Anna' } });
+        expect(await names({ Manager: { $match: { Name: 'Ann' } } })).toEqual(['c5']);
+        expect(await names({ Manager: { $match: { Name: 'Anna' } } }, { offset: 0, limit: 5 })).toEqual(['c1']);
+        await store.delete(bob.id);
+        expect(await names({ Manager: { $match: { City: { $null: true } } } })).toEqual(['c1', 'c8']);
       });
     });
 
