@@ -8,7 +8,7 @@ import { parseJsonText } from '../http/json.js';
 import { parseInput } from '../http/validate.js';
 import { parseSelection } from '../objects/selection.js';
 import { CLASS_NAME } from '../objects/writes.js';
-import { compileWhere, isScalar } from '../storage/filter.js';
+import { compileWhere, followsReferences, isScalar } from '../storage/filter.js';
 import type { Scalar } from '../storage/types.js';
 import type { Subscription } from './types.js';
 
@@ -63,6 +63,8 @@ function subscription(item: unknown, where: string): Subscription {
   );
   // an event is tested alone, so members that filter the selection as a whole cannot hold
   if (selection.macro || selection.folder) throw new ApiError('400', `${where}.query: query member ${selection.macro ? 'macro' : 'folderPath/folderType'} cannot be subscribed to`);
+  // an event is tested alone, without the objects it references: a path would never match, so it is refused, never silently empty
+  if (followsReferences(selection.where)) throw new ApiError('400', `${where}.query: reference paths (A.B = ...) cannot be subscribed to; subscribe to the class and filter on its own fields`);
   const equal = Object.entries(selection.where).find(([, condition]) => isScalar(condition));
   return { className, test: compileWhere(selection.where), equal: equal && { field: equal[0], key: valueKey(equal[1] as Scalar) } };
 }

@@ -243,6 +243,7 @@ describe('GET /v1/events', () => {
       ['className and objectId', `?subscribe=${encodeURIComponent('[{"className":"Customer","objectId":"A"}]')}`, 'objectId stands alone'],
       ['a bad query', `?subscribe=${encodeURIComponent('[{"className":"Customer","query":{"City":{"$near":1}}}]')}`, 'unknown operator $near'],
       ['a query of the wrong type', `?subscribe=${encodeURIComponent('[{"className":"Customer","query":5}]')}`, 'query must be'],
+      ['a reference path (an event is tested without what it references)', `?subscribe=${encodeURIComponent('[{"className":"Customer","query":"AccountManager.Name1 = Alice"}]')}`, 'reference paths (A.B = ...) cannot be subscribed to'],
       ['an unknown parameter', `?subscribe=${encodeURIComponent('[{"className":"Customer"}]')}&since=5`, 'unknown query parameter since'],
       ['a malformed ticket', `?subscribe=${encodeURIComponent('[{"className":"Customer"}]')}&ticket=%24%24`, 'ticket must be'],
     ];
