@@ -20,6 +20,8 @@ export interface RawAnswer {
   headers?: Readonly<Record<string, string>>;
   /** The answer is the error envelope of this code, at this HTTP status (a file route's `416`). */
   error?: StatusCode;
+  /** A JSON answer's example for the OpenAPI document (its schema must accept it). */
+  example?: unknown;
 }
 
 /** The query parameters a route reads: each entry a string schema (`parseQueryParams` in validate.ts). */

@@ -154,7 +154,7 @@ function successes(route: Route, schemas: Record<string, JsonObject>): Record<st
   }
   for (const raw of rawAnswers(route)) {
     if (raw.error) continue;
-    const content = raw.contentType ? { [raw.contentType]: { schema: rawSchema(raw.contentType) } } : undefined;
+    const content = raw.contentType ? { [raw.contentType]: { schema: rawSchema(raw.contentType), ...(raw.example !== undefined ? { example: raw.example } : {}) } } : undefined;
     const existing = answers[raw.status];
     if (existing) {
       existing.description = `${existing.description as string}; or ${raw.description}`;

@@ -26,7 +26,12 @@ export function openApiRoutes(routes: readonly Route[], { mount, title, version,
     auth: 'none',
     appKey: false,
     summary: 'This document: the OpenAPI 3.1 description of the service',
-    rawAnswer: { status: 200, contentType: 'application/json', description: 'the OpenAPI document' },
+    rawAnswer: {
+      status: 200,
+      contentType: 'application/json',
+      description: 'the OpenAPI document',
+      example: { openapi: '3.1.0', info: { title, version }, servers: [{ url: '/' }], paths: { '/v1/login': { post: { summary: 'Logs in: a plain session' } } } },
+    },
     handler: async () => {
       reply ??= new JsonReply(JSON.stringify(openApiDocument([...routes, route], { title, version, schema, serverUrl: `${basePath}${alias ? `/${alias}` : ''}` || '/' })));
       return reply;
