@@ -185,6 +185,8 @@ class Entry implements StoredObject {
 
 /** Slots per block of the live-count table that finds the k-th live object past holes. */
 const BLOCK_BITS = 10;
+/** An `$or` of at most this many branches is answered from the branches' indexes. */
+const MAX_UNION_BRANCHES = 64;
 /** Indexes kept per class and kind; the least recently used one is dropped beyond this. */
 const MAX_INDEXES = 16;
 /** A filtered, ordered listing with at most this many candidates sorts them instead of walking an order index. */
@@ -342,7 +344,29 @@ class ClassObjects {
       }
       if (found && (!best || found.entries.length < best.entries.length)) best = found;
     }
+    const either = this.#fromEither(where.$or);
+    if (either && (!best || either.entries.length < best.entries.length)) best = either;
     return best;
+  }
+
+  /**
+   * Candidates of an `$or` whose every branch an index answers (query text's `City = A or City = B`):
+   * the union of the branches' candidates, in creation order; `exact` when every branch is.
+   */
+  #fromEither(branches: unknown): { entries: readonly Entry[]; exact: boolean } | undefined {
+    if (!Array.isArray(branches) || branches.length === 0 || branches.length > MAX_UNION_BRANCHES) return undefined;
+    const union = new Set<Entry>();
+    let exact = true;
+    for (const branch of branches) {
+      if (typeof branch !== 'object' || branch === null || Array.isArray(branch)) return undefined;
+      const names = Object.keys(branch);
+      if (names.some((name) => name.startsWith('$'))) return undefined;
+      const found = this.#fromIndex(branch as Where, names);
+      if (!found) return undefined;
+      exact &&= found.exact && names.length === 1;
+      for (const entry of found.entries) union.add(entry);
+    }
+    return { entries: [...union].sort(byPosition), exact };
   }
 
   #fieldIndex(name: string): FieldIndex {
