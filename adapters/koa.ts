@@ -33,7 +33,7 @@ export function odbrest(service: Service): (ctx: KoaContext, next: Next) => Prom
       // the service's JSON answer, as its text (see writeWebResponse in node-http.ts)
       ctx.status = light.status;
       eachHeader(light.headers, (name, value) => ctx.set(name, value));
-      ctx.body = light.text;
+      ctx.body = typeof light.text === 'string' ? light.text : Buffer.from(light.text.buffer, light.text.byteOffset, light.text.byteLength);
       return undefined;
     }
     if (!response.body) ctx.body = null;

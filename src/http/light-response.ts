@@ -19,13 +19,13 @@ type StandIn = { [TO_WEB](): object };
  * the `Response` to their own server (Bun, Deno) never get one.
  */
 class LightResponse {
-  readonly #text: string;
+  readonly #text: string | Uint8Array<ArrayBuffer>;
   readonly #status: number;
   readonly #init: Record<string, string>;
   #headers: Headers | undefined;
   #web: Response | undefined;
 
-  constructor(text: string, status: number, headers: Record<string, string>) {
+  constructor(text: string | Uint8Array<ArrayBuffer>, status: number, headers: Record<string, string>) {
     this.#text = text;
     this.#status = status;
     this.#init = headers;
@@ -87,7 +87,8 @@ standsFor(LightResponse, Response);
 export interface LightAnswer {
   status: number;
   headers: Headers | Record<string, string>;
-  text: string;
+  /** The body: the service's JSON text, or bytes (the secure transport's sealed answers). */
+  text: string | Uint8Array<ArrayBuffer>;
 }
 
 /**
@@ -102,7 +103,7 @@ export function lightAnswer(response: Response): LightAnswer | undefined {
  * A `Response` with a text body: a light one when the caller writes answers itself
  * (`RequestContext.lightResponses`), a web one otherwise.
  */
-export function textResponse(text: string, status: number, headers: Record<string, string>, light = false): Response {
+export function textResponse(text: string | Uint8Array<ArrayBuffer>, status: number, headers: Record<string, string>, light = false): Response {
   return light ? (new LightResponse(text, status, headers) as unknown as Response) : new Response(text, { status, headers });
 }
 

@@ -30,6 +30,8 @@ export interface ApiRequest {
   raw: Request;
   /** Client address: the connection's, or the first `X-Forwarded-For` entry when `trustProxy` is set. */
   clientAddress: string | undefined;
+  /** The adapter writes answers itself (`RequestContext.lightResponses`): a text or byte answer may be a light `Response`. */
+  lightResponses?: boolean;
   /** Body text ('' for none). */
   bodyText: string;
   /**
@@ -84,6 +86,7 @@ export function toApiRequest(request: Request, url: URL, path: string, context: 
     headers: request.headers,
     raw: request,
     clientAddress: forwarded || context.clientAddress,
+    lightResponses: context.lightResponses === true,
     bodyText: '',
     body: request.body,
     secure: false,

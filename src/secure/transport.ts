@@ -5,6 +5,7 @@ import type { Session } from '../auth/sessions.js';
 import type { ServiceContext } from '../context.js';
 import { isSecureContentType, readBodyText } from '../http/body.js';
 import { answerText, errorReply, toResponse, type Answer } from '../http/envelope.js';
+import { textResponse } from '../http/light-response.js';
 import { binaryReopener, isBinaryAnswer } from '../files/binary.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
@@ -110,7 +111,7 @@ export class SecureTransport {
       request.session = session;
       answer = await next(request);
     }
-    return this.#seal(answer, keys, n);
+    return this.#seal(request, answer, keys, n);
   }
 
   /**
@@ -146,7 +147,7 @@ export class SecureTransport {
       await request.body.cancel().catch(() => undefined); // what the route left unread stays unread
       return toResponse(answer);
     }
-    return this.#seal(answer, keys, n);
+    return this.#seal(request, answer, keys, n);
   }
 
   /**
@@ -171,13 +172,17 @@ export class SecureTransport {
   }
 
   /** The one `Response` of an accepted message: the answer encrypted and signed under its number, its other headers kept. */
-  async #seal(answer: Answer, keys: MessageKeys, n: number): Promise<Response> {
+  async #seal(request: ApiRequest, answer: Answer, keys: MessageKeys, n: number): Promise<Response> {
     if (isBinaryAnswer(answer)) return this.#sealBinary(answer, keys, n);
     if (isEventStream(answer)) return this.#sealEventStream(answer, keys, n);
     const { body, signature } = await sealResponse(keys, n, answer.status, await answerText(answer));
     const sealing = { 'content-type': 'application/text', encrypted: 'true', 'secure-counter': String(n), 'secure-signature': signature };
     const payload = body.length === 0 ? null : body;
-    if (!(answer instanceof Response)) return new Response(payload, { status: answer.status, headers: { ...answer.headers, ...sealing } });
+    if (!(answer instanceof Response)) {
+      const headers = { ...answer.headers, ...sealing };
+      // the sealed bytes as they are: a light Response where the adapter writes answers itself
+      return payload ? textResponse(payload, answer.status, headers, request.lightResponses) : new Response(null, { status: answer.status, headers });
+    }
     // a route's own Response: its headers are kept, its framing and type replaced
     const headers = answer.headers;
     headers.delete('content-length');

@@ -9,6 +9,7 @@ import { afterEach, expect, test } from 'vitest';
 import { createNodeHandler, writeWebResponse } from '../../adapters/node.js';
 import { lightAnswer, type Service } from '../../src/index.js';
 import { APP_KEY, demoService, login } from '../helpers.js';
+import { nodeKeyPair, nodeSecureLogin, openSecureResponse, secureRequest } from '../secure/node-client.js';
 
 const APP = 'https://app.example.com';
 let server: Server | undefined;
@@ -45,6 +46,22 @@ test('a JSON answer over the Node adapter has its length and the same bytes as s
   const head = await fetch(`${base}/v1/object/CUS00001`, { method: 'HEAD', headers });
   expect(head.status).toBe((await service.fetch(new Request('http://localhost/v1/object/CUS00001', { method: 'HEAD', headers }))).status);
   expect(await head.text()).toBe('');
+});
+
+test('an encrypted answer over the Node adapter is written as its sealed bytes, with its length (an independent node:crypto client opens it)', async () => {
+  const service = await demoService();
+  const secure = await nodeSecureLogin(service, nodeKeyPair());
+  const base = await listen(createNodeHandler(service));
+  for (const [n, path] of [[1, '/v1/object/CUS00001'], [2, '/v1/object/NOPE0001']] as const) {
+    const message = secureRequest(secure, n, 'GET', path);
+    const response = await fetch(base + path, { headers: message.headers });
+    const text = await response.text();
+    expect(response.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+    expect(response.headers.get('transfer-encoding')).toBeNull();
+    const envelope = openSecureResponse(secure, n, response.status, response.headers, text);
+    expect(envelope.status.internalStatus).toBe(n === 1 ? '0' : '404');
+    if (n === 1) expect(envelope.data['~ObjectID']).toBe('CUS00001');
+  }
 });
 
 /** The service's answer with `lightResponses`, as the Node adapter gets it. */
