@@ -8,6 +8,7 @@
  * also for unknown routes) -> credential (204/201) -> 307 -> the handler (415, 400, 302, 306, 404).
  */
 import { APP_KEY, CONTACTS, USERS, loginBody } from './helpers.js';
+import { prng } from './support/prng.js';
 
 export const SEED = 0x0db2e57;
 export const LIMIT = 1024 * 1024; // the default body limit the suite runs against
@@ -42,17 +43,7 @@ export interface BadCase {
 // ---------------------------------------------------------------------------------------------
 // Deterministic randomness
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = mulberry32(SEED);
+const random = prng(SEED).next;
 const randomInt = (n: number) => Math.floor(random() * n);
 const PRINTABLE = ' !"#$%&\'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~';
 const randomPrintable = (length: number) => Array.from({ length }, () => PRINTABLE[randomInt(PRINTABLE.length)]).join('');

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Service } from '../../src/index.js';
 import { PostgresObjectStore } from '../../stores/postgres.js';
 import { call, demoData, demoService, login, type CallResult } from '../helpers.js';
+import { prng, type Prng } from '../support/prng.js';
 import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from '../support/servers.js';
 
 const available = await serverAvailable('PostgreSQL', 'the query cross-check of the memory and PostgreSQL stores');
@@ -16,27 +17,13 @@ const schema = `odbrest_xcheck_${RUN_ID}`;
 const SEED = Number(process.env.QUERY_SEED ?? 20261126);
 const QUERIES = 500;
 
-/** A small seeded generator (mulberry32). */
-function generator(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(list: readonly T[]): T => list[int(list.length)]!;
-  return { next, int, pick };
-}
 
 const WORDS = ['Apfel', 'apfel', 'Birne', 'Äpfel', 'straße', 'B', 'b', '', 'x y', '10', 'Zoo', 'zebra', '50%', 'a_b', 'O\'Neil', 'Ünal'];
 const CITIES = ['Berlin', 'Bonn', 'Köln', 'bremen', null];
 
 /** Demo-like objects: 10 teams, 40 people, 300 items (numbers, strings, booleans, nulls, absent fields, references, sets). */
 function data() {
-  const r = generator(4242);
+  const r = prng(4242);
   const objects: Record<string, unknown>[] = [];
   const id = (prefix: string, i: number) => `${prefix}${String(i).padStart(5, '0')}`;
   for (let i = 0; i < 10; i++) objects.push({ '~ClassName': 'Team', '~ObjectID': id('TEAM', i), Name: `Team ${r.pick(WORDS)} ${i}`, Size: r.int(20), Lead: { $ref: id('PER', r.int(40)) } });
@@ -90,7 +77,7 @@ function quote(text: string): string {
   return `"${text.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
-function queryText(r: ReturnType<typeof generator>, depth = 0): string {
+function queryText(r: Prng, depth = 0): string {
   const roll = r.next();
   if (depth < 3 && roll < 0.15) return `(${queryText(r, depth + 1)} ${r.pick(['and', 'or', '&&', '||', 'AND', 'Or'])} ${queryText(r, depth + 1)})`;
   if (depth < 3 && roll < 0.22) return `not ${queryText(r, depth + 1)}`;
@@ -129,7 +116,7 @@ describe.runIf(available)('query text: memory and PostgreSQL answer alike', () =
   });
 
   test(`${QUERIES} generated queries (seed ${SEED}): the same ids, order and ~Count`, async () => {
-    const r = generator(SEED);
+    const r = prng(SEED);
     let answered = 0;
     for (let n = 0; n < QUERIES; n++) {
       const text = queryText(r);

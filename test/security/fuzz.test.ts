@@ -12,24 +12,12 @@ import { startServer, type RunningServer } from '../adapters/servers.js';
 import { loginBody, USERS } from '../helpers.js';
 import { nodeKeyPair, nodeSecureLogin } from '../secure/node-client.js';
 import { remoteService } from '../support/processes.js';
+import { prng, type Prng } from '../support/prng.js';
 
 const REQUESTS = 10_000;
 const CONCURRENCY = 16;
 const SEED = 0x0db7e57;
 
-/** mulberry32: a small seeded PRNG, so a failing run can be repeated exactly. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  return { next, int, pick: <T>(items: readonly T[]): T => items[int(items.length)]! };
-}
 
 const PATHS = [
   '/v1/login', '/v2/login', '/v2/login/key', '/v2/login/secure', '/v2/login/secure/key', '/v1/auth/df', '/v1/auth/google',
@@ -65,7 +53,7 @@ interface Credentials {
   secureToken: string;
 }
 
-function body(r: ReturnType<typeof prng>): string | Buffer | undefined {
+function body(r: Prng): string | Buffer | undefined {
   switch (r.int(12)) {
     case 0:
       return undefined;
@@ -94,7 +82,7 @@ function body(r: ReturnType<typeof prng>): string | Buffer | undefined {
   }
 }
 
-function headers(r: ReturnType<typeof prng>, credentials: Credentials): Record<string, string> {
+function headers(r: Prng, credentials: Credentials): Record<string, string> {
   const out: Record<string, string> = {};
   const appKey = r.pick(['sec', 'sec', 'sec', '', ' ', 'x'.repeat(5000), undefined]);
   if (appKey !== undefined) out.appkey = appKey;

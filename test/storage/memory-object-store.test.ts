@@ -6,23 +6,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { matches, MemoryObjectStore, orderComparator, type Fields, type FindQuery, type Where } from '../../src/index.js';
-
-/** A small seeded PRNG (mulberry32), so a failure can be replayed. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../support/prng.js';
 
 const KINDS = [0, 1, 2, '0', 'a', true, false, null, undefined, { $ref: 'R1' }, { $ref: 'R2' }, { $set: ['R1', 'R2'] }, [1]] as const;
 const TEXTS = ['', 'a', 'b', 'ab', 'Z', '\uFFFF', '😀', '😀a', 'é'];
 
 describe('MemoryObjectStore against the definition of find', () => {
   it('answers like a scan over thousands of random writes and queries', async () => {
-    const next = random(20260115);
+    const next = prng(20260115).next;
     const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
     const store = new MemoryObjectStore();
     /** The expected state: per class, objects in creation order. */
