@@ -131,23 +131,22 @@ class Parser {
   }
 
   #expr(): QueryNode {
-    const at = this.#token.at;
-    const items = [this.#term()];
-    while (keyword(this.#token, 'or') || (this.#token.kind === 'op' && this.#token.text === '||')) {
-      this.#i++;
-      items.push(this.#term());
-    }
-    return items.length === 1 ? items[0]! : { kind: 'or', items, at };
+    return this.#joined('or', '||', () => this.#term());
   }
 
   #term(): QueryNode {
+    return this.#joined('and', '&&', () => this.#factor());
+  }
+
+  /** `item {(word | symbol) item}`: one item alone, else the node joining them. */
+  #joined(kind: 'or' | 'and', symbol: string, item: () => QueryNode): QueryNode {
     const at = this.#token.at;
-    const items = [this.#factor()];
-    while (keyword(this.#token, 'and') || (this.#token.kind === 'op' && this.#token.text === '&&')) {
+    const items = [item()];
+    while (keyword(this.#token, kind) || (this.#token.kind === 'op' && this.#token.text === symbol)) {
       this.#i++;
-      items.push(this.#factor());
+      items.push(item());
     }
-    return items.length === 1 ? items[0]! : { kind: 'and', items, at };
+    return items.length === 1 ? items[0]! : { kind, items, at };
   }
 
   #factor(): QueryNode {
