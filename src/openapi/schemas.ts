@@ -37,25 +37,18 @@ export const ObjectSet = v.pipe(
 /** `data` of an answer that has nothing to say. */
 export const Nothing = v.pipe(v.strictObject({}), v.description('nothing: {}'), v.examples([{}]));
 
+/** What every login answers beside its credential (PROTOCOL.md 2.2). */
+const SESSION_MEMBERS = { user: ServedObject, databaseName: v.string(), expiresAt: v.pipe(v.string(), v.isoTimestamp()) };
+
 /** `data` of a login (PROTOCOL.md 2.2). */
 export const LoginAnswer = v.pipe(
-  v.object({
-    sessionId: v.pipe(v.string(), v.description('the sessionId header of the requests that follow')),
-    user: ServedObject,
-    databaseName: v.string(),
-    expiresAt: v.pipe(v.string(), v.isoTimestamp()),
-  }),
+  v.object({ sessionId: v.pipe(v.string(), v.description('the sessionId header of the requests that follow')), ...SESSION_MEMBERS }),
   v.examples([ALICE_LOGIN]),
 );
 
 /** `data` of the token login (`/v2/login` without `publicKey`). */
 export const TokenLoginAnswer = v.pipe(
-  v.object({
-    token: v.pipe(v.string(), v.description('a JWT for the Authorization header')),
-    user: ServedObject,
-    databaseName: v.string(),
-    expiresAt: v.pipe(v.string(), v.isoTimestamp()),
-  }),
+  v.object({ token: v.pipe(v.string(), v.description('a JWT for the Authorization header')), ...SESSION_MEMBERS }),
   v.examples([DAVE_TOKEN]),
 );
 
