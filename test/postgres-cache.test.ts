@@ -216,7 +216,8 @@ describe.runIf(available)('PostgreSQL object cache across instances', () => {
     expect(await notifier()).toBe(true);
   });
 
-  it('over HTTP: PATCH on one service, GET on the other answers the new value', { timeout: 60_000 }, async () => {
+  /** The demo in a new table, served by two services over two caching store instances, alice logged in on each. */
+  async function twoServices() {
     const table = `objects_${tables++}`;
     const seeding = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table, cache: false });
     await importObjects(seeding, demoData(), 1000);
@@ -230,6 +231,11 @@ describe.runIf(available)('PostgreSQL object cache across instances', () => {
         return { service, sessionId: await login(service, 'alice') };
       }),
     );
+    return { a, b, services };
+  }
+
+  it('over HTTP: PATCH on one service, GET on the other answers the new value', { timeout: 60_000 }, async () => {
+    const { b, services } = await twoServices();
     const get = (i: number) => call(services[i]!.service, 'GET', '/v1/object/CUS00007', { headers: { sessionId: services[i]!.sessionId } });
     await b.listen();
     const old = (await get(1)).body.data;
@@ -245,19 +251,7 @@ describe.runIf(available)('PostgreSQL object cache across instances', () => {
   });
 
   it('issue 23, item 6: 1,000 writes answered by A, each read back at once through B over HTTP: none stale (read-your-writes by default)', { timeout: 300_000 }, async () => {
-    const table = `objects_${tables++}`;
-    const seeding = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table, cache: false });
-    await importObjects(seeding, demoData(), 1000);
-    await seeding.close();
-    const [a, b] = [instance(table), instance(table)];
-    opened.push(a, b);
-    const services = await Promise.all(
-      [a, b].map(async (side) => {
-        const service = createService({ store: side.store, access: demoAccess, users: { passwordIterations: 1000 }, onError: () => undefined });
-        await service.ready;
-        return { service, sessionId: await login(service, 'alice') };
-      }),
-    );
+    const { a, b, services } = await twoServices();
     const send = (i: number, method: string, json?: unknown) => call(services[i]!.service, method, '/v1/object/CUS00008', { headers: { sessionId: services[i]!.sessionId }, json });
     await Promise.all([a.listen(), b.listen()]);
     await send(1, 'GET'); // in B's cache from here on
