@@ -4,7 +4,6 @@
  * with the hybrid login (WebCrypto in the page) and lists objects from the service on another origin;
  * a page on an origin the service does not list is refused by the browser itself.
  */
-import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -14,7 +13,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { serve } from '../../adapters/node.js';
 import type { Service } from '../../src/index.js';
 import { demoService } from '../helpers.js';
-import { browserAvailable, launchChromium } from '../support/browser.js';
+import { browserAvailable, closeChromium, launchChromium } from '../support/browser.js';
 
 const hasBrowser = browserAvailable('the browser CORS tests');
 
@@ -92,9 +91,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await closeChromium(context, userDataDir);
 });
 
 async function runPage(origin: string): Promise<Record<string, unknown>> {

@@ -4,11 +4,10 @@
  * by playwright-core, with every request outside the demo's own address blocked (no CDN): every
  * operation of the document under its tag, each with the document's example answer.
  */
-import { rmSync } from 'node:fs';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { spawnLines, type LineProcess } from '../support/processes.js';
-import { browserAvailable, launchChromium } from '../support/browser.js';
+import { browserAvailable, closeChromium, launchChromium } from '../support/browser.js';
 
 const hasBrowser = browserAvailable('the API reference page test');
 const root = new URL('../..', import.meta.url).pathname;
@@ -34,9 +33,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
   demo?.stop();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await closeChromium(context, userDataDir);
 });
 
 test.skipIf(!hasBrowser)('GET /docs shows the operations of the mounted service, /v1/login among them', async () => {

@@ -3,7 +3,6 @@
  * runs the README's EventSource snippet as printed (a ticket from POST /v1/events/ticket, then
  * EventSource without headers) and receives the create event of a write made meanwhile.
  */
-import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BrowserContext } from 'playwright-core';
@@ -13,7 +12,7 @@ import type { Service } from '../../src/index.js';
 import { demoAccess } from '../../examples/demo-access.mjs';
 import { call, demoService, login } from '../helpers.js';
 import { codeBlocks, readmeSection } from '../support/readme.js';
-import { browserAvailable, launchChromium } from '../support/browser.js';
+import { browserAvailable, closeChromium, launchChromium } from '../support/browser.js';
 
 const hasBrowser = browserAvailable('the browser event tests');
 
@@ -41,10 +40,9 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
   for (const server of servers) server.closeAllConnections?.();
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await closeChromium(context, userDataDir);
 });
 
 test.skipIf(!hasBrowser)("EventSource with a ticket (the README's snippet) receives a create from another origin", async () => {

@@ -5,7 +5,6 @@
  * with the passkey and reads an object. Responses replayed, for another challenge, from another origin
  * or for another RP ID are refused and change nothing.
  */
-import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -15,7 +14,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createNodeHandler } from '../../adapters/node.js';
 import { MemoryKeyValueStore, MemoryObjectStore, type Service } from '../../src/index.js';
 import { call, demoData, demoService, expectError, login } from '../helpers.js';
-import { browserAvailable, launchChromium } from '../support/browser.js';
+import { browserAvailable, closeChromium, launchChromium } from '../support/browser.js';
 
 const hasBrowser = browserAvailable('the browser passkey tests');
 
@@ -98,9 +97,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await context?.close();
   await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await closeChromium(context, userDataDir);
 });
 
 const passkeysOf = async (sessionId: string) => (await call(service, 'GET', '/v1/passkeys', { headers: { sessionId } })).body.data;

@@ -3,7 +3,7 @@
  * machine has it (else the tests skip, saying how to install it), and a headless launch with the flags
  * this closed network needs (no background networking, updates or sync, which would be refused).
  */
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
@@ -23,4 +23,10 @@ export async function launchChromium(): Promise<{ context: BrowserContext; userD
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   return { context, userDataDir };
+}
+
+/** Closes what `launchChromium` opened and removes its profile folder (either may be missing after a failed launch). */
+export async function closeChromium(context: BrowserContext | undefined, userDataDir: string | undefined): Promise<void> {
+  await context?.close();
+  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
 }
