@@ -16,7 +16,7 @@ import { build } from 'esbuild';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createNodeHandler } from '../../adapters/node.js';
-import type { Service, ServiceOptions } from '../../src/index.js';
+import { MemoryObjectStore, type Service, type ServiceOptions } from '../../src/index.js';
 import { demoService, login, USERS } from '../helpers.js';
 import { browserAvailable, closeChromium, launchChromium } from '../support/browser.js';
 import { enrol } from '../two-factor/support.js';
@@ -64,6 +64,7 @@ let mounted: Running;
 let context: BrowserContext | undefined;
 let userDataDir: string | undefined;
 let registerScript = '';
+const mainStore = new MemoryObjectStore();
 
 beforeAll(async () => {
   if (!hasBrowser) return;
@@ -71,9 +72,10 @@ beforeAll(async () => {
     await build({ stdin: { contents: REGISTER, resolveDir: join(import.meta.dirname, '../..'), loader: 'js' }, bundle: true, format: 'iife', platform: 'browser', target: 'es2022', write: false })
   ).outputFiles[0]!.text;
   main = await serve(
-    (origin) => ({ studio: { appNames: ['crm'] }, twoFactor: TWO_FACTOR, passkeys: { rpID: 'localhost', rpName: 'odbrest test', origins: [origin] } }),
+    (origin) => ({ store: mainStore, studio: { appNames: ['crm'] }, twoFactor: TWO_FACTOR, passkeys: { rpID: 'localhost', rpName: 'odbrest test', origins: [origin] } }),
     (path) => (path === '/register-passkey.js' ? registerScript : undefined),
   );
+  await mainStore.put({ className: 'Note', fields: { Title: 'a long one', Text: 'x'.repeat(1_000_000) } });
   // the screenshots' service: a fixed clock, so that the pictures change only when the studio does
   fixed = await serve(() => ({ studio: { appNames: ['crm'] }, now: () => Date.UTC(2026, 0, 15, 9, 30, 0) }));
   mounted = await serve(() => ({ studio: { path: 'tools/studio', appNames: ['crm'] }, mount: { basePath: '/api', alias: 'db1' } }));
@@ -184,6 +186,42 @@ describe.skipIf(!hasBrowser)('studio', () => {
     // logging out ends the session at the service
     await page.click('header button:text("Log out")');
     await page.waitForSelector('form.login');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  test('paging, the column choice and order kept per class, a 1 MB field clipped', async () => {
+    const { page, problems } = await openStudio(`${main.origin}/_studio/#/class/Customer`);
+    await logIn(page);
+    await page.waitForSelector('table.objects tbody tr');
+    await page.click('button[aria-label="Next page"]');
+    await page.waitForSelector('table.objects tbody tr[data-row="0"] a:text("CUS00051")');
+    expect(await page.textContent('.pager')).toContain('Page 2 of 6');
+
+    const headers = () => page.$$eval('table.objects thead th', (cells) => cells.map((cell) => cell.textContent!.trim()));
+    expect(await headers()).toEqual(['~ObjectID', 'Name', 'Number', 'City', 'Active', 'Revenue', 'AccountManager']);
+    await page.click('details.columns summary');
+    await page.uncheck('details.columns li:has-text("Number") input');
+    await page.click('button[aria-label="Move City left"]'); // past the hidden Number
+    await page.click('button[aria-label="Move City left"]');
+    await expectAccessible(page, 'columns');
+    expect(await headers()).toEqual(['~ObjectID', 'City', 'Name', 'Active', 'Revenue', 'AccountManager']);
+    await page.reload();
+    await page.waitForSelector('form.login');
+    await logIn(page);
+    await page.waitForSelector('table.objects tbody tr');
+    expect(await headers()).toEqual(['~ObjectID', 'City', 'Name', 'Active', 'Revenue', 'AccountManager']);
+
+    // an undeclared class: the fields of the page are the columns; a 1 MB value shows its start and how much more there is
+    await page.goto(`${main.origin}/_studio/#/class/Note`);
+    await page.waitForSelector('table.objects tbody tr');
+    expect(await headers()).toEqual(['~ObjectID', 'Title', 'Text']);
+    const cell = await page.textContent('table.objects tbody td:nth-child(3)');
+    expect(cell!.length).toBeLessThan(200);
+    expect(cell).toContain('(999,880 more characters)');
+    await page.click('table.objects tbody tr >> nth=0');
+    await page.waitForSelector('.panel.top [data-field=Text] button:text("Show all")');
+    expect((await page.textContent('.panel.top [data-field=Text] dd'))!.length).toBeLessThan(4200);
     expect(problems).toEqual([]);
     await page.close();
   }, 120_000);

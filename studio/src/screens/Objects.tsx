@@ -41,7 +41,6 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
   }, [client, className]);
 
   useEffect(() => {
-    if (declared.value === undefined) return;
     let current = true;
     loading.value = true;
     client
@@ -54,8 +53,6 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
           error.value = '';
           queryError.value = undefined;
           ran.value = queryText.value;
-          const names = declared.value!.length > 0 ? declared.value! : [...new Set(set['~Elements'].flatMap((object) => Object.keys(object).filter((key) => !key.startsWith('~'))))];
-          columns.value = mergeColumns(columns.peek(), names);
         },
         (cause) => {
           if (!current) return;
@@ -69,9 +66,12 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
     return () => {
       current = false;
     };
-  }, [client, className, page.value, orderBy.value, queryText.value, declared.value]);
+  }, [client, className, page.value, orderBy.value, queryText.value]);
 
-  const shown = columns.value.filter((column) => column.shown);
+  // the columns: the declared fields, else the fields of the page (the model and the page are asked for at once)
+  const names = declared.value?.length ? declared.value : [...new Set((rows.value ?? []).flatMap((object) => Object.keys(object).filter((key) => !key.startsWith('~'))))];
+  const merged = mergeColumns(columns.value, names);
+  const shown = merged.filter((column) => column.shown);
   const list = rows.value ?? [];
   const at = Math.min(selected.value, Math.max(0, list.length - 1));
   const pages = Math.max(1, Math.ceil(total.value / PER_PAGE));
@@ -115,7 +115,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
         }}
       />
       <div class="toolbar">
-        <ColumnChooser columns={columns.value} onChange={setColumns} />
+        <ColumnChooser columns={merged} onChange={setColumns} />
         <nav class="pager" aria-label={t('page', { page: page.value + 1, pages })}>
           <button type="button" disabled={page.value === 0} onClick={() => (page.value -= 1)} aria-label={t('previousPage')}>
             ‹
@@ -133,7 +133,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
       )}
       {rows.value === undefined && !error.value && <p aria-busy="true">{t('loading')}</p>}
       {rows.value !== undefined && list.length === 0 && <p>{t('noObjects')}</p>}
-      {list.length > 0 && (
+      {list.length > 0 && declared.value !== undefined && (
         <div class="table-wrap" aria-busy={loading.value}>
           <table class="grid objects">
             <thead>
