@@ -241,6 +241,13 @@ describe.skipIf(!hasBrowser)('studio', () => {
     expect(await page.evaluate(() => sessionStorage.getItem('odbrest-studio:session'))).toMatch(/sessionId/);
     await page.reload();
     await page.waitForSelector('table.objects');
+    // the session ends elsewhere: the next call goes back to the login, which says why
+    const saved = JSON.parse((await page.evaluate(() => sessionStorage.getItem('odbrest-studio:session')))!);
+    await main.service.fetch(new Request('http://odbrest.test/v1/logout', { method: 'POST', headers: { appkey: 'x', sessionId: saved.credential.sessionId } }));
+    await page.click('button[aria-label="Next page"]');
+    await page.waitForSelector('form.login [role=status]');
+    expect(await page.textContent('form.login [role=status]')).toBe('The session ended. Please log in again.');
+    expect(await page.evaluate(() => sessionStorage.getItem('odbrest-studio:session'))).toBeNull();
     expect(problems).toEqual([]);
     await page.close();
   }, 120_000);
