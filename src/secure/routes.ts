@@ -5,7 +5,7 @@ import { deviceIdOf } from '../auth/acls.js';
 import { HybridLoginBodySchema, isHybridLoginBody } from './hybrid.js';
 import { hybridLogin, loginKeyReply } from './hybrid-login.js';
 import type { Session, SessionClient } from '../auth/sessions.js';
-import type { ServiceContext } from '../context.js';
+import type { LoginContext } from '../auth/context.js';
 import { envelope, okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import { parseJsonText } from '../http/json.js';
@@ -67,7 +67,7 @@ async function decryptCredentials(privateKey: CryptoKey, credentials: string): P
   return asJsonObject(body, 'decrypted credentials');
 }
 
-async function secureLogin(ctx: ServiceContext, request: ApiRequest): Promise<Response> {
+async function secureLogin(ctx: LoginContext, request: ApiRequest): Promise<Response> {
   const input = parseInput(SecureLoginSchema, readJsonObject(request));
   const publicKeyText = input.publicKey ?? input.publickey;
   if (publicKeyText === undefined) throw new ApiError('400', 'publicKey is required');
@@ -110,7 +110,7 @@ async function secureLogin(ctx: ServiceContext, request: ApiRequest): Promise<Re
 
 /** The session a secure login would start for `candidate`, and its answer sealed to the client's key (not awaited yet). */
 function prepareAnswer(
-  ctx: ServiceContext,
+  ctx: LoginContext,
   clientKey: CryptoKey,
   candidate: StoredObject,
   body: LoginBody,
@@ -127,7 +127,7 @@ function prepareAnswer(
 
 /** The login answer (PROTOCOL.md 3.3): the envelope with the Secure-Token and K, block-encrypted to the client's key. */
 async function sealAnswer(
-  ctx: ServiceContext,
+  ctx: LoginContext,
   clientKey: CryptoKey,
   principal: StoredObject,
   body: LoginBody,
@@ -141,7 +141,7 @@ async function sealAnswer(
 }
 
 /** The secure login, and `/v2/login` in both its forms: hybrid (PROTOCOL.md 3.4) and the JWT login (2.2). */
-export function secureLoginRoutes(ctx: ServiceContext): Route[] {
+export function secureLoginRoutes(ctx: LoginContext): Route[] {
   return [
     {
       method: 'POST',
