@@ -180,6 +180,19 @@ export const ConfigSchema = v.strictObject({
   ),
   /** Serve `GET {base}/openapi.json`. Default true. */
   openApi: optional(flag('openApi')),
+  /** The studio, the data browser (docs/studio.md): `true`, or where and with what it logs in. Default off. */
+  studio: optional(
+    v.union(
+      [
+        flag('studio'),
+        v.strictObject(
+          { path: optional(text('studio.path')), appKey: optional(text('studio.appKey')), appNames: optional(names('studio.appNames', 'application names')) },
+          'studio must be true, false or a mapping of path, appKey, appNames',
+        ),
+      ],
+      'studio must be true, false or a mapping of path, appKey, appNames',
+    ),
+  ),
   caches: group('caches', {
     sessions: optional(whole('caches.sessions', 1)),
     secureSessions: optional(whole('caches.secureSessions', 1)),

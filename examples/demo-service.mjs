@@ -35,6 +35,8 @@ export function createDemoService(env, { basePath = '/api' } = {}) {
     access: demoAccess,
     files: { blobs, maxUploadBytes: number('ODBREST_MAX_UPLOAD_BYTES') },
     // Two-factor login for the demo application `hr`; the key seals the users' TOTP secrets (demo only).
+    // the studio, the service's own data browser, at /api/_studio/ (docs/studio.md)
+    studio: { appNames: ['crm'] },
     twoFactor: { policies: { hr: 'optional' }, key: env.ODBREST_2FA_KEY || 'odbrest demo two-factor key: never use it in production', issuer: 'odbrest demo' },
     macros: {
       // POST /api/v1/execute/greet {"name": "..."}: greets the name, or the logged-in user.

@@ -1,4 +1,4 @@
-// Builds dist/ when it is missing or older than the sources (src, adapters, stores, the build
+// Builds dist/ when it is missing or older than the sources (src, adapters, stores, studio, the build
 // configuration), printing nothing unless the build fails. `npm start` and the test setup run it,
 // so a current build costs only the look at the file times. `--js` (npm start) builds only the
 // JavaScript, in seconds; the declaration files take most of a full build's time.
@@ -16,9 +16,10 @@ function newest(path) {
 
 /** Whether dist/ is missing, older than a source, or (with `types`) without its declaration files. */
 export function isStale(types = true) {
-  const built = ['dist/index.js', ...(types ? ['dist/index.d.ts'] : [])].map((file) => join(root, file));
+  // the studio's generated module (scripts/build-studio.mjs) is made by the same build
+  const built = ['dist/index.js', 'src/studio/assets.generated.js', ...(types ? ['dist/index.d.ts'] : [])].map((file) => join(root, file));
   if (!built.every((file) => existsSync(file))) return true;
-  const sources = Math.max(...['src', 'adapters', 'stores', 'tsup.config.ts', 'package.json'].map(newest));
+  const sources = Math.max(...['src', 'adapters', 'stores', 'studio/src', 'tsup.config.ts', 'package.json'].map(newest));
   return Math.min(...built.map((file) => statSync(file).mtimeMs)) < sources;
 }
 

@@ -14,6 +14,7 @@ import { serviceRoutes } from './routes.js';
 import { SecureTransport } from './secure/transport.js';
 import { importObjects } from './storage/seed.js';
 import { serviceContext, type AssembledContext } from './service-context.js';
+import { Studio } from './studio/serve.js';
 import { Telemetry } from './telemetry.js';
 
 /** Assembles the service from its options and dispatches requests to its routes. Hosts use `createService`. */
@@ -27,12 +28,14 @@ export class Core {
   readonly #secure: SecureTransport;
   readonly #trustProxy: boolean;
   readonly #telemetry: Telemetry;
+  readonly #studio: Studio | undefined;
   #loaded = false;
   constructor(options: ServiceOptions = {}) {
     const telemetry = (this.#telemetry = new Telemetry(options.telemetry !== false));
     const caches = cacheSizes(options.caches);
     this.#mount = new Mount(options.mount);
     this.#trustProxy = options.trustProxy ?? false;
+    this.#studio = options.studio ? new Studio(options.studio, options.appKeys) : undefined;
     const cors = new Cors(options.cors);
     const answer = (request: Request, context?: RequestContext) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context));
     this.fetch = logRequests(options.logger, (request, context) => telemetry.request(request, () => answer(request, context)));
@@ -59,6 +62,7 @@ export class Core {
       const url = new URL(request.url);
       const path = this.#mount.relativePath(url.pathname);
       if (path === undefined) throw new ApiError('404', `no route ${clip(url.pathname)}`);
+      if (this.#studio?.claims(path)) return await this.#studio.answer(request, path);
       const apiRequest = toApiRequest(request, url, path, context, this.#trustProxy);
       const rawBody = request.body !== null && this.#routes.takesRawBody(apiRequest); // file uploads: the route streams it
       if (this.#secure.claims(request.headers)) return await this.#secure.handle(apiRequest, (inner) => this.#dispatch(inner), rawBody);
@@ -72,7 +76,7 @@ export class Core {
   /** Whether a route answers this URL's path (base path and alias included); see `Service.serves`. */
   serves(url: string | URL): boolean {
     const path = URL.canParse(url) ? this.#mount.relativePath(new URL(url).pathname) : undefined;
-    return path !== undefined && this.#routes.fits(path);
+    return path !== undefined && (this.#routes.fits(path) || this.#studio?.claims(path) === true);
   }
 
   /** Routes a request whose body has been read; errors become envelopes (so transports can wrap them). */

@@ -19,6 +19,7 @@ import type { SchemaDeclarations } from './objects/model/index.js';
 import type { ExternalLoginOptions } from './oauth/types.js';
 import type { SymmetricCrypto } from './secure/symmetric.js';
 import type { SeedData } from './storage/seed.js';
+import type { StudioOptions } from './studio/serve.js';
 import type { KeyValueStore, ObjectStore } from './storage/types.js';
 import type { V2Options } from './v2/routes.js';
 
@@ -152,6 +153,12 @@ export interface ServiceOptions {
    * the stores unwrapped (what the telemetry bench compares with).
    */
   telemetry?: boolean;
+  /**
+   * The studio: the service's own data browser (docs/studio.md), a web app served at `{base}/_studio/`
+   * (or `path`) that logs in with the service's logins and reads through the API like any client.
+   * Off unless turned on: `true` or `{ path?, appKey?, appNames? }`.
+   */
+  studio?: boolean | StudioOptions;
   /** Sizes of the per-process caches (entries). */
   caches?: Partial<CacheSizes>;
   /** Clock in epoch ms, for tests. */

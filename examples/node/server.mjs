@@ -111,6 +111,8 @@ const service = createService({
   // serialization={"type":"class","style":"preview"} serves a customer as its name and city (api-config.yml's
   // objects.serialization.styles replaces this); classes without a list are served in full
   objects: { ...options.objects, serialization: { styles: { Customer: { preview: ['Name', 'City'] } }, ...options.objects?.serialization } },
+  // the studio, the service's own data browser, at {base}/_studio/ (docs/studio.md); its login proposes `crm`
+  studio: options.studio ?? { appNames: ['crm'] },
   twoFactor: {
     policies: twoFactor.policies ?? { hr: 'optional' },
     key: twoFactor.key ?? 'odbrest demo two-factor key: never use it in production',
@@ -138,6 +140,7 @@ passkeyOrigins.push(`http://localhost:${port}`);
 const root = `http://localhost:${port}${config.options.mount?.basePath ?? ''}`;
 
 console.log(`odbrest demo listening on ${root} (API reference: http://localhost:${port}/docs)`);
+console.log(`Studio, the data browser: ${root}${alias}/_studio/`);
 console.log('Log in as alice (password alice-secret; the client sends its hex MD5):');
 console.log(
   `curl -s -X POST ${root}/v1/login -H 'appkey: demo' -H 'Content-Type: application/json' ` +

@@ -35,6 +35,9 @@ const PATHS = [
   '/v1/sessions', '/v1/sessions/abc', '/v1/user', '/v1/user/bob', '/v1/passkey/login/options', '/v1/passkey/login',
   '/v1/passkey/register/options', '/v1/passkeys', '/_CheckLive', '/_CheckReady', '/v1/userSystemSettings', '/v1/userSetting/theme',
   '/v1/personal/unreadDocuments',
+  // the studio (issue 34): its page, its redirect, files that are not there, paths that try to leave it
+  '/_studio', '/_studio/', '/_studio/index.html', '/_studio/main-00000000.js', '/_studio/%2e%2e/v1/objects/Customer', '/_studio/..%2F..%2Fpackage.json',
+  '/_studio/%FF', '/_studio/' + 'a'.repeat(3000),
 ] as const;
 const QUERIES = [
   '', '?', '?app=hr', '?appkey=%FF', '?query=%7B%22Name%22%3A%7B%22%24gt%22%3A1%7D%7D', '?query=%5B1%2C2', '?query=' + '%5B'.repeat(200),
@@ -142,7 +145,14 @@ function send(origin: string, agent: Agent, method: string, path: string, head: 
 function exempt(method: string, path: string, outcome: Outcome): boolean {
   if (method === 'HEAD' || outcome.status === 302 || outcome.status === 304) return true;
   if (outcome.status === 200 && new URL(path, 'http://x').pathname === '/api/openapi.json') return isOpenApi(outcome.text); // the API description
+  if (new URL(path, 'http://x').pathname.startsWith('/api/_studio')) return isStudioFile(outcome); // the studio's page and files
   return outcome.status === 200 && outcome.contentType.startsWith('text/plain'); // a sealed login answer
+}
+
+/** The studio's page (200), its redirect to the path with a slash (308): with its CSP, never anything else. */
+function isStudioFile(outcome: Outcome): boolean {
+  if (outcome.status === 308) return true;
+  return outcome.status === 200 && outcome.contentType === 'text/html; charset=utf-8' && outcome.text.includes('<div id="studio">');
 }
 
 function isOpenApi(text: string): boolean {

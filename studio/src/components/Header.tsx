@@ -1,0 +1,47 @@
+import { language, setLanguage, t, type Language } from '../i18n/index.js';
+import { navigate } from '../router.js';
+import { endSession, session } from '../session.js';
+import { setTheme, theme, type Theme } from '../theme.js';
+
+/** The top bar: the name, the transport in use, the user, theme and language switches, logout. */
+export function Header() {
+  const current = session.value;
+  return (
+    <header class="bar">
+      <a class="brand" href="#/classes" onClick={(event) => (event.preventDefault(), navigate({ screen: 'classes', stack: [] }))}>
+        {t('appTitle')}
+      </a>
+      {current && (
+        <span
+          class={`transport transport-${current.transport}`}
+          data-transport={current.transport}
+          title={t(current.transport === 'secure' ? 'transportSecureHint' : 'transportPlainHint')}
+        >
+          {t(current.transport === 'secure' ? 'transportSecure' : 'transportPlain')}
+        </span>
+      )}
+      <span class="spacer" />
+      {current && <span class="who">{t('loggedInAs', { user: current.user })}</span>}
+      <label class="inline">
+        <span>{t('theme')}</span>
+        <select value={theme.value} onChange={(event) => setTheme(event.currentTarget.value as Theme)}>
+          <option value="system">{t('themeSystem')}</option>
+          <option value="light">{t('themeLight')}</option>
+          <option value="dark">{t('themeDark')}</option>
+        </select>
+      </label>
+      <label class="inline">
+        <span>{t('language')}</span>
+        <select value={language.value} onChange={(event) => setLanguage(event.currentTarget.value as Language)}>
+          <option value="en">English</option>
+          <option value="de">Deutsch</option>
+        </select>
+      </label>
+      {current && (
+        <button type="button" onClick={() => void endSession()}>
+          {t('logOut')}
+        </button>
+      )}
+    </header>
+  );
+}

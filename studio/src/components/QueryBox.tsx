@@ -1,0 +1,86 @@
+import { useSignal } from '@preact/signals';
+import { useEffect } from 'preact/hooks';
+import { t } from '../i18n/index.js';
+import { prefs } from '../prefs.js';
+
+const RECENT = 10;
+
+/** The query text where the service found an error: the character at `at` marked. */
+function MarkedQuery({ text, at }: { text: string; at: number }) {
+  return (
+    <pre class="query-marked" data-position={at}>
+      {text.slice(0, at)}
+      <mark>{text.slice(at, at + 1) || ' '}</mark>
+      {text.slice(at + 1)}
+    </pre>
+  );
+}
+
+/**
+ * The query text box (PROTOCOL.md 6.2): runs on Enter, offers the recent queries of the class, and
+ * shows a `400`'s message with the position it names marked in the text.
+ */
+export function QueryBox(props: { className: string; applied: string; ran: string; error?: { message: string; at?: number }; onRun(text: string): void }) {
+  const text = useSignal(props.applied);
+  const recent = useSignal<string[]>(prefs.getJson<string[]>(`recent:${props.className}`, []));
+  useEffect(() => {
+    // a query that loaded a page joins the recent ones (one the service refused does not)
+    const ran = props.ran.trim();
+    if (!ran) return;
+    const next = [ran, ...recent.peek().filter((entry) => entry !== ran)].slice(0, RECENT);
+    recent.value = next;
+    prefs.setJson(`recent:${props.className}`, next);
+  }, [props.ran]);
+  const listId = `recent-${props.className}`;
+  return (
+    <form
+      class="query"
+      role="search"
+      onSubmit={(event) => {
+        event.preventDefault();
+        props.onRun(text.value);
+      }}
+    >
+      <label class="search">
+        <span class="visually-hidden">{t('query')}</span>
+        <input
+          data-search
+          name="query"
+          type="search"
+          list={listId}
+          spellcheck={false}
+          autocomplete="off"
+          placeholder={t('queryPlaceholder')}
+          value={text.value}
+          aria-invalid={props.error ? true : undefined}
+          aria-describedby={props.error ? 'query-error' : undefined}
+          onInput={(e) => (text.value = e.currentTarget.value)}
+        />
+      </label>
+      <datalist id={listId}>
+        {recent.value.map((entry) => (
+          <option key={entry} value={entry} />
+        ))}
+      </datalist>
+      <button type="submit" class="primary">
+        {t('runQuery')}
+      </button>
+      <button
+        type="button"
+        disabled={!text.value && !props.applied}
+        onClick={() => {
+          text.value = '';
+          props.onRun('');
+        }}
+      >
+        {t('clearQuery')}
+      </button>
+      {props.error && (
+        <div id="query-error" class="error" role="alert">
+          <p>{t('queryError', { message: props.error.message })}</p>
+          {props.error.at !== undefined && <MarkedQuery text={props.applied} at={props.error.at} />}
+        </div>
+      )}
+    </form>
+  );
+}

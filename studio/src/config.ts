@@ -1,0 +1,22 @@
+/**
+ * What the service tells the page in its `<meta name="odbrest-studio">` (no inline script: the CSP
+ * forbids it): where the API is relative to the page, the app key, the default applications.
+ */
+interface StudioConfig {
+  /** The service root, absolute (resolved against the page's address). */
+  apiBase: string;
+  appKey: string;
+  appNames: string[];
+}
+
+function readConfig(): StudioConfig {
+  const meta = document.querySelector<HTMLMetaElement>('meta[name="odbrest-studio"]');
+  const given = JSON.parse(meta?.content || '{}') as { api?: string; appKey?: string; appNames?: string[] };
+  return {
+    apiBase: new URL(given.api ?? '../', location.href).href.replace(/\/$/, ''),
+    appKey: given.appKey ?? 'odbrest-studio',
+    appNames: given.appNames ?? [],
+  };
+}
+
+export const config = readConfig();

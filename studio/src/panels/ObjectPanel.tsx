@@ -1,0 +1,96 @@
+import { useSignal } from '@preact/signals';
+import { useEffect, useRef } from 'preact/hooks';
+import { OdbRestError, type OdbRestClient, type SerializedObject } from 'odbrest/client';
+import { Value } from '../components/Value.js';
+import { messageOf } from '../data.js';
+import { t } from '../i18n/index.js';
+import { closeTop } from '../router.js';
+import { ReferencedBy } from './ReferencedBy.js';
+
+const RIGHTS = ['rightRead', 'rightWrite', 'rightCreate', 'rightDelete', 'rightSecurity'] as const;
+
+/** `~SecurityRights` in words: bit n (2^(n-1)) read, write, create, delete, security (PROTOCOL.md 6.1). */
+function rightsText(bits: unknown): string {
+  if (typeof bits !== 'number') return '–';
+  return RIGHTS.filter((_, index) => (bits & (1 << index)) !== 0)
+    .map((key) => t(key))
+    .join(', ');
+}
+
+/** One object: every field with a viewer, references as links (a new panel), sets, metadata, what refers to it. */
+export function ObjectPanel({ client, objectId, depth, top }: { client: OdbRestClient; objectId: string; depth: number; top: boolean }) {
+  const object = useSignal<SerializedObject | undefined>(undefined);
+  const error = useSignal('');
+  const heading = useRef<HTMLHeadingElement>(null);
+
+  useEffect(() => {
+    client.getObject(objectId, { serialization: { type: 'full', securityRights: true } }).then(
+      (found) => (object.value = found),
+      (cause) => (error.value = cause instanceof OdbRestError && cause.internalStatus === '404' ? t('notFound') : messageOf(cause)),
+    );
+  }, [client, objectId]);
+  useEffect(() => {
+    if (top) heading.current?.focus();
+  }, [top, object.value]);
+
+  const found = object.value;
+  const fields = found ? Object.entries(found).filter(([name]) => !name.startsWith('~')) : [];
+  const titleId = `panel-title-${depth}`;
+  return (
+    <div
+      class={`panel${top ? ' top' : ''}`}
+      role="dialog"
+      aria-modal={top}
+      aria-labelledby={titleId}
+      inert={!top}
+      data-object={objectId}
+      style={{ '--depth': String(depth) }}
+    >
+      <header class="panel-head">
+        <h2 id={titleId} tabIndex={-1} ref={heading}>
+          {found ? `${found['~ClassName']} ${found['~ObjectID']}` : objectId}
+        </h2>
+        <button type="button" onClick={closeTop} aria-label={depth > 0 ? t('back') : t('close')}>
+          {depth > 0 ? `← ${t('back')}` : `✕ ${t('close')}`}
+        </button>
+      </header>
+      {error.value && (
+        <p class="error" role="alert">
+          {error.value}
+        </p>
+      )}
+      {!found && !error.value && <p aria-busy="true">{t('loading')}</p>}
+      {found && (
+        <>
+          <h3>{t('fields')}</h3>
+          <dl class="fields">
+            {fields.map(([name, value]) => (
+              <div key={name} class="field" data-field={name}>
+                <dt>{name}</dt>
+                <dd>
+                  <Value value={value} />
+                </dd>
+              </div>
+            ))}
+          </dl>
+          <h3>{t('metadata')}</h3>
+          <dl class="fields meta">
+            {(['~ObjectID', '~ClassName', '~StoreTime'] as const).map((name) => (
+              <div key={name} class="field">
+                <dt>{name}</dt>
+                <dd>{found[name]}</dd>
+              </div>
+            ))}
+            <div class="field">
+              <dt>~SecurityRights</dt>
+              <dd>
+                {String(found['~SecurityRights'] ?? '–')} <span class="hint">{rightsText(found['~SecurityRights'])}</span>
+              </dd>
+            </div>
+          </dl>
+          <ReferencedBy client={client} objectId={objectId} />
+        </>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,46 @@
+import { signal } from '@preact/signals';
+
+/**
+ * Hash routing, so the studio works under any mount path and alias (the server knows only its files):
+ * `#/classes`, `#/class/Customer`; `?open=ID1,ID2` is the stack of object panels over either.
+ */
+export interface Route {
+  screen: 'classes' | 'objects';
+  className?: string;
+  /** The open object panels, bottom first. */
+  stack: string[];
+}
+
+export function parseHash(hash: string): Route {
+  const [path = '', search = ''] = hash.replace(/^#/, '').split('?');
+  const open = new URLSearchParams(search).get('open');
+  const stack = open ? open.split(',').filter(Boolean) : [];
+  const match = /^\/class\/([^/]+)$/.exec(path);
+  if (match) {
+    try {
+      return { screen: 'objects', className: decodeURIComponent(match[1]!), stack };
+    } catch {
+      return { screen: 'classes', stack };
+    }
+  }
+  return { screen: 'classes', stack };
+}
+
+export function routeHash(route: Route): string {
+  const path = route.screen === 'objects' && route.className ? `/class/${encodeURIComponent(route.className)}` : '/classes';
+  return `#${path}${route.stack.length > 0 ? `?open=${route.stack.map(encodeURIComponent).join(',')}` : ''}`;
+}
+
+export const route = signal<Route>(parseHash(location.hash));
+addEventListener('hashchange', () => (route.value = parseHash(location.hash)));
+
+export function navigate(next: Route): void {
+  const hash = routeHash(next);
+  if (hash !== location.hash) location.hash = hash;
+  route.value = next;
+}
+
+export const openClass = (className: string) => navigate({ screen: 'objects', className, stack: [] });
+export const openObject = (objectId: string) => navigate({ ...route.value, stack: [...route.value.stack, objectId] });
+/** Closes the top panel (Esc). */
+export const closeTop = () => navigate({ ...route.value, stack: route.value.stack.slice(0, -1) });

@@ -1,0 +1,368 @@
+/**
+ * The studio (docs/studio.md) in Chromium against a real server: the password login, secure by
+ * default (the header says so) and plain; the second factor when the login asks for it; a passkey
+ * (virtual authenticator); the classes, a class's table with paging, sorting and query text (a `400`
+ * marks the position it names), the object panel and its stack of references (Esc goes back); dark
+ * mode; a keyboard-only path; the studio under a base path and alias. Every screen is checked with
+ * axe-core (no serious or critical violation) and under the studio's CSP (no violation). The
+ * screenshots of docs/studio.md are made here, from a service on a fixed clock.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createNodeHandler } from '../../adapters/node.js';
+import { MemoryObjectStore, type Service, type ServiceOptions } from '../../src/index.js';
+import { demoService, login, USERS } from '../helpers.js';
+import { browserAvailable, closeChromium, launchChromium } from '../support/browser.js';
+import { enrol } from '../two-factor/support.js';
+import { demoSchema } from '../../examples/demo-schema.mjs';
+
+const hasBrowser = browserAvailable('the studio browser tests');
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const DOCS = new URL('../../docs/', import.meta.url).pathname;
+const TWO_FACTOR = { policies: { hr: 'optional' as const }, key: 'the key that seals two-factor secrets in the studio tests', issuer: 'odbrest test' };
+
+/** The passkey registration a test needs first (the studio's account screens come later): @simplewebauthn/browser on a page of the same origin. */
+const REGISTER = `
+import { startRegistration } from '@simplewebauthn/browser';
+window.registerPasskey = async (sessionId) => {
+  const post = async (path, body) => (await fetch(path, { method: 'POST', headers: { appkey: 'odbrest-studio', sessionId, 'content-type': 'application/json' }, body: body && JSON.stringify(body) })).json();
+  const options = await post('/v1/passkey/register/options');
+  return post('/v1/passkey/register', { response: await startRegistration({ optionsJSON: options.data }), name: 'studio test key' });
+};
+`;
+
+interface Running {
+  service: Service;
+  origin: string;
+  server: Server;
+}
+
+/** A real server on a free port for `options` (the origin is known before the service is made, for the passkey origins). */
+async function serve(options: (origin: string) => ServiceOptions, extra?: (path: string) => string | undefined): Promise<Running> {
+  let handler: ((req: any, res: any) => void) | undefined;
+  const server = createServer((req, res) => {
+    const page = extra?.(req.url ?? '');
+    if (page !== undefined) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(page);
+    handler!(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://localhost:${(server.address() as AddressInfo).port}`;
+  const service = await demoService({ schema: demoSchema, ...options(origin) });
+  handler = createNodeHandler(service);
+  return { service, origin, server };
+}
+
+let main: Running;
+let fixed: Running;
+let mounted: Running;
+let context: BrowserContext | undefined;
+let userDataDir: string | undefined;
+let registerScript = '';
+const mainStore = new MemoryObjectStore();
+
+beforeAll(async () => {
+  if (!hasBrowser) return;
+  registerScript = (
+    await build({ stdin: { contents: REGISTER, resolveDir: join(import.meta.dirname, '../..'), loader: 'js' }, bundle: true, format: 'iife', platform: 'browser', target: 'es2022', write: false })
+  ).outputFiles[0]!.text;
+  main = await serve(
+    (origin) => ({ store: mainStore, studio: { appNames: ['crm'] }, twoFactor: TWO_FACTOR, passkeys: { rpID: 'localhost', rpName: 'odbrest test', origins: [origin] } }),
+    (path) => (path === '/register-passkey.js' ? registerScript : undefined),
+  );
+  await mainStore.put({ className: 'Note', fields: { Title: 'a long one', Text: 'x'.repeat(1_000_000) } });
+  // the screenshots' service: a fixed clock, so that the pictures change only when the studio does
+  fixed = await serve(() => ({ studio: { appNames: ['crm'] }, now: () => Date.UTC(2026, 0, 15, 9, 30, 0) }));
+  mounted = await serve(() => ({ studio: { path: 'tools/studio', appNames: ['crm'] }, mount: { basePath: '/api', alias: 'db1' } }));
+  ({ context, userDataDir } = await launchChromium());
+}, 120_000);
+
+afterAll(async () => {
+  for (const running of [main, fixed, mounted]) await new Promise((resolve) => (running ? running.server.close(resolve) : resolve(undefined)));
+  await closeChromium(context, userDataDir);
+});
+
+/** A new tab on the studio that records CSP violations and page errors. */
+async function openStudio(url: string): Promise<{ page: Page; problems: string[] }> {
+  const page = await context!.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => message.type() === 'error' && /Content Security Policy|Refused to/.test(message.text()) && problems.push(message.text()));
+  page.on('pageerror', (error) => problems.push(error.message));
+  await page.goto(url);
+  await page.waitForSelector('form.login');
+  return { page, problems };
+}
+
+/** Fills the login form and sends it (Enter); `secure: false` unticks the secure login. */
+async function logIn(page: Page, { user = 'alice', password = USERS.alice as string, app = 'crm', secure = true } = {}): Promise<void> {
+  await page.fill('input[name=user]', user);
+  await page.fill('input[name=password]', password);
+  await page.fill('input[name=application]', app);
+  if (!secure) {
+    await page.waitForSelector('input[name=secure]:not([disabled])');
+    await page.uncheck('input[name=secure]');
+  }
+  await page.press('input[name=password]', 'Enter');
+}
+
+/** axe-core on the page as it is: no serious or critical violation. */
+async function expectAccessible(page: Page, screen: string): Promise<void> {
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((node: any) => node.target.join(' ')) }));
+  });
+  expect(violations.filter((v: { impact: string }) => v.impact === 'serious' || v.impact === 'critical'), screen).toEqual([]);
+}
+
+const shoot = async (page: Page, name: string) => writeFileSync(join(DOCS, `studio-${name}.png`), await page.screenshot());
+const transport = (page: Page) => page.getAttribute('[data-transport]', 'data-transport');
+const firstCells = (page: Page) => page.$$eval('table.objects tbody tr td:nth-child(2)', (cells) => cells.map((cell) => cell.textContent));
+
+describe.skipIf(!hasBrowser)('studio', () => {
+  test('secure login by default, browse a class, query text with a 400 marked, sort, the reference stack', async () => {
+    const { page, problems } = await openStudio(`${main.origin}/_studio/`);
+    await expectAccessible(page, 'login');
+    await logIn(page);
+    await page.waitForSelector('table.classes');
+    expect(await transport(page)).toBe('secure');
+    expect(await page.textContent('header')).toContain('Encrypted end to end');
+    expect(await page.textContent('table.classes')).toContain('Customer');
+    await expectAccessible(page, 'classes');
+
+    await page.click('a[href="#/class/Customer"]');
+    await page.waitForSelector('table.objects tbody tr');
+    expect(await page.textContent('h1')).toMatch(/Customer\s+300 objects/);
+    expect(await page.$$('table.objects tbody tr')).toHaveLength(50);
+    expect(await page.textContent('.pager')).toContain('Page 1 of 6');
+    await expectAccessible(page, 'objects');
+
+    // a query text the service does not understand: its message, and the position marked in the text
+    await page.fill('input[name=query]', 'City = "Berlin" and (');
+    await page.press('input[name=query]', 'Enter');
+    await page.waitForSelector('.query-marked mark');
+    expect(await page.textContent('#query-error')).toContain('query text: expected a field name at 21');
+    expect(await page.getAttribute('.query-marked', 'data-position')).toBe('21');
+    await expectAccessible(page, 'query error');
+    await page.fill('input[name=query]', 'City = "Berlin"');
+    await page.press('input[name=query]', 'Enter');
+    await page.waitForFunction(() => document.querySelector('h1')?.textContent?.includes('50 objects'));
+    expect(await page.$('.query-marked')).toBeNull();
+    expect(await page.$$eval('datalist option', (options) => options.map((option) => (option as HTMLOptionElement).value))).toEqual(['City = "Berlin"']);
+
+    // sort by Name: ascending, then descending (the page the service answers in that order)
+    const unsorted = await firstCells(page);
+    await page.click('th button.sort:text("Name")');
+    await page.waitForSelector('th[aria-sort=ascending]');
+    await page.waitForFunction(() => document.querySelector('table.objects tbody td')?.textContent === 'Anna Bauer');
+    const ascending = await firstCells(page);
+    expect(ascending).toEqual([...unsorted].sort());
+    await page.click('th button.sort:text("Name")');
+    await page.waitForSelector('th[aria-sort=descending]');
+    await page.waitForFunction(() => document.querySelector('table.objects tbody td')?.textContent === 'Ida Wolf');
+    expect(await firstCells(page)).toEqual([...unsorted].sort().reverse());
+
+    // a row opens its panel; a reference opens the next one over it; Esc goes back, then closes
+    await page.click('table.objects tbody tr >> nth=0');
+    await page.waitForSelector('.panel.top dl.fields');
+    const customer = await page.getAttribute('.panel.top', 'data-object');
+    expect(await page.textContent('.panel.top')).toContain('~SecurityRights');
+    await expectAccessible(page, 'object panel');
+    await page.click('.panel.top [data-field=AccountManager] a.ref');
+    await page.waitForSelector('.panel.top h2:text("Employee")');
+    expect(await page.$$('.panel')).toHaveLength(2);
+    expect(page.url()).toContain(`open=${customer},EMP0000`);
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => document.querySelectorAll('.panel').length === 1);
+    expect(await page.getAttribute('.panel.top', 'data-object')).toBe(customer);
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => document.querySelectorAll('.panel').length === 0);
+
+    // logging out ends the session at the service
+    await page.click('header button:text("Log out")');
+    await page.waitForSelector('form.login');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  test('paging, the column choice and order kept per class, a 1 MB field clipped', async () => {
+    const { page, problems } = await openStudio(`${main.origin}/_studio/#/class/Customer`);
+    await logIn(page);
+    await page.waitForSelector('table.objects tbody tr');
+    await page.click('button[aria-label="Next page"]');
+    await page.waitForSelector('table.objects tbody tr[data-row="0"] a:text("CUS00051")');
+    expect(await page.textContent('.pager')).toContain('Page 2 of 6');
+
+    const headers = () => page.$$eval('table.objects thead th', (cells) => cells.map((cell) => cell.textContent!.trim()));
+    expect(await headers()).toEqual(['~ObjectID', 'Name', 'Number', 'City', 'Active', 'Revenue', 'AccountManager']);
+    await page.click('details.columns summary');
+    await page.uncheck('details.columns li:has-text("Number") input');
+    await page.click('button[aria-label="Move City left"]'); // past the hidden Number
+    await page.click('button[aria-label="Move City left"]');
+    await expectAccessible(page, 'columns');
+    expect(await headers()).toEqual(['~ObjectID', 'City', 'Name', 'Active', 'Revenue', 'AccountManager']);
+    await page.reload();
+    await page.waitForSelector('form.login');
+    await logIn(page);
+    await page.waitForSelector('table.objects tbody tr');
+    expect(await headers()).toEqual(['~ObjectID', 'City', 'Name', 'Active', 'Revenue', 'AccountManager']);
+
+    // an undeclared class: the fields of the page are the columns; a 1 MB value shows its start and how much more there is
+    await page.goto(`${main.origin}/_studio/#/class/Note`);
+    await page.waitForSelector('table.objects tbody tr');
+    expect(await headers()).toEqual(['~ObjectID', 'Title', 'Text']);
+    const cell = await page.textContent('table.objects tbody td:nth-child(3)');
+    expect(cell!.length).toBeLessThan(200);
+    expect(cell).toContain('(999,880 more characters)');
+    await page.click('table.objects tbody tr >> nth=0');
+    await page.waitForSelector('.panel.top [data-field=Text] button:text("Show all")');
+    expect((await page.textContent('.panel.top [data-field=Text] dd'))!.length).toBeLessThan(4200);
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  test('a plain login says so in the header; the choice to stay logged in keeps the session in this tab only', async () => {
+    const { page, problems } = await openStudio(`${main.origin}/_studio/#/class/Customer`);
+    await page.waitForSelector('input[name=secure]:not([disabled])');
+    await page.uncheck('input[name=secure]');
+    await page.check('input[name=remember]');
+    await logIn(page, { secure: false });
+    await page.waitForSelector('table.objects');
+    expect(await transport(page)).toBe('plain');
+    expect(await page.textContent('header')).toContain('Plain session');
+    // nothing of the session in cookies or localStorage; in sessionStorage because it was asked for
+    expect(await context!.cookies()).toEqual([]);
+    expect(await page.evaluate(() => JSON.stringify(localStorage))).not.toMatch(/sessionId/);
+    expect(await page.evaluate(() => sessionStorage.getItem('odbrest-studio:session'))).toMatch(/sessionId/);
+    await page.reload();
+    await page.waitForSelector('table.objects');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  test('the second factor when the login asks for it (341), then the session', async () => {
+    const enrolled = await enrol(main.service, { now: () => Date.now(), advance: () => undefined }, 'bob', 'hr');
+    const { page, problems } = await openStudio(`${main.origin}/_studio/`);
+    await logIn(page, { user: 'bob', password: USERS.bob, app: 'hr' });
+    await page.waitForSelector('input[name=code]');
+    expect(await page.textContent('[role=alert]')).toContain('needs a second factor');
+    await expectAccessible(page, 'second factor');
+    await page.fill('input[name=code]', enrolled.backupCodes[0]!);
+    await page.press('input[name=code]', 'Enter');
+    await page.waitForSelector('table.classes');
+    expect(await page.textContent('header')).toContain('Logged in as bob');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  test('a passkey (virtual authenticator) logs in without a password', async () => {
+    const page = await context!.newPage();
+    const cdp = await context!.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+    // register one for alice first (from a page of the same origin)
+    await page.goto(`${main.origin}/_studio/`);
+    await page.addScriptTag({ url: '/register-passkey.js' }); // a file of the origin: the CSP lets it run
+    const sessionId = await login(main.service, 'alice');
+    const registered = await page.evaluate(async (sid) => (window as any).registerPasskey(sid), sessionId);
+    expect(registered.status.internalStatus).toBe('0');
+    await page.reload();
+    await page.waitForSelector('form.login');
+    await page.click('button:text("Log in with a passkey")');
+    await page.waitForSelector('table.classes');
+    expect(await page.textContent('header')).toContain('Logged in as alice');
+    expect(await transport(page)).toBe('plain');
+    await cdp.detach();
+    await page.close();
+  }, 120_000);
+
+  test('dark mode follows the system, and the switch overrides it (kept across reloads)', async () => {
+    const { page, problems } = await openStudio(`${fixed.origin}/_studio/`);
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.waitForSelector('html[data-theme=dark]');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.waitForSelector('html[data-theme=light]');
+    await shoot(page, 'login');
+    await page.selectOption('header select >> nth=0', 'dark');
+    expect(await page.getAttribute('html', 'data-theme')).toBe('dark');
+    await page.reload();
+    await page.waitForSelector('form.login');
+    expect(await page.getAttribute('html', 'data-theme')).toBe('dark');
+    await expectAccessible(page, 'login, dark');
+    await logIn(page);
+    await page.waitForSelector('table.classes');
+    await page.click('a[href="#/class/Customer"]');
+    await page.waitForSelector('table.objects tbody tr');
+    await expectAccessible(page, 'objects, dark');
+    await page.click('table.objects tbody tr >> nth=0');
+    await page.waitForSelector('.panel.top dl.fields');
+    await expectAccessible(page, 'object panel, dark');
+    await shoot(page, 'dark');
+    await page.selectOption('header select >> nth=0', 'system');
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('.panel', { state: 'detached' });
+    await shoot(page, 'objects');
+    await page.click('table.objects tbody tr >> nth=0');
+    await page.click('.panel.top [data-field=AccountManager] a.ref');
+    await page.waitForSelector('.panel.top h2:text("Employee")');
+    await shoot(page, 'panels');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  test('keyboard only: log in, / to filter, j/k and Enter to open, Esc to close; German throughout', async () => {
+    const { page, problems } = await openStudio(`${main.origin}/_studio/`);
+    await page.selectOption('header select >> nth=1', 'de');
+    expect(await page.textContent('form.login h1')).toBe('Anmelden');
+    await page.focus('input[name=user]');
+    await page.keyboard.type('alice');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(USERS.alice);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('table.classes');
+    expect(await page.textContent('header')).toContain('Ende-zu-Ende verschlüsselt');
+    await page.keyboard.press('/');
+    await page.keyboard.type('Custo');
+    await page.keyboard.press('Escape'); // leaves the box
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('table.objects tbody tr');
+    expect(await page.textContent('h1')).toContain('300 Objekte');
+    await page.keyboard.press('j');
+    await page.keyboard.press('j');
+    await page.keyboard.press('k');
+    expect(await page.getAttribute('tr.selected', 'data-row')).toBe('1');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.panel.top[data-object=CUS00002]');
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('H2');
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('.panel', { state: 'detached' });
+    await page.keyboard.press('/');
+    await page.keyboard.type('Name like "Anna*"');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.querySelector('h1')?.textContent?.includes('30 Objekte'));
+    await expectAccessible(page, 'objects, German');
+    expect(problems).toEqual([]);
+    await page.selectOption('header select >> nth=1', 'en');
+    await page.close();
+  }, 120_000);
+
+  test('under a base path and alias, at a path of the host, it logs in and reads', async () => {
+    const { page, problems } = await openStudio(`${mounted.origin}/api/db1/tools/studio`);
+    expect(page.url()).toBe(`${mounted.origin}/api/db1/tools/studio/`);
+    await logIn(page);
+    await page.waitForSelector('table.classes');
+    expect(await transport(page)).toBe('secure');
+    await page.click('a[href="#/class/Customer"]');
+    await page.waitForSelector('table.objects tbody tr');
+    expect(await page.textContent('h1')).toContain('300 objects');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+});
