@@ -23,14 +23,13 @@ export interface TypesFlags {
   schema?: string;
   export?: string;
   out?: string;
-  help?: boolean;
 }
 
 export function parseTypesArgs(args: string[]): TypesFlags {
   try {
     const { values } = parseArgs({
       args,
-      options: { config: { type: 'string' }, schema: { type: 'string' }, export: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { config: { type: 'string' }, schema: { type: 'string' }, export: { type: 'string' }, out: { type: 'string' } },
       strict: true,
       allowPositionals: false,
     });
