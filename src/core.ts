@@ -1,6 +1,5 @@
 import { authorize } from './auth/credentials.js';
 import { cacheSizes } from './caches.js';
-import type { ServiceContext } from './context.js';
 import { readBodyText } from './http/body.js';
 import { Cors } from './http/cors.js';
 import { errorReply, toApiError, toResponse, type Answer } from './http/envelope.js';
@@ -14,13 +13,13 @@ import type { ServiceOptions } from './options.js';
 import { serviceRoutes } from './routes.js';
 import { SecureTransport } from './secure/transport.js';
 import { importObjects } from './storage/seed.js';
-import { serviceContext } from './service-context.js';
+import { serviceContext, type AssembledContext } from './service-context.js';
 import { Studio } from './studio/serve.js';
 import { Telemetry } from './telemetry.js';
 
 /** Assembles the service from its options and dispatches requests to its routes. Hosts use `createService`. */
 export class Core {
-  readonly ctx: ServiceContext;
+  readonly ctx: AssembledContext;
   readonly ready: Promise<void>;
   /** Answers a web request; never throws. Each answer is logged when the host passes a `logger`. */
   readonly fetch: (request: Request, context?: RequestContext) => Promise<Response>;

@@ -120,14 +120,11 @@ export {
 export { MemoryBlobStore, type MemoryBlobStoreOptions } from './storage/memory-blobs.js';
 export { importObjects, type SeedData, type SeedObject } from './storage/seed.js';
 export { newObjectId } from './storage/ids.js';
-export { MacroRegistry, HOOK_NAMES, type Macro, type Macros, type MacroContext, type Hooks, type HookName, type ExternalUserParams, type SerializationMacro, type SelectionMacro } from './macros/registry.js';
-export type { ObjectSet } from './objects/object-set.js';
-export type { JsonObject, Serialization, SerializationStyle, SerializationStyles, SetPage } from './objects/serialize.js';
+export { MacroRegistry, HOOK_NAMES, type Macro, type Macros, type MacroContext, type Hooks, type HookName, type ExternalUserParams, type SerializationMacro, type SelectionMacro, type ObjectSet } from './macros/registry.js';
+export { formatStoreTime, type JsonObject, type Serialization, type SerializationStyle, type SerializationStyles, type SetPage } from './objects/read/index.js';
 export type { AccessAction, AccessOptions, AccessQuestion, AccessRules, Authorize, ClassAccess } from './objects/access.js';
-export type { WriteChange, WriteHooks, WriteResult } from './objects/writes.js';
-export type { ClassDeclaration, FieldDeclaration, FieldType, SchemaDeclarations } from './objects/declarations.js';
-export { ClassSchemas, derivedClassId, type FieldSpec } from './objects/schema.js';
-export type { ClassStructure, ModelMember } from './objects/model.js';
+export type { WriteChange, WriteHooks, WriteResult } from './objects/write/index.js';
+export { type ClassDeclaration, ClassSchemas, type ClassStructure, derivedClassId, type FieldDeclaration, type FieldSpec, type FieldType, type ModelMember, type SchemaDeclarations } from './objects/model/index.js';
 export type { V2Options, HostJson, ViewLoadItem, FileVariantParams } from './v2/routes.js';
 export type { Session, SessionKind } from './auth/sessions.js';
 export type { LoginLimitOptions } from './auth/login-limit.js';
@@ -149,7 +146,6 @@ export {
 } from './auth/two-factor.js';
 export { SecretSealer, type SealingKey } from './auth/sealing.js';
 export { SeatCounter, readLicences, type SeatRequest, type SeatHolder, type IsLive } from './auth/seats.js';
-export { formatStoreTime } from './objects/serialize.js';
 export { PROVIDER_CLASS } from './oauth/providers.js';
 export { IDENTITY_CLASS } from './oauth/links.js';
 export {

@@ -5,7 +5,7 @@ import { loginRoutes } from './auth/login.js';
 import { batchRoutes } from './batch/routes.js';
 import { checkRoutes } from './checks/routes.js';
 import { twoFactorRoutes } from './auth/two-factor-routes.js';
-import type { ServiceContext } from './context.js';
+import type { AssembledContext } from './service-context.js';
 import { hostRoutes } from './host/routes.js';
 import { eventRoutes } from './events/routes.js';
 import { fileRoutes } from './files/routes.js';
@@ -13,7 +13,7 @@ import type { Route } from './http/router.js';
 import { macroRoutes } from './macros/routes.js';
 import type { ExternalLogin } from './oauth/flow.js';
 import { externalLoginRoutes } from './oauth/routes.js';
-import { modelRoutes } from './objects/model.js';
+import { modelRoutes } from './objects/model/index.js';
 import { objectRoutes } from './objects/routes.js';
 import { openApiRoutes } from './openapi/routes.js';
 import type { ServiceOptions } from './options.js';
@@ -25,7 +25,7 @@ import { PACKAGE_VERSION } from './version.js';
  * Every route of the service, from each folder's route module, then the host's own (`routes`, which
  * may not shadow these), and (unless turned off) the OpenAPI document of them all.
  */
-export function serviceRoutes(ctx: ServiceContext, externalLogin: ExternalLogin, options: ServiceOptions): Route[] {
+export function serviceRoutes(ctx: AssembledContext, externalLogin: ExternalLogin, options: ServiceOptions): Route[] {
   const account = accounts(ctx, options.users);
   const builtIn: Route[] = [
     ...loginRoutes(ctx),

@@ -1,5 +1,5 @@
 /**
- * The `ServiceContext` a service's routes stand on, assembled from its options: the stores (wrapped
+ * The context a service's routes stand on (`AssembledContext`: every feature's context), assembled from its options: the stores (wrapped
  * for telemetry when an SDK is there), sessions, logins, access, serialization, the write setup and
  * the rest. `core.ts` only adds what needs the dispatch itself (`secureSessionOf`, `dispatch`).
  */
@@ -10,7 +10,8 @@ import { SeatCounter } from './auth/seats.js';
 import { SessionStore, sessionLimits } from './auth/sessions.js';
 import { TwoFactorLogin } from './auth/two-factor-login.js';
 import type { CacheSizes } from './caches.js';
-import type { ServiceContext } from './context.js';
+import type { AuthContext } from './auth/context.js';
+import type { ObjectsContext } from './objects/context.js';
 import { changeEvents } from './events/hub.js';
 import { fileSettings } from './files/settings.js';
 import { appKeyCheck } from './http/app-keys.js';
@@ -18,9 +19,11 @@ import { Lifecycle } from './lifecycle.js';
 import { serializationHook } from './macros/hooks.js';
 import { MacroRegistry, macroContext, type MacroContext } from './macros/registry.js';
 import { Access } from './objects/access.js';
-import { ClassSchemas } from './objects/schema.js';
-import { Serializer, serializerOptions } from './objects/serialize.js';
-import { serviceInternalClasses, writeContext } from './objects/write-setup.js';
+import { ClassSchemas } from './objects/model/index.js';
+import { Serializer, serializerOptions } from './objects/read/index.js';
+import { RECYCLED_CLASS, sessionObjectStore, writeOptions } from './objects/write/index.js';
+import { IDENTITY_CLASS } from './oauth/links.js';
+import { PROVIDER_CLASS } from './oauth/providers.js';
 import type { ServiceOptions } from './options.js';
 import { ServerKeySource } from './secure/server-key.js';
 import { defaultCrypto } from './secure/symmetric.js';
@@ -28,20 +31,24 @@ import { MemoryKeyValueStore } from './storage/memory-kv.js';
 import { MemoryObjectStore } from './storage/memory-object-store.js';
 import { KV_OPERATIONS, OBJECT_STORE_OPERATIONS, type Telemetry } from './telemetry.js';
 
+/** Every feature's context at once: what `core.ts` wires the routes with. */
+export interface AssembledContext extends AuthContext, ObjectsContext {}
+
 export function serviceContext(
   options: ServiceOptions,
   telemetry: Telemetry,
   caches: CacheSizes,
-  dispatching: Pick<ServiceContext, 'secureSessionOf' | 'dispatch'>,
-): ServiceContext {
+  dispatching: Pick<AssembledContext, 'secureSessionOf' | 'dispatch'>,
+): AssembledContext {
   const now = options.now ?? Date.now;
   const store = telemetry.instrument(options.store ?? new MemoryObjectStore({ now }), 'odbrest.objects', OBJECT_STORE_OPERATIONS);
   const kv = telemetry.instrument(options.kv ?? new MemoryKeyValueStore({ now }), 'odbrest.kv', KV_OPERATIONS);
   const macros = new MacroRegistry(options.macros, options.objects?.serialization?.macros);
-  const internalClasses = serviceInternalClasses(options);
+  // the service's own internal classes (OAuth providers and links, recycle bin entries) and the host's
+  const internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, RECYCLED_CLASS, ...(options.objects?.internalClasses ?? [])]);
   const onError = options.onError ?? ((error: unknown) => console.error('odbrest: unexpected error', error));
   let hookContext: MacroContext | undefined; // what hooks called outside a request see, made once
-  const ctx: ServiceContext = {
+  const ctx: AssembledContext = {
     store,
     kv,
     sessions: new SessionStore(kv, sessionLimits(options.session), now, caches.sessions, (change) => telemetry.session(change)),
@@ -59,7 +66,8 @@ export function serviceContext(
     access: new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']),
     folders: options.folders,
     guard: (request) => ctx.access.forRequest(request, ctx.macroContext),
-    ...writeContext(options),
+    writeHooks: { beforeWrite: options.objects?.beforeWrite, afterWrite: options.objects?.afterWrite },
+    writeOptions: writeOptions(options.objects, options.actions),
     events: changeEvents(() => ctx, options.events),
     serverKey: new ServerKeySource(options.secure?.serverKey),
     symmetricCrypto: options.secure?.symmetricCrypto ?? defaultCrypto,
@@ -69,6 +77,7 @@ export function serviceContext(
     now,
     checkAppKey: appKeyCheck(options.appKeys),
     macroContext: (request, session = request?.session) => macroContext(ctx.schema.checkedStore, kv, session, request?.raw ?? new Request('http://odbrest/')),
+    sessionMacroContext: (request) => ({ ...ctx.macroContext(request), store: sessionObjectStore(ctx, request) }),
     onError,
     lifecycle: new Lifecycle(),
     ...dispatching,

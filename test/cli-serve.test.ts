@@ -191,10 +191,21 @@ describe('odbrest serve', () => {
     expect(stdout).toMatch(/^usage: odbrest serve \[--config FILE\] \[--port N\] \[--host H\]/);
   });
 
-  test('keygen --help prints its usage and exits 0', async () => {
-    const { code, stdout } = await runCli(['keygen', '--help']);
-    expect([code, stdout.split('\n')[0]]).toEqual([0, 'usage: odbrest keygen [--bits 2048] [--out dir]']);
+  // Every command the main usage lists answers --help (and -h, and `help COMMAND`) with its own usage, before reading any flag or configuration.
+  const commands = ['serve', 'keygen', 'export', 'import', 'user', 'types'];
+  test('the main usage lists exactly these commands', async () => {
+    const { stdout } = await runCli(['--help']);
+    expect([...new Set([...stdout.matchAll(/^(?:usage:|\s+) odbrest ([a-z]+) /gm)].map((match) => match[1]))]).toEqual(commands);
   });
+  test.each([...commands.map((command) => [command, '--help']), ['import', '-h'], ['help', 'export'], ['user', 'add', 'bob', '--help'], ['types', '--out', 'x', '--help']].map((args) => [args.join(' '), args]))(
+    'odbrest %s prints that command\'s usage and exits 0',
+    async (_, args) => {
+      const command = args[0] === 'help' ? args[1]! : args[0]!;
+      const { code, stdout, stderr } = await runCli(args);
+      expect([code, stderr]).toEqual([0, '']);
+      expect(stdout).toMatch(new RegExp(`^usage: odbrest ${command} `));
+    },
+  );
 
   test('--version prints the version and exits 0', async () => {
     expect(await runCli(['--version'])).toEqual({ code: 0, stdout: `odbrest ${version}\n`, stderr: '' });

@@ -68,6 +68,24 @@ describe('module structure', () => {
     expect(internal).toEqual([]);
   });
 
+  /** Folders whose files outside code reaches only through the folder's `index.ts`. */
+  const ENTRY_FOLDERS = ['src/objects/read', 'src/objects/write', 'src/objects/model', 'src/query'];
+
+  test.each(ENTRY_FOLDERS)('code outside %s/ imports only its entry (index.ts)', (folder) => {
+    const outside = files('src').filter((file) => !file.startsWith(`${folder}/`));
+    const reaching = outside.flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target.startsWith(`${folder}/`) && target !== `${folder}/index.ts`)
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(reaching).toEqual([]);
+  });
+
+  test('the reading folder never imports the writing one (writes answer through reads, not the reverse)', () => {
+    const back = files('src/objects/read').flatMap((file) => importsOf(file).filter((target) => target.startsWith('src/objects/write/')).map((target) => `${file} -> ${target}`));
+    expect(back).toEqual([]);
+  });
+
   test('core.ts keeps only wiring and dispatch (under 150 lines)', () => {
     expect(readFileSync(join(root, 'src/core.ts'), 'utf8').trimEnd().split('\n').length).toBeLessThan(150);
   });

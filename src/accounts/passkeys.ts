@@ -3,13 +3,13 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON, WebAuthnCred
 import * as v from 'valibot';
 import { AppNamesSchema, checkLicences, sessionClient, startSession } from '../auth/login.js';
 import type { Session } from '../auth/sessions.js';
-import type { ServiceContext } from '../context.js';
+import type { LoginContext } from '../auth/context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
-import { formatStoreTime } from '../objects/serialize.js';
+import { formatStoreTime } from '../objects/read/index.js';
 import { kvKeys } from '../storage/keys.js';
 import type { FieldValue, StoredObject } from '../storage/types.js';
 import type { PasskeyOptions } from './options.js';
@@ -62,7 +62,7 @@ const webauthn = () => import('@simplewebauthn/server');
  */
 export class Passkeys {
   constructor(
-    private readonly ctx: ServiceContext,
+    private readonly ctx: LoginContext,
     private readonly users: UserAccounts,
     private readonly options: PasskeyOptions | undefined,
   ) {}

@@ -1,13 +1,13 @@
 import * as v from 'valibot';
 import { verifyPassword } from '../auth/passwords.js';
 import type { Session } from '../auth/sessions.js';
-import type { ServiceContext } from '../context.js';
+import type { AuthContext } from '../auth/context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseInput, parseQueryParams } from '../http/validate.js';
-import { formatStoreTime } from '../objects/serialize.js';
+import { formatStoreTime } from '../objects/read/index.js';
 import type { StoredObject } from '../storage/types.js';
 import { kvKeys } from '../storage/keys.js';
 import type { AccountUserOptions } from './options.js';
@@ -65,13 +65,13 @@ export interface Accounts {
   options: AccountUserOptions;
 }
 
-export function accounts(ctx: ServiceContext, options: AccountUserOptions & { className?: string; passwordIterations?: number } = {}): Accounts {
+export function accounts(ctx: AuthContext, options: AccountUserOptions & { className?: string; passwordIterations?: number } = {}): Accounts {
   const sessions = new UserSessions(ctx.sessions, ctx.seats);
   return { users: new UserAccounts(ctx.store, sessions, options), sessions, resets: new PasswordResets(ctx.kv, ctx.now), options };
 }
 
 /** The session's own database user as stored; `201` when it is gone. */
-async function ownUser(ctx: ServiceContext, session: Session): Promise<StoredObject> {
+async function ownUser(ctx: AuthContext, session: Session): Promise<StoredObject> {
   if (session.principal !== 'db') throw new ApiError('403', 'only database users have an account here (a custom-login principal belongs to the host)');
   const user = await ctx.store.get(session.principalId);
   if (!user) throw new ApiError('201', 'the user of this session no longer exists');
@@ -79,7 +79,7 @@ async function ownUser(ctx: ServiceContext, session: Session): Promise<StoredObj
 }
 
 /** Throws `403` unless the session's user is in the `users.admins` group. */
-async function requireAdmin(ctx: ServiceContext, acc: Accounts, session: Session): Promise<void> {
+async function requireAdmin(ctx: AuthContext, acc: Accounts, session: Session): Promise<void> {
   const group = acc.options.admins;
   if (group === undefined) throw new ApiError('403', 'user administration is off on this service (no users.admins group is configured)');
   const user = session.principal === 'db' ? await ctx.store.get(session.principalId) : undefined;
@@ -89,13 +89,13 @@ async function requireAdmin(ctx: ServiceContext, acc: Accounts, session: Session
 }
 
 /** One request counted against a limit of the reset requests; `429` with `Retry-After` beyond it. */
-async function countReset(ctx: ServiceContext, key: string, limit: number): Promise<void> {
+async function countReset(ctx: AuthContext, key: string, limit: number): Promise<void> {
   if ((await ctx.kv.increment(key, RESET_WINDOW_MS)) <= limit) return;
   const seconds = Math.max(1, Math.ceil((await ctx.kv.ttl(key)) / 1000));
   throw new ApiError('429', `too many password reset requests, try again in ${seconds} seconds`, { headers: { 'retry-after': String(seconds) } });
 }
 
-async function changePassword(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+async function changePassword(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
   const body = parseInput(PasswordChangeSchema, readJsonObject(request));
   const session = request.session!;
   const user = await ownUser(ctx, session);
@@ -120,7 +120,7 @@ async function changePassword(ctx: ServiceContext, acc: Accounts, request: ApiRe
   return okReply({}, 'password changed; every other session of this user has ended');
 }
 
-async function requestReset(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+async function requestReset(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
   const { user: name } = parseInput(ResetRequestSchema, readJsonObject(request));
   // counted for every name, known or not, before any work: the limits tell nothing about the user
   if (request.clientAddress !== undefined) await countReset(ctx, kvKeys.resetsOfAddress(request.clientAddress), RESETS_PER_ADDRESS);
@@ -138,7 +138,7 @@ async function requestReset(ctx: ServiceContext, acc: Accounts, request: ApiRequ
   return okReply({}, 'if this user exists and can be reached, a reset token is on its way');
 }
 
-async function confirmReset(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+async function confirmReset(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
   const { token, newPass } = parseInput(ResetConfirmSchema, readJsonObject(request));
   const pending = await acc.resets.peek(token);
   const user = pending && (await ctx.store.get(pending.principalId));
@@ -150,7 +150,7 @@ async function confirmReset(ctx: ServiceContext, acc: Accounts, request: ApiRequ
 }
 
 /** The principal whose sessions a request concerns: its own, or (administrators) `?user=`'s. */
-async function sessionsOwner(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<string> {
+async function sessionsOwner(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<string> {
   const { user } = parseQueryParams(UserQuerySchema, request.searchParams);
   if (user === undefined) return request.session!.principalId;
   await requireAdmin(ctx, acc, request.session!);
@@ -159,7 +159,7 @@ async function sessionsOwner(ctx: ServiceContext, acc: Accounts, request: ApiReq
   return found.id;
 }
 
-async function listSessions(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+async function listSessions(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
   const owner = await sessionsOwner(ctx, acc, request);
   const live = await acc.sessions.live(owner);
   const elements = await Promise.all(
@@ -177,7 +177,7 @@ async function listSessions(ctx: ServiceContext, acc: Accounts, request: ApiRequ
   return okReply({ '~Count': elements.length, '~UnfilteredCount': elements.length, '~Elements': elements });
 }
 
-async function endSession(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+async function endSession(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
   const handle = request.params.handle ?? '';
   const session = (await acc.sessions.live(request.session!.principalId)).find((live) => sessionHandle(live.id) === handle);
   if (!session) throw new ApiError('404', 'no live session of yours has this handle');
@@ -185,20 +185,20 @@ async function endSession(ctx: ServiceContext, acc: Accounts, request: ApiReques
   return okReply({}, 'session ended');
 }
 
-async function endSessions(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+async function endSessions(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
   const owner = await sessionsOwner(ctx, acc, request);
   const ended = await acc.sessions.endAll(owner, owner === request.session!.principalId ? request.session!.id : undefined);
   return okReply({ ended }, `${ended} sessions ended`);
 }
 
-async function createUser(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+async function createUser(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
   const input = parseInput(NewUserSchema, onlyMembers(readJsonObject(request), NewUserSchema));
   await requireAdmin(ctx, acc, request.session!);
   const user = await acc.users.create(input);
   return okReply({ '~ObjectID': user.id, Name: user.fields.Name }, 'user created');
 }
 
-async function updateUser(ctx: ServiceContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+async function updateUser(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
   const change = parseInput(UserChangeSchema, onlyMembers(readJsonObject(request), UserChangeSchema));
   await requireAdmin(ctx, acc, request.session!);
   const user = await acc.users.update(request.params.name ?? '', change, request.session!.id);
@@ -206,8 +206,8 @@ async function updateUser(ctx: ServiceContext, acc: Accounts, request: ApiReques
 }
 
 /** Password change and reset, the user's sessions, and user administration (PROTOCOL.md 2.8). */
-export function accountRoutes(ctx: ServiceContext, acc: Accounts): Route[] {
-  const handler = (fn: (ctx: ServiceContext, acc: Accounts, request: ApiRequest) => Promise<JsonReply>) => (request: ApiRequest) => fn(ctx, acc, request);
+export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
+  const handler = (fn: (ctx: AuthContext, acc: Accounts, request: ApiRequest) => Promise<JsonReply>) => (request: ApiRequest) => fn(ctx, acc, request);
   return [
     {
       method: 'POST',

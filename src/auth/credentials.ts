@@ -1,4 +1,4 @@
-import type { ServiceContext } from '../context.js';
+import type { AuthContext } from './context.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
@@ -10,7 +10,7 @@ import type { Session } from './sessions.js';
  * kind of session is refused, a Secure-Token sent as `sessionId` with `205`. (Secure requests arrive
  * with their session already set by the secure transport.)
  */
-export async function sessionOf(ctx: ServiceContext, request: ApiRequest): Promise<Session> {
+export async function sessionOf(ctx: AuthContext, request: ApiRequest): Promise<Session> {
   const authorization = request.headers.get('authorization');
   const sessionId = request.headers.get('sessionid')?.trim();
   if (authorization) {
@@ -37,7 +37,7 @@ export async function sessionOf(ctx: ServiceContext, request: ApiRequest): Promi
  * transport, or found by `sessionOf`), unless it is the `340` session outside `/v1/2fa/*` and logout
  * (`403`), or a macro-only session on an object route (`307`).
  */
-export async function authorize(ctx: ServiceContext, request: ApiRequest, route: Route): Promise<Session> {
+export async function authorize(ctx: AuthContext, request: ApiRequest, route: Route): Promise<Session> {
   const session = request.session ?? (await sessionOf(ctx, request));
   if (session.twoFactorSetupOnly && !route.twoFactorSetup) {
     throw new ApiError('403', 'this session may only set up two-factor login (/v1/2fa/*) and log out; log in again once it is set up');

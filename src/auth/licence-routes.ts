@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { ServiceContext } from '../context.js';
+import type { AuthContext } from './context.js';
 import { okReply } from '../http/envelope.js';
 import { readJsonObject } from '../http/request.js';
 import type { Route } from '../http/router.js';
@@ -15,7 +15,7 @@ const ReleaseBodySchema = v.object({ appNames: AppNamesSchema });
  * held a while too long, never an application used without its seat. Names the session does not
  * hold are ignored.
  */
-export function licenceRoutes(ctx: ServiceContext): Route[] {
+export function licenceRoutes(ctx: AuthContext): Route[] {
   return [
     {
       method: 'POST',

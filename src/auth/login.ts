@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { ServiceContext } from '../context.js';
+import type { LoginContext } from './context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import { readJsonObject, type ApiRequest } from '../http/request.js';
@@ -58,7 +58,7 @@ export interface LoginAttempt {
  * (also for unknown names) while the caller may prepare its answer, then the second factor, then the
  * licences for the requested applications, then a `forced` application without a second factor.
  */
-export async function beginLogin(ctx: ServiceContext, body: LoginBody, address: string | undefined, kind: PrincipalKind = 'db'): Promise<LoginAttempt> {
+export async function beginLogin(ctx: LoginContext, body: LoginBody, address: string | undefined, kind: PrincipalKind = 'db'): Promise<LoginAttempt> {
   const admission = await ctx.limiter.admit(body.user, address);
   let check: Awaited<ReturnType<Principals['check']>>;
   try {
@@ -97,7 +97,7 @@ export async function beginLogin(ctx: ServiceContext, body: LoginBody, address: 
  * principal's record, so the principal is read again: the login answers the record as it is now
  * stored (its `~StoreTime` included).
  */
-async function checkSecondFactor(ctx: ServiceContext, principal: StoredObject, token: string | null | undefined, admission: Admission): Promise<StoredObject> {
+async function checkSecondFactor(ctx: LoginContext, principal: StoredObject, token: string | null | undefined, admission: Admission): Promise<StoredObject> {
   if (!token) {
     throw new ApiError('341', 'two-factor login is on for this user: send the code of the authenticator app (or a backup code) as 2faToken');
   }
@@ -118,7 +118,7 @@ async function checkSecondFactor(ctx: ServiceContext, principal: StoredObject, t
 }
 
 /** The `340` answer: a stored session that may only set up two-factor login and log out, in `data.sessionId`. */
-async function setupOnlyRefusal(ctx: ServiceContext, principal: StoredObject, body: LoginBody, principalKind: PrincipalKind): Promise<ApiError> {
+async function setupOnlyRefusal(ctx: LoginContext, principal: StoredObject, body: LoginBody, principalKind: PrincipalKind): Promise<ApiError> {
   const session = newSession(ctx, 'session', principal, { user: body.user, appNames: [] }, { principalKind, twoFactorSetupOnly: true });
   await ctx.sessions.save(session);
   const app = JSON.stringify(clip(ctx.twoFactor.forcedApp(body.appNames) ?? ''));
@@ -130,7 +130,7 @@ async function setupOnlyRefusal(ctx: ServiceContext, principal: StoredObject, bo
 }
 
 /** `beginLogin` for callers with nothing to prepare meanwhile. */
-export async function authenticate(ctx: ServiceContext, body: LoginBody, address: string | undefined, kind: PrincipalKind = 'db'): Promise<StoredObject> {
+export async function authenticate(ctx: LoginContext, body: LoginBody, address: string | undefined, kind: PrincipalKind = 'db'): Promise<StoredObject> {
   return (await beginLogin(ctx, body, address, kind)).finish();
 }
 
@@ -167,7 +167,7 @@ export function sessionClient(body: unknown, address: string | undefined): Sessi
 
 /** The session a login makes for a principal, not stored yet (`ctx.sessions.save`). */
 export function newSession(
-  ctx: ServiceContext,
+  ctx: LoginContext,
   kind: SessionKind,
   principal: StoredObject,
   login: Pick<LoginBody, 'user' | 'appNames'>,
@@ -194,7 +194,7 @@ export function newSession(
  * session is removed again. (The seats are taken after the session is stored, because a seat whose
  * session cannot be found is free for others.)
  */
-export async function openSession(ctx: ServiceContext, session: Session, principal: StoredObject): Promise<void> {
+export async function openSession(ctx: LoginContext, session: Session, principal: StoredObject): Promise<void> {
   await ctx.sessions.save(session);
   const held = readLicences(principal.fields._licences);
   const requests = session.appNames.map((app) => ({ app, parallel: held.get(app) }));
@@ -211,7 +211,7 @@ export async function openSession(ctx: ServiceContext, session: Session, princip
  * access rules, PROTOCOL.md 6.4), like any object it reads later: a reference it may not read keeps
  * only its metadata.
  */
-export async function loginData(ctx: ServiceContext, principal: StoredObject, session: Session, deviceId: string | null = null): Promise<Record<string, unknown>> {
+export async function loginData(ctx: LoginContext, principal: StoredObject, session: Session, deviceId: string | null = null): Promise<Record<string, unknown>> {
   const guard = ctx.access.guard(session, () => ctx.macroContext(undefined, session));
   return {
     sessionId: session.id,
@@ -227,7 +227,7 @@ const wrongCredentials = () => new ApiError('302', 'wrong user name or password'
 
 /** Creates and stores the session for an authenticated principal and takes its seats; returns it with the `data` every login answers with. */
 export async function startSession(
-  ctx: ServiceContext,
+  ctx: LoginContext,
   kind: SessionKind,
   principal: StoredObject,
   login: Pick<LoginBody, 'user' | 'appNames'>,
@@ -241,14 +241,14 @@ export async function startSession(
 }
 
 /** A plain session (`/v1/login`, `/v1/auth/df`, the hybrid `/v2/login`) for a login body of any shape (`400` unless 2.1's). */
-export async function sessionLogin(ctx: ServiceContext, json: unknown, address: string | undefined, principalKind: PrincipalKind = 'db'): Promise<Record<string, unknown>> {
+export async function sessionLogin(ctx: LoginContext, json: unknown, address: string | undefined, principalKind: PrincipalKind = 'db'): Promise<Record<string, unknown>> {
   const body = parseLoginBody(json);
   const principal = await authenticate(ctx, body, address, principalKind);
   return (await startSession(ctx, 'session', principal, body, { principalKind, client: sessionClient(json, address) })).data;
 }
 
 /** The JWT login of `/v2/login` (PROTOCOL.md 2.2): the session's data with a `token` instead of its id. */
-export async function tokenLogin(ctx: ServiceContext, json: unknown, address: string | undefined): Promise<JsonReply> {
+export async function tokenLogin(ctx: LoginContext, json: unknown, address: string | undefined): Promise<JsonReply> {
   const body = parseLoginBody(json);
   const principal = await authenticate(ctx, body, address);
   const { session, data } = await startSession(ctx, 'token', principal, body, { client: sessionClient(json, address) });
@@ -257,14 +257,14 @@ export async function tokenLogin(ctx: ServiceContext, json: unknown, address: st
   return okReply({ token, ...rest });
 }
 
-const plainLogin = async (ctx: ServiceContext, request: ApiRequest, kind: PrincipalKind) =>
+const plainLogin = async (ctx: LoginContext, request: ApiRequest, kind: PrincipalKind) =>
   okReply(await sessionLogin(ctx, readJsonObject(request), request.clientAddress, kind));
 
 /** What `data` of a login's answer holds (PROTOCOL.md 2.2). */
 export const LOGIN_ANSWER = 'sessionId, user (the serialized user object), databaseName, expiresAt and acls (one licence entry per application)';
 
 /** The plain logins and logout; `/v2/login` (token and hybrid) is in secure/routes.ts. */
-export function loginRoutes(ctx: ServiceContext): Route[] {
+export function loginRoutes(ctx: LoginContext): Route[] {
   return [
     {
       method: 'POST',

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { ServiceContext } from '../context.js';
+import type { LoginContext } from './context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import { readJsonObject, type ApiRequest } from '../http/request.js';
@@ -34,7 +34,7 @@ function appOf(request: ApiRequest): string {
 }
 
 /** The session's principal as stored now. */
-async function principalOf(ctx: ServiceContext, request: ApiRequest): Promise<StoredObject> {
+async function principalOf(ctx: LoginContext, request: ApiRequest): Promise<StoredObject> {
   const principal = await ctx.store.get(request.session!.principalId);
   if (!principal) throw new ApiError('201', 'the user of this session no longer exists');
   return principal;
@@ -48,7 +48,7 @@ async function principalOf(ctx: ServiceContext, request: ApiRequest): Promise<St
  * or `undefined` when there was nothing to check it against (the place is given back).
  */
 async function withCode(
-  ctx: ServiceContext,
+  ctx: LoginContext,
   request: ApiRequest,
   check: (codes: TwoFactor, principal: StoredObject, token: string) => Promise<boolean | undefined>,
 ): Promise<boolean | undefined> {
@@ -83,7 +83,7 @@ async function withCode(
  * when it names the session's user; any other needs the `users.admins` group (`403`), and an unknown
  * name is then `404`.
  */
-async function statusPrincipal(ctx: ServiceContext, request: ApiRequest, username: string | undefined): Promise<StoredObject> {
+async function statusPrincipal(ctx: LoginContext, request: ApiRequest, username: string | undefined): Promise<StoredObject> {
   const session = request.session!;
   if (username === undefined || username.toLowerCase() === session.user.toLowerCase()) return principalOf(ctx, request);
   const admins = ctx.principals.admins;
@@ -95,18 +95,18 @@ async function statusPrincipal(ctx: ServiceContext, request: ApiRequest, usernam
   return user;
 }
 
-async function status(ctx: ServiceContext, request: ApiRequest): Promise<JsonReply> {
+async function status(ctx: LoginContext, request: ApiRequest): Promise<JsonReply> {
   const { app, username } = parseQueryParams(StatusQuerySchema, request.searchParams);
   const principal = await statusPrincipal(ctx, request, username);
   return okReply({ ...TwoFactor.describe(principal), '2faStatus': ctx.twoFactor.status(app, principal) });
 }
 
-async function enrol(ctx: ServiceContext, request: ApiRequest): Promise<JsonReply> {
+async function enrol(ctx: LoginContext, request: ApiRequest): Promise<JsonReply> {
   ctx.twoFactor.checkAvailable(appOf(request));
   return okReply(await ctx.twoFactor.codes.enrol(await principalOf(ctx, request), request.session!.user));
 }
 
-async function confirm(ctx: ServiceContext, request: ApiRequest): Promise<JsonReply> {
+async function confirm(ctx: LoginContext, request: ApiRequest): Promise<JsonReply> {
   const confirmed = await withCode(ctx, request, async (codes, principal, token) => {
     const outcome = await codes.confirm(principal, token);
     return outcome === 'none' ? undefined : outcome === 'confirmed';
@@ -115,7 +115,7 @@ async function confirm(ctx: ServiceContext, request: ApiRequest): Promise<JsonRe
   return okReply({}, 'two-factor login confirmed');
 }
 
-async function remove(ctx: ServiceContext, request: ApiRequest): Promise<JsonReply> {
+async function remove(ctx: LoginContext, request: ApiRequest): Promise<JsonReply> {
   const removed = await withCode(ctx, request, async (codes, principal, token) => {
     const outcome = await codes.remove(principal, token);
     return outcome === 'none' ? undefined : outcome === 'removed';
@@ -123,15 +123,15 @@ async function remove(ctx: ServiceContext, request: ApiRequest): Promise<JsonRep
   return okReply({}, removed ? 'two-factor login removed' : 'two-factor login was not set up');
 }
 
-async function validate(ctx: ServiceContext, request: ApiRequest): Promise<JsonReply> {
+async function validate(ctx: LoginContext, request: ApiRequest): Promise<JsonReply> {
   await withCode(ctx, request, (codes, principal, token) => codes.verify(principal, token));
   return okReply({}, 'two-factor code accepted');
 }
 
 /** `/v1/2fa/*` (PROTOCOL.md 2.6): any session, also the one a `340` answer gives. */
-export function twoFactorRoutes(ctx: ServiceContext): Route[] {
+export function twoFactorRoutes(ctx: LoginContext): Route[] {
   type Described = Pick<Route, 'summary' | 'body' | 'answer' | 'query' | 'answerSchema' | 'errors' | 'examples'>;
-  const route = (method: Route['method'], path: string, handler: (ctx: ServiceContext, request: ApiRequest) => Promise<JsonReply>, doc: Described): Route => ({
+  const route = (method: Route['method'], path: string, handler: (ctx: LoginContext, request: ApiRequest) => Promise<JsonReply>, doc: Described): Route => ({
     method,
     path,
     auth: 'session',

@@ -5,6 +5,11 @@ import { exportKeyPairPem, generateRsaKeyPair } from '../secure/keys.js';
 const KEY_FILE = 'server-key.pem';
 const PUBLIC_KEY_FILE = 'server-key.pub.pem';
 
+export const KEYGEN_USAGE = `usage: odbrest keygen [--bits 2048] [--out dir]
+  writes a secure-login key pair: server-key.pem (private, give it as serverKeyFile) and server-key.pub.pem
+  --bits N    the RSA key size, a multiple of 8 from 2048 to 8192 (default 2048)
+  --out DIR   the folder for the two files, created if missing (default: the working directory)`;
+
 export interface KeygenOptions {
   bits?: number;
   /** Directory for the two files; created if missing. Default: the working directory. */

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { PACKAGE_VERSION } from '../version.js';
-import { keygen, parseKeygenArgs } from './keygen.js';
+import { keygen, KEYGEN_USAGE, parseKeygenArgs } from './keygen.js';
 import { parseServeArgs, SERVE_USAGE, startServer, UsageError } from './serve.js';
-import { exportCommand, importCommand } from './transfer-command.js';
+import { EXPORT_USAGE, exportCommand, IMPORT_USAGE, importCommand } from './transfer-command.js';
 import { parseUserArgs, runUserCommand, USER_USAGE } from './user.js';
 import { parseTypesArgs, TYPES_USAGE, writeTypes } from './types.js';
 
@@ -21,17 +21,32 @@ const USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H] [--met
                             administer users in the configured stores (odbrest user --help)
        odbrest types [--config FILE] [--schema MODULE] [--out FILE]
                             write TypeScript types of the declared classes (odbrest types --help)
+       odbrest COMMAND --help  that command's usage
        odbrest --help       this text
        odbrest --version    the version`;
 
 export { startServer, type RunningServer } from './serve.js';
 
+/** Each command's own usage, printed by `odbrest COMMAND --help` (or -h, or `odbrest help COMMAND`). */
+const COMMAND_USAGE: Record<string, string> = {
+  serve: SERVE_USAGE,
+  keygen: KEYGEN_USAGE,
+  export: EXPORT_USAGE,
+  import: IMPORT_USAGE,
+  user: USER_USAGE,
+  types: TYPES_USAGE,
+};
+
+const asksHelp = (args: string[]) => args.includes('--help') || args.includes('-h');
+const usageOf = (command: string | undefined) => (command !== undefined && Object.hasOwn(COMMAND_USAGE, command) ? COMMAND_USAGE[command] : undefined);
+
 /** Runs one command; answers the exit code, or -1 while a server keeps running. */
 async function main(args: string[]): Promise<number> {
   const [command, ...rest] = args;
+  const usage = command === undefined ? undefined : command === 'help' ? usageOf(rest[0]) : asksHelp(rest) ? usageOf(command) : undefined;
+  if (usage !== undefined) return console.log(usage), 0;
   if (command === 'serve') {
     const flags = parseServeArgs(rest);
-    if (flags.help) return console.log(SERVE_USAGE), 0;
     const running = await startServer(flags);
     console.log(`odbrest listening on ${running.url}`);
     if (running.metricsUrl) console.log(`odbrest metrics for Prometheus at ${running.metricsUrl}`);
@@ -40,7 +55,6 @@ async function main(args: string[]): Promise<number> {
     return -1;
   }
   if (command === 'keygen') {
-    if (rest.includes('--help') || rest.includes('-h')) return console.log(USAGE.split('\n').slice(2, 4).join('\n').replace(/^\s+/, 'usage: ')), 0;
     const { privateKeyPath, publicKeyPath } = await keygen(parseKeygenArgs(rest));
     console.log(`wrote ${privateKeyPath} (private, give it as serverKeyFile) and ${publicKeyPath}`);
     return 0;
@@ -48,13 +62,12 @@ async function main(args: string[]): Promise<number> {
   if (command === 'export') return console.log(await exportCommand(rest)), 0;
   if (command === 'import') return console.log(await importCommand(rest)), 0;
   if (command === 'user') {
-    if (rest.length === 0 || rest.includes('--help') || rest.includes('-h')) return console.log(USER_USAGE), 0;
+    if (rest.length === 0) return console.log(USER_USAGE), 0;
     console.log(await runUserCommand(parseUserArgs(rest)));
     return 0;
   }
   if (command === 'types') {
     const flags = parseTypesArgs(rest);
-    if (flags.help) return console.log(TYPES_USAGE), 0;
     const where = await writeTypes(flags);
     if (flags.out !== undefined) console.error(`wrote the types of the declared classes to ${where}`);
     return 0;

@@ -28,16 +28,15 @@ export interface ServeFlags {
   host?: string;
   /** The Prometheus endpoint's port. */
   metrics?: number;
-  help?: boolean;
 }
 
 /** Parses the flags of `odbrest serve`; a flag it does not know is a `UsageError` naming it. */
 export function parseServeArgs(args: string[]): ServeFlags {
-  let values: { config?: string; port?: string; host?: string; metrics?: string; help?: boolean };
+  let values: { config?: string; port?: string; host?: string; metrics?: string };
   try {
     ({ values } = parseArgs({
       args,
-      options: { config: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, metrics: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { config: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, metrics: { type: 'string' } },
       strict: true,
       allowPositionals: false,
     }));
@@ -48,7 +47,7 @@ export function parseServeArgs(args: string[]): ServeFlags {
     if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') throw new UsageError(`serve takes no argument ${flag ?? ''}`, SERVE_USAGE);
     throw new UsageError(`unknown flag ${flag ?? ''} for serve`, SERVE_USAGE);
   }
-  return { config: values.config, port: portFlag('--port', values.port), host: values.host, metrics: portFlag('--metrics', values.metrics), help: values.help };
+  return { config: values.config, port: portFlag('--port', values.port), host: values.host, metrics: portFlag('--metrics', values.metrics) };
 }
 
 function portFlag(flag: string, value: string | undefined): number | undefined {

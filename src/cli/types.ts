@@ -8,8 +8,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../adapters/node.js';
-import type { SchemaDeclarations } from '../objects/declarations.js';
-import { ClassSchemas, type FieldSpec } from '../objects/schema.js';
+import { ClassSchemas, type FieldSpec, type SchemaDeclarations } from '../objects/model/index.js';
 import { MemoryObjectStore } from '../storage/memory-object-store.js';
 import { UsageError } from './serve.js';
 
@@ -24,14 +23,13 @@ export interface TypesFlags {
   schema?: string;
   export?: string;
   out?: string;
-  help?: boolean;
 }
 
 export function parseTypesArgs(args: string[]): TypesFlags {
   try {
     const { values } = parseArgs({
       args,
-      options: { config: { type: 'string' }, schema: { type: 'string' }, export: { type: 'string' }, out: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: { config: { type: 'string' }, schema: { type: 'string' }, export: { type: 'string' }, out: { type: 'string' } },
       strict: true,
       allowPositionals: false,
     });

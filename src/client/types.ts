@@ -1,7 +1,7 @@
 import type { StatusCode } from '../http/errors.js';
-import type { ClassStructure } from '../objects/model.js';
+import type { ClassStructure } from '../objects/model/index.js';
 
-export type { ClassStructure, ModelMember } from '../objects/model.js';
+export type { ClassStructure, ModelMember } from '../objects/model/index.js';
 
 /** Every `internalStatus` the service answers: the codes of PROTOCOL.md 1.4. */
 export type KnownInternalStatus = StatusCode;

@@ -6,11 +6,12 @@
  */
 import { base64 } from '@scure/base';
 import type { Session } from '../auth/sessions.js';
-import type { ServiceContext } from '../context.js';
+import type { AuthContext } from '../auth/context.js';
+import type { ObjectsContext } from '../objects/context.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Guard } from '../objects/access.js';
-import { served } from '../objects/served.js';
+import { served } from '../objects/read/index.js';
 import type { SecureSessionState } from '../secure/replay.js';
 import { messageKeys } from '../secure/messages.js';
 import { fieldValue, isScalar } from '../storage/filter.js';
@@ -40,7 +41,7 @@ class SessionView {
   #json?: Promise<string>;
 
   constructor(
-    private readonly ctx: ServiceContext,
+    private readonly ctx: ObjectsContext & Pick<AuthContext, 'symmetricCrypto'>,
     request: ApiRequest,
     session: Session,
     private readonly message: ChangeMessage,
@@ -71,7 +72,7 @@ class SessionView {
 }
 
 export class EventHub implements ChangeEvents {
-  readonly #ctx: ServiceContext;
+  readonly #ctx: ObjectsContext & Pick<AuthContext, 'symmetricCrypto'>;
   readonly #bus: EventBus;
   readonly #keepAliveMs: number;
   readonly #maxPerSession: number;
@@ -103,7 +104,7 @@ export class EventHub implements ChangeEvents {
   /** The request hooks see while an event is prepared (see `open`). */
   readonly #eventsRequest: ApiRequest;
 
-  constructor(ctx: ServiceContext, options: EventOptions = {}) {
+  constructor(ctx: ObjectsContext & Pick<AuthContext, 'symmetricCrypto'>, options: EventOptions = {}) {
     this.#ctx = ctx;
     this.#bus = options.bus ?? new InProcessBus();
     this.#keepAliveMs = positive(options.keepAliveMs ?? 25_000, 'events.keepAliveMs');
@@ -334,7 +335,7 @@ export class EventHub implements ChangeEvents {
 }
 
 /** The service's events: the hub is made on first use (a publish or a stream), once the context it reads exists. */
-export function changeEvents(ctx: () => ServiceContext, options?: EventOptions): ChangeEvents {
+export function changeEvents(ctx: () => ObjectsContext & Pick<AuthContext, 'symmetricCrypto'>, options?: EventOptions): ChangeEvents {
   let hub: EventHub | undefined;
   const get = () => (hub ??= new EventHub(ctx(), options));
   return { publish: (change) => get().publish(change), open: (...args) => get().open(...args), close: async () => hub?.close() };

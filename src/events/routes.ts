@@ -4,7 +4,8 @@
  */
 import * as v from 'valibot';
 import { authorize } from '../auth/credentials.js';
-import type { ServiceContext } from '../context.js';
+import type { AuthContext } from '../auth/context.js';
+import type { ObjectsContext } from '../objects/context.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
@@ -26,7 +27,7 @@ const EventsQuery = v.object({
   ),
 });
 
-export function eventRoutes(ctx: ServiceContext): Route[] {
+export function eventRoutes(ctx: ObjectsContext & AuthContext): Route[] {
   const stream: Route = {
     method: 'GET',
     path: '/v1/events',
@@ -72,7 +73,7 @@ export function eventRoutes(ctx: ServiceContext): Route[] {
 }
 
 /** The session a ticket stands for; the ticket is gone after this, used or not. */
-async function redeem(ctx: ServiceContext, ticket: string) {
+async function redeem(ctx: ObjectsContext & AuthContext, ticket: string) {
   const sessionId = await ctx.kv.take(kvKeys.eventTicket(ticket));
   const session = sessionId === undefined ? undefined : await ctx.sessions.touch(sessionId);
   if (!session) throw new ApiError('201', 'ticket unknown, expired or already used, or its session ended; get a new one');
@@ -80,7 +81,7 @@ async function redeem(ctx: ServiceContext, ticket: string) {
 }
 
 /** Classes are subscribed as a listing reads them: `404` for an internal class, `403` for one the session may not read. */
-async function checkClasses(ctx: ServiceContext, request: ApiRequest, subscriptions: Subscription[]): Promise<void> {
+async function checkClasses(ctx: ObjectsContext & AuthContext, request: ApiRequest, subscriptions: Subscription[]): Promise<void> {
   const guard = ctx.guard(request);
   for (const { className } of subscriptions) {
     if (className === undefined) continue;

@@ -1,8 +1,8 @@
 import { create as contentDisposition } from 'content-disposition';
-import type { ServiceContext } from '../context.js';
+import type { ObjectsContext } from '../objects/context.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import { served } from '../objects/served.js';
+import { served } from '../objects/read/index.js';
 import type { BlobRange } from '../storage/blobs.js';
 import type { StoredObject } from '../storage/types.js';
 import { binaryResponse } from './binary.js';
@@ -13,7 +13,7 @@ import { binaryResponse } from './binary.js';
  * range it names can be satisfied). Several ranges or an invalid header are ignored, as RFC 9110 allows: the whole file.
  * The file class's read rule applies: a file the session may not read is `404`, like a missing one.
  */
-export async function download(ctx: ServiceContext, request: ApiRequest): Promise<Response> {
+export async function download(ctx: ObjectsContext, request: ApiRequest): Promise<Response> {
   const id = request.params.id!;
   const file = await served(ctx, ctx.guard(request), await ctx.store.get(id));
   if (!file || file.className !== ctx.files.className) {

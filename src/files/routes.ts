@@ -1,4 +1,4 @@
-import type { ServiceContext } from '../context.js';
+import type { ObjectsContext } from '../objects/context.js';
 import type { Route } from '../http/router.js';
 import { download } from './downloads.js';
 import { FinishQuerySchema, ReceiveQuerySchema, Uploads } from './uploads.js';
@@ -14,7 +14,7 @@ const FILE_HEADERS = {
 } as const;
 
 /** Uploads and downloads of files (PROTOCOL.md 6.6). Bytes never travel inside `/v1/multi`. */
-export function fileRoutes(ctx: ServiceContext): Route[] {
+export function fileRoutes(ctx: ObjectsContext): Route[] {
   const uploads = new Uploads(ctx);
   return [
     {

@@ -1,17 +1,16 @@
 import { parse as parseDisposition } from 'content-disposition';
 import type { Session } from '../auth/sessions.js';
 import * as v from 'valibot';
-import type { ServiceContext } from '../context.js';
+import type { ObjectsContext } from '../objects/context.js';
 import { mediaType } from '../http/body.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import { parseQueryParams } from '../http/validate.js';
 import type { Guard } from '../objects/access.js';
-import { objectAnswer, requestSerialization, SERIALIZATION_PARAM } from '../objects/answers.js';
-import { served } from '../objects/served.js';
-import { afterWrite, beforeWrite, type Writer } from '../objects/write-path.js';
-import { internalFields, retryOnConflict, withoutInternal, type WriteChange } from '../objects/writes.js';
+import { objectAnswer, requestSerialization, SERIALIZATION_PARAM, served } from '../objects/read/index.js';
+import { afterWrite, beforeWrite, retryOnConflict, type WriteChange, type Writer } from '../objects/write/index.js';
+import { internalFields, withoutInternal } from '../objects/names.js';
 import { newObjectId, randomToken } from '../storage/ids.js';
 import { kvKeys } from '../storage/keys.js';
 import type { Fields, StoredObject } from '../storage/types.js';
@@ -54,7 +53,7 @@ const uploadBlob = (uploadId: string) => `${UPLOAD_BLOB_PREFIX}${uploadId}`;
 export class Uploads {
   #lastSweep = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly ctx: ServiceContext) {}
+  constructor(private readonly ctx: ObjectsContext) {}
 
   /** `GET /v1/uploadFile`: a new upload id (128 bits from the CSPRNG). */
   async start(request: ApiRequest): Promise<JsonReply> {

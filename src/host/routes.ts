@@ -7,7 +7,7 @@
  * objects it returns are serialized as any answer's are, for the session's access rules.
  */
 import * as v from 'valibot';
-import type { ServiceContext } from '../context.js';
+import type { ObjectsContext } from '../objects/context.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, type StatusCode } from '../http/errors.js';
 import { readJson, type ApiRequest } from '../http/request.js';
@@ -62,7 +62,7 @@ const samplePath = (path: string) => path.replace(/:\w+/g, 'x');
  * The host's routes as `Route`s. Throws at start-up for a route that is not well formed, two that
  * answer the same request, or one that shadows a built-in route (either would answer the other's requests).
  */
-export function hostRoutes(ctx: ServiceContext, routes: readonly HostRoute<any, any>[] | undefined, builtIn: readonly Route[]): Route[] {
+export function hostRoutes(ctx: ObjectsContext, routes: readonly HostRoute<any, any>[] | undefined, builtIn: readonly Route[]): Route[] {
   if (routes === undefined) return [];
   if (!Array.isArray(routes)) throw new Error('routes must be an array of {method, path, handler}');
   const made: Route[] = [];
@@ -87,7 +87,7 @@ export function hostRoutes(ctx: ServiceContext, routes: readonly HostRoute<any, 
   return made;
 }
 
-function toRoute(ctx: ServiceContext, host: HostRoute<any, any>, path: string): Route {
+function toRoute(ctx: ObjectsContext, host: HostRoute<any, any>, path: string): Route {
   const { body, query } = host;
   return {
     method: host.method,

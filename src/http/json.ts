@@ -1,6 +1,9 @@
 import { ApiError } from './errors.js';
 
 /** Deepest nesting of arrays and objects the service reads from a client; deeper is `400`. */
+/** A JSON object as parsed or about to be written. */
+export type JsonObject = Record<string, unknown>;
+
 export const MAX_JSON_DEPTH = 64;
 
 /**

@@ -1,4 +1,4 @@
-import type { SerializationHook } from '../objects/serialize.js';
+import type { SerializationHook } from '../objects/read/index.js';
 import type { MacroContext, MacroRegistry } from './registry.js';
 
 /** The registered `xApi_BuildSerialization` hook as the serializer calls it, or `undefined`. */

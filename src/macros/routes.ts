@@ -1,12 +1,11 @@
 import * as v from 'valibot';
-import type { ServiceContext } from '../context.js';
+import type { ObjectsContext } from '../objects/context.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import { asJsonObject, readJson } from '../http/request.js';
 import type { Route } from '../http/router.js';
-import { sessionObjectStore } from '../objects/session-store.js';
 
-export function macroRoutes(ctx: ServiceContext): Route[] {
+export function macroRoutes(ctx: ObjectsContext): Route[] {
   return [
     {
       method: 'POST',
@@ -27,8 +26,8 @@ export function macroRoutes(ctx: ServiceContext): Route[] {
         // No body means no parameters; a body must be an object (`null` included in the refusal).
         const body = readJson(request);
         const params = body === undefined ? {} : asJsonObject(body, 'macro parameters');
-        // the session's store: reads as it may read, writes through the write path (objects/session-store.ts)
-        const result = await macro({ ...ctx.macroContext(request), store: sessionObjectStore(ctx, request) }, params);
+        // the session's store: reads as it may read, writes through the write path (objects/write/session-store.ts)
+        const result = await macro(ctx.sessionMacroContext(request), params);
         return okReply(result === undefined ? {} : await ctx.serializer.embedded(result, ctx.guard(request)));
       },
     },

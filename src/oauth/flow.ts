@@ -1,6 +1,6 @@
 import * as oauth from 'oauth4webapi';
 import { checkLicences, startSession } from '../auth/login.js';
-import type { ServiceContext } from '../context.js';
+import type { LoginContext } from '../auth/context.js';
 import { okReply, type Answer, type JsonReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
@@ -36,7 +36,7 @@ export class ExternalLogin {
   #providers = new Map<string, ConfiguredProvider>();
 
   constructor(
-    private readonly ctx: ServiceContext,
+    private readonly ctx: LoginContext,
     private readonly setup: ProviderSetup,
   ) {}
 

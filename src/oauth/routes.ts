@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { LOGIN_ANSWER, LoginBodySchema, authenticate, startSession } from '../auth/login.js';
-import type { ServiceContext } from '../context.js';
+import type { LoginContext } from '../auth/context.js';
 import { isFormContentType } from '../http/body.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
@@ -37,7 +37,7 @@ const CALLBACK_ANSWER = 'as /v1/login when the identity is linked to a database 
  * `?appkey=`; the header wins when both are present. A query value no header could carry (`%FF`
  * decodes to U+FFFD, `%C4%80` to U+0100, `%00` to NUL) is no app key: `100`.
  */
-function checkAppKey(ctx: ServiceContext, request: ApiRequest): void {
+function checkAppKey(ctx: LoginContext, request: ApiRequest): void {
   const fromQuery = request.searchParams.get('appkey');
   if (request.headers.has('appkey') || fromQuery === null) return ctx.checkAppKey(request.headers);
   let headers: Headers;
@@ -71,7 +71,7 @@ function callbackParams(request: ApiRequest): URLSearchParams {
   return new URLSearchParams(request.bodyText);
 }
 
-export function externalLoginRoutes(ctx: ServiceContext, flow: ExternalLogin): Route[] {
+export function externalLoginRoutes(ctx: LoginContext, flow: ExternalLogin): Route[] {
   const callback = (request: ApiRequest) => flow.callback(request, flow.provider(request.params.name!), callbackParams(request));
   return [
     {

@@ -1,18 +1,13 @@
 import * as v from 'valibot';
-import type { ServiceContext } from '../context.js';
+import type { ObjectsContext } from './context.js';
 import type { JsonReply } from '../http/envelope.js';
-import { ApiError, clip } from '../http/errors.js';
+import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { parseQueryParams } from '../http/validate.js';
-import { objectAnswer, SERIALIZATION_PARAM, setAnswer } from './answers.js';
-import { DEFAULT_PER_PAGE, MAX_PER_PAGE, parseSelection, selectPage } from './selection.js';
-import { served, validName } from './served.js';
-import { CLASS_NAME } from './writes.js';
-import { bulkRoutes } from './bulk-routes.js';
-import { lockRoutes } from './lock-routes.js';
-import { recycleRoutes } from './recycle-routes.js';
-import { writeRoutes } from './write-routes.js';
+import { DEFAULT_PER_PAGE, MAX_PER_PAGE, objectAnswer, parseSelection, selectPage, SERIALIZATION_PARAM, served, setAnswer } from './read/index.js';
+import { CLASS_NAME, checkClassName, validName } from './names.js';
+import { bulkRoutes, lockRoutes, recycleRoutes, writeRoutes } from './write/index.js';
 import { ObjectSet, ServedObject } from '../openapi/schemas.js';
 
 function integerParam(name: string, max: number, description: string) {
@@ -30,7 +25,7 @@ const ListingQuerySchema = v.object({
   ...SERIALIZATION_PARAM,
 });
 
-async function listing(ctx: ServiceContext, request: ApiRequest, className: string): Promise<JsonReply> {
+async function listing(ctx: ObjectsContext, request: ApiRequest, className: string): Promise<JsonReply> {
   const guard = ctx.guard(request);
   const selection = parseSelection(className, parseQueryParams(ListingQuerySchema, request.searchParams));
   const { objects, unfiltered } = await selectPage(ctx, request, guard, selection);
@@ -39,8 +34,7 @@ async function listing(ctx: ServiceContext, request: ApiRequest, className: stri
 
 /** A listing's class name: a name that cannot be a class is `400` (any other class, even one without objects, lists). */
 function className(name: string): string {
-  if (!CLASS_NAME.test(validName(name, 'class name'))) throw new ApiError('400', `class name ${clip(name)} must match [A-Za-z][A-Za-z0-9_]{0,63}`);
-  return name;
+  return checkClassName(validName(name, 'class name'), 'class name');
 }
 
 /**
@@ -48,12 +42,12 @@ function className(name: string): string {
  * set): a class that is declared (`schema`), named in the access rules, or has objects. Any other
  * segment is an object id that is not there: `404`.
  */
-async function namesClass(ctx: ServiceContext, segment: string): Promise<boolean> {
+async function namesClass(ctx: ObjectsContext, segment: string): Promise<boolean> {
   if (ctx.internalClasses.has(segment) || !CLASS_NAME.test(segment)) return false;
   return ctx.schema.isDeclared(segment) || ctx.access.names(segment) || (await ctx.store.count(segment)) > 0;
 }
 
-export function objectRoutes(ctx: ServiceContext): Route[] {
+export function objectRoutes(ctx: ObjectsContext): Route[] {
   return [
     {
       method: 'GET',

@@ -2,7 +2,7 @@ import { toJsonSchema, toJsonSchemaDefs, type ConversionConfig } from '@valibot/
 import type { GenericSchema } from 'valibot';
 import { STATUS_CODES, type StatusCode } from '../http/errors.js';
 import type { RawAnswer, Route } from '../http/router.js';
-import type { ClassDeclaration, FieldDeclaration, SchemaDeclarations } from '../objects/declarations.js';
+import type { ClassDeclaration, FieldDeclaration, SchemaDeclarations } from '../objects/model/index.js';
 import { SHARED_SCHEMAS } from './schemas.js';
 import { TAGS, tagOf } from './tags.js';
 

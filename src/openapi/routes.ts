@@ -1,7 +1,7 @@
 import { JsonReply } from '../http/envelope.js';
 import { Mount, type MountOptions } from '../http/mount.js';
 import type { Route } from '../http/router.js';
-import type { SchemaDeclarations } from '../objects/declarations.js';
+import type { SchemaDeclarations } from '../objects/model/index.js';
 import { openApiDocument } from './document.js';
 
 export interface OpenApiRouteOptions {

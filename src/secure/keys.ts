@@ -88,8 +88,8 @@ export async function exportKeyPairPem(pair: CryptoKeyPair): Promise<{ privateKe
 const MAX_CLIENT_KEY_CHARS = 16_384;
 const badKey = (why: string) => new ApiError('310', `publicKey ${why}`);
 
-/** The DER of a client public key in any of the three accepted forms (PROTOCOL.md 3.2). */
-function clientKeyDer(text: string): Bytes {
+/** The DER of a client public key in any of the three accepted forms (PROTOCOL.md 3.2); no key work, a malformed text is `310`. */
+export function clientKeyDer(text: string): Bytes {
   if (text.length > MAX_CLIENT_KEY_CHARS) throw badKey('is too long');
   if (text.includes('-----BEGIN')) {
     const pem = pemBody(text, ['PUBLIC KEY']);
@@ -118,8 +118,8 @@ function clientKeyDer(text: string): Bytes {
  * Imports a client's public key for RSA-OAEP encryption, SHA-1 (the secure login) unless another
  * hash is given (WebCrypto binds a key to one hash); anything malformed or of the wrong size is `310`.
  */
-export async function importClientPublicKey(text: string, algorithm: typeof OAEP | typeof OAEP_SHA256 = OAEP): Promise<CryptoKey> {
-  const der = clientKeyDer(text.trim());
+export async function importClientPublicKey(text: string | Bytes, algorithm: typeof OAEP | typeof OAEP_SHA256 = OAEP): Promise<CryptoKey> {
+  const der = typeof text === 'string' ? clientKeyDer(text.trim()) : text;
   let key: CryptoKey;
   try {
     key = await crypto.subtle.importKey('spki', der, algorithm, false, ['encrypt']);

@@ -5,7 +5,7 @@ import { deviceIdOf } from '../auth/acls.js';
 import { HybridLoginBodySchema, isHybridLoginBody } from './hybrid.js';
 import { hybridLogin, loginKeyReply } from './hybrid-login.js';
 import type { Session, SessionClient } from '../auth/sessions.js';
-import type { ServiceContext } from '../context.js';
+import type { LoginContext } from '../auth/context.js';
 import { envelope, okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import { parseJsonText } from '../http/json.js';
@@ -16,7 +16,7 @@ import { parseInput } from '../http/validate.js';
 import { newSecureState, type SecureSessionState } from './replay.js';
 import { startWindow } from './window-updates.js';
 import { base64Bytes } from './base64.js';
-import { importClientPublicKey } from './keys.js';
+import { clientKeyDer, importClientPublicKey } from './keys.js';
 import { BlockDecryptError, blockDecrypt, blockEncrypt } from './rsa.js';
 import { LOGIN_SIGNATURE_HEADER, signLoginAnswer } from './login-signature.js';
 import { sealToken } from './token.js';
@@ -67,40 +67,47 @@ async function decryptCredentials(privateKey: CryptoKey, credentials: string): P
   return asJsonObject(body, 'decrypted credentials');
 }
 
-async function secureLogin(ctx: ServiceContext, request: ApiRequest): Promise<Response> {
+/**
+ * The login body and the client's key. The key's text is checked first (no key work: a malformed key
+ * is reported before bad credentials); then nothing but the RSA decryption runs until the credentials
+ * open, so garbage (up to 32 blocks) costs one RSA decryption, the first failing block ending it. The
+ * key is imported only then (on Node synchronously, ~180 µs).
+ */
+async function openLogin(privateKey: CryptoKey, credentials: string, publicKeyText: string): Promise<{ login: unknown; clientKey: CryptoKey }> {
+  const keyDer = clientKeyDer(publicKeyText.trim());
+  const login = await decryptCredentials(privateKey, credentials);
+  return { login, clientKey: await importClientPublicKey(keyDer) };
+}
+
+async function secureLogin(ctx: LoginContext, request: ApiRequest): Promise<Response> {
   const input = parseInput(SecureLoginSchema, readJsonObject(request));
   const publicKeyText = input.publicKey ?? input.publickey;
   if (publicKeyText === undefined) throw new ApiError('400', 'publicKey is required');
   // An address over its failed-login limit gets no RSA work; every `310` counts against it.
   const [serverKey] = await Promise.all([ctx.serverKey.get(), ctx.limiter.checkAddress(request.clientAddress)]);
-  // The RSA decryption and the sealing of the new session's token run in the crypto thread pool;
-  // the client key's import runs on this thread (on Node synchronously: ~180 µs), so it starts last,
-  // while the others run. A token sealed for a login that then fails names no session and is dropped.
-  // A bad key is still reported before bad credentials.
-  const credentials = decryptCredentials(serverKey.privateKey, input.credentials);
+  const { login: decrypted, clientKey } = await openLogin(serverKey.privateKey, input.credentials, publicKeyText).catch(async (error: unknown) => {
+    if (error instanceof ApiError && error.code === '310') await ctx.limiter.addressFailed(request.clientAddress);
+    throw error;
+  });
+  // the new session's token is sealed in the crypto thread pool while the login goes on; a token
+  // sealed for a login that then fails names no session and is dropped
   const sessionId = ctx.sessions.newId();
   const token = sealToken(serverKey.tokenKey, sessionId);
   token.catch(() => undefined); // awaited below when the login succeeds
-  const clientKey = importClientPublicKey(publicKeyText);
-  const [imported, decrypted] = await Promise.allSettled([clientKey, credentials]);
-  const failed = imported.status === 'rejected' ? imported.reason : decrypted.status === 'rejected' ? decrypted.reason : undefined;
-  if (failed instanceof ApiError && failed.code === '310') await ctx.limiter.addressFailed(request.clientAddress);
-  if (imported.status === 'rejected') throw imported.reason;
-  if (decrypted.status === 'rejected') throw decrypted.reason;
-  const body = parseLoginBody(decrypted.value);
+  const body = parseLoginBody(decrypted);
 
   // The login finds its user, and while the password hash is verified, the answer (the user
   // serialized, then RSA-encrypted to the client's key) is prepared side by side; a failed check
   // drops the prepared answer unused and stores nothing.
   const attempt = await beginLogin(ctx, body, request.clientAddress);
   const state = newSecureState(crypto.getRandomValues(new Uint8Array(32)));
-  const client = sessionClient(decrypted.value, request.clientAddress);
-  const prepared = attempt.candidate && prepareAnswer(ctx, imported.value, attempt.candidate, body, state, sessionId, token, client);
+  const client = sessionClient(decrypted, request.clientAddress);
+  const prepared = attempt.candidate && prepareAnswer(ctx, clientKey, attempt.candidate, body, state, sessionId, token, client);
   const principal = await attempt.finish();
   // a database login verifies only the candidate it named, so the answer was prepared, unless a
   // second factor was used up in the principal's record since (the answer shows the record as stored)
   const { session, sealed } =
-    principal === attempt.candidate ? prepared! : prepareAnswer(ctx, imported.value, principal, body, state, sessionId, token, client);
+    principal === attempt.candidate ? prepared! : prepareAnswer(ctx, clientKey, principal, body, state, sessionId, token, client);
   // the session's replay window is its own record, stored before the answer gives the client its token
   const [, , answer] = await Promise.all([startWindow(ctx.kv, session.id, session.expiresAt, ctx.now()), openSession(ctx, session, principal), sealed]);
   const text = base64Bytes(answer);
@@ -110,7 +117,7 @@ async function secureLogin(ctx: ServiceContext, request: ApiRequest): Promise<Re
 
 /** The session a secure login would start for `candidate`, and its answer sealed to the client's key (not awaited yet). */
 function prepareAnswer(
-  ctx: ServiceContext,
+  ctx: LoginContext,
   clientKey: CryptoKey,
   candidate: StoredObject,
   body: LoginBody,
@@ -127,7 +134,7 @@ function prepareAnswer(
 
 /** The login answer (PROTOCOL.md 3.3): the envelope with the Secure-Token and K, block-encrypted to the client's key. */
 async function sealAnswer(
-  ctx: ServiceContext,
+  ctx: LoginContext,
   clientKey: CryptoKey,
   principal: StoredObject,
   body: LoginBody,
@@ -141,7 +148,7 @@ async function sealAnswer(
 }
 
 /** The secure login, and `/v2/login` in both its forms: hybrid (PROTOCOL.md 3.4) and the JWT login (2.2). */
-export function secureLoginRoutes(ctx: ServiceContext): Route[] {
+export function secureLoginRoutes(ctx: LoginContext): Route[] {
   return [
     {
       method: 'POST',

@@ -2,7 +2,7 @@ import { base64 } from '@scure/base';
 import type { LRUCache } from 'lru-cache';
 import { lruCache } from '../caches.js';
 import type { Session } from '../auth/sessions.js';
-import type { ServiceContext } from '../context.js';
+import type { AuthContext } from '../auth/context.js';
 import { isSecureContentType, readBodyText } from '../http/body.js';
 import { answerText, errorReply, toResponse, type Answer } from '../http/envelope.js';
 import { textResponse } from '../http/light-response.js';
@@ -45,7 +45,7 @@ export class SecureTransport {
 
   /** `cacheSize`: sessions whose opened token and prepared keys are kept in this process (the state stays in the store). */
   constructor(
-    private readonly ctx: ServiceContext,
+    private readonly ctx: AuthContext,
     cacheSize: number,
   ) {
     this.#sessionIds = lruCache(cacheSize);

@@ -4,17 +4,14 @@
  * of the items' sets in item order.
  */
 import * as v from 'valibot';
-import type { ServiceContext } from '../context.js';
+import type { ObjectsContext } from '../objects/context.js';
 import { JSON_TYPE, JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Guard } from '../objects/access.js';
-import { parseSerialization, serializedSet } from '../objects/answers.js';
-import type { Serialization } from '../objects/serialize.js';
-import { checkFieldName } from '../objects/query.js';
-import { checkClassName } from '../objects/schema.js';
-import { MAX_PER_PAGE, orderByOfText, parseSelection, selectPage, type SelectionParams } from '../objects/selection.js';
-import { served } from '../objects/served.js';
+import { MAX_PER_PAGE, orderByOfText, parseSelection, parseSerialization, type SelectionParams, selectPage, type Serialization, serializedSet, served } from '../objects/read/index.js';
+import { checkFieldName } from '../query/index.js';
+import { checkClassName } from '../objects/names.js';
 import type { StoredObject } from '../storage/types.js';
 import { flag, passed, text } from './items.js';
 
@@ -66,7 +63,7 @@ export function itemSerialization(item: { serialization?: unknown }, where: stri
 }
 
 /** A set's `data` as `answers.ts` gives it, shaped by the item's `serialization`. */
-async function setData(ctx: ServiceContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, item: { serialization?: unknown }, where: string): Promise<string> {
+async function setData(ctx: ObjectsContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, item: { serialization?: unknown }, where: string): Promise<string> {
   return JSON.stringify(await serializedSet(ctx, request, guard, objects, unfiltered, itemSerialization(item, where)));
 }
 
@@ -85,14 +82,14 @@ function selectionOf(item: Selecting, where: string): SelectionParams {
   return params;
 }
 
-export async function byQuery(ctx: ServiceContext, request: ApiRequest, guard: Guard, item: v.InferOutput<typeof ByQueryItem>, where: string): Promise<string> {
+export async function byQuery(ctx: ObjectsContext, request: ApiRequest, guard: Guard, item: v.InferOutput<typeof ByQueryItem>, where: string): Promise<string> {
   const className = checkClassName(item.className, `${where}: className`);
   const selection = parseSelection(className, selectionOf(item, where));
   const { objects, unfiltered } = await selectPage(ctx, request, guard, selection);
   return setData(ctx, request, guard, objects, unfiltered, item, where);
 }
 
-export async function byId(ctx: ServiceContext, request: ApiRequest, guard: Guard, item: v.InferOutput<typeof ByIdItem>, where: string): Promise<string> {
+export async function byId(ctx: ObjectsContext, request: ApiRequest, guard: Guard, item: v.InferOutput<typeof ByIdItem>, where: string): Promise<string> {
   if ((item.className === undefined) === (item.classId === undefined)) throw new ApiError('400', `${where}: give either className or classId`);
   let className: string;
   if (item.className !== undefined) className = checkClassName(item.className, `${where}: className`);
@@ -110,7 +107,7 @@ export async function byId(ctx: ServiceContext, request: ApiRequest, guard: Guar
   return setData(ctx, request, guard, objects, objects.length, item, where);
 }
 
-export async function byParentObject(ctx: ServiceContext, request: ApiRequest, guard: Guard, item: v.InferOutput<typeof ByParentItem>, where: string): Promise<string> {
+export async function byParentObject(ctx: ObjectsContext, request: ApiRequest, guard: Guard, item: v.InferOutput<typeof ByParentItem>, where: string): Promise<string> {
   const parentId = String(item.parentOID);
   const parent = parentId.length <= 128 ? await served(ctx, guard, await ctx.store.get(parentId)) : undefined;
   if (!parent) throw new ApiError('404', `${where}: no object ${clip(parentId)}`);
@@ -141,7 +138,7 @@ export async function byParentObject(ctx: ServiceContext, request: ApiRequest, g
 }
 
 /** The objects the session may read, in order (missing, internal and unreadable ones left out). */
-async function readable(ctx: ServiceContext, guard: Guard, objects: Array<StoredObject | undefined>): Promise<StoredObject[]> {
+async function readable(ctx: ObjectsContext, guard: Guard, objects: Array<StoredObject | undefined>): Promise<StoredObject[]> {
   const answers = await Promise.all(objects.map((object) => served(ctx, guard, object)));
   return answers.filter((object): object is StoredObject => object !== undefined);
 }

@@ -1,17 +1,17 @@
 /**
  * The v2 group of the product's current client (PROTOCOL.md 6.9): object data by query, by id and by
- * parent object, the model (objects/model.ts), the host's app configuration, theme, views and file
+ * parent object, the model (objects/model/), the host's app configuration, theme, views and file
  * variants. None of them runs as a `/v1/multi` item.
  */
 import * as v from 'valibot';
-import type { ServiceContext } from '../context.js';
+import type { ObjectsContext } from '../objects/context.js';
 import { download } from '../files/downloads.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import { asJsonObject, readJson, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import type { MacroContext } from '../macros/registry.js';
-import { served } from '../objects/served.js';
+import { served } from '../objects/read/index.js';
 import type { StoredObject } from '../storage/types.js';
 import { readItems, passed, text } from './items.js';
 import { ByIdItem, byId, byParentObject, ByParentItem, byQuery, ByQueryItem, listReply } from './objectdata.js';
@@ -59,7 +59,7 @@ const VARIANT_PARAMS = ['page', 'usePdf', 'attachItem', 'zipItem', 'maxSize'] as
 const ViewLoadSchema = v.strictObject({ viewName: text, className: v.optional(text), type: v.optional(passed), context: v.optional(passed) });
 const FileQuerySchema = v.object(Object.fromEntries(VARIANT_PARAMS.map((name) => [name, v.optional(v.pipe(v.string(), v.description('passed to the host fileVariants hook')))])));
 
-async function hostJson(ctx: ServiceContext, request: ApiRequest, given: HostJson | undefined) {
+async function hostJson(ctx: ObjectsContext, request: ApiRequest, given: HostJson | undefined) {
   return okReply(typeof given === 'function' ? ((await given(ctx.macroContext(request))) ?? {}) : (given ?? {}));
 }
 
@@ -81,7 +81,7 @@ function listRoute(path: string, summary: string, item: v.GenericSchema, answer:
   };
 }
 
-export function v2Routes(ctx: ServiceContext, options: V2Options = {}): Route[] {
+export function v2Routes(ctx: ObjectsContext, options: V2Options = {}): Route[] {
   const { views, fileVariants } = options;
   const guard = (request: ApiRequest) => ctx.guard(request);
   return [

@@ -4,7 +4,7 @@ import { afterAll } from 'vitest';
 import type { Fields, ObjectStore } from '../../src/index.js';
 import { PostgresObjectStore } from '../../stores/postgres.js';
 import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from '../support/servers.js';
-import { queryTextWhere } from '../../src/query/parse.js';
+import { queryTextWhere } from '../../src/query/index.js';
 import { compileWhere } from '../../src/storage/filter.js';
 import { call, demoData, demoService, expectError, login } from '../helpers.js';
 

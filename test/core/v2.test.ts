@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { demoAccess } from '../../examples/demo-access.mjs';
 import { demoSchema } from '../../examples/demo-schema.mjs';
 import { derivedClassId, MemoryBlobStore, type ServiceOptions } from '../../src/index.js';
-import { parseSelection } from '../../src/objects/selection.js';
+import { parseSelection } from '../../src/objects/read/index.js';
 import { call, demoService, expectError, login } from '../helpers.js';
 
 /** Whether the selection takes query text, ids and word search yet (the query helper's work; "not supported yet" before). */

@@ -1,6 +1,6 @@
 /** Write parameters, actions, bulk writes, the recycle bin, locks and per-object security (PROTOCOL.md 6.3, 6.7), through `service.fetch`. */
 import { describe, expect, test } from 'vitest';
-import { ApiError, MemoryBlobStore, MemoryKeyValueStore, MemoryObjectStore, type AccessQuestion, type ServiceOptions } from '../../src/index.js';
+import { ApiError, MemoryBlobStore, MemoryObjectStore, type AccessQuestion, type ServiceOptions } from '../../src/index.js';
 import { call, demoService, expectError, login, testClock } from '../helpers.js';
 
 const RULES: NonNullable<ServiceOptions['access']>['rules'] = {
@@ -298,17 +298,7 @@ describe('locks', () => {
     expect((await other('GET', '/v1/lock/object/CUS00003')).body.data.messages).toEqual([]);
     void service;
   });
-
-  test('two instances sharing a key-value store see one lock', async () => {
-    const clock = testClock();
-    const kv = new MemoryKeyValueStore({ now: clock.now });
-    const store = new MemoryObjectStore({ now: clock.now });
-    const first = await setup({ kv, store, now: clock.now });
-    const second = await setup({ kv, store, now: clock.now });
-    await first.alice('POST', '/v1/lock/object/CUS00004');
-    expect((await second.alice('GET', '/v1/lock/object/CUS00004')).body.data.isLocked).toBe(true);
-    expectError(await second.alice('PATCH', '/v1/object/CUS00004', { City: 'x' }), '423', 423);
-  });
+  // across two instances on real Redis: test/locks-two-instances.test.ts
 });
 
 describe('per-object security', () => {

@@ -3,23 +3,23 @@
  * the request read and the answer shaped here; the write itself is the one write path (`write-path.ts`).
  */
 import * as v from 'valibot';
-import type { ServiceContext } from '../context.js';
-import { okReply } from '../http/envelope.js';
-import { ApiError, clip } from '../http/errors.js';
-import { readJsonObject, type ApiRequest } from '../http/request.js';
-import type { Route } from '../http/router.js';
-import type { StoredObject } from '../storage/types.js';
-import type { Guard } from './access.js';
-import { objectAnswer, requestSerialization, SERIALIZATION_PARAM } from './answers.js';
-import { parseQueryParams } from '../http/validate.js';
+import type { WriteContext } from './context.js';
+import { okReply } from '../../http/envelope.js';
+import { ApiError, clip } from '../../http/errors.js';
+import { readJsonObject, type ApiRequest } from '../../http/request.js';
+import type { Route } from '../../http/router.js';
+import type { StoredObject } from '../../storage/types.js';
+import type { Guard } from '../access.js';
+import { objectAnswer, requestSerialization, SERIALIZATION_PARAM, served } from '../read/index.js';
+import { parseQueryParams } from '../../http/validate.js';
 import { parseActions, runActions } from './actions.js';
-import { served, validName } from './served.js';
+import { checkClassName, validName } from '../names.js';
 import { createObject, deleteObject, updateObject, type Writer } from './write-path.js';
-import { bodyFields, CLASS_NAME, parseStoreTime, type WriteAction } from './writes.js';
-import { Nothing, ServedObject } from '../openapi/schemas.js';
+import { bodyFields, parseStoreTime, type WriteAction } from './writes.js';
+import { Nothing, ServedObject } from '../../openapi/schemas.js';
 
 /** The object a route names: missing, internal or unreadable is `404` (its existence is not revealed). */
-export async function named(ctx: ServiceContext, guard: Guard, request: ApiRequest): Promise<StoredObject> {
+export async function named(ctx: WriteContext, guard: Guard, request: ApiRequest): Promise<StoredObject> {
   const id = validName(request.params.id!, 'object id');
   const object = await served(ctx, guard, await ctx.store.get(id));
   if (!object) throw new ApiError('404', `no object ${clip(id)}`);
@@ -62,7 +62,7 @@ async function withActions(w: Writer, actions: readonly WriteAction[], write: ()
   return object;
 }
 
-export function writeRoutes(ctx: ServiceContext): Route[] {
+export function writeRoutes(ctx: WriteContext): Route[] {
   const fieldsOf = (request: ApiRequest, guard: Guard) => bodyFields(readJsonObject(request, 'object'), ctx.store, guard, ctx.internalClasses);
   const writer = (request: ApiRequest): Writer => ({ ctx, request, guard: ctx.guard(request) });
   return [
@@ -81,8 +81,7 @@ export function writeRoutes(ctx: ServiceContext): Route[] {
       errors: ['403', '404'],
       handler: async (request) => {
         requestSerialization(ctx, request);
-        const className = request.params.id!;
-        if (!CLASS_NAME.test(className)) throw new ApiError('400', `class name ${clip(className)} must match [A-Za-z][A-Za-z0-9_]{0,63}`);
+        const className = checkClassName(request.params.id!, 'class name');
         if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
         const params = parseQueryParams(WriteQuerySchema, request.searchParams);
         const actions = parseActions(params.actions, ctx.writeOptions.actions);

@@ -4,15 +4,14 @@
  * selection is the listing's (`selection.ts`), the writes the one write path's.
  */
 import * as v from 'valibot';
-import type { ServiceContext } from '../context.js';
-import { ApiError } from '../http/errors.js';
-import { readJsonObject, type ApiRequest } from '../http/request.js';
-import type { Route } from '../http/router.js';
-import { parseQueryParams } from '../http/validate.js';
+import type { WriteContext } from './context.js';
+import { ApiError } from '../../http/errors.js';
+import { readJsonObject, type ApiRequest } from '../../http/request.js';
+import type { Route } from '../../http/router.js';
+import { parseQueryParams } from '../../http/validate.js';
 import { parseActions, runActions } from './actions.js';
-import { parseSerialization, requestSerialization, SERIALIZATION_PARAM, setAnswer } from './answers.js';
-import { MAX_PER_PAGE, parseSelection, selectAll, selectPage } from './selection.js';
-import { validName } from './served.js';
+import { MAX_PER_PAGE, parseSelection, parseSerialization, requestSerialization, selectAll, selectPage, SERIALIZATION_PARAM, setAnswer } from '../read/index.js';
+import { validName } from '../names.js';
 import { updateObjects, type Writer } from './write-path.js';
 import { bodyFields } from './writes.js';
 
@@ -36,7 +35,7 @@ const ActionQuerySchema = v.object({
   ...SERIALIZATION_PARAM,
 });
 
-export function bulkRoutes(ctx: ServiceContext): Route[] {
+export function bulkRoutes(ctx: WriteContext): Route[] {
   const writer = (request: ApiRequest): Writer => ({ ctx, request, guard: ctx.guard(request) });
   return [
     {

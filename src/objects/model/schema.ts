@@ -4,13 +4,12 @@
  * to store. The model routes, the OpenAPI document and `odbrest types` read the same declarations.
  */
 import * as v from 'valibot';
-import { ApiError, clip } from '../http/errors.js';
-import type { Fields, ObjectStore } from '../storage/types.js';
+import { ApiError, clip } from '../../http/errors.js';
+import type { Fields, ObjectStore } from '../../storage/types.js';
 import type { ClassDeclaration, FieldDeclaration, FieldType, SchemaDeclarations } from './declarations.js';
-import { withoutInternal } from './writes.js';
+import { CLASS_NAME, withoutInternal } from '../names.js';
 
 export const FIELD_TYPES: readonly FieldType[] = ['string', 'number', 'integer', 'boolean', 'date', 'json', 'ref', 'set', 'file'];
-const CLASS_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 /** `~StoreTime`'s form, or ISO 8601 (a date, or a date and time with an optional zone). */
 const DATE = /^(\d{8}T\d{6}[+-]\d{2}:\d{2}|\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?)$/;
 /** Explicit `classId`s stay below this; ids derived from a name lie above it, so the two never meet. */
@@ -264,12 +263,6 @@ function valueSchema(spec: FieldSpec): v.GenericSchema {
     case 'set':
       return v.strictObject({ $set: v.array(v.string()) });
   }
-}
-
-/** `400` for a class name a model or v2 request gives that no class could have. */
-export function checkClassName(name: string, what: string): string {
-  if (!CLASS_NAME.test(name)) throw new ApiError('400', `${what} ${clip(name)} must match [A-Za-z][A-Za-z0-9_]{0,63}`);
-  return name;
 }
 
 /**

@@ -2,11 +2,11 @@
  * Writing objects (PROTOCOL.md 6.3): the body turned into fields, references checked against the
  * store and the access rules, conditional writes on `~StoreTime`, and the host's write hooks.
  */
-import { ApiError, clip } from '../http/errors.js';
-import type { MacroContext } from '../macros/registry.js';
-import { StoreConflictError } from '../storage/errors.js';
-import type { FieldValue, Fields, ObjectStore, StoredObject } from '../storage/types.js';
-import type { Guard } from './access.js';
+import { ApiError, clip } from '../../http/errors.js';
+import type { MacroContext } from '../../macros/registry.js';
+import { StoreConflictError } from '../../storage/errors.js';
+import type { FieldValue, Fields, ObjectStore, StoredObject } from '../../storage/types.js';
+import type { Guard } from '../access.js';
 
 /** A write about to happen: `fields` is what will be stored (create, update); the hook may change it. */
 export interface WriteChange {
@@ -69,8 +69,6 @@ export function writeOptions(objects: { deleteMode?: string; recycleDays?: numbe
   }
   return { deleteMode, recycleDays, actions };
 }
-
-export const CLASS_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
@@ -135,20 +133,6 @@ function fieldValue(field: string, value: unknown, targets: Map<string, string>)
     throw new ApiError('400', `field ${clip(field)}: write references as {"~ObjectID": ...}, not $ref or $set`);
   }
   return value as FieldValue;
-}
-
-/** The internal (`_`) fields of a stored object, kept as they are by an update. */
-export function internalFields(object: StoredObject): Fields {
-  const kept: Fields = {};
-  for (const name of Object.keys(object.fields)) if (name.startsWith('_')) kept[name] = object.fields[name]!;
-  return kept;
-}
-
-/** `fields` without `_` members: what a hook returns is cleaned too, the routes never write them. */
-export function withoutInternal(fields: Fields): Fields {
-  const out: Fields = {};
-  for (const name of Object.keys(fields)) if (!name.startsWith('_')) out[name] = fields[name]!;
-  return out;
 }
 
 /** Runs `write` up to `attempts` times while it meets a concurrent change (a conditional write lost). */

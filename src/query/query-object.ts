@@ -1,15 +1,13 @@
 /**
  * The listing parameters `query` and `orderBy` (PROTOCOL.md 6.2), checked at the edge and turned into
- * the store's `Where` and `OrderBy`. Every refusal is `400` naming the member at fault.
+ * the store's `Where` and `OrderBy`, query text included (`parse.ts`): a listing's query goes into
+ * this folder once and comes out a filter. Every refusal is `400` naming the member at fault.
  */
 import { ApiError, clip } from '../http/errors.js';
 import { parseJsonText } from '../http/json.js';
 import { isScalar } from '../storage/filter.js';
 import type { Condition, FieldOperators, OrderBy, Where } from '../storage/types.js';
-import { queryTextWhere } from '../query/parse.js';
-
-/** Most scalars an `$in` list may hold. */
-export const MAX_IN_VALUES = 100;
+import { MAX_IN_VALUES, queryTextWhere } from './parse.js';
 
 const QUERY_SHAPE = 'query must be a JSON object of field values, e.g. {"Name":"Alice"}';
 
@@ -53,11 +51,6 @@ function condition(field: string, value: unknown): Condition {
     if (!rule[0](operand)) throw new ApiError('400', `query member ${clip(field)}: ${operator} takes ${rule[1]}`);
   }
   return value as FieldOperators;
-}
-
-/** The `query` parameter as a `Where` (`{}` when absent). */
-export function parseQuery(raw: string | null): Where {
-  return parseQueryObject(raw).where;
 }
 
 /** Most ids the query object's `oids` may list. */
@@ -168,4 +161,43 @@ export function parseOrderBy(raw: string | null): OrderBy | undefined {
   const field = descending ? raw.slice(1) : raw;
   checkFieldName(field, 'orderBy');
   return descending ? { field, descending } : { field };
+}
+
+/** A listing's query parameters as sent: the JSON query object, query text, ids, full text and order. */
+export interface QueryParams {
+  /** The `query` parameter: the JSON query object (field conditions and the product's members, 6.2). */
+  query?: string;
+  /** Query text (6.2 grammar), as v2's `query` member carries it. */
+  queryText?: string;
+  /** Only these object ids (v2 `byParentObject`, the query object's `oids`). */
+  oids?: readonly string[];
+  /** Words every object must contain in its string fields (v2 `seFulltext`, 6.9). */
+  fullText?: string;
+  orderBy?: string;
+}
+
+/** What a listing's query parameters select: one filter, its order, and the members answered later. */
+export interface CompiledQuery {
+  where: Where;
+  /** Absent: creation order. */
+  orderBy: OrderBy | undefined;
+  macro?: SelectionMacro;
+  folder?: FolderSelection;
+}
+
+/** A listing's query parameters, checked and compiled once into one filter (`400` naming the member at fault). */
+export function compileListingQuery(params: QueryParams): CompiledQuery {
+  const query = parseQueryObject(params.query ?? null);
+  const and: Where[] = [];
+  if (params.queryText !== undefined) and.push(queryTextWhere(params.queryText));
+  if (params.oids !== undefined) and.push({ $oids: parseOids(params.oids, 'oids') });
+  if (params.fullText !== undefined) and.push({ $text: params.fullText });
+  const compiled: CompiledQuery = {
+    where: and.length === 0 ? query.where : { $and: [query.where, ...and] },
+    // the query object's sortIndex replaces orderBy (6.2)
+    orderBy: query.sortIndex ?? parseOrderBy(params.orderBy ?? null),
+  };
+  if (query.macro) compiled.macro = query.macro;
+  if (query.folder) compiled.folder = query.folder;
+  return compiled;
 }

@@ -4,17 +4,15 @@
  * query names" (v2 object data, bulk writes, actions, event subscriptions) goes through here too, so
  * the query language, the access rules and the `xApi_FindObjects` hook hold alike everywhere.
  */
-import type { ServiceContext } from '../context.js';
-import { ApiError, clip } from '../http/errors.js';
-import type { ApiRequest } from '../http/request.js';
-import type { FindQuery, OrderBy, StoredObject, Where } from '../storage/types.js';
-import type { Guard, Scope } from './access.js';
-import type { ObjectSet } from './object-set.js';
-import { type FolderSelection, parseOids, parseOrderBy, parseQueryObject, type SelectionMacro } from './query.js';
-import { MAX_PATH_REFERENCES, queryTextWhere } from '../query/parse.js';
-import { compileWhere, followsReferences } from '../storage/filter.js';
+import type { ReadContext } from './context.js';
+import { ApiError, clip } from '../../http/errors.js';
+import type { ApiRequest } from '../../http/request.js';
+import type { FindQuery, OrderBy, StoredObject, Where } from '../../storage/types.js';
+import type { ObjectSet } from '../../macros/registry.js';
+import type { Guard, Scope } from '../access.js';
+import { compileListingQuery, MAX_PATH_REFERENCES, type FolderSelection, type QueryParams, type SelectionMacro } from '../../query/index.js';
+import { compileWhere, followsReferences } from '../../storage/filter.js';
 import { served } from './served.js';
-import { sessionObjectStore } from './session-store.js';
 
 export const DEFAULT_PER_PAGE = 50;
 export const MAX_PER_PAGE = 1000;
@@ -41,17 +39,8 @@ export interface Selection {
   folder?: FolderSelection;
 }
 
-/** The listing's parameters as sent (query text and JSON alike), checked and compiled once. */
-export interface SelectionParams {
-  /** The `query` parameter: the JSON query object (field conditions and the product's members, 6.2). */
-  query?: string;
-  /** Query text (6.2 grammar), as v2's `query` member carries it. */
-  queryText?: string;
-  /** Only these object ids (v2 `byParentObject`, the query object's `oids`). */
-  oids?: readonly string[];
-  /** Words every object must contain in its string fields (v2 `seFulltext`, 6.9). */
-  fullText?: string;
-  orderBy?: string;
+/** The listing's parameters as sent: the query (compiled once by `src/query`), the order and the page. */
+export interface SelectionParams extends QueryParams {
   reverseOrder?: 'true' | 'false';
   page?: number;
   perPage?: number;
@@ -59,23 +48,10 @@ export interface SelectionParams {
 
 /** A selection from the listing's parameters (`400` naming the member at fault). */
 export function parseSelection(className: string, params: SelectionParams): Selection {
-  const query = parseQueryObject(params.query ?? null);
-  const and: Where[] = [];
-  if (params.queryText !== undefined) and.push(queryTextWhere(params.queryText));
-  if (params.oids !== undefined) and.push({ $oids: parseOids(params.oids, 'oids') });
-  if (params.fullText !== undefined) and.push({ $text: params.fullText });
-  const where: Where = and.length === 0 ? query.where : { $and: [query.where, ...and] };
-  const selection: Selection = {
-    className,
-    where,
-    // the query object's sortIndex replaces orderBy (6.2)
-    orderBy: query.sortIndex ?? parseOrderBy(params.orderBy ?? null),
-    reverseOrder: params.reverseOrder === 'true',
-    page: params.page ?? 0,
-    perPage: params.perPage ?? DEFAULT_PER_PAGE,
-  };
-  if (query.macro) selection.macro = query.macro;
-  if (query.folder) selection.folder = query.folder;
+  const { where, orderBy, macro, folder } = compileListingQuery(params);
+  const selection: Selection = { className, where, orderBy, reverseOrder: params.reverseOrder === 'true', page: params.page ?? 0, perPage: params.perPage ?? DEFAULT_PER_PAGE };
+  if (macro) selection.macro = macro;
+  if (folder) selection.folder = folder;
   return selection;
 }
 
@@ -91,7 +67,7 @@ export interface SelectedPage {
  * filter to the ids the host's `folders` hook names; a macro filters the whole selection (at most
  * `MAX_MACRO_OBJECTS`) before it is paged.
  */
-export async function selectPage(ctx: ServiceContext, request: ApiRequest, guard: Guard, selection: Selection): Promise<SelectedPage> {
+export async function selectPage(ctx: ReadContext, request: ApiRequest, guard: Guard, selection: Selection): Promise<SelectedPage> {
   const { className, macro, folder, ...plain } = selection;
   if (folder && !ctx.folders) throw new ApiError('400', `query member ${folder.folderPath === undefined ? 'folderType' : 'folderPath'}: this service has no folders hook`);
   const runMacro = macro && queryMacro(ctx, macro.name);
@@ -112,7 +88,7 @@ export async function selectPage(ctx: ServiceContext, request: ApiRequest, guard
 type PlainSelection = Omit<Selection, 'macro' | 'folder'>;
 
 /** The page of a selection without macro and folder: the `xApi_FindObjects` hook's or the store's. */
-async function candidates(ctx: ServiceContext, request: ApiRequest, guard: Guard, scope: Exclude<Scope, 'none'>, selection: PlainSelection): Promise<SelectedPage> {
+async function candidates(ctx: ReadContext, request: ApiRequest, guard: Guard, scope: Exclude<Scope, 'none'>, selection: PlainSelection): Promise<SelectedPage> {
   const { className } = selection;
   const hook = ctx.macros.hook('xApi_FindObjects');
   if (hook) {
@@ -145,7 +121,7 @@ async function candidates(ctx: ServiceContext, request: ApiRequest, guard: Guard
 }
 
 /** The ids the host's `folders` hook names for this folder (its own `ApiError`, e.g. `404`, passes through). */
-async function folderIds(ctx: ServiceContext, request: ApiRequest, folder: FolderSelection): Promise<string[]> {
+async function folderIds(ctx: ReadContext, request: ApiRequest, folder: FolderSelection): Promise<string[]> {
   const ids = await ctx.folders!(ctx.macroContext(request), folder);
   if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) throw new Error('the folders hook must return a list of object ids');
   return ids;
@@ -157,13 +133,13 @@ async function folderIds(ctx: ServiceContext, request: ApiRequest, folder: Folde
  * can only narrow: what it returns that was not in the selection is not answered. Its own `ApiError`
  * is answered as `/v1/execute` answers it; any other failure is `400` naming the member.
  */
-function queryMacro(ctx: ServiceContext, name: string) {
+function queryMacro(ctx: ReadContext, name: string) {
   const macro = ctx.macros.callable(name);
   if (!macro) throw new ApiError('400', `query member macro: no macro ${clip(name)}`);
   return async (request: ApiRequest, className: string, objects: StoredObject[], macroLevel: number | undefined): Promise<StoredObject[]> => {
     let result: unknown;
     try {
-      result = await macro({ ...ctx.macroContext(request), store: sessionObjectStore(ctx, request) }, { className, objects, macroLevel });
+      result = await macro(ctx.sessionMacroContext(request), { className, objects, macroLevel });
     } catch (error) {
       if (error instanceof ApiError) throw error;
       ctx.onError(error);
@@ -182,7 +158,7 @@ function queryMacro(ctx: ServiceContext, name: string) {
  * no filter reveals its fields. `undefined` where the host's `authorize` decides per object: then
  * `throughReadable` answers the paths.
  */
-async function readablePaths(ctx: ServiceContext, guard: Guard, where: Where): Promise<Where | undefined> {
+async function readablePaths(ctx: ReadContext, guard: Guard, where: Where): Promise<Where | undefined> {
   if (!followsReferences(where)) return where;
   const reach = await guard.pathReach(ctx.internalClasses);
   if (!reach) return undefined;
@@ -197,7 +173,7 @@ async function readablePaths(ctx: ServiceContext, guard: Guard, where: Where): P
 }
 
 /** The objects that match `where`, its paths reaching only objects this session may read (as `GET` serves them). */
-async function throughReadable(ctx: ServiceContext, guard: Guard, objects: StoredObject[], where: Where): Promise<StoredObject[]> {
+async function throughReadable(ctx: ReadContext, guard: Guard, objects: StoredObject[], where: Where): Promise<StoredObject[]> {
   const known = new Map<string, StoredObject | null>();
   // each round loads the referenced objects the last one asked for: one round per reference followed
   for (let round = 0; round <= MAX_PATH_REFERENCES + 1; round++) {
@@ -223,7 +199,7 @@ async function readableOnly(guard: Guard, objects: StoredObject[]): Promise<Stor
 }
 
 /** A `self` listing: the session's own principal object, when it is of this class and matches. */
-async function ownObject(ctx: ServiceContext, guard: Guard, query: FindQuery): Promise<StoredObject[]> {
+async function ownObject(ctx: ReadContext, guard: Guard, query: FindQuery): Promise<StoredObject[]> {
   const own = guard.principalId === undefined ? undefined : await ctx.store.get(guard.principalId);
   if (!own || own.className !== query.className) return [];
   // the store answers the filter (reference paths and all), restricted to the own object
@@ -234,7 +210,7 @@ async function ownObject(ctx: ServiceContext, guard: Guard, query: FindQuery): P
 const SCAN_PAGE = 1000;
 
 /** Every match the host's `authorize` lets this session read, in order (it narrows per object, so all are asked). */
-async function readableMatches(ctx: ServiceContext, guard: Guard, query: FindQuery): Promise<StoredObject[]> {
+async function readableMatches(ctx: ReadContext, guard: Guard, query: FindQuery): Promise<StoredObject[]> {
   const readable: StoredObject[] = [];
   for (let offset = 0; ; offset += SCAN_PAGE) {
     const { objects } = await ctx.store.find({ ...query, offset, limit: SCAN_PAGE });
@@ -248,7 +224,7 @@ async function readableMatches(ctx: ServiceContext, guard: Guard, query: FindQue
  * actions, PROTOCOL.md 6.3): the first page of `limit` objects, with how many matched in all, so the
  * caller can refuse a selection larger than it works on.
  */
-export async function selectAll(ctx: ServiceContext, request: ApiRequest, guard: Guard, selection: Selection, limit: number): Promise<SelectedPage> {
+export async function selectAll(ctx: ReadContext, request: ApiRequest, guard: Guard, selection: Selection, limit: number): Promise<SelectedPage> {
   return selectPage(ctx, request, guard, { ...selection, page: 0, perPage: limit });
 }
 

@@ -4,12 +4,12 @@
  * listings, writes, actions, bulk writes and v2 object data all shape their answers alike.
  */
 import * as v from 'valibot';
-import type { ServiceContext } from '../context.js';
-import { okReply, okTextReply, type JsonReply } from '../http/envelope.js';
-import { ApiError, clip } from '../http/errors.js';
-import type { ApiRequest } from '../http/request.js';
-import type { StoredObject } from '../storage/types.js';
-import type { Guard } from './access.js';
+import type { ReadContext } from './context.js';
+import { okReply, okTextReply, type JsonReply } from '../../http/envelope.js';
+import { ApiError, clip } from '../../http/errors.js';
+import type { ApiRequest } from '../../http/request.js';
+import type { StoredObject } from '../../storage/types.js';
+import type { Guard } from '../access.js';
 import { FULL, type JsonObject, type Serialization, type SerializationHook, type SerializedSet } from './serialize.js';
 import { MAX_PER_PAGE } from './selection.js';
 
@@ -171,7 +171,7 @@ const parsedOf = new WeakMap<ApiRequest, Serialization>();
  * The request's `serialization` query parameter, read and checked once (a named macro must be
  * registered: else `404`). Write routes call it before they write, so a bad one writes nothing.
  */
-export function requestSerialization(ctx: ServiceContext, request: ApiRequest): Serialization {
+export function requestSerialization(ctx: ReadContext, request: ApiRequest): Serialization {
   let serialization = parsedOf.get(request);
   if (serialization === undefined) {
     const text = request.searchParams.get('serialization');
@@ -183,7 +183,7 @@ export function requestSerialization(ctx: ServiceContext, request: ApiRequest): 
 }
 
 /** `404` for a serialization macro the host did not register. */
-function checkMacros(ctx: ServiceContext, serialization: Serialization): void {
+function checkMacros(ctx: ReadContext, serialization: Serialization): void {
   if (serialization.type === 'macro' && !ctx.macros.serialization(serialization.macro)) {
     throw new ApiError('404', `no serialization macro ${clip(serialization.macro)}`);
   }
@@ -191,9 +191,9 @@ function checkMacros(ctx: ServiceContext, serialization: Serialization): void {
 }
 
 /** The request's serialization macros bound to its context (only when one is asked for). */
-function macroOf(ctx: ServiceContext, request: ApiRequest, serialization: Serialization): SerializationHook | undefined {
+function macroOf(ctx: ReadContext, request: ApiRequest, serialization: Serialization): SerializationHook | undefined {
   if (serialization.type !== 'macro' && serialization.type !== 'class') return undefined;
-  let context: ReturnType<ServiceContext['macroContext']> | undefined;
+  let context: ReturnType<ReadContext['macroContext']> | undefined;
   return async (object, json) => {
     // a class serialization's override names the macro of its class
     const name = serialization.type === 'macro' ? serialization.macro : (serialization.classes[object.className] as { macro: string }).macro;
@@ -207,26 +207,26 @@ function macroOf(ctx: ServiceContext, request: ApiRequest, serialization: Serial
  * One object as the request asked for it (`GET /v1/object/{id}`, a write's answer). `serialization`:
  * one the route read itself (v2 items), else the request's query parameter.
  */
-export async function objectAnswer(ctx: ServiceContext, request: ApiRequest, guard: Guard, object: StoredObject, serialization?: Serialization): Promise<JsonReply> {
+export async function objectAnswer(ctx: ReadContext, request: ApiRequest, guard: Guard, object: StoredObject, serialization?: Serialization): Promise<JsonReply> {
   const shape = serialization ?? requestSerialization(ctx, request);
   if (serialization) checkMacros(ctx, serialization);
   return okReply(await ctx.serializer.object(object, guard, shape, macroOf(ctx, request, shape)));
 }
 
 /** The serialization a route read itself (its macros checked), else the request's parameter. */
-function shapeOf(ctx: ServiceContext, request: ApiRequest, serialization: Serialization | undefined): Serialization {
+function shapeOf(ctx: ReadContext, request: ApiRequest, serialization: Serialization | undefined): Serialization {
   if (serialization) checkMacros(ctx, serialization);
   return serialization ?? requestSerialization(ctx, request);
 }
 
 /** A set (`~Count`, `~UnfilteredCount`, `~Elements`) as the request asked for it, without the envelope (v2 answers a list of them). */
-export async function serializedSet(ctx: ServiceContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, serialization?: Serialization): Promise<SerializedSet> {
+export async function serializedSet(ctx: ReadContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, serialization?: Serialization): Promise<SerializedSet> {
   const shape = shapeOf(ctx, request, serialization);
   return ctx.serializer.set(objects, unfiltered, guard, shape, macroOf(ctx, request, shape));
 }
 
 /** A set as the request asked for it, in the envelope (its text written once, `Serializer.setText`). */
-export async function setAnswer(ctx: ServiceContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, serialization?: Serialization): Promise<JsonReply> {
+export async function setAnswer(ctx: ReadContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, serialization?: Serialization): Promise<JsonReply> {
   const shape = shapeOf(ctx, request, serialization);
   return okTextReply(await ctx.serializer.setText(objects, unfiltered, guard, shape, macroOf(ctx, request, shape)));
 }

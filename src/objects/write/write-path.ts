@@ -4,20 +4,21 @@
  * these functions, so the access rules, the host's write hooks, file bytes and what follows a write
  * happen alike for every caller. Routes only read the request and shape the answer.
  */
-import type { ServiceContext } from '../context.js';
-import { checkByteFields } from '../files/settings.js';
-import { ApiError } from '../http/errors.js';
-import type { ApiRequest } from '../http/request.js';
-import { StoreConflictError } from '../storage/errors.js';
-import type { Fields, ObjectInput, StoredObject } from '../storage/types.js';
-import type { Guard } from './access.js';
+import type { WriteContext } from './context.js';
+import { checkByteFields } from '../../files/settings.js';
+import { ApiError } from '../../http/errors.js';
+import type { ApiRequest } from '../../http/request.js';
+import { StoreConflictError } from '../../storage/errors.js';
+import type { Fields, ObjectInput, StoredObject } from '../../storage/types.js';
+import type { Guard } from '../access.js';
 import { checkUnlocked } from './locks.js';
 import { recycle } from './recycle.js';
-import { internalFields, retryOnConflict, withoutInternal, type WriteChange, type WriteResult } from './writes.js';
+import { internalFields, withoutInternal } from '../names.js';
+import { retryOnConflict, type WriteChange, type WriteResult } from './writes.js';
 
 /** Who writes: the service, the request being answered and its session's view of the rules. */
 export interface Writer {
-  ctx: ServiceContext;
+  ctx: WriteContext;
   request: ApiRequest;
   guard: Guard;
 }
@@ -135,7 +136,7 @@ export async function updateObjects(writer: Writer, select: () => Promise<Stored
   return objects;
 }
 
-async function putOneByOne(ctx: ServiceContext, inputs: ObjectInput[]): Promise<StoredObject[]> {
+async function putOneByOne(ctx: WriteContext, inputs: ObjectInput[]): Promise<StoredObject[]> {
   const out: StoredObject[] = [];
   for (const input of inputs) out.push(await ctx.store.put(input));
   return out;

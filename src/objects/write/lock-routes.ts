@@ -4,18 +4,18 @@
  * the entries are an `_` field written through the one write path and read by the access rules.
  */
 import * as v from 'valibot';
-import type { ServiceContext } from '../context.js';
-import { okReply } from '../http/envelope.js';
-import { ApiError, clip } from '../http/errors.js';
-import { readJson, type ApiRequest } from '../http/request.js';
-import type { Route } from '../http/router.js';
-import { parseInput } from '../http/validate.js';
-import type { Fields, FieldValue, StoredObject } from '../storage/types.js';
-import { SECURITY_FIELD, securityEntries, type SecurityEntry } from './access.js';
+import type { WriteContext } from './context.js';
+import { okReply } from '../../http/envelope.js';
+import { ApiError, clip } from '../../http/errors.js';
+import { readJson, type ApiRequest } from '../../http/request.js';
+import type { Route } from '../../http/router.js';
+import { parseInput } from '../../http/validate.js';
+import type { Fields, FieldValue, StoredObject } from '../../storage/types.js';
+import { SECURITY_FIELD, securityEntries, type SecurityEntry } from '../access.js';
 import { currentLock, DEFAULT_LOCK_MINUTES, lockMessage, MAX_LOCK_MINUTES, releaseLock, takeLock } from './locks.js';
 import { updateObject, type Writer } from './write-path.js';
 import { named } from './write-routes.js';
-import { internalFields } from './writes.js';
+import { internalFields } from '../names.js';
 
 const LockBodySchema = v.optional(
   v.object({
@@ -48,7 +48,7 @@ const SecurityBodySchema = v.object({
 
 const LOCK_ANSWER = '{isLocked: true only when another session holds the lock, messages: ["locked by <user> since <time>"]}';
 
-export function lockRoutes(ctx: ServiceContext): Route[] {
+export function lockRoutes(ctx: WriteContext): Route[] {
   const writer = (request: ApiRequest): Writer => ({ ctx, request, guard: ctx.guard(request) });
   /** The object, `403` unless this session may update it. */
   const updatable = async (w: Writer): Promise<StoredObject> => {

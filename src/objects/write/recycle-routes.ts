@@ -2,15 +2,14 @@
  * The recycle bin's routes (PROTOCOL.md 6.3): the caller's recycled objects, restoring one, emptying
  * the bin. Deleting into it is `DELETE /v1/object/{id}?moveToRecycler=true` (the write path).
  */
-import type { ServiceContext } from '../context.js';
-import { okReply, JsonReply } from '../http/envelope.js';
-import type { Route } from '../http/router.js';
-import { objectAnswer, setAnswer } from './answers.js';
+import type { WriteContext } from './context.js';
+import { okReply, JsonReply } from '../../http/envelope.js';
+import type { Route } from '../../http/router.js';
+import { formatStoreTime, objectAnswer, setAnswer } from '../read/index.js';
 import { emptyBin, recycledOf, restore } from './recycle.js';
-import { formatStoreTime } from './serialize.js';
-import { validName } from './served.js';
+import { validName } from '../names.js';
 
-export function recycleRoutes(ctx: ServiceContext): Route[] {
+export function recycleRoutes(ctx: WriteContext): Route[] {
   return [
     {
       method: 'GET',

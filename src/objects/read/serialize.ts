@@ -1,7 +1,8 @@
-import { ApiError } from '../http/errors.js';
-import { isRef, isSet, type FieldValue, type ObjectStore, type StoredObject } from '../storage/types.js';
+import { ApiError } from '../../http/errors.js';
+import type { JsonObject } from '../../http/json.js';
+import { isRef, isSet, type FieldValue, type ObjectStore, type StoredObject } from '../../storage/types.js';
 
-export type JsonObject = Record<string, unknown>;
+export type { JsonObject };
 
 /** Which objects a session may read (the access rules); the others serialize as metadata only. */
 export interface Reader {

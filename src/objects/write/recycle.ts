@@ -3,10 +3,10 @@
  * listing, reference and filter meets it exactly as deleted, and waits as an entry of an internal
  * class (in the object store: every store, every instance) until it is restored, emptied or expires.
  */
-import type { ServiceContext } from '../context.js';
-import { ApiError, clip } from '../http/errors.js';
-import type { Fields, StoredObject } from '../storage/types.js';
-import { StoreConflictError } from '../storage/errors.js';
+import type { WriteContext } from './context.js';
+import { ApiError, clip } from '../../http/errors.js';
+import type { Fields, StoredObject } from '../../storage/types.js';
+import { StoreConflictError } from '../../storage/errors.js';
 
 /** The internal class of recycle bin entries (never served). */
 export const RECYCLED_CLASS = 'RecycledObject';
@@ -34,7 +34,7 @@ function recycled(entry: StoredObject): Recycled {
  * Moves `object` to `principalId`'s bin: the entry is stored first, then the object deleted (should
  * that fail, the entry goes again), so the object is never lost and never in both places for long.
  */
-export async function recycle(ctx: ServiceContext, object: StoredObject, principalId: string): Promise<void> {
+export async function recycle(ctx: WriteContext, object: StoredObject, principalId: string): Promise<void> {
   await sweepExpired(ctx);
   const entry = await ctx.store.put({
     className: RECYCLED_CLASS,
@@ -57,14 +57,14 @@ export async function recycle(ctx: ServiceContext, object: StoredObject, princip
 }
 
 /** The bin of `principalId`, oldest first (at most `limit`). */
-export async function recycledOf(ctx: ServiceContext, principalId: string, limit = 1000): Promise<{ entries: Recycled[]; total: number }> {
+export async function recycledOf(ctx: WriteContext, principalId: string, limit = 1000): Promise<{ entries: Recycled[]; total: number }> {
   await sweepExpired(ctx);
   const found = await ctx.store.find({ className: RECYCLED_CLASS, where: { _deletedBy: principalId }, limit });
   return { entries: found.objects.map(recycled), total: found.total };
 }
 
 /** Puts the recycled object `objectId` of `principalId`'s bin back as it was (`404` when it is not there). */
-export async function restore(ctx: ServiceContext, principalId: string, objectId: string): Promise<StoredObject> {
+export async function restore(ctx: WriteContext, principalId: string, objectId: string): Promise<StoredObject> {
   await sweepExpired(ctx);
   const found = await ctx.store.find({ className: RECYCLED_CLASS, where: { _deletedBy: principalId, _objectId: objectId }, limit: 1 });
   const entry = found.objects[0];
@@ -82,7 +82,7 @@ export async function restore(ctx: ServiceContext, principalId: string, objectId
 }
 
 /** Deletes recycled objects for good, a file's bytes included (PROTOCOL.md 6.6). */
-export async function purge(ctx: ServiceContext, entries: readonly Recycled[]): Promise<void> {
+export async function purge(ctx: WriteContext, entries: readonly Recycled[]): Promise<void> {
   for (const { entryId, object } of entries) {
     if (object.className === ctx.files.className) await ctx.files.blobs.delete(object.id);
     await ctx.store.delete(entryId);
@@ -90,7 +90,7 @@ export async function purge(ctx: ServiceContext, entries: readonly Recycled[]): 
 }
 
 /** Empties `principalId`'s bin; answers how many objects went. */
-export async function emptyBin(ctx: ServiceContext, principalId: string): Promise<number> {
+export async function emptyBin(ctx: WriteContext, principalId: string): Promise<number> {
   let count = 0;
   for (;;) {
     const { entries } = await recycledOf(ctx, principalId, 500);
@@ -101,7 +101,7 @@ export async function emptyBin(ctx: ServiceContext, principalId: string): Promis
 }
 
 /** Deletes for good what has waited longer than the configured days (a few at a time, on every use of the bin). */
-export async function sweepExpired(ctx: ServiceContext): Promise<void> {
+export async function sweepExpired(ctx: WriteContext): Promise<void> {
   const cutoff = ctx.now() - ctx.writeOptions.recycleDays * 86_400_000;
   const { objects } = await ctx.store.find({ className: RECYCLED_CLASS, where: { _deletedAt: { $lt: cutoff } }, limit: 100 });
   await purge(ctx, objects.map(recycled));

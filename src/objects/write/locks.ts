@@ -3,11 +3,11 @@
  * instance sharing it sees the same lock. A lock names its session and ends with it (a lock whose
  * session is gone counts as none), or when its minutes are up.
  */
-import type { Session } from '../auth/sessions.js';
-import type { ServiceContext } from '../context.js';
-import { ApiError } from '../http/errors.js';
-import { kvKeys } from '../storage/keys.js';
-import { formatStoreTime } from './serialize.js';
+import type { Session } from '../../auth/sessions.js';
+import type { WriteContext } from './context.js';
+import { ApiError } from '../../http/errors.js';
+import { kvKeys } from '../../storage/keys.js';
+import { formatStoreTime } from '../read/index.js';
 
 export const MAX_LOCK_MINUTES = 240;
 export const DEFAULT_LOCK_MINUTES = 15;
@@ -23,13 +23,13 @@ export interface ObjectLock {
 }
 
 /** The lock on `objectId` that still counts (its session lives), and the exact stored text. */
-export async function currentLock(ctx: ServiceContext, objectId: string): Promise<{ lock: ObjectLock; raw: string } | undefined> {
+export async function currentLock(ctx: WriteContext, objectId: string): Promise<{ lock: ObjectLock; raw: string } | undefined> {
   const raw = await ctx.kv.get(kvKeys.lock(objectId));
   return raw === undefined ? undefined : liveLock(ctx, raw);
 }
 
 /** A stored lock, unless its session has ended (then so has the lock; its entry is replaced by the next taker). */
-async function liveLock(ctx: ServiceContext, raw: string): Promise<{ lock: ObjectLock; raw: string } | undefined> {
+async function liveLock(ctx: WriteContext, raw: string): Promise<{ lock: ObjectLock; raw: string } | undefined> {
   const lock = JSON.parse(raw) as ObjectLock;
   return (await ctx.sessions.isLive(lock.session)) ? { lock, raw } : undefined;
 }
@@ -40,7 +40,7 @@ export function lockMessage(lock: ObjectLock): string {
 }
 
 /** `423` when another session holds a lock on `objectId` (the write path asks before every write and delete). */
-export async function checkUnlocked(ctx: ServiceContext, session: Session | undefined, objectId: string): Promise<void> {
+export async function checkUnlocked(ctx: WriteContext, session: Session | undefined, objectId: string): Promise<void> {
   const raw = await ctx.kv.get(kvKeys.lock(objectId));
   if (raw === undefined) return; // the common case: one read
   const held = (JSON.parse(raw) as ObjectLock).session === session?.id ? undefined : await liveLock(ctx, raw);
@@ -48,7 +48,7 @@ export async function checkUnlocked(ctx: ServiceContext, session: Session | unde
 }
 
 /** Takes or renews this session's lock for `minutes` (`423` when another session holds it). */
-export async function takeLock(ctx: ServiceContext, session: Session, objectId: string, minutes: number): Promise<ObjectLock> {
+export async function takeLock(ctx: WriteContext, session: Session, objectId: string, minutes: number): Promise<ObjectLock> {
   const key = kvKeys.lock(objectId);
   for (let attempt = 0; attempt < 5; attempt++) {
     const raw = await ctx.kv.get(key);
@@ -64,7 +64,7 @@ export async function takeLock(ctx: ServiceContext, session: Session, objectId: 
 }
 
 /** Releases this session's lock (another session's stays: `423`). Answers whether there was one. */
-export async function releaseLock(ctx: ServiceContext, session: Session, objectId: string): Promise<boolean> {
+export async function releaseLock(ctx: WriteContext, session: Session, objectId: string): Promise<boolean> {
   const held = await currentLock(ctx, objectId);
   if (!held) return false;
   if (held.lock.session !== session.id) throw new ApiError('423', `this object is ${lockMessage(held.lock)}`);

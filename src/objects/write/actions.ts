@@ -3,9 +3,9 @@
  * in order after the write. `add` and `remove` are built in (they change a set field of another object
  * through the one write path); every other type is a host action (`actions: {sendObject: fn}`).
  */
-import { ApiError, clip } from '../http/errors.js';
-import { isSet, type StoredObject } from '../storage/types.js';
-import { served } from './served.js';
+import { ApiError, clip } from '../../http/errors.js';
+import { isSet, type StoredObject } from '../../storage/types.js';
+import { served } from '../read/index.js';
 import { updateObject, type Writer } from './write-path.js';
 import type { WriteAction } from './writes.js';
 

@@ -9,14 +9,14 @@
  * outside any session keep the raw store: that is the service acting for itself (the service
  * context), with every right, as the host's own code does.
  */
-import type { ServiceContext } from '../context.js';
-import { ApiError } from '../http/errors.js';
-import type { ApiRequest } from '../http/request.js';
-import type { FindQuery, FindResult, ObjectInput, ObjectStore, StoredObject, Where } from '../storage/types.js';
-import { served } from './served.js';
+import type { WriteContext } from './context.js';
+import { ApiError } from '../../http/errors.js';
+import type { ApiRequest } from '../../http/request.js';
+import type { FindQuery, FindResult, ObjectInput, ObjectStore, StoredObject, Where } from '../../storage/types.js';
+import { served } from '../read/index.js';
 import { createObject, deleteObject, updateObject, type Writer } from './write-path.js';
 
-export function sessionObjectStore(ctx: ServiceContext, request: ApiRequest): ObjectStore {
+export function sessionObjectStore(ctx: WriteContext, request: ApiRequest): ObjectStore {
   const raw = ctx.store;
   const writer: Writer = { ctx, request, guard: ctx.guard(request) };
   const { guard } = writer;

@@ -4,15 +4,15 @@
  * class derives from: its members are the three metadata members, its derived classes every declared one.
  */
 import * as v from 'valibot';
-import type { ServiceContext } from '../context.js';
-import { okReply } from '../http/envelope.js';
-import { ApiError } from '../http/errors.js';
-import type { ApiRequest } from '../http/request.js';
-import type { Route } from '../http/router.js';
-import { parseQueryParams } from '../http/validate.js';
-import { flag, readItems, text } from '../v2/items.js';
-import type { Guard } from './access.js';
-import { checkClassName } from './schema.js';
+import type { ModelContext } from './context.js';
+import { okReply } from '../../http/envelope.js';
+import { ApiError } from '../../http/errors.js';
+import type { ApiRequest } from '../../http/request.js';
+import type { Route } from '../../http/router.js';
+import { parseQueryParams } from '../../http/validate.js';
+import { flag, readItems, text } from '../../v2/items.js';
+import type { Guard } from '../access.js';
+import { checkClassName } from '../names.js';
 
 export const ROOT_CLASS = 'Object';
 
@@ -54,7 +54,7 @@ interface Shape {
   valueMapping: boolean;
 }
 
-function structure(ctx: ServiceContext, className: string, shape: Shape): ClassStructure {
+function structure(ctx: ModelContext, className: string, shape: Shape): ClassStructure {
   const fields = ctx.schema.fields(className);
   const root = className === ROOT_CLASS && !fields;
   const members: ModelMember[] = [];
@@ -75,11 +75,11 @@ function structure(ctx: ServiceContext, className: string, shape: Shape): ClassS
 }
 
 /** Whether the session sees this class in the model: not internal, and its read rule lets it read some. */
-async function visible(ctx: ServiceContext, guard: Guard, className: string): Promise<boolean> {
+async function visible(ctx: ModelContext, guard: Guard, className: string): Promise<boolean> {
   return className === ROOT_CLASS || (!ctx.internalClasses.has(className) && (await guard.scope('read', className)) !== 'none');
 }
 
-async function visibleOnly(ctx: ServiceContext, guard: Guard, names: readonly string[]): Promise<string[]> {
+async function visibleOnly(ctx: ModelContext, guard: Guard, names: readonly string[]): Promise<string[]> {
   const answers = await Promise.all(names.map((name) => visible(ctx, guard, name)));
   return names.filter((_, i) => answers[i]);
 }
@@ -98,7 +98,7 @@ const V2ItemSchema = v.strictObject({
 });
 const MAX_CLASSES = 100;
 
-export function modelRoutes(ctx: ServiceContext): Route[] {
+export function modelRoutes(ctx: ModelContext): Route[] {
   return [
     {
       method: 'GET',

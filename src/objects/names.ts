@@ -1,0 +1,35 @@
+/**
+ * The naming rules every part of the objects folder shares (PROTOCOL.md 6.3): what a class name may
+ * be, how long a path segment may be, and which fields are internal (`_`, never served or written
+ * through the routes).
+ */
+import { ApiError, clip } from '../http/errors.js';
+import type { Fields, StoredObject } from '../storage/types.js';
+
+export const CLASS_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+
+/** `400` for a class name a request gives that no class could have. */
+export function checkClassName(name: string, what: string): string {
+  if (!CLASS_NAME.test(name)) throw new ApiError('400', `${what} ${clip(name)} must match [A-Za-z][A-Za-z0-9_]{0,63}`);
+  return name;
+}
+
+/** A path segment naming an object or class: at most 128 characters. */
+export function validName(value: string, what: string): string {
+  if (value.length > 128) throw new ApiError('400', `${what} is longer than 128 characters`);
+  return value;
+}
+
+/** The internal (`_`) fields of a stored object, kept as they are by an update. */
+export function internalFields(object: StoredObject): Fields {
+  const kept: Fields = {};
+  for (const name of Object.keys(object.fields)) if (name.startsWith('_')) kept[name] = object.fields[name]!;
+  return kept;
+}
+
+/** `fields` without `_` members: what a hook returns is cleaned too, the routes never write them. */
+export function withoutInternal(fields: Fields): Fields {
+  const out: Fields = {};
+  for (const name of Object.keys(fields)) if (!name.startsWith('_')) out[name] = fields[name]!;
+  return out;
+}
