@@ -153,7 +153,14 @@ describe.skipIf(!hasBrowser)('studio', () => {
     await page.press('input[name=query]', 'Enter');
     await page.waitForFunction(() => document.querySelector('h1')?.textContent?.includes('50 objects'));
     expect(await page.$('.query-marked')).toBeNull();
+    // the query that ran (not the refused one) is a recent query of the class: in the box's list and below it
     expect(await page.$$eval('datalist option', (options) => options.map((option) => (option as HTMLOptionElement).value))).toEqual(['City = "Berlin"']);
+    await page.click('button:text("Clear")');
+    await page.waitForFunction(() => document.querySelector('h1')?.textContent?.includes('300 objects'));
+    await page.click('details.recent summary');
+    await expectAccessible(page, 'recent queries');
+    await page.click('details.recent button:text(\'City = "Berlin"\')');
+    await page.waitForFunction(() => document.querySelector('h1')?.textContent?.includes('50 objects'));
 
     // sort by Name: ascending, then descending (the page the service answers in that order)
     const unsorted = await firstCells(page);
