@@ -93,8 +93,10 @@ export type {
   FieldValue,
   RefValue,
   SetValue,
+  ClassCount,
+  ReferencingQuery,
 } from './storage/types.js';
-export { isRef, isSet } from './storage/types.js';
+export { isRef, isSet, referencedIds } from './storage/types.js';
 export { matches, compileWhere, followsReferences, compareFieldValues, compareCodePoints, orderComparator, fieldValue, isScalar, referencesId } from './storage/filter.js';
 export { nextStoreTime } from './storage/store-time.js';
 export { MemoryObjectStore, type MemoryObjectStoreOptions } from './storage/memory-object-store.js';

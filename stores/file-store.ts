@@ -1,4 +1,4 @@
-import { MemoryObjectStore, type FindQuery, type FindResult, type ObjectInput, type ObjectStore, type StoredObject, type Where } from '../src/index.js';
+import { MemoryObjectStore, type ClassCount, type FindQuery, type FindResult, type ObjectInput, type ObjectStore, type ReferencingQuery, type StoredObject, type Where } from '../src/index.js';
 import { Journal, RECORD_HEADER } from './journal.js';
 
 export interface FileObjectStoreOptions {
@@ -112,6 +112,16 @@ export class FileObjectStore implements ObjectStore {
   async classNames(): Promise<string[]> {
     await this.#opening;
     return this.#memory.classNames();
+  }
+
+  async classCounts(): Promise<ClassCount[]> {
+    await this.#opening;
+    return this.#memory.classCounts();
+  }
+
+  async referencing(id: string, query?: ReferencingQuery): Promise<FindResult> {
+    await this.#opening;
+    return this.#memory.referencing(id, query);
   }
 
   async put(input: ObjectInput): Promise<StoredObject> {

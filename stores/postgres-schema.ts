@@ -94,6 +94,10 @@ export function upgradeSql(names: TableNames, indexedFields: readonly string[], 
       tallySql(names),
     );
   }
+  if (!existing.indexes.has(`${name}_refs`)) {
+    // the ids each row references, under a GIN index: referencedBy (PROTOCOL.md 6.11) without reading every class
+    statements.push(refsFunctionSql(names), `CREATE INDEX "${name}_refs" ON ${t} USING gin (${refsFunction(names)}(data)) WITH (fastupdate = off)`);
+  }
   const upgraded = statements.length;
   for (const field of indexedFields) {
     const column = indexedColumn(field);
@@ -106,6 +110,25 @@ export function upgradeSql(names: TableNames, indexedFields: readonly string[], 
   // the planner's statistics of the new columns and index expressions, which autovacuum would gather later
   if (statements.length > upgraded) statements.push(`ANALYZE ${t}`);
   return statements;
+}
+
+/** The function that lists the ids a row's fields reference (`referencedIds` in the storage types). */
+export function refsFunction(names: TableNames): string {
+  return `"${names.schema}"."${names.name}_refs"`;
+}
+
+/**
+ * The ids of `$ref` members and the strings of `$set` members of the top-level fields not starting
+ * with `_`, as `text[]`: immutable, so an expression index can hold it.
+ */
+function refsFunctionSql(names: TableNames): string {
+  return `CREATE OR REPLACE FUNCTION ${refsFunction(names)}(fields jsonb) RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $body$
+    SELECT coalesce(array_agg(DISTINCT r.id), '{}') FROM (
+      SELECT e.value ->> '$ref' AS id FROM jsonb_each(fields) e WHERE left(e.key, 1) <> '_' AND jsonb_typeof(e.value -> '$ref') = 'string'
+      UNION ALL
+      SELECT s.value #>> '{}' FROM jsonb_each(fields) e,
+        jsonb_array_elements(CASE WHEN jsonb_typeof(e.value -> '$set') = 'array' THEN e.value -> '$set' ELSE '[]'::jsonb END) s
+      WHERE left(e.key, 1) <> '_' AND jsonb_typeof(s.value) = 'string') r $body$`;
 }
 
 /** The trigger function's name. */

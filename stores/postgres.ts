@@ -7,13 +7,15 @@ import {
   type FindQuery,
   type FindResult,
   type ObjectInput,
+  type ClassCount,
   type ObjectStore,
+  type ReferencingQuery,
   type StoredObject,
   type Where,
 } from '../src/index.js';
 import { checkIdentifiers, hash, inTransaction, onConnection, openPool, type PostgresPoolOptions } from './pg-common.js';
 import { DEFAULT_CACHE, NOTIFY_ALL_ABOVE, RowCache, type PostgresCacheOptions } from './pg-cache.js';
-import { checkIndexedFields, countLockKey, createSql, EXISTING_SQL, upgradeSql, type Existing, type TableNames } from './postgres-schema.js';
+import { checkIndexedFields, countLockKey, createSql, EXISTING_SQL, refsFunction, upgradeSql, type Existing, type TableNames } from './postgres-schema.js';
 import { containment, orderKeys, Params, textFunctionSql, whereSql } from './postgres-sql.js';
 
 export interface PostgresObjectStoreOptions extends PostgresPoolOptions {
@@ -172,6 +174,41 @@ export class PostgresObjectStore implements ObjectStore {
   async classNames(): Promise<string[]> {
     const rows = await this.#query<{ class_name: string }>(`SELECT DISTINCT class_name FROM ${this.#table} ORDER BY class_name`, []);
     return rows.map((row) => row.class_name);
+  }
+
+  /** Exact, from the per-class stats the triggers keep (no class is read). */
+  async classCounts(): Promise<ClassCount[]> {
+    const rows = await this.#query<{ class_name: string; n: string }>(
+      `SELECT class_name, sum(n)::int8 AS n FROM ${this.#stats} GROUP BY class_name HAVING sum(n) > 0 ORDER BY class_name`,
+      [],
+    );
+    return rows.map((row) => ({ className: row.class_name, count: Number(row.n) }));
+  }
+
+  async referencing(id: string, query: ReferencingQuery = {}): Promise<FindResult> {
+    const { sql, params } = this.#referencingSql(id, query);
+    const rows = await this.#query<{ total: string; id: string | null; class_name: string; store_time: string; body: string }>(sql, params);
+    const objects = rows.filter((row) => row.id !== null).map((row) => toObject(row as Row));
+    return { objects, total: Number(rows[0]?.total ?? 0) };
+  }
+
+  /** The objects referencing `id`, found through the `_refs` GIN index, and their total, in one statement. */
+  #referencingSql(id: string, query: ReferencingQuery): { sql: string; params: unknown[] } {
+    const params = new Params(id);
+    params.table = this.#table;
+    params.textFunction = this.#textFunction();
+    const from = `FROM ${this.#table} WHERE ${refsFunction(this.#names)}(data) @> ARRAY[$1::text]${whereSql(query.where, params, this.#indexed)}`;
+    const offset = Math.max(0, Math.floor(query.offset ?? 0));
+    const limit = query.limit === undefined ? undefined : Math.max(0, Math.floor(query.limit));
+    if (limit === 0) return { sql: `SELECT count(*) AS total, NULL AS id ${from}`, params: params.values };
+    const paging = `${limit === undefined ? '' : ` LIMIT ${limit}`}${offset > 0 ? ` OFFSET ${offset}` : ''}`;
+    // the matches first, from the index (materialized: walking the class index in page order and testing
+    // each row would read every class for an id few objects reference), then the page of them
+    const sql = `WITH m AS MATERIALIZED (SELECT id, class_name, seq ${from})
+      SELECT (SELECT count(*) FROM m) AS total, o.id, o.class_name, o.store_time, o.body
+      FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT id, class_name, seq FROM m ORDER BY class_name, seq${paging}) p ON true
+      LEFT JOIN ${this.#table} o ON o.id = p.id ORDER BY p.class_name, p.seq`;
+    return { sql, params: params.values };
   }
 
   /**
@@ -414,6 +451,12 @@ export class PostgresObjectStore implements ObjectStore {
   /** PostgreSQL's plan (EXPLAIN, JSON format) of the statement a listing runs (page and total), to check that indexes serve it. */
   async explain(query: FindQuery): Promise<unknown> {
     const { sql, params } = this.#listingSql(query);
+    return (await this.#query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sql}`, params))[0]!['QUERY PLAN'];
+  }
+
+  /** The plan of the statement `referencing` runs, to check that the `_refs` index serves it. */
+  async explainReferencing(id: string, query: ReferencingQuery = {}): Promise<unknown> {
+    const { sql, params } = this.#referencingSql(id, query);
     return (await this.#query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${sql}`, params))[0]!['QUERY PLAN'];
   }
 

@@ -562,9 +562,17 @@ function objectCases(): BadCase[] {
     [`query=${encodeURIComponent(JSON.stringify({ ['f'.repeat(10_000)]: {} }))}`, '1 to 128 characters'],
     [`query=${encodeURIComponent(JSON.stringify({ Name: { $regex: 'x' } }))}`, 'unknown operator $regex'],
   ] as const;
+  // what the studio reads (PROTOCOL.md 6.11): the credential as everywhere; referencedBy pages as listings
+  const studio = [
+    ['/v1/classes', '/v1/classes'],
+    ['/v1/object/{id}/referencedBy', '/v1/object/EMP00001/referencedBy'],
+  ] as const;
   return [
-    ...targets.flatMap(([name, path]) => REFUSED.map((credential) => get(name, path, credential, credential.code!))),
-    ...targets.map(([name, path]) => get(name, path, VALID.macroOnly, '307', 'macros')),
+    ...[...targets, ...studio].flatMap(([name, path]) => REFUSED.map((credential) => get(name, path, credential, credential.code!))),
+    ...[...targets, ...studio].map(([name, path]) => get(name, path, VALID.macroOnly, '307', 'macros')),
+    ...queries.slice(0, 11).map(([query, mentions]) => get(`/v1/object/{id}/referencedBy?${short(query)}`, `/v1/object/EMP00001/referencedBy?${query}`, VALID.plain, '400', mentions)),
+    ...['NOSUCH01', 'USR00002', 'Customer', '%00'].map((id) => get(`/v1/object/${id}/referencedBy`, `/v1/object/${id}/referencedBy`, VALID.plain, '404')),
+    get('/v1/object/{long}/referencedBy', `/v1/object/${'X'.repeat(129)}/referencedBy`, VALID.plain, '400', '128'),
     ...paths.map(([path, code, mentions]) => get(short(path), path, VALID.plain, code, mentions)),
     ...paths.slice(0, 4).map(([path, code, mentions]) => get(short(path), path, VALID.token, code, mentions)),
     ...targets

@@ -72,6 +72,23 @@ describe.runIf(available)('PostgresObjectStore indexes', () => {
     expect(deep).toMatchObject({ total: 6000, objects: [{ id: 'Customer5499' }, { id: 'Customer5498' }] });
   });
 
+  it('finds the objects referencing an id across classes from the _refs index, and counts classes from the stats, never reading a class', { timeout: 60_000 }, async () => {
+    for (const query of [{ limit: 50 }, { offset: 600, limit: 50 }, { limit: 0 }, { where: { $classes: ['Order'] }, limit: 50 }]) {
+      const nodes = planNodes(await store.explainReferencing('EMP7', query));
+      console.log(`referencing ${JSON.stringify(query)}: ${nodes.join(' < ')}`);
+      expect(nodes.join()).toMatch(/Bitmap Index Scan on objects_refs/);
+      expect(nodes.filter((node) => /Seq Scan/.test(node) && / of objects$/.test(node))).toEqual([]);
+      // nor the class index walked in page order, testing row after row
+      expect(nodes.filter((node) => /^Index (Only )?Scan on objects_class_seq/.test(node))).toEqual([]);
+    }
+    // per class: Team holds EMP7 when i % 50 = 7 or i % 70 = 7 (120 + 86 - 18), Manager when i % 100 = 7 (among those)
+    const found = await store.referencing('EMP7', { limit: 3 });
+    expect(found).toMatchObject({ total: 4 * 188, objects: [{ id: 'Customer7' }, { id: 'Customer57' }, { id: 'Customer77' }] });
+    expect((await store.referencing('EMP7', { offset: 188, limit: 1 })).objects.map((object) => object.id)).toEqual(['Invoice7']);
+    expect((await store.referencing('EMP7', { where: { $classes: ['Order'] }, limit: 0 })).total).toBe(188);
+    expect(await store.classCounts()).toEqual(['Customer', 'Invoice', 'Order', 'Ticket'].map((className) => ({ className, count: 6000 })));
+  });
+
   it('answers equality, $in and orderBy on indexedFields from their btrees, deep page starts from the index alone', { timeout: 60_000 }, async () => {
     // the same table, opened again with two indexed fields: the columns and indexes are added at start
     const indexed = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'objects', indexedFields: ['City', 'Number'] });

@@ -31,6 +31,8 @@ import type {
   SerializationOption,
   SerializedObject,
   SerializedSet,
+  ClassSummary,
+  ReferencedByOptions,
   ServiceInfo,
   SessionKind,
   SessionLogin,
@@ -179,6 +181,10 @@ export interface OdbRestClient {
   /** An object; `serialization` shapes it (`{type: 'oid'}`, a field list, ...); the same option on the calls below. */
   getObject<T extends SerializedObject = SerializedObject>(objectId: string, options?: SerializationOption): Promise<T>;
   listObjects<T extends SerializedObject = SerializedObject>(className: string, options?: ListOptions): Promise<SerializedSet<T>>;
+  /** `GET /v1/classes`: the classes this session may read (declared, named in the access rules, or holding objects), by name, with counts. */
+  classes(): Promise<SerializedSet<ClassSummary>>;
+  /** `GET /v1/object/{id}/referencedBy`: a page of the objects, of any class, that reference this one and that this session may read. */
+  referencedBy<T extends SerializedObject = SerializedObject>(objectId: string, options?: ReferencedByOptions): Promise<SerializedSet<T>>;
   /** Creates an object of `className`; answers it as stored. */
   createObject<T extends SerializedObject = SerializedObject>(className: string, fields: ObjectFields, options?: WriteOptions): Promise<T>;
   /** Changes the fields given (`null` stores null); with `storeTime`, only if the object is still that version (else `OdbRestConflictError`). */
@@ -511,17 +517,15 @@ export function createClient(options: ClientOptions): OdbRestClient {
     releaseLicences: async (appNames) => void (await request('POST', '/v1/license/release', { appNames })),
     getObject: (objectId, get = {}) => request('GET', `/v1/object/${encodeURIComponent(objectId)}${serializationQuery(get.serialization)}`),
     listObjects(className, list = {}) {
-      const query = new URLSearchParams();
-      if (list.page !== undefined) query.set('page', String(list.page));
-      if (list.perPage !== undefined) query.set('perPage', String(list.perPage));
+      const query = pageParams(list);
       const selected = queryObject(list);
       if (selected !== undefined) query.set('query', JSON.stringify(selected));
       if (list.orderBy !== undefined) query.set('orderBy', list.orderBy);
       if (list.reverseOrder !== undefined) query.set('reverseOrder', String(list.reverseOrder));
-      if (list.serialization !== undefined) query.set('serialization', serializationParam(list.serialization));
-      const search = query.size > 0 ? `?${query}` : '';
-      return request('GET', `/v1/objects/${encodeURIComponent(className)}${search}`);
+      return request('GET', `/v1/objects/${encodeURIComponent(className)}${searchOf(query)}`);
     },
+    classes: () => request('GET', '/v1/classes'),
+    referencedBy: (objectId, page = {}) => request('GET', `/v1/object/${encodeURIComponent(objectId)}/referencedBy${searchOf(pageParams(page))}`),
     createObject: (className, fields, write = {}) => request('POST', `/v1/object/${encodeURIComponent(className)}${writeSearch(write)}`, fields),
     updateObject: (objectId, fields, update = {}) =>
       request('PATCH', `/v1/object/${encodeURIComponent(objectId)}${writeSearch(update)}`, update.storeTime === undefined ? fields : { ...fields, '~StoreTime': update.storeTime }),
@@ -734,6 +738,17 @@ export type { ChangeEvent, EventSubscription, EventSubscriptionHandle, Subscribe
 export { defaultCrypto, portableCrypto, type SymmetricCrypto } from '../secure/symmetric.js';
 export type * from './types.js';
 
+/** A page and its serialization as query parameters (listings, `referencedBy`). */
+function pageParams(options: { page?: number; perPage?: number } & SerializationOption): URLSearchParams {
+  const query = new URLSearchParams();
+  if (options.page !== undefined) query.set('page', String(options.page));
+  if (options.perPage !== undefined) query.set('perPage', String(options.perPage));
+  if (options.serialization !== undefined) query.set('serialization', serializationParam(options.serialization));
+  return query;
+}
+
+const searchOf = (query: URLSearchParams): string => (query.size > 0 ? `?${query}` : '');
+
 /** The query of a write's parameters (PROTOCOL.md 6.3), empty when none is set. */
 function writeSearch(options: WriteOptions): string {
   const query = new URLSearchParams();
@@ -741,5 +756,5 @@ function writeSearch(options: WriteOptions): string {
   if (options.actions !== undefined) query.set('actions', JSON.stringify(options.actions));
   if (options.rightsControlKey !== undefined) query.set('rightsControlKey', options.rightsControlKey);
   if (options.serialization !== undefined) query.set('serialization', serializationParam(options.serialization));
-  return query.size > 0 ? `?${query}` : '';
+  return searchOf(query);
 }

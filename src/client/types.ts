@@ -194,6 +194,23 @@ export interface ListOptions extends SerializationOption, QueryMembers {
   reverseOrder?: boolean;
 }
 
+/** `referencedBy`'s page of the referencing objects (PROTOCOL.md 6.11). */
+export interface ReferencedByOptions extends SerializationOption {
+  /** 0-based page. */
+  page?: number;
+  /** Default 50, at most 1000. */
+  perPage?: number;
+}
+
+/** One class of `classes()` (PROTOCOL.md 6.11): whether it is declared, and how many of its objects the session may read. */
+export interface ClassSummary {
+  Name: string;
+  Declared: boolean;
+  Count: number;
+  /** `Count` is an estimate (a large class whose objects are decided one by one). */
+  CountEstimated?: true;
+}
+
 /**
  * The fields of a write: plain JSON values, references `{'~ObjectID': id}` and sets of references
  * `{'~Elements': [{'~ObjectID': id}, ...]}`. Members starting with `~` are ignored.

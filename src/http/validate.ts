@@ -27,3 +27,9 @@ export function parseQueryParams<S extends v.ObjectSchema<v.ObjectEntries, undef
   for (const name of Object.keys(schema.entries)) input[name] = searchParams.get(name) || undefined;
   return parseInput(schema, input, 'query');
 }
+
+/** An optional whole-number query parameter from 0 to `max` (`page`, `perPage`), `400` naming it otherwise. */
+export function integerParam(name: string, max: number, description: string) {
+  const message = `${name} must be an integer from 0 to ${max}`;
+  return v.optional(v.pipe(v.string(), v.regex(/^\d{1,9}$/, message), v.description(description), v.transform(Number), v.maxValue(max, message)));
+}

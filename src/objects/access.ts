@@ -108,6 +108,11 @@ export class Access {
     return className !== '*' && Object.hasOwn(this.#rules, className);
   }
 
+  /** The classes the rules name themselves (`GET /v1/classes` lists them, PROTOCOL.md 6.11). */
+  namedClasses(): string[] {
+    return Object.keys(this.#rules).filter((name) => name !== '*');
+  }
+
   /** Who may do `action` on `className`. */
   allowed(action: AccessAction, className: string): readonly string[] {
     const own = Object.hasOwn(this.#rules, className) ? this.#rules[className]![action] : undefined;

@@ -4,16 +4,12 @@ import type { JsonReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
-import { parseQueryParams } from '../http/validate.js';
+import { integerParam, parseQueryParams } from '../http/validate.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, objectAnswer, parseSelection, selectPage, SERIALIZATION_PARAM, served, setAnswer } from './read/index.js';
 import { CLASS_NAME, checkClassName, validName } from './names.js';
 import { bulkRoutes, lockRoutes, recycleRoutes, writeRoutes } from './write/index.js';
+import { classesRoutes } from './classes-routes.js';
 import { ObjectSet, ServedObject } from '../openapi/schemas.js';
-
-function integerParam(name: string, max: number, description: string) {
-  const message = `${name} must be an integer from 0 to ${max}`;
-  return v.optional(v.pipe(v.string(), v.regex(/^\d{1,9}$/, message), v.description(description), v.transform(Number), v.maxValue(max, message)));
-}
 
 /** The query parameters of a listing (PROTOCOL.md 6.2). */
 const ListingQuerySchema = v.object({
@@ -79,6 +75,7 @@ export function objectRoutes(ctx: ObjectsContext): Route[] {
       errors: ['403', '404'],
       handler: (request) => listing(ctx, request, className(request.params.className!)),
     },
+    ...classesRoutes(ctx),
     ...writeRoutes(ctx),
     ...bulkRoutes(ctx),
     ...lockRoutes(ctx),

@@ -15,6 +15,12 @@ export const ALICE_LOGIN = {"sessionId": "zJ4vXW8Yp2Qk3b9TnR1sLg", "user": {"~Cl
 /** `POST /v2/login` of dave with no applications. */
 export const DAVE_TOKEN = {"token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzaWQiOiIwbWktUnN5cXhsSUgzYm5XWUlvTHJRIiwic3ViIjoiZGF2ZSJ9.sig", "user": {"~ClassName": "User", "~ObjectID": "USR00003", "~StoreTime": "20261121T055408+00:00", "Name": "dave", "Description": "No licences: may only run macros", "Groups": {"~Count": 0, "~UnfilteredCount": 0, "~Elements": []}, "Employee": null}, "databaseName": "demo", "expiresAt": "2026-11-21T17:54:08.000Z", "acls": {"~Count": 0, "~Elements": []}};
 
+/** `GET /v1/classes` as alice. */
+export const CLASSES = {"~Count": 7, "~UnfilteredCount": 7, "~Elements": [{"Name": "Bild", "Declared": false, "Count": 4}, {"Name": "ContactPerson", "Declared": true, "Count": 1}, {"Name": "Customer", "Declared": true, "Count": 300}, {"Name": "Document", "Declared": true, "Count": 3}, {"Name": "Employee", "Declared": true, "Count": 3}, {"Name": "User", "Declared": true, "Count": 1}, {"Name": "UserGroup", "Declared": true, "Count": 3}]};
+
+/** `GET /v1/object/EMP00001/referencedBy?perPage=2&serialization={"type":"custom","custom":{"fieldList":["Name"]}}` as alice. */
+export const REFERENCED_BY = {"~Count": 2, "~UnfilteredCount": 151, "~Elements": [{"~ClassName": "Customer", "~ObjectID": "CUS00001", "~StoreTime": "20261121T055408+00:00", "Name": "Ben Bauer"}, {"~ClassName": "Customer", "~ObjectID": "CUS00003", "~StoreTime": "20261121T055408+00:00", "Name": "David Bauer"}]};
+
 /** A reference below the serialization depth. */
 export const REFERENCE = {"~ClassName": "Bild", "~ObjectID": "IMG00003", "~StoreTime": "20261125T225642+00:00"};
 

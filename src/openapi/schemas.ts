@@ -5,7 +5,7 @@
  * real answers against the document, so these cannot drift from what the routes send.
  */
 import * as v from 'valibot';
-import { ALICE_LOGIN, CUSTOMER, CUSTOMERS, DAVE_TOKEN, REFERENCE } from './examples.js';
+import { ALICE_LOGIN, CLASSES, CUSTOMER, CUSTOMERS, DAVE_TOKEN, REFERENCE } from './examples.js';
 
 const integer = v.pipe(v.number(), v.integer());
 
@@ -32,6 +32,23 @@ export const ObjectSet = v.pipe(
     '~Elements': v.array(ServedObject),
   }),
   v.examples([CUSTOMERS]),
+);
+
+/** `GET /v1/classes` (PROTOCOL.md 6.11): the classes the session may read, with counts. */
+export const ClassSummaries = v.pipe(
+  v.object({
+    '~Count': v.pipe(integer, v.description('the classes in ~Elements')),
+    '~UnfilteredCount': v.pipe(integer, v.description('the classes in ~Elements')),
+    '~Elements': v.array(
+      v.object({
+        Name: v.string(),
+        Declared: v.pipe(v.boolean(), v.description('declared in the schema option (PROTOCOL.md 6.8)')),
+        Count: v.pipe(integer, v.description('the objects of the class the session may read')),
+        CountEstimated: v.optional(v.pipe(v.literal(true), v.description('Count is an estimate: the class is too large to ask its objects one by one'))),
+      }),
+    ),
+  }),
+  v.examples([CLASSES]),
 );
 
 /** `data` of an answer that has nothing to say. */

@@ -30,8 +30,8 @@ export const TAGS: ReadonlyArray<{ name: string; description: string; paths?: Re
   {
     name: 'Objects',
     description:
-      'Objects by id, class listings with a filter, writes, actions, locks, the recycle bin and object security. Answers are shaped by the serialization parameter; the access rules decide what a session reads and writes.',
-    paths: /^\/v1\/(object|objects|action|lock|recycleBin|personal\/emptyRecycleBin|setObjectSecurity)\b/,
+      'Objects by id, class listings with a filter, the classes with their counts, the objects referencing one, writes, actions, locks, the recycle bin and object security. Answers are shaped by the serialization parameter; the access rules decide what a session reads and writes.',
+    paths: /^\/v1\/(object|objects|classes|action|lock|recycleBin|personal\/emptyRecycleBin|setObjectSecurity)\b/,
   },
   { name: 'Batches', description: 'Up to 100 requests in one, each answered with its own HTTP status and envelope.', paths: /^\/v1\/multi\b/ },
   { name: 'Macros', description: 'Functions of the host, called by name with a JSON body; their return value is the answer.', paths: /^\/v1\/execute\// },

@@ -5,6 +5,8 @@ import { nextStoreTime } from './store-time.js';
 import {
   isRef,
   isSet,
+  referencedIds,
+  type ClassCount,
   type FieldValue,
   type Fields,
   type FindQuery,
@@ -12,6 +14,7 @@ import {
   type ObjectInput,
   type ObjectStore,
   type OrderBy,
+  type ReferencingQuery,
   type Scalar,
   type StoredObject,
   type Where,
@@ -34,6 +37,8 @@ export interface MemoryObjectStoreOptions {
 export class MemoryObjectStore implements ObjectStore {
   readonly #byId = new Map<string, Entry>();
   readonly #classes = new Map<string, ClassObjects>();
+  /** The objects referencing each id (`referencing`), kept up to date by every write. */
+  readonly #referrers = new Map<string, Set<Entry>>();
   readonly #now: () => number;
   /** Referenced objects for reference paths (`$match`): the stored entries themselves, read only. */
   readonly #lookup: Lookup = (id) => this.#byId.get(id);
@@ -119,6 +124,32 @@ export class MemoryObjectStore implements ObjectStore {
     return [...this.#classes].filter(([, objects]) => objects.select({ className: '', limit: 0 }).total > 0).map(([name]) => name);
   }
 
+  async classCounts(): Promise<ClassCount[]> {
+    return [...this.#classes].filter(([, objects]) => objects.live > 0).map(([className, objects]) => ({ className, count: objects.live }));
+  }
+
+  async referencing(id: string, query: ReferencingQuery = {}): Promise<FindResult> {
+    const holders = [...(this.#referrers.get(id) ?? [])].sort((a, b) => (a.className === b.className ? a.position - b.position : a.className < b.className ? -1 : 1));
+    const test = query.where === undefined ? undefined : compileWhere(query.where, this.#lookup);
+    const matching = test ? holders.filter((entry) => test(entry.fields, entry)) : holders;
+    const offset = Math.max(0, query.offset ?? 0);
+    const limit = Math.max(0, query.limit ?? Infinity);
+    return { objects: matching.slice(offset, offset + limit).map(copy), total: matching.length };
+  }
+
+  #refer(entry: Entry, on: boolean): void {
+    for (const id of referencedIds(entry.fields)) {
+      let holders = this.#referrers.get(id);
+      if (on) {
+        if (!holders) this.#referrers.set(id, (holders = new Set()));
+        holders.add(entry);
+      } else if (holders) {
+        holders.delete(entry);
+        if (holders.size === 0) this.#referrers.delete(id);
+      }
+    }
+  }
+
   /** A new id that no stored object has. */
   freeId(): string {
     let id: string;
@@ -135,7 +166,9 @@ export class MemoryObjectStore implements ObjectStore {
     const existing = this.#byId.get(stored.id);
     if (existing && existing.className === stored.className) {
       // a replaced object keeps its place in creation order
+      this.#refer(existing, false);
       this.#classes.get(existing.className)!.replace(existing, stored.storeTime, stored.fields);
+      this.#refer(existing, true);
       return existing;
     }
     if (existing) this.remove(existing.id);
@@ -144,6 +177,7 @@ export class MemoryObjectStore implements ObjectStore {
     let objects = this.#classes.get(entry.className);
     if (!objects) this.#classes.set(entry.className, (objects = new ClassObjects()));
     objects.append(entry);
+    this.#refer(entry, true);
     return entry;
   }
 
@@ -165,6 +199,7 @@ export class MemoryObjectStore implements ObjectStore {
     const found = this.#byId.get(id);
     if (!found) return false;
     this.#byId.delete(id);
+    this.#refer(found, false);
     const objects = this.#classes.get(found.className)!;
     objects.remove(found);
     if (objects.live === 0) this.#classes.delete(found.className);

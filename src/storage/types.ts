@@ -151,6 +151,23 @@ export interface FindResult {
   total: number;
 }
 
+/** One class that holds objects, with how many (`classCounts`). */
+export interface ClassCount {
+  className: string;
+  count: number;
+  /** `count` is an estimate (a store may estimate above a bound rather than count a large class). */
+  estimated?: boolean;
+}
+
+/** What `referencing` takes: a filter across classes (its `$classes` narrows them) and a page. */
+export interface ReferencingQuery {
+  where?: Where;
+  /** Objects to skip (0-based). */
+  offset?: number;
+  /** At most this many objects; 0 returns only `total`. */
+  limit?: number;
+}
+
 export interface ObjectStore {
   get(id: string): Promise<StoredObject | undefined>;
   /** Several objects at once, for serializing references; missing ids are left out. */
@@ -167,6 +184,19 @@ export interface ObjectStore {
   delete(id: string): Promise<boolean>;
   /** The names of the classes that hold objects, for exports (`odbrest export`). */
   classNames?(): Promise<string[]>;
+  /**
+   * Optional: every class that holds objects with its number of objects (PROTOCOL.md 6.11), without
+   * reading a large class row by row (a count may be an estimate, flagged `estimated`). A store without
+   * it is asked `classNames` and then `count` per class.
+   */
+  classCounts?(): Promise<ClassCount[]>;
+  /**
+   * Optional: the objects of any class holding a reference to `id` in a top-level field not starting
+   * with `_` (`{ $ref: id }`, or `id` in a `{ $set: [...] }`), that match `where`, ordered by class name
+   * (code point) and then creation order, with how many match in all. Answered from an index, never by
+   * reading every class (PROTOCOL.md 6.11). A store without it is read class by class.
+   */
+  referencing?(id: string, query?: ReferencingQuery): Promise<FindResult>;
   /**
    * Optional: several puts as one all-or-nothing step (bulk writes, PROTOCOL.md 6.3), answered in
    * input order. Each input is as for `put` (its `ifStoreTime` included); should any conditional write
@@ -216,4 +246,18 @@ export function isRef(value: unknown): value is RefValue {
 
 export function isSet(value: unknown): value is SetValue {
   return typeof value === 'object' && value !== null && Array.isArray((value as SetValue).$set);
+}
+
+/**
+ * The ids an object's fields reference (what `ObjectStore.referencing` finds it by): `$ref` and the
+ * string members of `$set` in top-level fields not starting with `_`.
+ */
+export function referencedIds(fields: Fields): Set<string> {
+  const ids = new Set<string>();
+  for (const [name, value] of Object.entries(fields)) {
+    if (name.startsWith('_')) continue;
+    if (isRef(value)) ids.add(value.$ref);
+    if (isSet(value)) for (const id of value.$set) if (typeof id === 'string') ids.add(id);
+  }
+  return ids;
 }

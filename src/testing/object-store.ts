@@ -693,6 +693,81 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
       });
     });
 
+    describe('class counts and referencing objects (optional: classCounts, referencing; PROTOCOL.md 6.11)', () => {
+      it('classCounts answers every class holding objects with its number, following writes', async () => {
+        const store = await fresh();
+        if (!store.classCounts) return;
+        expect(await store.classCounts()).toEqual([]);
+        const [only] = await fill(store, 'Lonely', 1);
+        const items = await fill(store, 'Item', 3);
+        const sorted = async () => (await store.classCounts!()).sort((a, b) => (a.className < b.className ? -1 : 1));
+        const counted = await sorted();
+        // a store may estimate a large class; these are small, so they are counted
+        expect(counted).toEqual([
+          { className: 'Item', count: 3 },
+          { className: 'Lonely', count: 1 },
+        ]);
+        await store.delete(only!.id);
+        await store.put({ id: items[0]!.id, className: 'Moved', fields: {} });
+        expect(await sorted()).toEqual([
+          { className: 'Item', count: 2 },
+          { className: 'Moved', count: 1 },
+        ]);
+      });
+
+      /** Objects of three classes referencing `target` directly, in sets, as text only, and in an internal field. */
+      async function referrers() {
+        const store = await fresh();
+        const [target, other] = await fill(store, 'Employee', 2);
+        const put = (className: string, fields: Fields) => store.put({ className, fields });
+        const customerA = await put('Customer', { Manager: { $ref: target!.id } });
+        const project = await put('Project', { Team: { $set: [other!.id, target!.id, target!.id] }, Name: 'P' });
+        const textOnly = await put('Customer', { Manager: target!.id, Team: [target!.id], Note: { id: target!.id } });
+        const internal = await put('Customer', { _owner: { $ref: target!.id } });
+        const customerB = await put('Customer', { Backup: { $ref: target!.id }, Manager: { $ref: other!.id }, Name: 'B' });
+        const boss = await put('Employee', { Boss: { $ref: target!.id } });
+        return { store, target: target!, other: other!, customerA, project, textOnly, internal, customerB, boss };
+      }
+
+      it('referencing finds the objects of every class holding a reference or a set element to an id, by class name then creation order', async () => {
+        const { store, target, other, customerA, project, customerB, boss } = await referrers();
+        if (!store.referencing) return;
+        const found = await store.referencing(target.id);
+        // never the id as plain text, in a list or nested, nor in a field starting with _
+        expect(byIds(found.objects)).toEqual([customerA.id, customerB.id, boss.id, project.id]);
+        expect(found.total).toBe(4);
+        expect(found.objects[0]).toEqual(customerA);
+        expect(byIds((await store.referencing(other.id)).objects)).toEqual([customerB.id, project.id]);
+        expect(await store.referencing('NOSUCH01')).toEqual({ objects: [], total: 0 });
+      });
+
+      it('referencing pages and filters across classes, with the total of the filter', async () => {
+        const { store, target, customerB, boss, project } = await referrers();
+        if (!store.referencing) return;
+        expect(await store.referencing(target.id, { limit: 0 })).toEqual({ objects: [], total: 4 });
+        const page = await store.referencing(target.id, { offset: 1, limit: 2 });
+        expect({ ids: byIds(page.objects), total: page.total }).toEqual({ ids: [customerB.id, boss.id], total: 4 });
+        expect((await store.referencing(target.id, { offset: 9, limit: 2 })).objects).toEqual([]);
+        const named = await store.referencing(target.id, { where: { Name: { $exists: true } } });
+        expect({ ids: byIds(named.objects), total: named.total }).toEqual({ ids: [customerB.id, project.id], total: 2 });
+        const notCustomers = await store.referencing(target.id, { where: { $not: { $classes: ['Customer'] } }, limit: 1 });
+        expect({ ids: byIds(notCustomers.objects), total: notCustomers.total }).toEqual({ ids: [boss.id], total: 2 });
+      });
+
+      it('referencing follows writes: changed, moved, deleted and new references', async () => {
+        const { store, target, other, customerA, project, textOnly, customerB, boss } = await referrers();
+        if (!store.referencing) return;
+        await store.put({ id: customerA.id, className: 'Customer', fields: { Manager: { $ref: other.id } } });
+        await store.put({ id: project.id, className: 'Project', fields: { Team: { $set: [other.id] } } });
+        await store.put({ id: textOnly.id, className: 'Customer', fields: { Manager: { $ref: target.id } } });
+        await store.put({ id: boss.id, className: 'Archive', fields: { Boss: { $ref: target.id } } });
+        await store.delete(customerB.id);
+        const added = await store.put({ className: 'Customer', fields: { Team: { $set: [target.id] } } });
+        expect(byIds((await store.referencing(target.id)).objects)).toEqual([boss.id, textOnly.id, added.id]);
+        expect(byIds((await store.referencing(other.id)).objects)).toEqual([customerA.id, project.id]);
+      });
+    });
+
     describe('reference paths ($match)', () => {
       /** Customers referencing employees (directly, and in a set), employees referencing a boss. */
       async function company() {

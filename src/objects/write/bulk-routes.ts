@@ -8,7 +8,7 @@ import type { WriteContext } from './context.js';
 import { ApiError } from '../../http/errors.js';
 import { readJsonObject, type ApiRequest } from '../../http/request.js';
 import type { Route } from '../../http/router.js';
-import { parseQueryParams } from '../../http/validate.js';
+import { integerParam, parseQueryParams } from '../../http/validate.js';
 import { parseActions, runActions } from './actions.js';
 import { MAX_PER_PAGE, parseSelection, parseSerialization, requestSerialization, selectAll, selectPage, SERIALIZATION_PARAM, setAnswer } from '../read/index.js';
 import { validName } from '../names.js';
@@ -17,11 +17,6 @@ import { bodyFields } from './writes.js';
 
 /** The most objects one bulk `PATCH` changes. */
 export const MAX_BULK_OBJECTS = 1000;
-
-function integerParam(name: string, max: number, description: string) {
-  const message = `${name} must be an integer from 0 to ${max}`;
-  return v.optional(v.pipe(v.string(), v.regex(/^\d{1,9}$/, message), v.description(description), v.transform(Number), v.maxValue(max, message)));
-}
 
 const QUERY = v.optional(v.pipe(v.string(), v.description('the selection: a JSON query object as for listings; empty: the whole class')));
 
