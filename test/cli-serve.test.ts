@@ -170,6 +170,15 @@ describe('odbrest serve', () => {
     expect([tooLarge.sent.status, tooLarge.sent.body.status.internalStatus]).toEqual([413, '413']);
   });
 
+  test('studio: in api-config.yml serves the studio under the base path and prints its address', async () => {
+    const dir = dirWith({ 'api-config.yml': 'dataFile: ./data.json\nusers: { passwordIterations: 1000 }\nmount: { basePath: /api }\nstudio: { path: tools/studio, appNames: [crm] }\n', 'data.json': seed });
+    const { child, url } = await serve(['--port', '0', '--host', '127.0.0.1'], dir);
+    expect(await child.waitFor((line) => line.startsWith('odbrest studio'))).toBe(`odbrest studio, the data browser, at ${url}/tools/studio/`);
+    const page = await fetch(`${url}/tools/studio/`);
+    expect([page.status, page.headers.get('x-frame-options')]).toEqual([200, 'DENY']);
+    expect(await page.text()).toContain('&quot;appNames&quot;:[&quot;crm&quot;]');
+  });
+
   test('with the in-memory store and no data it says so in one line', async () => {
     const { child, stderr } = await serve(['--port', '0', '--host', '127.0.0.1'], dirWith({}));
     await child.stop();

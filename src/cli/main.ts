@@ -50,6 +50,7 @@ async function main(args: string[]): Promise<number> {
     const running = await startServer(flags);
     console.log(`odbrest listening on ${running.url}`);
     if (running.metricsUrl) console.log(`odbrest metrics for Prometheus at ${running.metricsUrl}`);
+    if (running.studioUrl) console.log(`odbrest studio, the data browser, at ${running.studioUrl}`);
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void running.close().then(() => process.exit(0)));
     return -1;
   }

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import { createService, type Service } from '../index.js';
 import { loadConfig, openConfig, serve } from '../../adapters/node.js';
+import { studioPath } from '../studio/serve.js';
 
 /** A mistake on the command line (exit 2), as against a configuration or start-up failure (exit 1). */
 export class UsageError extends Error {
@@ -62,6 +63,8 @@ export interface RunningServer {
   server: Server;
   /** The Prometheus endpoint, with `--metrics`. */
   metricsUrl?: string;
+  /** The studio's page, when `studio` is on (docs/studio.md). */
+  studioUrl?: string;
   /** Drains (readiness 503, event streams told to reconnect), stops accepting, waits for requests in flight, closes the stores. */
   close(): Promise<void>;
 }
@@ -129,11 +132,14 @@ export async function startServer(
   const bound = typeof address === 'object' && address ? address.port : port;
   const host = hostname === undefined || hostname === '0.0.0.0' || hostname === '::' ? 'localhost' : hostname.includes(':') ? `[${hostname}]` : hostname;
   const mount = config.options.mount;
+  const url = `http://${host}:${bound}${mount?.basePath ?? ''}${mount?.alias ? `/${mount.alias}` : ''}`;
+  const studio = config.options.studio;
   return {
-    url: `http://${host}:${bound}${mount?.basePath ?? ''}${mount?.alias ? `/${mount.alias}` : ''}`,
+    url,
     service,
     server,
     metricsUrl: metricsEndpoint?.url,
+    studioUrl: studio ? url + studioPath(studio) : undefined,
     close: () =>
       new Promise<void>((resolve) => {
         service.drain();

@@ -36,7 +36,7 @@ const SEGMENT = /^[A-Za-z0-9_.~-]+$/;
 const RESERVED = new Set(['v1', 'v2', 'openapi.json', '.', '..']);
 
 /** `/name/` from `name`, `/name`, `name/` ...; throws for a path that could shadow a route. */
-function studioPath(path: string): string {
+function normalPath(path: string): string {
   const segments = path.split('/').filter(Boolean);
   if (segments.length === 0 || !segments.every((segment) => SEGMENT.test(segment)) || RESERVED.has(segments[0]!) || segments[0]!.startsWith('_Check')) {
     throw new Error(`studio.path ${JSON.stringify(path)} is not allowed (path segments of letters, digits, _ . ~ -; not under v1, v2, _Check* or openapi.json)`);
@@ -52,6 +52,9 @@ interface Built {
   gzipped: Map<string, Promise<Uint8Array<ArrayBuffer>>>;
 }
 
+/** Where the studio of `option` is served, relative to the service root: `/_studio/` unless given. */
+export const studioPath = (option: true | StudioOptions): string => normalPath((option === true ? undefined : option.path) ?? '/_studio/');
+
 export class Studio {
   /** The studio's path relative to the service root, with both slashes (`/_studio/`). */
   readonly path: string;
@@ -60,7 +63,7 @@ export class Studio {
 
   constructor(option: true | StudioOptions, appKeys?: readonly string[]) {
     const options = option === true ? {} : option;
-    this.path = studioPath(options.path ?? '/_studio/');
+    this.path = studioPath(option);
     // the page finds the service relative to itself, so a proxy in front may move both together
     const api = '../'.repeat(this.path.split('/').filter(Boolean).length);
     this.#config = JSON.stringify({ api, appKey: options.appKey ?? appKeys?.[0] ?? 'odbrest-studio', appNames: options.appNames ?? [] });

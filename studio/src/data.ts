@@ -1,4 +1,6 @@
-import type { OdbRestClient, SerializedSet } from 'odbrest/client';
+import { OdbRestError, OdbRestUnauthenticatedRefusal, type OdbRestClient, type SerializedSet } from 'odbrest/client';
+import { t } from './i18n/index.js';
+import { sessionEnded } from './session.js';
 
 /** A class the session may read, with its count (PROTOCOL.md 6.11 `GET /v1/classes`). */
 export interface ClassEntry {
@@ -31,5 +33,18 @@ export async function declaredFields(client: OdbRestClient, className: string): 
   return found.Members.filter((member) => !member.Name.startsWith('~')).map((member) => ({ name: member.Name, type: member.Type, refClass: member.Class }));
 }
 
-/** A message to show for a failed call: the service's own words. */
+/** The message of a failed call: the service's own words. */
 export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+/**
+ * What to show for a failed call. A session that ended (`201`, `204`: expired, logged out elsewhere)
+ * goes back to the login, which says so; otherwise the service's own words.
+ */
+export function failureText(error: unknown): string {
+  const code = error instanceof OdbRestError || error instanceof OdbRestUnauthenticatedRefusal ? error.internalStatus : undefined;
+  if (code === '201' || code === '204') {
+    sessionEnded();
+    return t('sessionEnded');
+  }
+  return messageOf(error);
+}

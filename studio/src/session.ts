@@ -16,6 +16,8 @@ export interface Session {
 }
 
 export const session = signal<Session | undefined>(undefined);
+/** Why the login shows again, when it was not the person's own logout (the session ended). */
+export const loginNotice = signal('');
 
 const SAVED = 'odbrest-studio:session';
 
@@ -30,6 +32,7 @@ export function startSession(client: OdbRestClient, user: string, remember: bool
       // storage refused: the session lasts while the page is open
     }
   }
+  loginNotice.value = '';
   session.value = { client, user, transport };
 }
 
@@ -37,6 +40,12 @@ export async function endSession(): Promise<void> {
   const current = session.value;
   forget();
   await current?.client.logout().catch(() => undefined);
+}
+
+/** The service says the session ended: back to the login, which says why. */
+export function sessionEnded(): void {
+  forget();
+  loginNotice.value = 'sessionEnded';
 }
 
 /** Drops the session without asking the service (it already ended). */

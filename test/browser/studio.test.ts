@@ -153,7 +153,14 @@ describe.skipIf(!hasBrowser)('studio', () => {
     await page.press('input[name=query]', 'Enter');
     await page.waitForFunction(() => document.querySelector('h1')?.textContent?.includes('50 objects'));
     expect(await page.$('.query-marked')).toBeNull();
+    // the query that ran (not the refused one) is a recent query of the class: in the box's list and below it
     expect(await page.$$eval('datalist option', (options) => options.map((option) => (option as HTMLOptionElement).value))).toEqual(['City = "Berlin"']);
+    await page.click('button:text("Clear")');
+    await page.waitForFunction(() => document.querySelector('h1')?.textContent?.includes('300 objects'));
+    await page.click('details.recent summary');
+    await expectAccessible(page, 'recent queries');
+    await page.click('details.recent button:text(\'City = "Berlin"\')');
+    await page.waitForFunction(() => document.querySelector('h1')?.textContent?.includes('50 objects'));
 
     // sort by Name: ascending, then descending (the page the service answers in that order)
     const unsorted = await firstCells(page);
@@ -241,6 +248,13 @@ describe.skipIf(!hasBrowser)('studio', () => {
     expect(await page.evaluate(() => sessionStorage.getItem('odbrest-studio:session'))).toMatch(/sessionId/);
     await page.reload();
     await page.waitForSelector('table.objects');
+    // the session ends elsewhere: the next call goes back to the login, which says why
+    const saved = JSON.parse((await page.evaluate(() => sessionStorage.getItem('odbrest-studio:session')))!);
+    await main.service.fetch(new Request('http://odbrest.test/v1/logout', { method: 'POST', headers: { appkey: 'x', sessionId: saved.credential.sessionId } }));
+    await page.click('button[aria-label="Next page"]');
+    await page.waitForSelector('form.login [role=status]');
+    expect(await page.textContent('form.login [role=status]')).toBe('The session ended. Please log in again.');
+    expect(await page.evaluate(() => sessionStorage.getItem('odbrest-studio:session'))).toBeNull();
     expect(problems).toEqual([]);
     await page.close();
   }, 120_000);

@@ -5,7 +5,7 @@
  * in a fresh copy of the repository, never in the repository itself.
  *
  * The fresh copy: the files git tracks (as they are in the working tree, times kept), a copy of the
- * built dist/, and node_modules as hard links (`cp -al`: half a second for the whole tree; npm's own
+ * built dist/ and of the studio's generated module, and node_modules as hard links (`cp -al`: half a second for the whole tree; npm's own
  * `node_modules/.package-lock.json`, which `npm install` rewrites in place, is a real copy so the
  * repository's stays as it is).
  *
@@ -22,6 +22,8 @@ import { transform } from 'esbuild';
 import { freePort, spawnLines, type LineProcess } from './processes.js';
 
 export const root = new URL('../..', import.meta.url).pathname;
+/** The studio built into a module (scripts/build-studio.mjs): a build output beside dist/. */
+const STUDIO_MODULE = 'src/studio/assets.generated.js';
 
 export interface Block {
   /** The document it is in, relative to the repository: `README.md`, `docs/security.md`, ... */
@@ -176,6 +178,8 @@ export function freshCopy(): { dir: string; remove(): void } {
     if (file && existsSync(join(root, file))) cpSync(join(root, file), join(dir, file), { preserveTimestamps: true, recursive: true });
   }
   cpSync(join(root, 'dist'), join(dir, 'dist'), { recursive: true, preserveTimestamps: true });
+  // the studio's module, made by the same build (npm run build) and, like dist/, never committed
+  cpSync(join(root, STUDIO_MODULE), join(dir, STUDIO_MODULE), { preserveTimestamps: true });
   execFileSync('cp', ['-al', join(root, 'node_modules'), join(dir, 'node_modules')]);
   const npmState = join(dir, 'node_modules/.package-lock.json');
   if (existsSync(npmState)) {

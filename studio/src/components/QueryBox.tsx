@@ -75,6 +75,27 @@ export function QueryBox(props: { className: string; applied: string; ran: strin
       >
         {t('clearQuery')}
       </button>
+      {recent.value.length > 0 && (
+        <details class="recent">
+          <summary>{t('recentQueries')}</summary>
+          <ul>
+            {recent.value.map((entry) => (
+              <li key={entry}>
+                <button
+                  type="button"
+                  class="link"
+                  onClick={() => {
+                    text.value = entry;
+                    props.onRun(entry);
+                  }}
+                >
+                  {entry}
+                </button>
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
       {props.error && (
         <div id="query-error" class="error" role="alert">
           <p>{t('queryError', { message: props.error.message })}</p>

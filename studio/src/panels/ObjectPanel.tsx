@@ -2,7 +2,7 @@ import { useSignal } from '@preact/signals';
 import { useEffect, useRef } from 'preact/hooks';
 import { OdbRestError, type OdbRestClient, type SerializedObject } from 'odbrest/client';
 import { Value } from '../components/Value.js';
-import { messageOf } from '../data.js';
+import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
 import { closeTop } from '../router.js';
 import { ReferencedBy } from './ReferencedBy.js';
@@ -26,7 +26,7 @@ export function ObjectPanel({ client, objectId, depth, top }: { client: OdbRestC
   useEffect(() => {
     client.getObject(objectId, { serialization: { type: 'full', securityRights: true } }).then(
       (found) => (object.value = found),
-      (cause) => (error.value = cause instanceof OdbRestError && cause.internalStatus === '404' ? t('notFound') : messageOf(cause)),
+      (cause) => (error.value = cause instanceof OdbRestError && cause.internalStatus === '404' ? t('notFound') : failureText(cause)),
     );
   }, [client, objectId]);
   useEffect(() => {

@@ -2,7 +2,7 @@ import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import type { OdbRestClient, SerializedObject, SerializedSet } from 'odbrest/client';
 import { RefLink } from '../components/Value.js';
-import { messageOf } from '../data.js';
+import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
 
 const PER_PAGE = 20;
@@ -21,7 +21,7 @@ export function ReferencedBy({ client, objectId }: { client: OdbRestClient; obje
     if (typeof typed.referencedBy !== 'function') return;
     typed.referencedBy(objectId, { page: page.value, perPage: PER_PAGE }).then(
       (set) => (found.value = set),
-      (cause) => (error.value = messageOf(cause)),
+      (cause) => (error.value = failureText(cause)),
     );
   }, [client, objectId, page.value]);
   if (typeof typed.referencedBy !== 'function') return null;

@@ -1,7 +1,7 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import type { OdbRestClient } from 'odbrest/client';
-import { loadClasses, messageOf, type ClassEntry } from '../data.js';
+import { failureText, loadClasses, type ClassEntry } from '../data.js';
 import { t } from '../i18n/index.js';
 import { useRowKeys } from '../keys.js';
 import { openClass } from '../router.js';
@@ -16,7 +16,7 @@ export function Classes({ client }: { client: OdbRestClient }) {
   useEffect(() => {
     loadClasses(client).then(
       (found) => (classes.value = found.sort((a, b) => a.Name.localeCompare(b.Name))),
-      (cause) => (error.value = messageOf(cause)),
+      (cause) => (error.value = failureText(cause)),
     );
   }, [client]);
 

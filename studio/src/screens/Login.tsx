@@ -3,7 +3,7 @@ import { useEffect } from 'preact/hooks';
 import { OdbRestError, TwoFactorError } from 'odbrest/client';
 import { config } from '../config.js';
 import { t } from '../i18n/index.js';
-import { newClient, startSession } from '../session.js';
+import { loginNotice, newClient, startSession } from '../session.js';
 
 /**
  * Whether this page can log in securely: WebCrypto (a secure context) and the service's key. The
@@ -93,6 +93,11 @@ export function Login() {
   return (
     <form class="login card" onSubmit={submit} aria-labelledby="login-title">
       <h1 id="login-title">{t('loginTitle')}</h1>
+      {loginNotice.value === 'sessionEnded' && (
+        <p class="notice" role="status">
+          {t('sessionEnded')}
+        </p>
+      )}
       <label>
         <span>{t('user')}</span>
         <input name="user" autocomplete="username webauthn" required value={user.value} onInput={(e) => (user.value = e.currentTarget.value)} />

@@ -4,7 +4,7 @@ import { OdbRestError, type OdbRestClient, type SerializedObject } from 'odbrest
 import { ColumnChooser, type Column } from '../components/ColumnChooser.js';
 import { QueryBox } from '../components/QueryBox.js';
 import { Value } from '../components/Value.js';
-import { declaredFields, messageOf } from '../data.js';
+import { declaredFields, failureText, messageOf } from '../data.js';
 import { t } from '../i18n/index.js';
 import { useRowKeys } from '../keys.js';
 import { openObject } from '../router.js';
@@ -59,7 +59,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
           const position = /query text: .* at (\d+)$/.exec(messageOf(cause));
           if (cause instanceof OdbRestError && cause.internalStatus === '400' && queryText.value.trim()) {
             queryError.value = { message: cause.message, at: position ? Number(position[1]) : undefined };
-          } else error.value = messageOf(cause);
+          } else error.value = failureText(cause);
         },
       )
       .finally(() => current && (loading.value = false));
