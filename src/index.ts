@@ -95,6 +95,7 @@ export type {
   SetValue,
 } from './storage/types.js';
 export { isRef, isSet } from './storage/types.js';
+export type { MaybePromise } from './maybe.js';
 export { matches, compileWhere, followsReferences, compareFieldValues, compareCodePoints, orderComparator, fieldValue, isScalar, referencesId } from './storage/filter.js';
 export { nextStoreTime } from './storage/store-time.js';
 export { MemoryObjectStore, type MemoryObjectStoreOptions } from './storage/memory-object-store.js';

@@ -3,6 +3,7 @@ import type { GenericSchema, ObjectEntries, ObjectSchema } from 'valibot';
 import type { Answer } from './envelope.js';
 import { ApiError, clip, type StatusCode } from './errors.js';
 import type { ApiRequest } from './request.js';
+import type { MaybePromise } from '../maybe.js';
 
 /**
  * Who may call a route: `none` (anyone with an app key), `session` (any logged-in session, also the
@@ -81,7 +82,8 @@ export interface Route {
    * text nor applies `maxBodyBytes` (file uploads, PROTOCOL.md 6.6).
    */
   rawBody?: boolean;
-  handler: (request: ApiRequest) => Promise<Answer>;
+  /** Answers without a promise where everything it needs is at hand (the read path, PROTOCOL.md 6.1). */
+  handler: (request: ApiRequest) => MaybePromise<Answer>;
 }
 
 /**
