@@ -250,22 +250,17 @@ export class Serializer {
   /** Each object's text, its references written from `nested` (their texts by id). */
   #objectsText(objects: StoredObject[], shown: (object: StoredObject) => boolean, nested: Map<string, string> | undefined): string[] {
     const keys = this.#keys;
-    // each object's parts joined once: a string grown by `+=` is a tree of pieces that every later
-    // join and the final encoding walk again
-    const parts: string[] = [];
     return objects.map((object) => {
-      parts.length = 0;
-      parts.push(this.#metadataText(object));
+      let text = this.#metadataText(object);
       if (shown(object)) {
         const { fields } = object;
         for (const name of Object.keys(fields)) {
           if (!visible(name)) continue;
           const value = fields[name]!;
-          parts.push(',', keys.text(name), typeof value === 'object' && value !== null ? resolveText(value, nested) : JSON.stringify(value));
+          text += `,${keys.text(name)}${typeof value === 'object' && value !== null ? resolveText(value, nested) : JSON.stringify(value)}`;
         }
       }
-      parts.push('}');
-      return parts.join('');
+      return `${text}}`;
     });
   }
 
