@@ -163,15 +163,26 @@ export function serviceFetch(service: Service, req: IncomingMessage, body?: Body
   return service.fetch(request, { clientAddress: req.socket.remoteAddress, lightResponses: true });
 }
 
-/** Answers a Node request with the service and writes the answer back. */
-export async function respond(service: Service, req: IncomingMessage, res: ServerResponse, body?: BodyInit | null): Promise<void> {
-  const response = await serviceFetch(service, req, body);
-  // Answered before its body arrived (a 404, 405 or 401 reads none): the rest of the body sits in the
-  // stream the web Request took over, so the connection could not carry the next request; close it.
-  if (!req.complete) res.setHeader('connection', 'close');
-  // a draining instance lets each connection go with its answer, so shutting down waits for no idle keep-alive
-  if (service.draining) res.setHeader('connection', 'close');
-  await writeWebResponse(res, response);
+/** Answers a Node request with the service and writes the answer back (a light answer in the promise's own turn, without another). */
+export function respond(service: Service, req: IncomingMessage, res: ServerResponse, body?: BodyInit | null): Promise<void> {
+  return serviceFetch(service, req, body).then((response) => {
+    // Answered before its body arrived (a 404, 405 or 401 reads none): the rest of the body sits in the
+    // stream the web Request took over, so the connection could not carry the next request; close it.
+    if (!req.complete) res.setHeader('connection', 'close');
+    // a draining instance lets each connection go with its answer, so shutting down waits for no idle keep-alive
+    if (service.draining) res.setHeader('connection', 'close');
+    if (!writeLight(res, response)) return writeWebResponse(res, response);
+  });
+}
+
+/** Writes a light answer (see `lightAnswer`) as its text, in one write with its length; false for any other response. */
+function writeLight(res: ServerResponse, response: Response): boolean {
+  const light = lightAnswer(response);
+  if (!light) return false;
+  res.statusCode = light.status;
+  eachHeader(light.headers, (name, value) => res.setHeader(name, value));
+  res.end(light.text);
+  return true;
 }
 
 /**
@@ -179,13 +190,7 @@ export async function respond(service: Service, req: IncomingMessage, res: Serve
  * service's JSON answers (light responses) are written as their text, in one write with its length.
  */
 export async function writeWebResponse(res: ServerResponse, response: Response): Promise<void> {
-  const light = lightAnswer(response);
-  if (light) {
-    res.statusCode = light.status;
-    eachHeader(light.headers, (name, value) => res.setHeader(name, value));
-    res.end(light.text);
-    return;
-  }
+  if (writeLight(res, response)) return;
   res.statusCode = response.status;
   response.headers.forEach((value, name) => res.setHeader(name, value));
   if (!response.body) {

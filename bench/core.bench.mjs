@@ -1,11 +1,13 @@
 // The core's targets: an authenticated GET /v1/object/{id} through service.fetch at >= 0.5 of a bare
 // fetch handler answering the same JSON, and < 1 KB of memory per live session (issue 2); the same GET
-// over HTTP through the Node adapter at >= 0.5 of bare node:http, the adapter alone at >= 0.8 (issue 30).
+// over HTTP through the Node adapter at >= 0.5 of bare node:http, the adapter alone at >= 0.8 (issue 30);
+// in process at >= 0.7 of the bare handler, and under Bun and Deno at >= 0.4 of their bare servers (issue 36).
 // Runs on the built package (`npm run bench -- core`); node is started with --expose-gc.
 import { clientPassValue, createService } from '../dist/index.js';
 import { once } from 'node:events';
 import { alternatingRates, APP_KEY, demoData, loginAlice, median } from './common.mjs';
-import { CONNECTIONS, hasWrk, load, startDemo, startServer } from './http-load.mjs';
+import { existsSync } from 'node:fs';
+import { CONNECTIONS, hasWrk, load, startCommand, startDemo, startServer } from './http-load.mjs';
 
 const SESSIONS = 100_000;
 const ROUNDS = 9;
@@ -45,7 +47,7 @@ async function objectThroughput(rates) {
       const measured = await alternatingRates(rates, through((request) => service.fetch(request)), through(bare), { rounds: ROUNDS, ms: ROUND_MS, concurrency });
       for (const [kind, unit] of [['wall', 'req/s'], ['cpu', 'req per CPU-s']]) {
         const { a, b, ratio } = measured[kind];
-        rows.push({ name: `GET /v1/object/{id}, concurrency ${concurrency}, ${variant}`, value: a, unit, reference: b, ratio, target: '>= 0.5' });
+        rows.push({ name: `GET /v1/object/{id}, concurrency ${concurrency}, ${variant}`, value: a, unit, reference: b, ratio, target: '>= 0.7' });
       }
     }
   }
@@ -113,6 +115,62 @@ async function objectOverHttp() {
       await once(server, 'exit');
     }
   }
+}
+
+const RUNTIMES = {
+  bun: { floor: 'Bun.serve', args: (script) => [script] },
+  deno: { floor: 'Deno.serve', args: (script) => ['run', '--allow-net', '--allow-read', '--allow-env', script] },
+};
+
+/**
+ * (d) The same GET under Bun and Deno (issue 36): each runtime's example server (the demo service under
+ * `/api`, the runtime's own server, no conversion) against the runtime's bare server answering the same
+ * bytes from a Map (bench/get-servers-web.mjs), loaded in turn by wrk, with the server's CPU time per
+ * request. The runtimes are the package's dev dependencies (node_modules/.bin).
+ */
+async function objectOverRuntimes() {
+  const rows = [];
+  for (const [runtime, { floor, args }] of Object.entries(RUNTIMES)) {
+    const name = `GET /v1/object/{id} over HTTP under ${runtime}, wrk -c${CONNECTIONS}, the ${runtime} example vs. bare ${floor}`;
+    const command = new URL(`../node_modules/.bin/${runtime}`, import.meta.url).pathname;
+    if (!hasWrk() || !existsSync(command)) {
+      rows.push({ name, value: `skipped: ${hasWrk() ? `${runtime} is not installed (npm ci installs it)` : 'wrk is not installed'}`, unit: '' });
+      continue;
+    }
+    const started = [];
+    try {
+      const example = await startCommand(command, args(new URL(`../examples/${runtime}/server.mjs`, import.meta.url).pathname), { PORT: '0', HOST: '127.0.0.1' });
+      started.push(example.server);
+      const base = `${example.base}/api`;
+      const sessionId = await loginAlice({ fetch: (request) => fetch(request) }, base);
+      const response = await fetch(`${base}/v1/object/CUS00001`, { headers: { appkey: APP_KEY, sessionid: sessionId } });
+      const text = await response.text();
+      if (JSON.parse(text).status.internalStatus !== '0') throw new Error(`unexpected answer: ${text}`);
+      const env = { PORT: '0', ODBREST_BENCH_ANSWERS: JSON.stringify({ CUS00001: text }), ODBREST_BENCH_TYPE: response.headers.get('content-type') };
+      const bare = await startCommand(command, args(new URL('./get-servers-web.mjs', import.meta.url).pathname), env);
+      started.push(bare.server);
+      const headers = ['-H', `appkey: ${APP_KEY}`, '-H', `sessionId: ${sessionId}`];
+      const round = (server) => load(server.server.pid, `${server.base}${server === example ? '/api' : ''}/v1/object/CUS00001`, headers, HTTP_SECONDS);
+      round(example);
+      round(bare);
+      const ofExample = [];
+      const ofBare = [];
+      for (let i = 0; i < HTTP_ROUNDS; i++) {
+        ofExample.push(round(example));
+        ofBare.push(round(bare));
+      }
+      rows.push({ name, value: median(ofExample.map((r) => r.rate)), unit: 'req/s', reference: median(ofBare.map((r) => r.rate)), ratio: median(ofExample.map((r, i) => r.rate / ofBare[i].rate)), target: '>= 0.4' });
+      if (ofExample[0].cpuPerRequest !== undefined) {
+        rows.push({ name: `${name}, server CPU per request (ratio: floor / this)`, value: median(ofExample.map((r) => r.cpuPerRequest)), unit: 'µs', reference: median(ofBare.map((r) => r.cpuPerRequest)), ratio: median(ofExample.map((r, i) => ofBare[i].cpuPerRequest / r.cpuPerRequest)) });
+      }
+    } finally {
+      for (const server of started) {
+        server.kill();
+        await once(server, 'exit');
+      }
+    }
+  }
+  return rows;
 }
 
 function settle() {
@@ -183,12 +241,13 @@ async function sessionMemory() {
   ];
 }
 
-// CORE_BENCH=throughput, CORE_BENCH=http or CORE_BENCH=sessions runs one part (handy while profiling).
+// CORE_BENCH=throughput, CORE_BENCH=http, CORE_BENCH=runtimes or CORE_BENCH=sessions runs one part (handy while profiling).
 export default async function ({ rates }) {
   const only = process.env.CORE_BENCH;
   return [
     ...(!only || only === 'throughput' ? await objectThroughput(rates) : []),
     ...(!only || only === 'http' ? await objectOverHttp() : []),
+    ...(!only || only === 'runtimes' ? await objectOverRuntimes() : []),
     ...(!only || only === 'sessions' ? await sessionMemory() : []),
   ];
 }

@@ -16,8 +16,12 @@ export function hasWrk() {
 }
 
 /** Starts `node script ...args` with `env` on a free port; resolves with its process and address once it prints `listening on http://host:port`. */
-export async function startServer(script, env = {}, args = []) {
-  const server = spawn(process.execPath, [script, ...args], {
+export const startServer = (script, env = {}, args = []) => startCommand(process.execPath, [script, ...args], env);
+
+/** Starts `command ...args` (a server printing `listening on http://host:port`) with `env` on a free port. */
+export async function startCommand(command, args, env = {}) {
+  const script = [command, ...args].join(' ');
+  const server = spawn(command, args, {
     env: { ...process.env, PORT: '0', ODBREST_HOSTNAME: '127.0.0.1', ODBREST_REQUEST_LOG: 'false', ...env }, // a line per request would be measured too
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -31,7 +31,9 @@ SwaggerUIBundle({ url: ${JSON.stringify(specUrl)}, dom_id: '#reference', deepLin
  */
 export function docsPage(specUrl) {
   return (req, res) => {
-    const path = new URL(req.url ?? '/', 'http://docs').pathname;
+    const url = req.url ?? '/';
+    if (url.startsWith('/') && !url.startsWith('/docs')) return false; // every API request, without parsing its URL
+    const path = new URL(url, 'http://docs').pathname;
     if (req.method !== 'GET' || !(path === '/docs' || path === '/docs/' || Object.hasOwn(ASSETS, path.slice('/docs/'.length)))) return false;
     const asset = path.slice('/docs/'.length);
     if (!asset) {

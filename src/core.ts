@@ -7,6 +7,7 @@ import { ApiError, clip } from './http/errors.js';
 import { Mount } from './http/mount.js';
 import { decodeQb64, toApiRequest, type ApiRequest, type RequestContext } from './http/request.js';
 import { logRequests, noteAnswer } from './http/request-log.js';
+import { isPending, andThen, type MaybePromise } from './maybe.js';
 import { checkBatchItem, RouteTable } from './http/router.js';
 import { ExternalLogin } from './oauth/flow.js';
 import type { ServiceOptions } from './options.js';
@@ -38,8 +39,13 @@ export class Core {
     this.#studio = options.studio ? new Studio(options.studio, options.appKeys) : undefined;
     const cors = new Cors(options.cors);
     const answer = (request: Request, context?: RequestContext) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context));
-    this.fetch = logRequests(options.logger, (request, context) => telemetry.request(request, () => answer(request, context)));
-    const ctx = serviceContext(options, telemetry, caches, { secureSessionOf: (token) => this.#secure.sessionOf(token), dispatch: (inner) => this.#dispatch(inner) });
+    const logged = logRequests(options.logger, (request: Request, context?: RequestContext) => telemetry.request(request, () => answer(request, context)));
+    // a request answered without waiting (the read path) costs one settled promise here, no turn of awaits
+    this.fetch = (request, context) => {
+      const response = logged(request, context);
+      return isPending(response) ? response : Promise.resolve(response);
+    };
+    const ctx = serviceContext(options, telemetry, caches, { secureSessionOf: (token) => this.#secure.sessionOf(token), dispatch: async (inner) => this.#dispatch(inner) });
     this.ctx = ctx;
     this.#secure = new SecureTransport(ctx, caches.secureSessions);
     const externalLogin = new ExternalLogin(ctx, { ...options.externalLogin, alias: this.#mount.alias, userClass: ctx.principals.userClass });
@@ -51,26 +57,35 @@ export class Core {
     this.ready.then(() => (this.#loaded = true), ctx.onError);
   }
 
-  async #answer(request: Request, context: RequestContext = {}): Promise<Response> {
+  /** The answer to a request; without a promise where the route answers at once (the read path). Never throws. */
+  #answer(request: Request, context: RequestContext = {}): MaybePromise<Response> {
+    const failed = (error: unknown) => toResponse(noteAnswer(request, errorReply(toApiError(error, this.ctx.onError))), context.lightResponses);
     try {
-      // awaiting even a settled promise costs a microtask turn per request, so only until it settles
-      if (!this.#loaded) {
-        await this.ready.catch(() => {
-          throw new ApiError('500', 'the service failed to start (configuration or seed data); see the server log');
-        });
-      }
+      if (!this.#loaded) return this.#whenReady(request, context).catch(failed);
       const url = new URL(request.url);
       const path = this.#mount.relativePath(url.pathname);
       if (path === undefined) throw new ApiError('404', `no route ${clip(url.pathname)}`);
-      if (this.#studio?.claims(path)) return await this.#studio.answer(request, path);
+      if (this.#studio?.claims(path)) return this.#studio.answer(request, path).catch(failed);
       const apiRequest = toApiRequest(request, url, path, context, this.#trustProxy);
       const rawBody = request.body !== null && this.#routes.takesRawBody(apiRequest); // file uploads: the route streams it
-      if (this.#secure.claims(request.headers)) return await this.#secure.handle(apiRequest, (inner) => this.#dispatch(inner), rawBody);
-      if (request.body && !rawBody) apiRequest.bodyText = await readBodyText(request, this.ctx.maxBodyBytes);
-      return toResponse(await this.#dispatch(apiRequest), context.lightResponses);
+      if (this.#secure.claims(request.headers)) return this.#secure.handle(apiRequest, async (inner) => this.#dispatch(inner), rawBody).catch(failed);
+      const respond = (answer: Answer) => toResponse(answer, context.lightResponses);
+      if (!request.body || rawBody) return andThen(this.#dispatch(apiRequest), respond);
+      return readBodyText(request, this.ctx.maxBodyBytes).then((text) => {
+        apiRequest.bodyText = text;
+        return andThen(this.#dispatch(apiRequest), respond);
+      }, failed);
     } catch (error) {
-      return toResponse(noteAnswer(request, errorReply(toApiError(error, this.ctx.onError))), context.lightResponses);
+      return failed(error);
     }
+  }
+
+  /** A request that arrived before the service was ready: answered once it is (a `500` if it failed to start). */
+  async #whenReady(request: Request, context: RequestContext): Promise<Response> {
+    await this.ready.catch(() => {
+      throw new ApiError('500', 'the service failed to start (configuration or seed data); see the server log');
+    });
+    return this.#answer(request, context);
   }
 
   /** Whether a route answers this URL's path (base path and alias included); see `Service.serves`. */
@@ -79,10 +94,14 @@ export class Core {
     return path !== undefined && (this.#routes.fits(path) || this.#studio?.claims(path) === true);
   }
 
-  /** Routes a request whose body has been read; errors become envelopes (so transports can wrap them). */
-  async #dispatch(request: ApiRequest): Promise<Answer> {
+  /**
+   * Routes a request whose body has been read; errors become envelopes (so transports can wrap them).
+   * Without a promise where the session and the route's answer are at hand. Never throws or rejects.
+   */
+  #dispatch(request: ApiRequest): MaybePromise<Answer> {
     let template: string | undefined;
     const answered = (answer: Answer) => this.#telemetry.routed(request.raw, template, noteAnswer(request.raw, answer));
+    const failed = (error: unknown) => answered(errorReply(toApiError(error, this.ctx.onError)));
     try {
       let matched: ReturnType<RouteTable['match']>;
       try {
@@ -97,10 +116,16 @@ export class Core {
       if (route.appKey !== false) this.ctx.checkAppKey(request.headers);
       checkBatchItem(request, route);
       decodeQb64(request);
-      if (route.auth !== 'none') request.session = await authorize(this.ctx, request, route);
-      return answered(await route.handler(request));
+      const answer =
+        route.auth === 'none'
+          ? route.handler(request)
+          : andThen(authorize(this.ctx, request, route), (session) => {
+              request.session = session;
+              return route.handler(request);
+            });
+      return isPending(answer) ? answer.then(answered, failed) : answered(answer);
     } catch (error) {
-      return answered(errorReply(toApiError(error, this.ctx.onError)));
+      return failed(error);
     }
   }
 }

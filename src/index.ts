@@ -97,6 +97,7 @@ export type {
   ReferencingQuery,
 } from './storage/types.js';
 export { isRef, isSet, referencedIds } from './storage/types.js';
+export type { MaybePromise } from './maybe.js';
 export { matches, compileWhere, followsReferences, compareFieldValues, compareCodePoints, orderComparator, fieldValue, isScalar, referencesId } from './storage/filter.js';
 export { nextStoreTime } from './storage/store-time.js';
 export { MemoryObjectStore, type MemoryObjectStoreOptions } from './storage/memory-object-store.js';

@@ -15,6 +15,7 @@
  */
 import { createNoopMeter, metrics, ProxyTracer, SpanKind, SpanStatusCode, trace, type Attributes, type Histogram, type Span, type UpDownCounter, type Counter, type Tracer } from '@opentelemetry/api';
 import type { Answer } from './http/envelope.js';
+import type { MaybePromise } from './maybe.js';
 import { PACKAGE_VERSION } from './version.js';
 
 const SCOPE = 'odbrest';
@@ -64,7 +65,7 @@ export class Telemetry {
   }
 
   /** Runs `handle` as one request: a server span (made current, so store calls nest under it), its duration and status recorded. */
-  request(request: Request, handle: () => Promise<Response>): Promise<Response> {
+  request(request: Request, handle: () => MaybePromise<Response>): MaybePromise<Response> {
     if (!this.enabled) return handle();
     const started = performance.now();
     this.#activeRequests.add(1, { 'http.request.method': request.method });
@@ -117,7 +118,8 @@ export class Telemetry {
 
   /**
    * `store` with each of `operations` timed and traced (a child span of the request's). Every other
-   * member (a store's own extras) passes through untouched.
+   * member (a store's own extras) passes through untouched, but for the operations' variants without
+   * a promise (`getNow`), which are hidden.
    */
   instrument<T extends object>(store: T, system: string, operations: readonly string[]): T {
     if (!this.enabled) return store;
@@ -126,11 +128,12 @@ export class Telemetry {
       const operation = (store as Record<string, unknown>)[name];
       if (typeof operation !== 'function') continue;
       wrapped.set(name, (...args: unknown[]) => this.#timed(system, name, () => operation.apply(store, args) as Promise<unknown>));
+      // an operation's variant without a promise (`getNow`) is hidden, so every call is timed
+      wrapped.set(`${name}Now`, undefined);
     }
     return new Proxy(store, {
       get: (target, property) => {
-        const own = wrapped.get(property);
-        if (own !== undefined) return own;
+        if (wrapped.has(property)) return wrapped.get(property);
         const value = Reflect.get(target, property, target);
         return typeof value === 'function' ? value.bind(target) : value;
       },

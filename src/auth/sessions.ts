@@ -1,5 +1,6 @@
 import type { LRUCache } from 'lru-cache';
 import { lruCache } from '../caches.js';
+import { andThen, type MaybePromise } from '../maybe.js';
 import { ApiError } from '../http/errors.js';
 import { randomToken } from '../storage/ids.js';
 import { kvKeys } from '../storage/keys.js';
@@ -164,16 +165,28 @@ export class SessionStore {
    * (a session met for the first time here within its last idle timeout).
    */
   async touch(id: string): Promise<Session | undefined> {
+    return this.touchNow(id);
+  }
+
+  /** `touch`, answered without a promise when the key-value store has the session at hand (`getAndExpireNow`). */
+  touchNow(id: string): MaybePromise<Session | undefined> {
     if (!validId(id)) return undefined;
     const known = this.#parsed.get(id)?.session;
     const ttl = known ? this.#ttl(known) : this.times.idleMs;
-    const found = await this.#live(id, await this.kv.getAndExpire(key(id), ttl));
-    if (found && found.session.expiresAt !== known?.expiresAt) {
-      const exact = this.#ttl(found.session);
+    const raw = this.kv.getAndExpireNow ? this.kv.getAndExpireNow(key(id), ttl) : this.kv.getAndExpire(key(id), ttl);
+    return andThen(raw, (raw) => this.#touched(id, raw, known, ttl));
+  }
+
+  #touched(id: string, raw: string | undefined, known: Session | undefined, ttl: number): MaybePromise<Session | undefined> {
+    if (raw === undefined) return undefined;
+    const session = this.#parse(id, raw);
+    if (session.expiresAt <= this.now()) return this.#ended(id).then(() => undefined);
+    if (session.expiresAt !== known?.expiresAt) {
+      const exact = this.#ttl(session);
       // either lifetime ends with its session rather than an idle timeout away: they differ
-      if (exact < this.times.idleMs || ttl < this.times.idleMs) await this.kv.expire(key(id), exact);
+      if (exact < this.times.idleMs || ttl < this.times.idleMs) return this.kv.expire(key(id), exact).then(() => session);
     }
-    return found?.session;
+    return session;
   }
 
   /** The session and its raw stored form (for `update`), without renewing it. */
@@ -186,10 +199,15 @@ export class SessionStore {
     if (raw === undefined) return undefined;
     const session = this.#parse(id, raw);
     if (session.expiresAt <= this.now()) {
-      if (await this.kv.delete(key(id))) this.counted(-1);
+      await this.#ended(id);
       return undefined;
     }
     return { session, raw };
+  }
+
+  /** Deletes a session found past its absolute end. */
+  async #ended(id: string): Promise<void> {
+    if (await this.kv.delete(key(id))) this.counted(-1);
   }
 
   /**

@@ -51,12 +51,12 @@ class SessionView {
 
   readableAfter(): Promise<boolean> {
     const object = this.message.object;
-    return (this.#after ??= object ? served(this.ctx, this.guard, object).then(Boolean) : Promise.resolve(false));
+    return (this.#after ??= object ? Promise.resolve(served(this.ctx, this.guard, object)).then(Boolean) : Promise.resolve(false));
   }
 
   readableBefore(): Promise<boolean> {
     const before = this.message.before;
-    return (this.#before ??= before ? served(this.ctx, this.guard, before).then(Boolean) : Promise.resolve(false));
+    return (this.#before ??= before ? Promise.resolve(served(this.ctx, this.guard, before)).then(Boolean) : Promise.resolve(false));
   }
 
   /** The event's data: `GET /v1/object`'s answer for this session, or metadata only (`delete`, `leave`). */

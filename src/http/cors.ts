@@ -1,3 +1,5 @@
+import { andThen, type MaybePromise } from '../maybe.js';
+
 /** Cross-origin requests from browsers (PROTOCOL.md 1.5). Off unless origins are listed. */
 export interface CorsOptions {
   /** Origins whose pages may call the service, each as `scheme://host[:port]`, e.g. `https://app.example.com`. */
@@ -41,7 +43,7 @@ export class Cors {
   }
 
   /** A preflight to a route (`serves`) is answered here; any other request by `answer`, with CORS headers added. */
-  async handle(request: Request, serves: () => boolean, answer: () => Promise<Response>): Promise<Response> {
+  handle(request: Request, serves: () => boolean, answer: () => MaybePromise<Response>): MaybePromise<Response> {
     if (!this.#origins) return answer();
     const origin = request.headers.get('origin');
     const listed = origin !== null && this.#origins.has(origin);
@@ -57,9 +59,8 @@ export class Cors {
         },
       });
     }
-    const response = await answer();
     const headers: Record<string, string> = listed ? { 'access-control-allow-origin': origin, 'access-control-expose-headers': EXPOSE_HEADERS } : {};
-    return withHeaders(response, headers);
+    return andThen(answer(), (response) => withHeaders(response, headers));
   }
 }
 

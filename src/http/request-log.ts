@@ -1,4 +1,5 @@
 import type { Answer } from './envelope.js';
+import { andThen, type MaybePromise } from '../maybe.js';
 
 /** One request as the log sees it. Nothing in it comes from headers or bodies. */
 export interface RequestLogEntry {
@@ -21,10 +22,12 @@ export type RequestLogger = ((line: string, entry: RequestLogEntry) => void) | {
 
 /** The internalStatus of each request's answer, noted by the dispatch (a secure answer is encrypted after). */
 const answered = new WeakMap<Request, string>();
+/** Whether any service of this process logs requests: else no answer is noted (an entry per request costs the collector). */
+let noting = false;
 
 /** Notes `answer` as the answer to `request` for the log; returns it. */
 export function noteAnswer<A extends Answer>(request: Request, answer: A): A {
-  if ('internalStatus' in answer && answer.internalStatus !== undefined) answered.set(request, answer.internalStatus);
+  if (noting && 'internalStatus' in answer && answer.internalStatus !== undefined) answered.set(request, answer.internalStatus);
   return answer;
 }
 
@@ -44,15 +47,18 @@ export function loggedPath(url: string): string {
   return `${path}?${shown.join('&')}${items.length > 20 ? '&...' : ''}`;
 }
 
-type Handler<C> = (request: Request, context?: C) => Promise<Response>;
+type Handler<C> = (request: Request, context?: C) => MaybePromise<Response>;
 
 /** `handle` with one log entry per request, or `handle` itself when there is no logger. */
 export function logRequests<C>(logger: RequestLogger | undefined, handle: Handler<C>): Handler<C> {
   if (!logger) return handle;
+  noting = true;
   const write = typeof logger === 'function' ? logger : (line: string, entry: RequestLogEntry) => logger.info(entry, line);
-  return async (request, context) => {
+  return (request, context) => {
     const started = performance.now();
-    const response = await handle(request, context);
+    return andThen(handle(request, context), (response) => logged(request, response, started));
+  };
+  function logged(request: Request, response: Response, started: number): Response {
     try {
       const ms = Math.round((performance.now() - started) * 10) / 10;
       const entry = { method: request.method.slice(0, 20), path: loggedPath(request.url), status: response.status, internalStatus: answered.get(request) ?? '-', ms };
@@ -61,5 +67,5 @@ export function logRequests<C>(logger: RequestLogger | undefined, handle: Handle
       // a failing logger never costs the client its answer
     }
     return response;
-  };
+  }
 }

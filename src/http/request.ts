@@ -49,6 +49,24 @@ export interface ApiRequest {
   batchItem?: boolean;
 }
 
+/**
+ * A value worked out once per request and shared by everything that answers it (the access guard,
+ * the parsed serialization): kept on the request itself, where a WeakMap entry per request would
+ * cost the collector more than the work it saves.
+ */
+export class RequestMemo<T> {
+  readonly #key = Symbol('memo');
+
+  get(request: ApiRequest): T | undefined {
+    return (request as unknown as Record<symbol, T | undefined>)[this.#key];
+  }
+
+  set(request: ApiRequest, value: T): T {
+    (request as unknown as Record<symbol, T>)[this.#key] = value;
+    return value;
+  }
+}
+
 /** The JSON body: `undefined` when empty; `415` for a body that is not declared as JSON. */
 export function readJson(request: ApiRequest): unknown {
   if (request.bodyText.trim() === '') return undefined;

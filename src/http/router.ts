@@ -3,6 +3,7 @@ import type { GenericSchema, ObjectEntries, ObjectSchema } from 'valibot';
 import type { Answer } from './envelope.js';
 import { ApiError, clip, type StatusCode } from './errors.js';
 import type { ApiRequest } from './request.js';
+import type { MaybePromise } from '../maybe.js';
 
 /**
  * Who may call a route: `none` (anyone with an app key), `session` (any logged-in session, also the
@@ -81,7 +82,8 @@ export interface Route {
    * text nor applies `maxBodyBytes` (file uploads, PROTOCOL.md 6.6).
    */
   rawBody?: boolean;
-  handler: (request: ApiRequest) => Promise<Answer>;
+  /** Answers without a promise where everything it needs is at hand (the read path, PROTOCOL.md 6.1). */
+  handler: (request: ApiRequest) => MaybePromise<Answer>;
 }
 
 /**
@@ -94,13 +96,15 @@ export interface Route {
  */
 export class RouteTable {
   readonly #compiler = IttyRouter();
-  readonly #entries: Array<{ route: Route; pattern: RegExp }> = [];
+  readonly #entries: Array<{ route: Route; pattern: RegExp; prefix: string }> = [];
 
   add(routes: readonly Route[]): this {
     for (const route of routes) {
       this.#compiler[route.method.toLowerCase() as 'get'](route.path, () => undefined);
       const pattern = this.#compiler.routes[this.#compiler.routes.length - 1]![1];
-      this.#entries.push({ route, pattern });
+      // the literal start every path of the pattern has (before its first parameter or wildcard), tested before the pattern
+      const prefix = route.path.split(/[:*]/, 1)[0]!.replace(/\/+$/, '');
+      this.#entries.push({ route, pattern, prefix });
     }
     return this;
   }
@@ -127,8 +131,10 @@ export class RouteTable {
   /** The first route whose pattern and method fit; `405` with `Allow` when only the method does not. */
   match(request: ApiRequest): { route: Route; params: Record<string, string> } {
     let allowed: Set<string> | undefined;
-    for (const { route, pattern } of this.#entries) {
-      const found = pattern.exec(request.path);
+    const path = request.path;
+    for (const { route, pattern, prefix } of this.#entries) {
+      if (!path.startsWith(prefix)) continue;
+      const found = pattern.exec(path);
       if (!found) continue;
       if (route.method !== request.method) {
         (allowed ??= new Set()).add(route.method);
@@ -157,6 +163,10 @@ function decodeParams(groups: Record<string, string | undefined> | undefined): R
   for (const name of Object.keys(groups)) {
     const raw = groups[name];
     if (raw === undefined) continue;
+    if (!raw.includes('%')) {
+      params[name] = raw; // nothing to decode (most ids)
+      continue;
+    }
     try {
       params[name] = decodeURIComponent(raw);
     } catch {

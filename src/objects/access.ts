@@ -3,8 +3,9 @@
  * then the host's `authorize`, which may only narrow. One `Guard` per request answers every question.
  */
 import type { Session } from '../auth/sessions.js';
-import type { ApiRequest } from '../http/request.js';
+import { RequestMemo, type ApiRequest } from '../http/request.js';
 import type { MacroContext } from '../macros/registry.js';
+import { andThen, type MaybePromise } from '../maybe.js';
 import { isSet, type Fields, type ObjectStore, type StoredObject, type Where } from '../storage/types.js';
 
 /**
@@ -57,6 +58,9 @@ export function securityEntries(object: StoredObject): SecurityEntry[] {
   return value.filter((entry): entry is { name: string; rights: number } => typeof entry === 'object' && entry !== null && !Array.isArray(entry) && typeof entry.name === 'string' && typeof entry.rights === 'number');
 }
 
+/** A class's objects answered at once where the class rules alone decide (`true`/`false`), `undefined` for one that must be asked (`Guard.readable`). */
+export type ClassReader = (object: StoredObject) => boolean | undefined;
+
 /** How much of a class an action reaches: every object, only the session's own principal, or none. */
 export type Scope = 'all' | 'self' | 'none';
 
@@ -65,9 +69,10 @@ export interface Guard {
   scope(action: AccessAction, className: string): Promise<Scope>;
   /** Class rules (with `self`) and then `authorize`. */
   may(action: AccessAction, className: string, object?: StoredObject, fields?: Fields): Promise<boolean>;
-  readable(object: StoredObject): Promise<boolean>;
-  /** See `Reader.classReader`. */
-  classReader(className: string): Promise<((object: StoredObject) => boolean | undefined) | undefined>;
+  /** `may('read', ...)`, answered without a promise where the class rules decide (or `authorize` answers at once). */
+  readable(object: StoredObject): MaybePromise<boolean>;
+  /** See `Reader.classReader`: decided once per class and request. */
+  classReader(className: string): MaybePromise<ClassReader | undefined>;
   /** The session's principal id (for `self`). */
   readonly principalId: string | undefined;
   /** Whether a host `authorize` narrows the rules (listings must then ask it per object). */
@@ -88,7 +93,7 @@ export class Access {
   readonly #rules: AccessRules;
   readonly #authorize: Authorize | undefined;
   readonly groupClass: string;
-  readonly #guards = new WeakMap<ApiRequest, Guard>();
+  readonly #guards = new RequestMemo<Guard>();
 
   constructor(
     private readonly store: ObjectStore,
@@ -166,19 +171,27 @@ export class Access {
       if (reach === 'none' || (reach === 'self' && object?.id !== session?.principalId)) return false;
       return rights === undefined || (rights & RIGHT_BITS[action]) !== 0;
     };
+    // the macro context `authorize` is asked with, made once per request
+    let macroContext: MacroContext | undefined;
+    /** `authorize`'s answer (none: allowed), without a promise when it answers at once. */
+    const authorized = (action: AccessAction, className: string, object?: StoredObject, fields?: Fields): MaybePromise<boolean> => {
+      if (!this.#authorize) return true;
+      return andThen(this.#authorize((macroContext ??= context()), { action, className, object, fields, rightsControlKey }), (answer) => answer === true);
+    };
     const asked = async (action: AccessAction, className: string, object?: StoredObject, fields?: Fields) => {
       const reach = await scope(action, className);
       const rights = object ? await objectRights(object) : undefined;
       if (!within(action, reach, rights, object)) return false;
-      return !this.#authorize || (await this.#authorize(context(), { action, className, object, fields, rightsControlKey })) === true;
+      return authorized(action, className, object, fields);
     };
     // Most reads are decided by the class rule alone (no group named, no per-object entries, no
     // `authorize`): answered without the awaits the general case needs, with the same checks.
-    const may = (action: AccessAction, className: string, object?: StoredObject, fields?: Fields): Promise<boolean> => {
+    const decided = (action: AccessAction, className: string, object?: StoredObject, fields?: Fields): MaybePromise<boolean> => {
       const reach = ruleScope(action, className);
-      if (reach === undefined || this.#authorize || (object && securityEntries(object).length > 0)) return asked(action, className, object, fields);
-      return Promise.resolve(within(action, reach, undefined, object));
+      if (reach === undefined || (object && securityEntries(object).length > 0)) return asked(action, className, object, fields);
+      return within(action, reach, undefined, object) && authorized(action, className, object, fields);
     };
+    const may = async (action: AccessAction, className: string, object?: StoredObject, fields?: Fields): Promise<boolean> => decided(action, className, object, fields);
     const secured = new Map<string, Promise<boolean>>();
     const hasSecured = (className: string) => {
       let answer = secured.get(className);
@@ -186,17 +199,24 @@ export class Access {
       return answer;
     };
     // where the class rules alone decide (no `authorize`), an object without per-object security is answered at once
-    const classReader = async (className: string) => {
+    const hidden: ClassReader = () => false;
+    const open: ClassReader = (object) => (securityEntries(object).length === 0 ? true : undefined);
+    const classReaders = new Map<string, MaybePromise<ClassReader | undefined>>();
+    const classReader = (className: string): MaybePromise<ClassReader | undefined> => {
       if (this.#authorize) return undefined;
-      const reach = await scope('read', className);
-      if (reach === 'none') return () => false;
-      if (reach === 'self') return undefined;
-      return (object: StoredObject) => (securityEntries(object).length === 0 ? true : undefined);
+      let reader = classReaders.get(className);
+      if (reader === undefined && !classReaders.has(className)) {
+        const reach = ruleScope('read', className);
+        const ofScope = (reach: Scope) => (reach === 'none' ? hidden : reach === 'self' ? undefined : open);
+        reader = reach !== undefined ? ofScope(reach) : scope('read', className).then(ofScope);
+        classReaders.set(className, reader);
+      }
+      return reader;
     };
     return {
       scope,
       may,
-      readable: (object) => may('read', object.className, object),
+      readable: (object) => decided('read', object.className, object),
       classReader,
       principalId: session?.principalId,
       narrowed: this.#authorize !== undefined,

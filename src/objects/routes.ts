@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import type { ObjectsContext } from './context.js';
 import type { JsonReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
+import { andThen } from '../maybe.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { integerParam, parseQueryParams } from '../http/validate.js';
@@ -43,6 +44,12 @@ async function namesClass(ctx: ObjectsContext, segment: string): Promise<boolean
   return ctx.schema.isDeclared(segment) || ctx.access.names(segment) || (await ctx.store.count(segment)) > 0;
 }
 
+/** `GET /v1/object/{segment}` where no object answers: the class's listing, or `404`. */
+async function classOrMissing(ctx: ObjectsContext, request: ApiRequest, segment: string): Promise<JsonReply> {
+  if (await namesClass(ctx, segment)) return listing(ctx, request, segment);
+  throw new ApiError('404', `no object or class ${segment}`);
+}
+
 export function objectRoutes(ctx: ObjectsContext): Route[] {
   return [
     {
@@ -55,13 +62,15 @@ export function objectRoutes(ctx: ObjectsContext): Route[] {
       answerSchema: v.union([ServedObject, ObjectSet]),
       params: { id: 'an object id, or a class name with no object of that id (lists the class)' },
       errors: ['403', '404'],
-      handler: async (request) => {
+      // without a promise where the store has the object at hand (`getNow`) and the class rules decide
+      handler: (request) => {
         const id = validName(request.params.id!, 'object id');
         const guard = ctx.guard(request);
-        const object = await served(ctx, guard, await ctx.store.get(id));
-        if (object) return objectAnswer(ctx, request, guard, object);
-        if (await namesClass(ctx, id)) return listing(ctx, request, id);
-        throw new ApiError('404', `no object or class ${id}`);
+        const stored = ctx.store.getNow ? ctx.store.getNow(id) : ctx.store.get(id);
+        return andThen(
+          andThen(stored, (object) => served(ctx, guard, object)),
+          (object) => (object ? objectAnswer(ctx, request, guard, object) : classOrMissing(ctx, request, id)),
+        );
       },
     },
     {

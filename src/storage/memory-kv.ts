@@ -143,6 +143,10 @@ export class MemoryKeyValueStore implements KeyValueStore {
   }
 
   async getAndExpire(key: string, ttlMs: number): Promise<string | undefined> {
+    return this.getAndExpireNow(key, ttlMs);
+  }
+
+  getAndExpireNow(key: string, ttlMs: number): string | undefined {
     const entry = this.#live(key);
     if (entry) entry.expiresAt = this.#now() + ttlMs;
     return entry?.value;

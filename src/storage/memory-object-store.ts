@@ -48,11 +48,19 @@ export class MemoryObjectStore implements ObjectStore {
   }
 
   async get(id: string): Promise<StoredObject | undefined> {
+    return this.getNow(id);
+  }
+
+  async getMany(ids: readonly string[]): Promise<StoredObject[]> {
+    return this.getManyNow(ids);
+  }
+
+  getNow(id: string): StoredObject | undefined {
     const found = this.#byId.get(id);
     return found && copy(found);
   }
 
-  async getMany(ids: readonly string[]): Promise<StoredObject[]> {
+  getManyNow(ids: readonly string[]): StoredObject[] {
     const out: StoredObject[] = [];
     for (const id of ids) {
       const found = this.#byId.get(id);

@@ -3,6 +3,8 @@
  * `src/testing/` (`odbrest/testing`) holds the shared suites every implementation must pass.
  */
 
+import type { MaybePromise } from '../maybe.js';
+
 /** A JSON value stored in a field. */
 export type FieldValue = null | boolean | number | string | FieldValue[] | { [key: string]: FieldValue };
 
@@ -172,6 +174,14 @@ export interface ObjectStore {
   get(id: string): Promise<StoredObject | undefined>;
   /** Several objects at once, for serializing references; missing ids are left out. */
   getMany(ids: readonly string[]): Promise<StoredObject[]>;
+  /**
+   * Optional: `get`, answered without a promise when the store has the object at hand (in memory, or
+   * a cache that needs no round trip), else the promise `get` answers; the same answer either way.
+   * The read path (`GET /v1/object/{id}` and the references it serializes) then runs without waiting.
+   */
+  getNow?(id: string): MaybePromise<StoredObject | undefined>;
+  /** Optional: `getMany` as `getNow` is `get`. */
+  getManyNow?(ids: readonly string[]): MaybePromise<StoredObject[]>;
   find(query: FindQuery): Promise<FindResult>;
   count(className: string, where?: Where): Promise<number>;
   /**
@@ -237,6 +247,11 @@ export interface KeyValueStore {
    * trip where the store is remote). An absent key stays absent. Renews a session on every request.
    */
   getAndExpire(key: string, ttlMs: number): Promise<string | undefined>;
+  /**
+   * Optional: `getAndExpire`, answered without a promise when the store holds its entries at hand
+   * (in memory), else the promise `getAndExpire` answers: a request's session is then found without waiting.
+   */
+  getAndExpireNow?(key: string, ttlMs: number): MaybePromise<string | undefined>;
   close?(): Promise<void>;
 }
 

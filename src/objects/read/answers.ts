@@ -5,9 +5,10 @@
  */
 import * as v from 'valibot';
 import type { ReadContext } from './context.js';
-import { okReply, okTextReply, type JsonReply } from '../../http/envelope.js';
+import { okTextReply, type JsonReply } from '../../http/envelope.js';
+import { andThen, type MaybePromise } from '../../maybe.js';
 import { ApiError, clip } from '../../http/errors.js';
-import type { ApiRequest } from '../../http/request.js';
+import { RequestMemo, type ApiRequest } from '../../http/request.js';
 import type { StoredObject } from '../../storage/types.js';
 import type { Guard } from '../access.js';
 import { FULL, type JsonObject, type Serialization, type SerializationHook, type SerializedSet } from './serialize.js';
@@ -165,7 +166,7 @@ export function parseSerialization(value: unknown): Serialization {
   return toSerialization(result.output);
 }
 
-const parsedOf = new WeakMap<ApiRequest, Serialization>();
+const parsedOf = new RequestMemo<Serialization>();
 
 /**
  * The request's `serialization` query parameter, read and checked once (a named macro must be
@@ -207,10 +208,9 @@ function macroOf(ctx: ReadContext, request: ApiRequest, serialization: Serializa
  * One object as the request asked for it (`GET /v1/object/{id}`, a write's answer). `serialization`:
  * one the route read itself (v2 items), else the request's query parameter.
  */
-export async function objectAnswer(ctx: ReadContext, request: ApiRequest, guard: Guard, object: StoredObject, serialization?: Serialization): Promise<JsonReply> {
-  const shape = serialization ?? requestSerialization(ctx, request);
-  if (serialization) checkMacros(ctx, serialization);
-  return okReply(await ctx.serializer.object(object, guard, shape, macroOf(ctx, request, shape)));
+export function objectAnswer(ctx: ReadContext, request: ApiRequest, guard: Guard, object: StoredObject, serialization?: Serialization): MaybePromise<JsonReply> {
+  const shape = shapeOf(ctx, request, serialization);
+  return andThen(ctx.serializer.objectText(object, guard, shape, macroOf(ctx, request, shape)), okTextReply);
 }
 
 /** The serialization a route read itself (its macros checked), else the request's parameter. */
@@ -226,7 +226,7 @@ export async function serializedSet(ctx: ReadContext, request: ApiRequest, guard
 }
 
 /** A set as the request asked for it, in the envelope (its text written once, `Serializer.setText`). */
-export async function setAnswer(ctx: ReadContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, serialization?: Serialization): Promise<JsonReply> {
+export function setAnswer(ctx: ReadContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, serialization?: Serialization): MaybePromise<JsonReply> {
   const shape = shapeOf(ctx, request, serialization);
-  return okTextReply(await ctx.serializer.setText(objects, unfiltered, guard, shape, macroOf(ctx, request, shape)));
+  return andThen(ctx.serializer.setText(objects, unfiltered, guard, shape, macroOf(ctx, request, shape)), okTextReply);
 }

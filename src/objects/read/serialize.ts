@@ -1,18 +1,19 @@
 import { ApiError } from '../../http/errors.js';
 import type { JsonObject } from '../../http/json.js';
+import { all, andThen, type MaybePromise } from '../../maybe.js';
 import { isRef, isSet, type FieldValue, type ObjectStore, type StoredObject } from '../../storage/types.js';
 
 export type { JsonObject };
 
 /** Which objects a session may read (the access rules); the others serialize as metadata only. */
 export interface Reader {
-  readable(object: StoredObject): Promise<boolean>;
+  readable(object: StoredObject): MaybePromise<boolean>;
   /**
-   * Optional, for sets: a synchronous answer for the objects of a class where the class rules alone
-   * decide (`true`/`false`), `undefined` for an object that must be asked through `readable` (per-object
+   * Optional: a synchronous answer for the objects of a class where the class rules alone decide
+   * (`true`/`false`), `undefined` for an object that must be asked through `readable` (per-object
    * security, a host `authorize`); no function when every object must be asked.
    */
-  classReader?(className: string): Promise<((object: StoredObject) => boolean | undefined) | undefined>;
+  classReader?(className: string): MaybePromise<((object: StoredObject) => boolean | undefined) | undefined>;
 }
 
 /** A set as serialized (PROTOCOL.md 6.1). */
@@ -198,31 +199,56 @@ export class Serializer {
   }
 
   /**
-   * `set` as JSON text. A full serialization without the `xApi_BuildSerialization` hook (what most
-   * listings answer) is written straight into the text, each object once and each referenced object
-   * once however many objects reference it; any other is `set` stringified.
+   * `object` as JSON text: the answers' one writer (`setText` shares it). A full serialization without
+   * the `xApi_BuildSerialization` hook is written straight into the text, without a promise when the
+   * store and the reader answer at once (`ObjectStore.getManyNow`, `Reader.classReader`); a
+   * serialization a hook or macro shapes is the object form (`object`) stringified.
    */
-  async setText(objects: StoredObject[], unfilteredCount: number, reader?: Reader | Rights, serialization: Serialization = FULL, macro?: SerializationHook): Promise<string> {
-    if (serialization.type !== 'full' || serialization.getSize || serialization.securityRights || this.hook()) {
-      return JSON.stringify(await this.set(objects, unfilteredCount, reader, serialization, macro));
-    }
-    const elements = await this.#levelText(objects, 0, reader);
-    return `{"~Count":${elements.length},"~UnfilteredCount":${JSON.stringify(unfilteredCount)},"~Elements":[${elements.join(',')}]}`;
+  objectText(object: StoredObject, reader?: Reader | Rights, serialization: Serialization = FULL, macro?: SerializationHook): MaybePromise<string> {
+    if (!this.#writesText(serialization)) return this.object(object, reader, serialization, macro).then((json) => JSON.stringify(json));
+    return andThen(this.#levelText([object], 0, reader), (texts) => texts[0]!);
   }
 
-  /** `#level` without hooks, as each object's JSON text (the same members in the same order). */
-  async #levelText(objects: StoredObject[], level: number, reader: Reader | undefined): Promise<string[]> {
-    const hidden = reader ? await unreadable(objects, reader) : undefined;
-    const shown = (object: StoredObject) => !this.#internalClasses.has(object.className) && !hidden?.has(object);
-    if (level > this.#depth) return objects.map((object) => `${this.#metadataText(object)}}`);
-    const ids = new Set<string>();
-    for (const object of objects) if (shown(object)) forVisible(object, (value) => collectRefs(value, ids));
-    const nested = new Map<string, string>();
-    if (ids.size > 0) {
-      const loaded = await this.store.getMany([...ids]);
-      const loadedText = await this.#levelText(loaded, level + 1, reader);
-      for (let i = 0; i < loaded.length; i++) nested.set(loaded[i]!.id, loadedText[i]!);
-    }
+  /** `set` as JSON text, its elements written as `objectText` writes one object. */
+  setText(objects: StoredObject[], unfilteredCount: number, reader?: Reader | Rights, serialization: Serialization = FULL, macro?: SerializationHook): MaybePromise<string> {
+    if (!this.#writesText(serialization)) return this.set(objects, unfilteredCount, reader, serialization, macro).then((set) => JSON.stringify(set));
+    return andThen(
+      this.#levelText(objects, 0, reader),
+      (elements) => `{"~Count":${elements.length},"~UnfilteredCount":${JSON.stringify(unfilteredCount)},"~Elements":[${elements.join(',')}]}`,
+    );
+  }
+
+  /** Whether the text writer serves `serialization`: a full one, without flags, while no serialization hook is registered. */
+  #writesText(serialization: Serialization): boolean {
+    return serialization.type === 'full' && !serialization.getSize && !serialization.securityRights && !this.hook();
+  }
+
+  /**
+   * The JSON text of each object (the members and order of the object form, `#level`), its references
+   * loaded level by level, one `getMany` per level for all of them, each referenced object written
+   * once however many objects reference it.
+   */
+  #levelText(objects: StoredObject[], level: number, reader: Reader | undefined): MaybePromise<string[]> {
+    return andThen(reader ? unreadable(objects, reader) : undefined, (hidden) => {
+      const shown = (object: StoredObject) => !this.#internalClasses.has(object.className) && !hidden?.has(object);
+      if (level > this.#depth) return objects.map((object) => `${this.#metadataText(object)}}`);
+      const ids = new Set<string>();
+      for (const object of objects) if (shown(object)) forVisible(object, (value) => collectRefs(value, ids));
+      if (ids.size === 0) return this.#objectsText(objects, shown, undefined);
+      const wanted = [...ids];
+      const loaded = this.store.getManyNow ? this.store.getManyNow(wanted) : this.store.getMany(wanted);
+      return andThen(loaded, (loaded) =>
+        andThen(this.#levelText(loaded, level + 1, reader), (loadedText) => {
+          const nested = new Map<string, string>();
+          for (let i = 0; i < loaded.length; i++) nested.set(loaded[i]!.id, loadedText[i]!);
+          return this.#objectsText(objects, shown, nested);
+        }),
+      );
+    });
+  }
+
+  /** Each object's text, its references written from `nested` (their texts by id). */
+  #objectsText(objects: StoredObject[], shown: (object: StoredObject) => boolean, nested: Map<string, string> | undefined): string[] {
     const keys = this.#keys;
     return objects.map((object) => {
       let text = this.#metadataText(object);
@@ -238,9 +264,9 @@ export class Serializer {
     });
   }
 
-  /** `metadata` as JSON text, without the closing brace. */
+  /** `metadata` as JSON text, without the closing brace; the part before the id is made once per class. */
   #metadataText(object: StoredObject): string {
-    return `{"~ClassName":${this.#keys.quoted(object.className)},"~ObjectID":${JSON.stringify(object.id)},"~StoreTime":"${this.#storeTime(object.storeTime)}"`;
+    return `${this.#keys.classPrefix(object.className)}${JSON.stringify(object.id)},"~StoreTime":"${this.#storeTime(object.storeTime)}"`;
   }
 
   /** The objects an answer serves (never nested ones), shaped as `serialization` says, flags added. */
@@ -373,32 +399,38 @@ export class Serializer {
  * The objects a reader may not read (none of them is asked twice). Where the class rules alone decide
  * (`classReader`), an object is answered on the spot; the others are asked one by one.
  */
-async function unreadable(objects: StoredObject[], reader: Reader): Promise<Set<StoredObject>> {
-  const hidden = new Set<StoredObject>();
-  let asked = objects;
-  if (reader.classReader) {
-    const byClass = new Map<string, ((object: StoredObject) => boolean | undefined) | undefined>();
-    for (const object of objects) if (!byClass.has(object.className)) byClass.set(object.className, undefined);
-    for (const className of byClass.keys()) byClass.set(className, await reader.classReader(className));
-    asked = [];
+function unreadable(objects: StoredObject[], reader: Reader): MaybePromise<Set<StoredObject>> {
+  if (!reader.classReader) return askedEach(objects, reader, new Set());
+  const classes: string[] = [];
+  for (const object of objects) if (!classes.includes(object.className)) classes.push(object.className);
+  return andThen(all(classes.map((className) => reader.classReader!(className))), (readers) => {
+    const hidden = new Set<StoredObject>();
+    const asked: StoredObject[] = [];
     for (const object of objects) {
-      const answer = byClass.get(object.className)?.(object);
+      const answer = readers[classes.indexOf(object.className)]?.(object);
       if (answer === undefined) asked.push(object);
       else if (!answer) hidden.add(object);
     }
-  }
-  const answers = await Promise.all(asked.map((object) => reader.readable(object)));
-  for (let i = 0; i < asked.length; i++) if (!answers[i]) hidden.add(asked[i]!);
-  return hidden;
+    return asked.length === 0 ? hidden : askedEach(asked, reader, hidden);
+  });
 }
 
-/** Names as JSON strings (`"Name"`) and member keys (`,"Name":` without the comma), quoted once: names repeat in every object of a class. */
+/** `hidden` with the objects of `asked` the reader answers it may not read (without a promise where it answers at once). */
+function askedEach(asked: StoredObject[], reader: Reader, hidden: Set<StoredObject>): MaybePromise<Set<StoredObject>> {
+  return andThen(all(asked.map((object) => reader.readable(object))), (answers) => {
+    for (let i = 0; i < asked.length; i++) if (!answers[i]) hidden.add(asked[i]!);
+    return hidden;
+  });
+}
+
+/** Class names as the start of an object's text, and member keys (`,"Name":` without the comma), quoted once: names repeat in every object of a class. */
 class QuotedNames {
   readonly #quoted = new Map<string, string>();
   readonly #keys = new Map<string, string>();
 
-  quoted(name: string): string {
-    return QuotedNames.#cached(this.#quoted, name, () => JSON.stringify(name));
+  /** `{"~ClassName":"<name>","~ObjectID":`, each object's text up to its id. */
+  classPrefix(name: string): string {
+    return QuotedNames.#cached(this.#quoted, name, () => `{"~ClassName":${JSON.stringify(name)},"~ObjectID":`);
   }
 
   text(name: string): string {
@@ -463,12 +495,12 @@ function collectRefs(value: FieldValue, into: Set<string>): void {
 }
 
 /** `resolve` as JSON text, the nested objects given as their text. */
-function resolveText(value: FieldValue, nested: Map<string, string>): string {
-  if (isRef(value)) return nested.get(value.$ref) ?? 'null';
+function resolveText(value: FieldValue, nested: Map<string, string> | undefined): string {
+  if (isRef(value)) return nested?.get(value.$ref) ?? 'null';
   if (isSet(value)) {
     const elements: string[] = [];
     for (const id of value.$set) {
-      const text = nested.get(id);
+      const text = nested?.get(id);
       if (text !== undefined) elements.push(text);
     }
     return `{"~Count":${elements.length},"~UnfilteredCount":${elements.length},"~Elements":[${elements.join(',')}]}`;
