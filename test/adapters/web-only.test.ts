@@ -14,7 +14,10 @@ function importGraph(entry: string): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   const visit = (file: string) => {
     if (graph.has(file)) return;
-    const source = readFileSync(`${ROOT}dist/${file}`, 'utf8');
+    // the studio's asset module holds the browser app's files as JSON strings (their own import()
+    // calls included): data, not imports of this module; only its code before the data counts
+    const text = readFileSync(`${ROOT}dist/${file}`, 'utf8');
+    const source = file.startsWith('assets.generated') ? text.slice(0, text.indexOf('{')) : text;
     const specifiers = [...source.matchAll(/(?:^|[;\s])(?:import|export)\s*(?:[^'"]*?from\s*)?['"]([^'"]+)['"]/gm), ...source.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)].map(
       (match) => match[1]!,
     );
