@@ -1,28 +1,10 @@
-import { OdbRestError, OdbRestUnauthenticatedRefusal, type OdbRestClient, type SerializedSet } from 'odbrest/client';
+import { OdbRestError, OdbRestUnauthenticatedRefusal, type ClassSummary, type OdbRestClient } from 'odbrest/client';
 import { t } from './i18n/index.js';
 import { sessionEnded } from './session.js';
 
-/** A class the session may read, with its count (PROTOCOL.md 6.11 `GET /v1/classes`). */
-export interface ClassEntry {
-  Name: string;
-  Declared: boolean;
-  Count?: number;
-  CountEstimated?: boolean;
-}
-
-type WithClasses = OdbRestClient & { classes?: () => Promise<SerializedSet<ClassEntry>> };
-
-/** The classes to browse: `GET /v1/classes` where the client has it, else the declared classes, each counted by a one-object page. */
-export async function loadClasses(client: OdbRestClient): Promise<ClassEntry[]> {
-  const typed = client as WithClasses;
-  if (typeof typed.classes === 'function') return (await typed.classes())['~Elements'];
-  const model = await client.modelStructure();
-  return Promise.all(
-    model['~Elements'].map(async ({ Name, Declared }) => {
-      const page = await client.listObjects(Name, { perPage: 1, serialization: { type: 'oid' } }).catch(() => undefined);
-      return { Name, Declared, Count: page?.['~UnfilteredCount'] };
-    }),
-  );
+/** The classes the session may read, with their counts (PROTOCOL.md 6.11 `GET /v1/classes`), by name. */
+export async function loadClasses(client: OdbRestClient): Promise<ClassSummary[]> {
+  return (await client.classes())['~Elements'];
 }
 
 /** The declared fields of a class, in declaration order; empty for an undeclared class. */

@@ -132,7 +132,13 @@ describe.skipIf(!hasBrowser)('studio', () => {
     await page.waitForSelector('table.classes');
     expect(await transport(page)).toBe('secure');
     expect(await page.textContent('header')).toContain('Encrypted end to end');
-    expect(await page.textContent('table.classes')).toContain('Customer');
+    // GET /v1/classes: the classes alice may read, with their counts
+    expect(await page.$eval('table.classes tr:has(a[href="#/class/Customer"])', (row) => row.textContent)).toMatch(/^Customerdeclared300$/);
+    await page.fill('input[data-search]', 'emp');
+    await page.waitForFunction(() => document.querySelectorAll('table.classes tbody tr').length === 1);
+    expect(await page.textContent('table.classes tbody')).toMatch(/^Employee/);
+    await page.fill('input[data-search]', '');
+    await shoot(page, 'classes');
     await expectAccessible(page, 'classes');
 
     await page.click('a[href="#/class/Customer"]');
@@ -184,6 +190,19 @@ describe.skipIf(!hasBrowser)('studio', () => {
     await page.waitForSelector('.panel.top h2:text("Employee")');
     expect(await page.$$('.panel')).toHaveLength(2);
     expect(page.url()).toContain(`open=${customer},EMP0000`);
+    // referenced by (GET /v1/object/{id}/referencedBy): the customers this employee manages, a page at a time
+    await page.waitForSelector('.panel.top .referenced-by li');
+    expect(await page.$$('.panel.top .referenced-by li')).toHaveLength(20);
+    expect(await page.textContent('.panel.top .referenced-by .pager')).toMatch(/Page 1 of (8|9)/);
+    const employee = await page.getAttribute('.panel.top', 'data-object');
+    await expectAccessible(page, 'referenced by');
+    // one of them opens as a third panel, whose account manager is this employee; Esc goes back
+    await page.click('.panel.top .referenced-by li a >> nth=0');
+    await page.waitForFunction(() => document.querySelectorAll('.panel').length === 3);
+    await page.waitForSelector(`.panel.top [data-field=AccountManager] a[data-ref="${employee}"]`);
+    expect(await page.getAttribute('.panel.top', 'data-object')).toMatch(/^CUS\d{5}$/);
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => document.querySelectorAll('.panel').length === 2);
     await page.keyboard.press('Escape');
     await page.waitForFunction(() => document.querySelectorAll('.panel').length === 1);
     expect(await page.getAttribute('.panel.top', 'data-object')).toBe(customer);

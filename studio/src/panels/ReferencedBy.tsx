@@ -7,24 +7,17 @@ import { t } from '../i18n/index.js';
 
 const PER_PAGE = 20;
 
-type WithReferencedBy = OdbRestClient & {
-  referencedBy?: (objectId: string, options?: { page?: number; perPage?: number }) => Promise<SerializedSet<SerializedObject>>;
-};
-
 /** The objects that hold a reference or a set element to this one (PROTOCOL.md 6.11), a page at a time. */
 export function ReferencedBy({ client, objectId }: { client: OdbRestClient; objectId: string }) {
   const found = useSignal<SerializedSet<SerializedObject> | undefined>(undefined);
   const page = useSignal(0);
   const error = useSignal('');
-  const typed = client as WithReferencedBy;
   useEffect(() => {
-    if (typeof typed.referencedBy !== 'function') return;
-    typed.referencedBy(objectId, { page: page.value, perPage: PER_PAGE }).then(
+    client.referencedBy(objectId, { page: page.value, perPage: PER_PAGE, serialization: { type: 'class', style: 'preview' } }).then(
       (set) => (found.value = set),
       (cause) => (error.value = failureText(cause)),
     );
   }, [client, objectId, page.value]);
-  if (typeof typed.referencedBy !== 'function') return null;
   const set = found.value;
   const pages = set ? Math.max(1, Math.ceil(set['~UnfilteredCount'] / PER_PAGE)) : 1;
   return (

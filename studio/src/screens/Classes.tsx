@@ -1,14 +1,14 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
-import type { OdbRestClient } from 'odbrest/client';
-import { failureText, loadClasses, type ClassEntry } from '../data.js';
+import type { ClassSummary, OdbRestClient } from 'odbrest/client';
+import { failureText, loadClasses } from '../data.js';
 import { t } from '../i18n/index.js';
 import { useRowKeys } from '../keys.js';
 import { openClass } from '../router.js';
 
 /** The classes the session may read, with their counts, and a filter box. */
 export function Classes({ client }: { client: OdbRestClient }) {
-  const classes = useSignal<ClassEntry[] | undefined>(undefined);
+  const classes = useSignal<ClassSummary[] | undefined>(undefined);
   const error = useSignal('');
   const filter = useSignal('');
   const selected = useSignal(0);
@@ -71,7 +71,7 @@ export function Classes({ client }: { client: OdbRestClient }) {
                   {entry.Declared && <span class="tag">{t('declared')}</span>}
                 </td>
                 <td class="num">
-                  {entry.Count === undefined ? '–' : entry.CountEstimated ? t('countEstimated', { count: entry.Count.toLocaleString() }) : entry.Count.toLocaleString()}
+                  {entry.CountEstimated ? t('countEstimated', { count: entry.Count.toLocaleString() }) : entry.Count.toLocaleString()}
                 </td>
               </tr>
             ))}
