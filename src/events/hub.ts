@@ -21,7 +21,7 @@ import type { StoredObject } from '../storage/types.js';
 import { InProcessBus } from './bus.js';
 import { valueKey } from './subscriptions.js';
 import { EventSealer, EventStream } from './stream.js';
-import type { BusMessage, ChangeEvents, ChangeMessage, EventBus, EventOptions, Subscription, WrittenChange } from './types.js';
+import type { BusMessage, ChangeEvents, ChangeMessage, EventBus, EventOptions, GapMessage, Subscription, WrittenChange } from './types.js';
 
 type EventType = 'create' | 'update' | 'delete' | 'enter' | 'leave';
 
@@ -119,15 +119,19 @@ export class EventHub implements ChangeEvents {
     ctx.sessions.onEnd((sessionId) => this.#publish({ kind: 'end', sessionId }));
   }
 
-  /** Publishes a write that happened (called by the write path's `afterWrite`). */
-  publish(change: WrittenChange): void {
+  /** Publishes a write that happened (the write path's `afterWrite` awaits it before the write is answered). */
+  publish(change: WrittenChange): Promise<void> {
     const id = (change.object ?? change.before)?.id;
-    if (id === undefined) return;
-    this.#publish({ kind: 'change', action: change.action, className: change.className, id, before: change.before, object: change.object });
+    if (id === undefined) return Promise.resolve();
+    return this.#publish({ kind: 'change', action: change.action, className: change.className, id, before: change.before, object: change.object });
   }
 
-  #publish(message: BusMessage): void {
-    this.#bus.publish(message).catch((error: unknown) => this.#ctx.onError(error));
+  #publish(message: BusMessage): Promise<void> {
+    return this.#bus.publish(message).catch((error: unknown) => {
+      this.#ctx.onError(error);
+      // the other instances' hubs may never hear of this write; this one's streams at least re-read
+      if (message.kind === 'change') this.#enqueue(() => this.#gap());
+    });
   }
 
   async close(): Promise<void> {
@@ -201,7 +205,8 @@ export class EventHub implements ChangeEvents {
     this.#queue = this.#queue.then(task).catch((error: unknown) => this.#ctx.onError(error));
   }
 
-  async #receive(message: BusMessage): Promise<void> {
+  async #receive(message: BusMessage | GapMessage): Promise<void> {
+    if (message.kind === 'gap') return this.#gap();
     if (message.kind === 'end') {
       for (const stream of [...(this.#bySession.get(message.sessionId) ?? [])]) await stream.end(ENDED);
       return;
@@ -216,6 +221,17 @@ export class EventHub implements ChangeEvents {
     const streams = this.#candidates(change);
     for (const stream of this.#byObject.get(change.id) ?? []) streams.add(stream);
     if (streams.size > 0) await this.#deliver(streams, change, seq);
+  }
+
+  /**
+   * Messages may have been lost (the bus's connection was down): every stream gets `reset`, and the
+   * retained events are dropped, so a client resuming from before the gap gets `reset` too.
+   */
+  async #gap(): Promise<void> {
+    const seq = ++this.#seq;
+    for (let i = this.#logStart; i < this.#log.length; i++) this.#log[i] = undefined;
+    this.#logStart = this.#log.length;
+    await Promise.all([...this.#streams].map((stream) => stream.event('reset', this.#id(seq), '{}')));
   }
 
   /** The streams of the change's class its filters may concern (through their equality index), and those of its object. */
