@@ -72,6 +72,19 @@ describe('GET /v1/events', () => {
     await events.close();
   });
 
+  it('moving an object to the recycle bin sends delete, restoring it create (the soak saw no event for a restore)', async () => {
+    const s = await service();
+    const alice = await login(s, 'alice');
+    const id = await create(s, alice, { Name: 'Recycled KG', City: 'Bremen' });
+    const events = await stream(s, alice, [{ className: 'Customer', query: { City: 'Bremen' } }]);
+    expect((await call(s, 'DELETE', `/v1/object/${id}?moveToRecycler=true`, { headers: { sessionId: alice } })).status).toBe(200);
+    expect(await events.next()).toMatchObject({ event: 'delete', json: { '~ObjectID': id } });
+    const restored = await call(s, 'POST', `/v1/recycleBin/${id}/restore`, { headers: { sessionId: alice } });
+    expect(restored.status, restored.text).toBe(200);
+    expect(await events.next()).toMatchObject({ event: 'create', json: { '~ObjectID': id, object: restored.body.data } });
+    await events.close();
+  });
+
   it('users of different groups see only what they may read: create, enter, update, leave, delete', async () => {
     const s = await service();
     const alice = await login(s, 'alice');
