@@ -93,6 +93,12 @@ export class EventHub implements ChangeEvents {
   #retaining = false;
   #logStart = 0;
   readonly #streams = new Set<EventStream>();
+  /**
+   * Streams opened whose start (the replay of what they missed) has not run yet: messages the queue
+   * handles before it are in the log, so they reach such a stream through the replay, in order, not
+   * live ahead of it.
+   */
+  readonly #starting = new Set<EventStream>();
   readonly #bySession = new Map<string, Set<EventStream>>();
   readonly #byClass = new Map<string, ClassIndex>();
   readonly #byObject = new Map<string, Set<EventStream>>();
@@ -161,6 +167,7 @@ export class EventHub implements ChangeEvents {
     void request;
     const stream = new EventStream({ session, request: this.#eventsRequest, subscriptions, maxPendingBytes: this.#maxPending, sealer, onClose: (closed) => this.#remove(closed) });
     this.#add(stream);
+    this.#starting.add(stream);
     this.#retaining = true;
     this.#enqueue(() => this.#start(stream, lastEventId));
     return new Response(stream.body, {
@@ -177,6 +184,7 @@ export class EventHub implements ChangeEvents {
 
   /** Runs in the queue: replays what `lastEventId` missed (or says `reset`), then a first comment. */
   async #start(stream: EventStream, lastEventId: string | undefined): Promise<void> {
+    this.#starting.delete(stream);
     stream.comment('odbrest events');
     if (lastEventId === undefined) return;
     const seq = this.#seqOf(lastEventId);
@@ -270,7 +278,7 @@ export class EventHub implements ChangeEvents {
     const sends: Promise<void>[] = [];
     for (const stream of streams) {
       // the filters first, synchronously: most streams of a class are not concerned by a given write
-      if (stream.closed || !stream.subscriptions.some((subscription) => concerns(subscription, message.object) || concerns(subscription, message.before))) continue;
+      if (stream.closed || this.#starting.has(stream) || !stream.subscriptions.some((subscription) => concerns(subscription, message.object) || concerns(subscription, message.before))) continue;
       let view = views.get(stream.session.id);
       if (!view) views.set(stream.session.id, (view = new SessionView(this.#ctx, stream.request, stream.session, message)));
       sends.push(this.#deliverOne(stream, view, message, id));
@@ -309,6 +317,7 @@ export class EventHub implements ChangeEvents {
 
   #remove(stream: EventStream): void {
     this.#streams.delete(stream);
+    this.#starting.delete(stream);
     remove(this.#bySession, stream.session.id, stream);
     for (const subscription of stream.subscriptions) {
       if (subscription.objectId !== undefined) remove(this.#byObject, subscription.objectId, stream);
