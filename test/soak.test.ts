@@ -29,6 +29,7 @@ describe.runIf(installed)('npm run soak for one minute', () => {
     try {
       const code = await soak.exited;
       const output = soak.lines.join('\n');
+      if (code !== 0) console.log(output); // the table and the first violations
       expect(code, output).toBe(0);
       for (const row of ZEROS) expect(output, row).toMatch(new RegExp(`^${row} +0 `, 'm'));
       expect(output).toMatch(/^violations: 0$/m);
