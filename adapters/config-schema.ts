@@ -193,6 +193,11 @@ export const ConfigSchema = v.strictObject({
       'studio must be true, false or a mapping of path, appKey, appNames',
     ),
   ),
+  /** Change events (PROTOCOL.md 8): how many, and how long, are kept for `Last-Event-ID`. The bus is the host's code. */
+  events: group('events', {
+    retainEvents: optional(whole('events.retainEvents', 1)),
+    retainMinutes: optional(positive('events.retainMinutes')),
+  }),
   caches: group('caches', {
     sessions: optional(whole('caches.sessions', 1)),
     secureSessions: optional(whole('caches.secureSessions', 1)),

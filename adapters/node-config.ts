@@ -60,6 +60,10 @@ const CONVERTED = {
   access: (rules: NonNullable<FileConfig['access']>): ServiceOptions['access'] => ({ rules }),
   // the blob store is opened by openConfig, like the object store
   files: ({ maxUploadBytes, className }: NonNullable<FileConfig['files']>): ServiceOptions['files'] => ({ maxUploadBytes, className }),
+  events: (events: NonNullable<FileConfig['events']>): ServiceOptions['events'] => ({
+    retainEvents: events.retainEvents,
+    retainMs: minutes(events.retainMinutes, 60_000),
+  }),
   loginLimit: (limit: NonNullable<FileConfig['loginLimit']>): ServiceOptions['loginLimit'] => ({
     perUser: limit.perUser,
     perAddress: limit.perAddress,

@@ -57,7 +57,7 @@ export function createService(options: ServiceOptions = {}): Service {
 
 export type { ServiceOptions, SecureOptions, ObjectOptions, SerializationOptions, FoldersHook } from './options.js';
 export { defineRoute, type HostRoute } from './host/routes.js';
-export type { BusMessage, ChangeMessage, EndMessage, EventBus, EventOptions } from './events/types.js';
+export type { BusMessage, ChangeMessage, EndMessage, EventBus, EventOptions, GapMessage } from './events/types.js';
 export { encodeMessage, decodeMessage } from './events/types.js';
 export { InProcessBus } from './events/bus.js';
 export type { FileOptions } from './files/settings.js';

@@ -4,7 +4,7 @@
  * notifications in commit order to every listener, so every instance sees the writes in one order.
  */
 import pg from 'pg';
-import { decodeMessage, encodeMessage, type BusMessage, type EventBus } from '../src/index.js';
+import { decodeMessage, encodeMessage, type BusMessage, type EventBus, type GapMessage } from '../src/index.js';
 import { ChangeFeed } from './pg-cache.js';
 import { checkIdentifiers, openPool, type PostgresPoolOptions } from './pg-common.js';
 
@@ -18,14 +18,20 @@ export interface PostgresEventBusOptions extends PostgresPoolOptions {
   onConnectionError?: (error?: Error) => void;
 }
 
+/** Delays between the tries of a notification that failed (PostgreSQL restarting, a connection lost): about 6 s in all. */
+const PUBLISH_RETRIES_MS = [100, 200, 400, 800, 1600, 3200];
+
 export class PostgresEventBus implements EventBus {
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
   readonly #channel: string;
   readonly #feed: ChangeFeed;
-  readonly #listeners = new Set<(message: BusMessage) => void>();
+  readonly #listeners = new Set<(message: BusMessage | GapMessage) => void>();
   /** Notifications are sent one after the other, so this instance's writes keep their order. */
   #sending: Promise<unknown> = Promise.resolve();
+  #closed = false;
+  /** Whether the listening connection was lost since it last listened: notifications of the meantime are gone. */
+  #deaf = false;
   /** Settles once the listening connection listens (messages published before may be missed). */
   readonly ready: Promise<void>;
 
@@ -37,8 +43,16 @@ export class PostgresEventBus implements EventBus {
     let listening!: () => void;
     this.ready = new Promise((resolve) => (listening = resolve));
     this.#feed = new ChangeFeed(connection, this.#channel, {
-      listening,
-      deaf: (error) => options.onConnectionError?.(error),
+      listening: () => {
+        listening();
+        if (!this.#deaf) return;
+        this.#deaf = false;
+        for (const listener of this.#listeners) listener({ kind: 'gap' });
+      },
+      deaf: (error) => {
+        this.#deaf = true;
+        options.onConnectionError?.(error);
+      },
       changed: (payload) => {
         const message = decodeMessage(payload);
         if (message) for (const listener of this.#listeners) listener(message);
@@ -47,18 +61,33 @@ export class PostgresEventBus implements EventBus {
     this.#feed.start();
   }
 
+  /** Sends the message, trying again for a few seconds while PostgreSQL cannot be reached; in order either way. */
   publish(message: BusMessage): Promise<void> {
-    const sent = this.#sending.then(() => this.#pool.query('SELECT pg_notify($1, $2)', [this.#channel, payloadOf(message)]));
+    const sent = this.#sending.then(() => this.#notify(payloadOf(message)));
     this.#sending = sent.catch(() => undefined);
-    return sent.then(() => undefined);
+    return sent;
   }
 
-  subscribe(listener: (message: BusMessage) => void): () => void {
+  async #notify(payload: string): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.#pool.query('SELECT pg_notify($1, $2)', [this.#channel, payload]);
+        return;
+      } catch (error) {
+        const delay = PUBLISH_RETRIES_MS[attempt];
+        if (delay === undefined || this.#closed) throw error;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
+  subscribe(listener: (message: BusMessage | GapMessage) => void): () => void {
     this.#listeners.add(listener);
     return () => void this.#listeners.delete(listener);
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     await this.#sending;
     await this.#feed.close();
     if (this.#ownsPool) await this.#pool.end();

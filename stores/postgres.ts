@@ -156,7 +156,9 @@ export class PostgresObjectStore implements ObjectStore {
     const rows = await this.#query<ListingRow>(listing.sql, listing.params);
     const head = rows[0]!;
     const total = Number(head.total);
-    if (listing.filterKey !== undefined && head.cached === null) await this.#cacheCount(query, listing.filterKey, head.v, total);
+    // Remembering the total saves later listings a count; failing to (a deadlock with another listing
+    // dropping stale totals, a lost connection) leaves it uncounted, and this listing stands.
+    if (listing.filterKey !== undefined && head.cached === null) await this.#cacheCount(query, listing.filterKey, head.v, total).catch(() => undefined);
     const page = head.id === null ? [] : rows;
     if (listing.startsKey !== undefined && page.length > 0) {
       const offset = query.offset!;

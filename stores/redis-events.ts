@@ -4,7 +4,7 @@
  * them, and one connection sends this instance's in order, so each object's writes keep their order.
  */
 import { Redis } from 'ioredis';
-import { decodeMessage, encodeMessage, type BusMessage, type EventBus } from '../src/index.js';
+import { decodeMessage, encodeMessage, type BusMessage, type EventBus, type GapMessage } from '../src/index.js';
 
 export interface RedisEventBusOptions {
   /** `redis://` or `rediss://` URL. Default `redis://127.0.0.1:6379`. */
@@ -19,7 +19,7 @@ export class RedisEventBus implements EventBus {
   readonly #publisher: Redis;
   readonly #subscriber: Redis;
   readonly #channel: string;
-  readonly #listeners = new Set<(message: BusMessage) => void>();
+  readonly #listeners = new Set<(message: BusMessage | GapMessage) => void>();
   /** Settles once the subscribing connection is subscribed (messages published before may be missed). */
   readonly ready: Promise<void>;
 
@@ -37,13 +37,19 @@ export class RedisEventBus implements EventBus {
       if (message) for (const listener of this.#listeners) listener(message);
     });
     this.ready = this.#subscriber.subscribe(this.#channel).then(() => undefined);
+    // ioredis subscribes again after a lost connection; what was published meanwhile never came
+    let connected = false;
+    this.#subscriber.on('ready', () => {
+      if (connected) for (const listener of this.#listeners) listener({ kind: 'gap' });
+      connected = true;
+    });
   }
 
   async publish(message: BusMessage): Promise<void> {
     await this.#publisher.publish(this.#channel, encodeMessage(message));
   }
 
-  subscribe(listener: (message: BusMessage) => void): () => void {
+  subscribe(listener: (message: BusMessage | GapMessage) => void): () => void {
     this.#listeners.add(listener);
     return () => void this.#listeners.delete(listener);
   }

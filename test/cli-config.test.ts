@@ -19,12 +19,12 @@ function dirWith(files: Record<string, string>): string {
 describe('loadConfig', () => {
   test('reads api-config.yml and the data file next to it', async () => {
     const dir = dirWith({
-      'api-config.yml': 'port: 9090\ndataFile: ./data.json\ndatabaseName: crm\nappKeys: [web]\nsession: { idleTimeoutMinutes: 5 }\nloginLimit: { perUser: 2 }\n',
+      'api-config.yml': 'port: 9090\ndataFile: ./data.json\ndatabaseName: crm\nappKeys: [web]\nsession: { idleTimeoutMinutes: 5 }\nloginLimit: { perUser: 2 }\nevents: { retainMinutes: 1 }\n',
       'data.json': JSON.stringify({ objects: [{ '~ClassName': 'User', Name: 'bob', _password: USERS.bob, _licences: ['crm'] }] }),
     });
     const config = loadConfig({}, dir);
     expect(config.port).toBe(9090);
-    expect(config.options).toMatchObject({ databaseName: 'crm', appKeys: ['web'], session: { idleTimeoutMs: 300_000 }, loginLimit: { perUser: 2 } });
+    expect(config.options).toMatchObject({ databaseName: 'crm', appKeys: ['web'], session: { idleTimeoutMs: 300_000 }, loginLimit: { perUser: 2 }, events: { retainMs: 60_000 } });
     const service = createService({ ...config.options, users: { passwordIterations: 1000 } });
     await service.ready;
     const result = await call(service, 'POST', '/v1/login', { json: loginBody('bob', USERS.bob), headers: { appkey: 'web' } });

@@ -1,25 +1,35 @@
 // One of several odbrest instances behind one address: sessions, counters and one-time values in
-// Redis, objects in PostgreSQL, and the secrets every instance must share from the environment.
+// Redis, objects, file bytes and change events in PostgreSQL, and the secrets every instance must
+// share from the environment.
 //   REDIS_URL, DATABASE_URL, ODBREST_JWT_SECRET (32+ characters), ODBREST_PORT, ODBREST_SERVER_KEY_FILE
+//   ODBREST_BLOBS=file:<folder>  file bytes in a folder every instance mounts (default: in PostgreSQL)
+//   ODBREST_CONFIG=<file>        access rules, two-factor policies and the other options of api-config.yml
 // Start as many as you like with the same variables (and their own ports); see "Running several
-// instances" in docs/stores.md.
+// instances" in docs/stores.md. `npm run soak` runs two of them under faults (docs/operations.md).
 import { createService, importObjects } from 'odbrest';
+import { FolderBlobStore } from 'odbrest/file-store';
 import { loadConfig, readSeedFile, serve } from 'odbrest/node';
-import { PostgresObjectStore } from 'odbrest/postgres';
+import { PostgresBlobStore, PostgresEventBus, PostgresObjectStore } from 'odbrest/postgres';
 import { RedisKeyValueStore } from 'odbrest/redis';
 
 const config = loadConfig(process.env);
 if (!config.options.session?.jwtSecret) throw new Error('set ODBREST_JWT_SECRET: every instance must sign tokens with the same key');
 
-const store = new PostgresObjectStore({ connectionString: process.env.DATABASE_URL, table: 'odbrest_demo_store' });
+const connectionString = process.env.DATABASE_URL;
+const store = new PostgresObjectStore({ connectionString, table: 'odbrest_demo_store' });
 const kv = new RedisKeyValueStore({ url: process.env.REDIS_URL, prefix: 'odbrest-demo:' });
+// A file uploaded through one instance is downloaded through another: its bytes live where all reach.
+const folder = config.file.files?.blobs?.url.startsWith('file:') ? config.file.files.blobs.url.slice('file:'.length) : undefined;
+const blobs = folder ? await FolderBlobStore.open({ path: folder }) : new PostgresBlobStore({ connectionString, table: 'odbrest_demo_blobs' });
+// A write on one instance reaches the event subscribers of every instance (LISTEN/NOTIFY).
+const bus = new PostgresEventBus({ connectionString, channel: 'odbrest_demo_events' });
 // The demo database goes into PostgreSQL once, by whichever instance finds it empty (ids are fixed,
 // so two instances doing it at the same time write the same objects).
 if ((await store.count('User')) === 0) {
   await importObjects(store, readSeedFile(new URL('../demo-data.json', import.meta.url).pathname));
 }
 
-const service = createService({ ...config.options, store, kv });
+const service = createService({ ...config.options, store, kv, files: { ...config.options.files, blobs }, events: { ...config.options.events, bus } });
 const server = await serve(service, { port: config.port, hostname: config.hostname });
 console.log(`odbrest instance ${process.pid} listening on http://localhost:${server.address().port}`);
 for (const signal of ['SIGINT', 'SIGTERM']) {

@@ -3,7 +3,7 @@
  * reconnecting with backoff and `Last-Event-ID`; on a secure session every event is checked and
  * decrypted, and an unsigned one ends the subscription with an error.
  */
-import { OdbRestError, OdbRestProtocolError } from './errors.js';
+import { OdbRestError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal } from './errors.js';
 import type { SecureChannel } from './secure-channel.js';
 
 /** One subscription: a class with the listing's query (a JSON query object or query text), or one object. */
@@ -74,8 +74,10 @@ export function subscribeEvents(connector: EventConnector, subscriptions: EventS
         opened = await connector.connect(query, lastEventId, controller.signal);
       } catch (error) {
         if (controller.signal.aborted) return;
-        if (error instanceof OdbRestError && (error.internalStatus === '201' || error.internalStatus === '204') && (await connector.relogin(error))) continue;
-        if (!(error instanceof OdbRestError && (error.internalStatus === '429' || error.internalStatus === '503')) && !isNetworkError(error)) throw error;
+        // a secure session's refusals come unsigned (OdbRestUnauthenticatedRefusal): logging in again or waiting is still safe
+        const code = error instanceof OdbRestError || error instanceof OdbRestUnauthenticatedRefusal ? error.internalStatus : undefined;
+        if ((code === '201' || code === '204') && (await connector.relogin(error))) continue;
+        if (code !== '429' && code !== '503' && !isNetworkError(error)) throw error;
         await sleep(Math.max(delay, ((error as OdbRestError).retryAfter ?? 0) * 1000), controller.signal);
         delay = Math.min(maxDelay, delay * 2);
         continue;

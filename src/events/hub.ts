@@ -21,7 +21,7 @@ import type { StoredObject } from '../storage/types.js';
 import { InProcessBus } from './bus.js';
 import { valueKey } from './subscriptions.js';
 import { EventSealer, EventStream } from './stream.js';
-import type { BusMessage, ChangeEvents, ChangeMessage, EventBus, EventOptions, Subscription, WrittenChange } from './types.js';
+import type { BusMessage, ChangeEvents, ChangeMessage, EventBus, EventOptions, GapMessage, Subscription, WrittenChange } from './types.js';
 
 type EventType = 'create' | 'update' | 'delete' | 'enter' | 'leave';
 
@@ -93,6 +93,12 @@ export class EventHub implements ChangeEvents {
   #retaining = false;
   #logStart = 0;
   readonly #streams = new Set<EventStream>();
+  /**
+   * Streams opened whose start (the replay of what they missed) has not run yet: messages the queue
+   * handles before it are in the log, so they reach such a stream through the replay, in order, not
+   * live ahead of it.
+   */
+  readonly #starting = new Set<EventStream>();
   readonly #bySession = new Map<string, Set<EventStream>>();
   readonly #byClass = new Map<string, ClassIndex>();
   readonly #byObject = new Map<string, Set<EventStream>>();
@@ -119,15 +125,19 @@ export class EventHub implements ChangeEvents {
     ctx.sessions.onEnd((sessionId) => this.#publish({ kind: 'end', sessionId }));
   }
 
-  /** Publishes a write that happened (called by the write path's `afterWrite`). */
-  publish(change: WrittenChange): void {
+  /** Publishes a write that happened (the write path's `afterWrite` awaits it before the write is answered). */
+  publish(change: WrittenChange): Promise<void> {
     const id = (change.object ?? change.before)?.id;
-    if (id === undefined) return;
-    this.#publish({ kind: 'change', action: change.action, className: change.className, id, before: change.before, object: change.object });
+    if (id === undefined) return Promise.resolve();
+    return this.#publish({ kind: 'change', action: change.action, className: change.className, id, before: change.before, object: change.object });
   }
 
-  #publish(message: BusMessage): void {
-    this.#bus.publish(message).catch((error: unknown) => this.#ctx.onError(error));
+  #publish(message: BusMessage): Promise<void> {
+    return this.#bus.publish(message).catch((error: unknown) => {
+      this.#ctx.onError(error);
+      // the other instances' hubs may never hear of this write; this one's streams at least re-read
+      if (message.kind === 'change') this.#enqueue(() => this.#gap());
+    });
   }
 
   async close(): Promise<void> {
@@ -157,6 +167,7 @@ export class EventHub implements ChangeEvents {
     void request;
     const stream = new EventStream({ session, request: this.#eventsRequest, subscriptions, maxPendingBytes: this.#maxPending, sealer, onClose: (closed) => this.#remove(closed) });
     this.#add(stream);
+    this.#starting.add(stream);
     this.#retaining = true;
     this.#enqueue(() => this.#start(stream, lastEventId));
     return new Response(stream.body, {
@@ -173,6 +184,7 @@ export class EventHub implements ChangeEvents {
 
   /** Runs in the queue: replays what `lastEventId` missed (or says `reset`), then a first comment. */
   async #start(stream: EventStream, lastEventId: string | undefined): Promise<void> {
+    this.#starting.delete(stream);
     stream.comment('odbrest events');
     if (lastEventId === undefined) return;
     const seq = this.#seqOf(lastEventId);
@@ -201,7 +213,8 @@ export class EventHub implements ChangeEvents {
     this.#queue = this.#queue.then(task).catch((error: unknown) => this.#ctx.onError(error));
   }
 
-  async #receive(message: BusMessage): Promise<void> {
+  async #receive(message: BusMessage | GapMessage): Promise<void> {
+    if (message.kind === 'gap') return this.#gap();
     if (message.kind === 'end') {
       for (const stream of [...(this.#bySession.get(message.sessionId) ?? [])]) await stream.end(ENDED);
       return;
@@ -216,6 +229,17 @@ export class EventHub implements ChangeEvents {
     const streams = this.#candidates(change);
     for (const stream of this.#byObject.get(change.id) ?? []) streams.add(stream);
     if (streams.size > 0) await this.#deliver(streams, change, seq);
+  }
+
+  /**
+   * Messages may have been lost (the bus's connection was down): every stream gets `reset`, and the
+   * retained events are dropped, so a client resuming from before the gap gets `reset` too.
+   */
+  async #gap(): Promise<void> {
+    const seq = ++this.#seq;
+    for (let i = this.#logStart; i < this.#log.length; i++) this.#log[i] = undefined;
+    this.#logStart = this.#log.length;
+    await Promise.all([...this.#streams].map((stream) => stream.event('reset', this.#id(seq), '{}')));
   }
 
   /** The streams of the change's class its filters may concern (through their equality index), and those of its object. */
@@ -254,7 +278,7 @@ export class EventHub implements ChangeEvents {
     const sends: Promise<void>[] = [];
     for (const stream of streams) {
       // the filters first, synchronously: most streams of a class are not concerned by a given write
-      if (stream.closed || !stream.subscriptions.some((subscription) => concerns(subscription, message.object) || concerns(subscription, message.before))) continue;
+      if (stream.closed || this.#starting.has(stream) || !stream.subscriptions.some((subscription) => concerns(subscription, message.object) || concerns(subscription, message.before))) continue;
       let view = views.get(stream.session.id);
       if (!view) views.set(stream.session.id, (view = new SessionView(this.#ctx, stream.request, stream.session, message)));
       sends.push(this.#deliverOne(stream, view, message, id));
@@ -293,6 +317,7 @@ export class EventHub implements ChangeEvents {
 
   #remove(stream: EventStream): void {
     this.#streams.delete(stream);
+    this.#starting.delete(stream);
     remove(this.#bySession, stream.session.id, stream);
     for (const subscription of stream.subscriptions) {
       if (subscription.objectId !== undefined) remove(this.#byObject, subscription.objectId, stream);

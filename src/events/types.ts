@@ -45,7 +45,11 @@ export interface WrittenChange {
 
 /** Realtime events as the routes see them: the write path publishes every write, `GET /v1/events` opens streams. */
 export interface ChangeEvents {
-  publish(change: WrittenChange): void;
+  /**
+   * Resolves once the bus took the change (never rejects): a write is answered only then, so a later
+   * write of the same object, on any instance, reaches every subscriber after it.
+   */
+  publish(change: WrittenChange): Promise<void>;
   /** The stream's `Response` (`429`/`503` beyond the limits); with `lastEventId`, what it missed first. */
   open(request: ApiRequest, session: Session, subscriptions: Subscription[], lastEventId: string | undefined): Promise<Response>;
   /** Ends every stream and closes the bus. */
@@ -61,14 +65,22 @@ export interface EndMessage {
 export type BusMessage = ChangeMessage | EndMessage;
 
 /**
+ * Told by a bus to its own instance's listeners (never sent to others) when messages may have been
+ * lost: its connection was down and is back. Each hub then tells its streams `reset` (PROTOCOL.md 8).
+ */
+export interface GapMessage {
+  kind: 'gap';
+}
+
+/**
  * Carries messages to every instance sharing the store, the publishing one included, in the order
  * one instance published them. Implementations: `InProcessBus` (one instance), `PostgresEventBus`
  * (`odbrest/postgres`, LISTEN/NOTIFY) and `RedisEventBus` (`odbrest/redis`, pub/sub).
  */
 export interface EventBus {
   publish(message: BusMessage): Promise<void>;
-  /** Calls `listener` with every message from now on; returns the function that stops it. */
-  subscribe(listener: (message: BusMessage) => void): () => void;
+  /** Calls `listener` with every message from now on, and a `gap` where some may be missing; returns the function that stops it. */
+  subscribe(listener: (message: BusMessage | GapMessage) => void): () => void;
   close?(): Promise<void>;
 }
 

@@ -25,6 +25,26 @@ function rewritingFetch(service: Service, rewrite: (body: ReadableStream<Uint8Ar
   return fetchFn;
 }
 
+/** A fetch whose first event stream breaks (a reset connection) right after its first `create`; `cut` is called then. */
+function cutAfterFirstCreate(service: Service, cut: () => void) {
+  return rewritingFetch(service, (body, nth) => {
+    if (nth > 0) return body;
+    const reader = body.getReader();
+    return new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { value, done } = await reader.read();
+        if (done) return controller.close();
+        controller.enqueue(value);
+        if (new TextDecoder().decode(value).includes('event: create')) {
+          await reader.cancel();
+          controller.error(new Error('connection reset'));
+          cut();
+        }
+      },
+    });
+  });
+}
+
 describe('client.subscribe', () => {
   test('as an async iterator: the event holds the object getObject reads', async () => {
     const service = await demoService({ access: demoAccess });
@@ -101,22 +121,7 @@ describe('client.subscribe', () => {
   test('reconnects with Last-Event-ID after a cut connection, losing nothing', async () => {
     const service = await demoService({ access: demoAccess });
     let cut!: () => void;
-    const cutting = rewritingFetch(service, (body, nth) => {
-      if (nth > 0) return body;
-      const reader = body.getReader();
-      return new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          const { value, done } = await reader.read();
-          if (done) return controller.close();
-          controller.enqueue(value);
-          if (new TextDecoder().decode(value).includes('event: create')) {
-            await reader.cancel();
-            controller.error(new Error('connection reset'));
-            cut();
-          }
-        },
-      });
-    });
+    const cutting = cutAfterFirstCreate(service, () => cut());
     const odb = clientOf(service, cutting);
     await odb.login(alice);
     const cutDone = new Promise<void>((resolve) => (cut = resolve));
@@ -131,6 +136,28 @@ describe('client.subscribe', () => {
     expect((await iterator.next()).value).toMatchObject({ type: 'create', objectId: b['~ObjectID'] });
     expect(cutting.streams).toBe(2);
     expect(cutting.lastIds).toEqual([null, (await first).value!.id]);
+    subscription.close();
+  });
+
+  test('with relogin, a secure subscription whose session ended while it was away logs in again and goes on (the soak saw it stop)', async () => {
+    const service = await demoService({ access: demoAccess });
+    const other = clientOf(service);
+    await other.login(alice);
+    let cut!: () => void;
+    const cutting = cutAfterFirstCreate(service, () => cut());
+    const odb = createClient({ baseUrl: 'http://odbrest.test/', appKey: APP_KEY, fetch: cutting, relogin: true });
+    await odb.loginSecure(alice);
+    const cutDone = new Promise<void>((resolve) => (cut = resolve));
+    const subscription = odb.subscribe([{ className: 'Customer' }], { minDelayMs: 300 });
+    const iterator = subscription[Symbol.asyncIterator]();
+    const first = iterator.next();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await other.createObject('Customer', { Name: 'Before the cut' });
+    await first;
+    await cutDone;
+    await other.accounts.endOtherSessions(); // the secure session ends while its stream is away: it reconnects to an unsigned 201
+    const b = await other.createObject('Customer', { Name: 'After the new login' });
+    expect((await iterator.next()).value).toMatchObject({ type: 'create', objectId: b['~ObjectID'] });
     subscription.close();
   });
 });

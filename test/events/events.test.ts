@@ -72,6 +72,19 @@ describe('GET /v1/events', () => {
     await events.close();
   });
 
+  it('moving an object to the recycle bin sends delete, restoring it create (the soak saw no event for a restore)', async () => {
+    const s = await service();
+    const alice = await login(s, 'alice');
+    const id = await create(s, alice, { Name: 'Recycled KG', City: 'Bremen' });
+    const events = await stream(s, alice, [{ className: 'Customer', query: { City: 'Bremen' } }]);
+    expect((await call(s, 'DELETE', `/v1/object/${id}?moveToRecycler=true`, { headers: { sessionId: alice } })).status).toBe(200);
+    expect(await events.next()).toMatchObject({ event: 'delete', json: { '~ObjectID': id } });
+    const restored = await call(s, 'POST', `/v1/recycleBin/${id}/restore`, { headers: { sessionId: alice } });
+    expect(restored.status, restored.text).toBe(200);
+    expect(await events.next()).toMatchObject({ event: 'create', json: { '~ObjectID': id, object: restored.body.data } });
+    await events.close();
+  });
+
   it('users of different groups see only what they may read: create, enter, update, leave, delete', async () => {
     const s = await service();
     const alice = await login(s, 'alice');
@@ -154,6 +167,42 @@ describe('GET /v1/events', () => {
     expect((await foreign.next()).event).toBe('reset');
     await foreign.close();
     expect(a).not.toBe(b);
+  });
+
+  it('a stream resuming while earlier events are still being sent gets what it missed in order (the soak saw an object go back)', async () => {
+    let gate: Promise<void> | undefined;
+    let entered!: () => void;
+    const s = await service({
+      access: {
+        rules: RULES.rules,
+        // an event about "Held" waits while the gate is shut, so the queue behind it waits too
+        authorize: async (context, question) => {
+          if (gate && question.object?.fields.Name === 'Held' && new URL(context.request.url).pathname === '/v1/events') {
+            entered();
+            await gate;
+          }
+          return true;
+        },
+      },
+    });
+    const alice = await login(s, 'alice');
+    const first = await stream(s, alice, [{ className: 'Customer' }]);
+    await create(s, alice, { Name: 'Before' });
+    const seen = await first.next();
+    await first.close();
+    let open!: () => void;
+    gate = new Promise<void>((resolve) => (open = resolve));
+    const sending = new Promise<void>((resolve) => (entered = resolve));
+    const busy = await stream(s, alice, [{ className: 'Customer' }]);
+    const held = await create(s, alice, { Name: 'Held' });
+    await sending; // its event is on its way to `busy`
+    const after = await create(s, alice, { Name: 'After' }); // its event waits behind it
+    const resumed = await stream(s, alice, [{ className: 'Customer' }], { 'last-event-id': seen.id! });
+    gate = undefined;
+    open();
+    expect([(await resumed.next()).json['~ObjectID'], (await resumed.next()).json['~ObjectID']]).toEqual([held, after]);
+    expect((await busy.next()).json['~ObjectID']).toBe(held);
+    await Promise.all([resumed.close(), busy.close()]);
   });
 
   it('Last-Event-ID resumes on an instance that had writes before its first stream (the log starts with the first stream)', async () => {

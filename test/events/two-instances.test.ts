@@ -3,6 +3,7 @@
  * with the bus through PostgreSQL LISTEN/NOTIFY and through Redis pub/sub: a write on one instance
  * reaches subscribers on the other, as each session may see it; a logout on one ends the stream on the other.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createService, importObjects, type EventBus, type Service } from '../../src/index.js';
 import { PostgresEventBus, PostgresObjectStore } from '../../stores/postgres.js';
@@ -20,8 +21,14 @@ const access = {
     question.action !== 'read' || question.object?.fields.Vip !== true || (await context.user())?.id === 'USR00001',
 };
 
-const buses: Array<[string, (run: string) => EventBus & { ready: Promise<void> }]> = [
-  ['PostgreSQL LISTEN/NOTIFY', (run) => new PostgresEventBus({ connectionString: DATABASE_URL, channel: `odbrest_events_${run}` })],
+/** The connections of an instance's PostgreSQL bus carry its name, so that a test can end them. */
+const named = (name: string) => {
+  const url = new URL(DATABASE_URL);
+  url.searchParams.set('application_name', name);
+  return url.href;
+};
+const buses: Array<[string, (run: string, instance: string) => EventBus & { ready: Promise<void> }]> = [
+  ['PostgreSQL LISTEN/NOTIFY', (run, instance) => new PostgresEventBus({ connectionString: named(`odbrest_bus_${run}_${instance}`), channel: `odbrest_events_${run}` })],
   ['Redis pub/sub', (run) => new RedisEventBus({ url: REDIS_URL, channel: `odbrest-events:${run}` })],
 ];
 
@@ -31,25 +38,35 @@ describe.runIf(available).each(buses)('two instances, events through %s', (name,
   const prefix = `odbrest-events:${run}:`;
   let a: Service;
   let b: Service;
+  /** Holds back each publish of instance A this long (0: not at all). */
+  let slowPublishMs = 0;
 
   beforeAll(async () => {
     const seed = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'objects' });
     await importObjects(seed, demoData(), 1000);
     await seed.close();
-    const instance = async () => {
-      const bus = makeBus(run);
+    const instance = async (name: string) => {
+      const bus = makeBus(run, name);
+      const held: EventBus = {
+        publish: async (message) => {
+          if (name === 'a' && slowPublishMs > 0) await new Promise((resolve) => setTimeout(resolve, slowPublishMs));
+          return bus.publish(message);
+        },
+        subscribe: (listener) => bus.subscribe(listener),
+        close: () => bus.close!(),
+      };
       const service = createService({
         store: new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'objects' }),
         kv: new RedisKeyValueStore({ url: REDIS_URL, prefix }),
         access,
-        events: { bus },
+        events: { bus: held },
         users: { passwordIterations: 1000 },
         onError: (error) => console.error(error),
       });
       await Promise.all([service.ready, bus.ready]);
       return service;
     };
-    [a, b] = [await instance(), await instance()];
+    [a, b] = [await instance('a'), await instance('b')];
   });
 
   afterAll(async () => {
@@ -93,6 +110,40 @@ describe.runIf(available).each(buses)('two instances, events through %s', (name,
     const names = [];
     for (let i = 0; i <= 10; i++) names.push((await events.next()).json.object.Name);
     expect(names).toEqual(Array.from({ length: 11 }, (_, i) => `n${i}`));
+    await events.close();
+  });
+
+  it('a write is answered once its event is on the bus, so the next write of the object, on the other instance, arrives after it', async () => {
+    const alice = await login(a, 'alice');
+    const events = await stream(b, alice, [{ className: 'Customer', query: { City: 'Held' } }]);
+    const id = (await call(b, 'POST', '/v1/object/Customer', { headers: { sessionId: alice }, json: { Name: 'n0', City: 'Held' } })).body.data['~ObjectID'];
+    slowPublishMs = 100; // A's bus is slow; B's is not
+    try {
+      for (let i = 1; i <= 6; i++) await call(i % 2 ? a : b, 'PATCH', `/v1/object/${id}`, { headers: { sessionId: alice }, json: { Name: `n${i}` } });
+    } finally {
+      slowPublishMs = 0;
+    }
+    const names = [];
+    for (let i = 0; i <= 6; i++) names.push((await events.next()).json.object.Name);
+    expect(names).toEqual(Array.from({ length: 7 }, (_, i) => `n${i}`));
+    await events.close();
+  });
+
+  it.runIf(name.startsWith('PostgreSQL'))('a stream is told reset when its instance stopped listening for a while, then goes on', async () => {
+    const alice = await login(a, 'alice');
+    const events = await stream(a, alice, [{ className: 'Customer', query: { City: 'Gap' } }]);
+    const admin = new pg.Client({ connectionString: DATABASE_URL });
+    await admin.connect();
+    // the server ends A's bus connections (a restart, a failover, an administrator): what B publishes meanwhile never reaches A
+    const { rows } = await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [`odbrest_bus_${run}_a`]);
+    await admin.end();
+    expect(rows.length).toBeGreaterThan(0);
+    await call(b, 'POST', '/v1/object/Customer', { headers: { sessionId: alice }, json: { Name: 'maybe missed', City: 'Gap' } });
+    let event = await events.next();
+    if (event.event === 'create') event = await events.next(); // it may have got through before the connection went
+    expect(event.event).toBe('reset');
+    const id = (await call(b, 'POST', '/v1/object/Customer', { headers: { sessionId: alice }, json: { Name: 'after', City: 'Gap' } })).body.data['~ObjectID'];
+    expect(await events.next()).toMatchObject({ event: 'create', json: { '~ObjectID': id } });
     await events.close();
   });
 

@@ -154,6 +154,7 @@ export const RUNNERS: ReadonlyArray<{ name: string; file: string; claims: (block
   { name: 'external login', file: 'test/readme-cluster-oauth.test.ts', claims: (block) => block.section === 'Trying it with curl against a local provider' },
   { name: 'several instances', file: 'test/readme-cluster-oauth.test.ts', claims: (block) => block.section === 'Running several instances' },
   { name: 'realtime', file: 'test/events/readme-events.test.ts', claims: (block) => block.section === 'Realtime' },
+  { name: 'soak', file: 'test/soak.test.ts', claims: (block) => block.section === 'Soak under faults' },
 ];
 
 /** The shell blocks a runner claims, in the documentation's order. */

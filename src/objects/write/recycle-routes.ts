@@ -8,6 +8,7 @@ import type { Route } from '../../http/router.js';
 import { formatStoreTime, objectAnswer, setAnswer } from '../read/index.js';
 import { emptyBin, recycledOf, restore } from './recycle.js';
 import { validName } from '../names.js';
+import { afterWrite } from './write-path.js';
 
 export function recycleRoutes(ctx: WriteContext): Route[] {
   return [
@@ -39,7 +40,10 @@ export function recycleRoutes(ctx: WriteContext): Route[] {
       answer: 'the restored object, serialized as GET /v1/object/{id} answers it',
       handler: async (request) => {
         const restored = await restore(ctx, request.session!.principalId, validName(request.params.id!, 'object id'));
-        return objectAnswer(ctx, request, ctx.guard(request), restored);
+        const guard = ctx.guard(request);
+        // back in every read: to subscribers (and the host's afterWrite) a restore is the object's creation
+        await afterWrite({ ctx, request, guard }, { action: 'create', className: restored.className, object: restored });
+        return objectAnswer(ctx, request, guard, restored);
       },
     },
     {

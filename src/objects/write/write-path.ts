@@ -41,7 +41,7 @@ export async function beforeWrite(writer: Writer, change: WriteChange): Promise<
 
 /** What follows every write that happened: its change event (PROTOCOL.md 8) and the host's `afterWrite`. */
 export async function afterWrite(writer: Writer, result: WriteResult): Promise<void> {
-  writer.ctx.events.publish(result);
+  await writer.ctx.events.publish(result);
   await writer.ctx.writeHooks.afterWrite?.(writer.ctx.macroContext(writer.request), result);
 }
 
