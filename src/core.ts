@@ -94,8 +94,9 @@ export class Core {
       if (route.appKey !== false) this.ctx.checkAppKey(request.headers);
       checkBatchItem(request, route);
       decodeQb64(request);
-      if (route.auth !== 'none') request.session = await authorize(this.ctx, request, route);
-      return answered(await route.handler(request));
+      if (route.auth === 'none') return answered(await route.handler(request));
+      const session = (request.session = await authorize(this.ctx, request, route));
+      return answered(await this.ctx.sessions.consistent(this.ctx.store, session, () => route.handler(request)));
     } catch (error) {
       return answered(errorReply(toApiError(error, this.ctx.onError)));
     }

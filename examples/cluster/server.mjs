@@ -2,7 +2,8 @@
 // Redis, objects in PostgreSQL, and the secrets every instance must share from the environment.
 //   REDIS_URL, DATABASE_URL, ODBREST_JWT_SECRET (32+ characters), ODBREST_PORT, ODBREST_SERVER_KEY_FILE
 // Start as many as you like with the same variables (and their own ports); see "Running several
-// instances" in docs/stores.md.
+// instances" in docs/stores.md. A session reads its own writes back on every instance (the store's
+// default cache consistency, `session`; docs/scaling.md says what each consistency promises and costs).
 import { createService, importObjects } from 'odbrest';
 import { loadConfig, readSeedFile, serve } from 'odbrest/node';
 import { PostgresObjectStore } from 'odbrest/postgres';
