@@ -13,6 +13,7 @@ import {
 } from '../src/index.js';
 import { checkIdentifiers, hash, inTransaction, onConnection, openPool, type PostgresPoolOptions } from './pg-common.js';
 import { DEFAULT_CACHE, NOTIFY_ALL_ABOVE, RowCache, type PostgresCacheOptions } from './pg-cache.js';
+import { Replicas, type PostgresReplicaOptions } from './pg-replicas.js';
 import { positionOf, POSITION_SQL, SessionScopes } from './session-scope.js';
 import { checkIndexedFields, countLockKey, createSql, EXISTING_SQL, upgradeSql, type Existing, type TableNames } from './postgres-schema.js';
 import { containment, orderKeys, Params, textFunctionSql, whereSql } from './postgres-sql.js';
@@ -40,6 +41,15 @@ export interface PostgresObjectStoreOptions extends PostgresPoolOptions {
    * pool). Default on: 10,000 objects, 32 MiB. `false` reads every object from PostgreSQL.
    */
   cache?: PostgresCacheOptions | false;
+  /**
+   * PostgreSQL streaming replicas of the primary (`postgres://` URLs, or pools of your own) that
+   * answer listings and totals: a session's read goes to one that has replayed the session's writes
+   * and keeps up with the primary (`replica.maxLagMs`), else to the primary; reads outside any session
+   * go to the primary. A replica that fails is skipped and tried again later (docs/scaling.md).
+   */
+  replicas?: ReadonlyArray<string | pg.Pool>;
+  /** How the replicas are checked. */
+  replica?: PostgresReplicaOptions;
 }
 
 /**
@@ -105,6 +115,7 @@ export class PostgresObjectStore implements ObjectStore {
   readonly #starts = new PageStarts();
   readonly #cache: RowCache | undefined;
   readonly #scopes = new SessionScopes();
+  readonly #replicas: Replicas | undefined;
   /** Whether a session's writes tell their position (only something that reads it needs it). */
   readonly #positions: boolean;
   #setup: Promise<void> | undefined;
@@ -129,8 +140,11 @@ export class PostgresObjectStore implements ObjectStore {
       const connection: pg.ClientConfig = options.pool?.options ?? { connectionString: options.connectionString, connectionTimeoutMillis: options.connectTimeoutMs ?? 2000 };
       this.#cache = new RowCache(options.cache ?? DEFAULT_CACHE, connection, this.#channel(), (work) => this.#scopes.outside(work));
     }
-    this.#positions = this.#cache?.consistency === 'session';
-    // only a cache in `session` consistency reads the position (the request context costs every request some CPU)
+    if (options.replicas?.length) {
+      this.#replicas = new Replicas(options.replicas, options, this.#pool, options.replica ?? {}, (work) => this.#scopes.outside(work));
+    }
+    this.#positions = this.#cache?.consistency === 'session' || this.#replicas !== undefined;
+    // only a cache in `session` consistency and replicas read the position (the request context costs every request some CPU)
     if (this.#positions) this.inSession = (position, work, wrote) => this.#scopes.run(position, work, wrote);
   }
 
@@ -173,7 +187,7 @@ export class PostgresObjectStore implements ObjectStore {
 
   async find(query: FindQuery): Promise<FindResult> {
     const listing = this.#listingSql(query);
-    const rows = await this.#query<ListingRow>(listing.sql, listing.params);
+    const rows = await this.#read<ListingRow>(listing.sql, listing.params);
     const head = rows[0]!;
     const total = Number(head.total);
     if (listing.filterKey !== undefined && head.cached === null) await this.#cacheCount(query, listing.filterKey, head.v, total);
@@ -192,7 +206,7 @@ export class PostgresObjectStore implements ObjectStore {
   }
 
   async classNames(): Promise<string[]> {
-    const rows = await this.#query<{ class_name: string }>(`SELECT DISTINCT class_name FROM ${this.#table} ORDER BY class_name`, []);
+    const rows = await this.#read<{ class_name: string }>(`SELECT DISTINCT class_name FROM ${this.#table} ORDER BY class_name`, []);
     return rows.map((row) => row.class_name);
   }
 
@@ -441,6 +455,7 @@ export class PostgresObjectStore implements ObjectStore {
 
   async close(): Promise<void> {
     await this.#cache?.close();
+    await this.#replicas?.close();
     if (this.#ownsPool) await this.#pool.end();
   }
 
@@ -556,6 +571,14 @@ export class PostgresObjectStore implements ObjectStore {
     return (await (write ? this.#write(run) : this.#run(run))).rows;
   }
 
+  /** Runs a listing's statement on a replica fit for the session (`Replicas.read`), or on the primary. */
+  async #read<T extends object>(text: string, values: unknown[]): Promise<T[]> {
+    if (!this.#replicas) return this.#query<T>(text, values);
+    await this.#ensureSchema();
+    const run = (client: pg.PoolClient) => client.query<T>({ text, values });
+    return (await this.#replicas.read(this.#scopes.floor(), run, () => this.#run(run))).rows;
+  }
+
   /**
    * Runs a write on a pooled connection; in a session's request, then reads the WAL position there
    * (after the commit: an instance that has applied the notifications past it has applied the write's).
@@ -636,4 +659,5 @@ function refuseValue(error: unknown): never {
 export { PostgresBlobStore, BLOB_CHUNK_BYTES, type PostgresBlobStoreOptions } from './blob-postgres.js';
 export type { PostgresPoolOptions } from './pg-common.js';
 export type { PostgresCacheEvent, PostgresCacheOptions } from './pg-cache.js';
+export type { PostgresReplicaOptions } from './pg-replicas.js';
 export { PostgresEventBus, NOTIFY_PAYLOAD_LIMIT, type PostgresEventBusOptions } from './pg-events.js';
