@@ -7,6 +7,16 @@ export const APP_KEY = 'bench';
 
 export const demoData = () => JSON.parse(readFileSync(new URL('../examples/demo-data.json', import.meta.url), 'utf8'));
 
+/** Whether `check` (a connection attempt) succeeds. */
+export async function reachable(check) {
+  try {
+    await check();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export const median = (values) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
 
 export const ALICE_LOGIN = JSON.stringify({ user: 'alice', pass: clientPassValue('alice-secret'), appNames: ['crm'] });

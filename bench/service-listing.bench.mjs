@@ -106,9 +106,9 @@ async function onPostgres(admin) {
     const service = createService({ store, access: demoRules, users: { passwordIterations: 1 } });
     await service.ready;
     const list = await lister(service);
-    // the same table through a store whose cache of objects read by id answers without first
-    // syncing with the change feed (`consistency: 'eventual'`): the share of those round trips (one per
-    // level of references, `read-your-writes`, the default) in the service's time
+    // the same table through a store whose cache of objects read by id never waits for the change
+    // feed (`consistency: 'eventual'`): against the default `session`, whose reads of a session that
+    // never wrote wait for nothing either (`strong` would wait one round trip per level of references)
     const eventualStore = new PostgresObjectStore({ pool: storePool, schema, table: 'objects', indexedFields: ['City', 'Revenue'], cache: { consistency: 'eventual' } });
     const eventual = createService({ store: eventualStore, access: demoRules, users: { passwordIterations: 1 } });
     await eventual.ready;

@@ -13,20 +13,11 @@ import { createService, MemoryObjectStore } from '../dist/index.js';
 import { FileObjectStore } from '../dist/file-store.js';
 import { PostgresObjectStore } from '../dist/postgres.js';
 import { RedisKeyValueStore } from '../dist/redis.js';
-import { demoData, loggedInGet } from './common.mjs';
+import { demoData, loggedInGet, reachable } from './common.mjs';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const RUN = `${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
-
-async function reachable(check) {
-  try {
-    await check();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export default async function bench({ opsPerSecond }) {
   const rows = [];

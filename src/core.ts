@@ -121,7 +121,8 @@ export class Core {
           ? route.handler(request)
           : andThen(authorize(this.ctx, request, route), (session) => {
               request.session = session;
-              return route.handler(request);
+              // a store that reads session positions (issue 37) records the session's writes; others answer at once
+              return this.ctx.sessions.consistent(this.ctx.store, session, () => route.handler(request));
             });
       return isPending(answer) ? answer.then(answered, failed) : answered(answer);
     } catch (error) {

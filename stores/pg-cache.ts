@@ -6,25 +6,38 @@
  */
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
+import { positionOf } from './session-scope.js';
 
 export interface PostgresCacheOptions {
   /** Most objects kept. Default 10,000. */
   maxObjects?: number;
   /** Most bytes kept (the JSON text of the fields plus a fixed overhead per object). Default 32 MiB. */
   maxBytes?: number;
-  /** Told when the cache starts listening, goes deaf (and is cleared), or evicts on a change; for metrics and tests. */
+  /**
+   * Told when the cache starts listening, goes deaf (and is cleared), evicts on a change, or a read
+   * waits for a round trip on the listening connection before it answers from the cache; for metrics and tests.
+   */
   onEvent?: (event: PostgresCacheEvent) => void;
   /**
-   * `read-your-writes` (default): before an object is answered from the cache, one round trip on the
-   * listening connection, sent after the read began, brings in every notification committed before
-   * it, so a write answered by any instance is never read back older, whichever instance reads.
-   * `eventual` (weaker, opt-in): answers from the cache at once, so for the moment a notification
-   * takes to arrive, another instance may read an object as it was before a write it already answered.
+   * What a read answered from the cache reflects (docs/scaling.md):
+   * - `session` (default): every write of the reading session, whichever instance answered it. A
+   *   session's writes record their WAL position with the session (`ObjectStore.inSession`); a read
+   *   answers from the cache at once when the notifications this instance applied have passed that
+   *   position, and otherwise after one round trip on the listening connection. Another session's
+   *   write is seen once its notification arrived (the notification lag). Reads outside any session
+   *   (the service's own, events) are answered as in `strong`.
+   * - `strong`: every write answered anywhere before the read began: one round trip on the listening
+   *   connection per read, sent after the read began (shared by the reads waiting meanwhile).
+   *   `read-your-writes` is its earlier name.
+   * - `eventual`: at once; another instance's write is seen once its notification arrived, also by
+   *   the session that wrote it.
    */
-  consistency?: 'read-your-writes' | 'eventual';
+  consistency?: CacheConsistency;
 }
 
-export type PostgresCacheEvent = { kind: 'listening' } | { kind: 'deaf'; error?: Error } | { kind: 'changed'; id?: string };
+export type CacheConsistency = 'session' | 'strong' | 'eventual' | 'read-your-writes';
+
+export type PostgresCacheEvent = { kind: 'listening' } | { kind: 'deaf'; error?: Error } | { kind: 'changed'; id?: string } | { kind: 'waited' };
 
 /** A row as the store reads it. */
 export interface CachedRow {
@@ -47,6 +60,11 @@ const RETRY_LAST_MS = 5000;
  * firewall or a dead peer dropped without closing it, which would otherwise leave the cache deaf.
  */
 const HEARTBEAT_MS = 5000;
+/**
+ * A round trip on the listening connection: the WAL position, then (a later snapshot, in the same
+ * transaction) the writing transactions in progress; notifications are delivered before its answer.
+ */
+const FEED_SQL = 'SELECT pg_current_wal_insert_lsn()::text AS lsn; SELECT pg_current_snapshot()::text AS snapshot';
 
 export interface FeedHandlers {
   listening: () => void;
@@ -69,8 +87,11 @@ export class RowCache {
   readonly #fills = new Set<Fill>();
   readonly #onEvent: (event: PostgresCacheEvent) => void;
   readonly #feed: ChangeFeed;
+  readonly #outside: <T>(work: () => T) => T;
 
-  constructor(options: PostgresCacheOptions, connection: pg.ClientConfig, channel: string) {
+  /** `outside` runs its work outside any request's context: the listening connection is opened there. */
+  constructor(options: PostgresCacheOptions, connection: pg.ClientConfig, channel: string, outside: <T>(work: () => T) => T = (work) => work()) {
+    this.#outside = outside;
     const maxObjects = options.maxObjects ?? DEFAULT_CACHE.maxObjects;
     const maxBytes = options.maxBytes ?? DEFAULT_CACHE.maxBytes;
     for (const [name, value] of Object.entries({ maxObjects, maxBytes })) {
@@ -79,9 +100,11 @@ export class RowCache {
     // `maxSize` counts bytes; objects are bounded by a check on insert (lru-cache's `max` would allocate all its slots up front).
     this.#rows = new LRUCache<string, CachedRow>({ maxSize: maxBytes, sizeCalculation: rowBytes });
     this.#maxObjects = maxObjects;
-    const consistency = options.consistency ?? 'read-your-writes';
-    if (consistency !== 'read-your-writes' && consistency !== 'eventual') throw new Error('PostgresObjectStore: cache.consistency must be "read-your-writes" or "eventual"');
-    this.#synced = consistency === 'read-your-writes';
+    const consistency = options.consistency ?? 'session';
+    if (!['session', 'strong', 'eventual', 'read-your-writes'].includes(consistency)) {
+      throw new Error('PostgresObjectStore: cache.consistency must be "session", "strong" or "eventual"');
+    }
+    this.consistency = consistency === 'read-your-writes' ? 'strong' : consistency;
     this.#onEvent = options.onEvent ?? (() => undefined);
     this.#feed = new ChangeFeed(connection, channel, {
       listening: () => this.#onEvent({ kind: 'listening' }),
@@ -98,27 +121,40 @@ export class RowCache {
   }
 
   readonly #maxObjects: number;
-  readonly #synced: boolean;
+  readonly consistency: 'session' | 'strong' | 'eventual';
 
   /**
    * The cached rows of `ids` (by id; absent ones are to be fetched), while listening; starts listening
-   * on first use. In `read-your-writes` mode, only after a round trip on the listening connection sent
-   * after this call (one for all reads that begin meanwhile): notifications committed before the read
-   * began have then evicted what they changed.
+   * on first use. `floor` is the position the read must reflect (`SessionScopes.floor`: `undefined`
+   * for a session that never wrote, `null` outside any session). A round trip on the listening
+   * connection, sent after this call (one for all reads that begin meanwhile), comes first in
+   * `strong` mode, and in `session` mode unless this instance has already applied the notifications
+   * up to a position past `floor`: notifications committed before then have evicted what they changed.
+   * `synced` is told when such a round trip came first.
    */
-  async read(ids: readonly string[]): Promise<Map<string, CachedRow>> {
+  async read(ids: readonly string[], floor: string | undefined | null, synced?: () => void): Promise<Map<string, CachedRow>> {
     const found = new Map<string, CachedRow>();
     if (!this.#feed.listening) {
-      this.#feed.start();
+      this.#outside(() => this.#feed.start());
       return found;
     }
     if (!ids.some((id) => this.#rows.has(id))) return found; // nothing to answer from the cache: no wait
-    if (this.#synced && !(await this.#feed.sync())) return found;
+    if (this.#mustSync(floor)) {
+      this.#onEvent({ kind: 'waited' });
+      if (!(await this.#feed.sync())) return found;
+      synced?.();
+    }
     for (const id of ids) {
       const row = this.#rows.get(id);
       if (row) found.set(id, row);
     }
     return found;
+  }
+
+  #mustSync(floor: string | undefined | null): boolean {
+    if (this.consistency === 'eventual') return false;
+    if (this.consistency === 'strong' || floor === null) return true;
+    return floor !== undefined && !this.#feed.reached(floor);
   }
 
   /**
@@ -185,9 +221,16 @@ export class ChangeFeed {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #heartbeat: ReturnType<typeof setInterval> | undefined;
   listening = false;
-  /** Reads waiting for the next round trip, and whether it is scheduled. */
-  #waiting: Array<(synced: boolean) => void> = [];
-  #scheduled = false;
+  /**
+   * The WAL position answered by the last round trip on the listening connection (`positionOf`), and
+   * whether no writing transaction was in progress just after it was read. Every transaction that
+   * wrote WAL before that position and was complete then has had its notifications handled.
+   */
+  #applied: { position: string; exact: boolean } | undefined;
+  /** The next round trip for `sync`, not yet sent: reads that begin meanwhile share it. */
+  #next: Promise<boolean> | undefined;
+  /** The last round trip on the listening connection: one at a time (pg queues overlapping queries, and is to stop doing so). */
+  #chain: Promise<unknown> = Promise.resolve();
 
   constructor(connection: pg.ClientConfig, channel: string, on: FeedHandlers) {
     this.#connection = connection;
@@ -205,30 +248,48 @@ export class ChangeFeed {
    * Resolves `true` after a round trip on the listening connection that was sent after this call:
    * PostgreSQL delivers every notification committed before that query before its answer (and `pg`
    * handles each before the query resolves). `false` when the connection is not listening, or lost.
-   * The reads of one turn of the event loop share one round trip.
+   * The reads that call it while a round trip is waiting to be sent share that one.
    */
   sync(): Promise<boolean> {
-    return new Promise((resolve) => {
-      this.#waiting.push(resolve);
-      if (this.#scheduled) return;
-      this.#scheduled = true;
-      queueMicrotask(() => this.#flush());
-    });
+    const client = this.#client;
+    if (!client || !this.listening) return Promise.resolve(false);
+    const next = (this.#next ??= this.#round(client, () => {
+      if (this.#next === next) this.#next = undefined; // sent: later reads need the next one
+    }).then(
+      () => this.listening && this.#client === client,
+      () => false,
+    ));
+    return next;
   }
 
-  #flush(): void {
-    const batch = this.#waiting;
-    this.#waiting = [];
-    this.#scheduled = false;
-    const client = this.#client;
-    const done = (synced: boolean) => {
-      for (const resolve of batch) resolve(synced);
-    };
-    if (!client || !this.listening) return done(false);
-    client.query('SELECT 1').then(
-      () => done(this.listening && this.#client === client),
-      () => done(false),
-    );
+  /**
+   * Whether the notifications of every write that a session saw answered, and whose position it then
+   * read (`POSITION_SQL`, after the commit), at or before `position`, have been handled. A position
+   * read before the last round trip's is passed; an equal one too when no writing transaction was in
+   * progress just after that round trip read it (a commit whose WAL is written but that is still
+   * being completed could otherwise share that position, its notifications not yet deliverable).
+   */
+  reached(position: string): boolean {
+    const applied = this.#applied;
+    return applied !== undefined && (applied.position > position || (applied.exact && applied.position === position));
+  }
+
+  /** One round trip on `client`, after the one in flight; `sending` is called as it is sent. Raises `applied`. */
+  #round(client: pg.Client, sending?: () => void): Promise<void> {
+    const run = this.#chain
+      .then(() => {
+        sending?.();
+        return client.query(FEED_SQL) as unknown as Promise<[pg.QueryResult<{ lsn: string }>, pg.QueryResult<{ snapshot: string }>]>;
+      })
+      .then(([lsn, snapshot]) => {
+        // "xmin:xmax:" lists no transaction in progress
+        if (this.#client !== client || !this.listening) return;
+        const position = positionOf(lsn.rows[0]!.lsn);
+        const exact = snapshot.rows[0]!.snapshot.endsWith(':') || (this.#applied?.position === position && this.#applied.exact);
+        this.#applied = { position, exact };
+      });
+    this.#chain = run.catch(() => undefined);
+    return run;
   }
 
   async close(): Promise<void> {
@@ -252,6 +313,8 @@ export class ChangeFeed {
       this.#client = undefined;
       const wasListening = this.listening;
       this.listening = false;
+      this.#next = undefined;
+      this.#applied = undefined;
       clearInterval(this.#heartbeat);
       client.end().catch(() => undefined);
       if (wasListening) this.#on.deaf(error);
@@ -272,7 +335,7 @@ export class ChangeFeed {
     if (lost || this.#client !== client) return;
     this.listening = true;
     this.#retryMs = RETRY_FIRST_MS;
-    this.#heartbeat = setInterval(() => void client.query('SELECT 1').catch(lose), HEARTBEAT_MS);
+    this.#heartbeat = setInterval(() => void this.#round(client).catch(lose), HEARTBEAT_MS);
     this.#heartbeat.unref?.();
     this.#on.listening();
   }

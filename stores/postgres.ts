@@ -15,6 +15,8 @@ import {
 } from '../src/index.js';
 import { checkIdentifiers, hash, inTransaction, onConnection, openPool, type PostgresPoolOptions } from './pg-common.js';
 import { DEFAULT_CACHE, NOTIFY_ALL_ABOVE, RowCache, type PostgresCacheOptions } from './pg-cache.js';
+import { Replicas, type PostgresReplicaOptions } from './pg-replicas.js';
+import { positionOf, POSITION_SQL, SessionScopes } from './session-scope.js';
 import { checkIndexedFields, countLockKey, createSql, EXISTING_SQL, refsFunction, upgradeSql, type Existing, type TableNames } from './postgres-schema.js';
 import { containment, orderKeys, Params, textFunctionSql, whereSql } from './postgres-sql.js';
 
@@ -41,6 +43,15 @@ export interface PostgresObjectStoreOptions extends PostgresPoolOptions {
    * pool). Default on: 10,000 objects, 32 MiB. `false` reads every object from PostgreSQL.
    */
   cache?: PostgresCacheOptions | false;
+  /**
+   * PostgreSQL streaming replicas of the primary (`postgres://` URLs, or pools of your own) that
+   * answer listings and totals: a session's read goes to one that has replayed the session's writes
+   * and keeps up with the primary (`replica.maxLagMs`), else to the primary; reads outside any session
+   * go to the primary. A replica that fails is skipped and tried again later (docs/scaling.md).
+   */
+  replicas?: ReadonlyArray<string | pg.Pool>;
+  /** How the replicas are checked. */
+  replica?: PostgresReplicaOptions;
 }
 
 /**
@@ -105,6 +116,10 @@ export class PostgresObjectStore implements ObjectStore {
   readonly #now: () => number;
   readonly #starts = new PageStarts();
   readonly #cache: RowCache | undefined;
+  readonly #scopes = new SessionScopes();
+  readonly #replicas: Replicas | undefined;
+  /** Whether a session's writes tell their position (only something that reads it needs it). */
+  readonly #positions: boolean;
   #setup: Promise<void> | undefined;
 
   constructor(options: PostgresObjectStoreOptions = {}) {
@@ -125,12 +140,26 @@ export class PostgresObjectStore implements ObjectStore {
     ({ pool: this.#pool, owned: this.#ownsPool } = openPool(options));
     if (options.cache !== false) {
       const connection: pg.ClientConfig = options.pool?.options ?? { connectionString: options.connectionString, connectionTimeoutMillis: options.connectTimeoutMs ?? 2000 };
-      this.#cache = new RowCache(options.cache ?? DEFAULT_CACHE, connection, this.#channel());
+      this.#cache = new RowCache(options.cache ?? DEFAULT_CACHE, connection, this.#channel(), (work) => this.#scopes.outside(work));
     }
+    if (options.replicas?.length) {
+      this.#replicas = new Replicas(options.replicas, options, this.#pool, options.replica ?? {}, (work) => this.#scopes.outside(work));
+    }
+    this.#positions = this.#cache?.consistency === 'session' || this.#replicas !== undefined;
+    // only a cache in `session` consistency and replicas read the position (the request context costs every request some CPU)
+    if (this.#positions) this.inSession = (position, work, wrote) => this.#scopes.run(position, work, wrote);
   }
 
+  /**
+   * Session consistency (`ObjectStore.inSession`), with the cache's `session` consistency (the
+   * default): reads by id answer from the cache once this instance applied the notifications past
+   * the session's position, and a write made in `work` tells `wrote` its WAL position, read on its
+   * connection after it committed.
+   */
+  readonly inSession?: <T>(position: string | undefined, work: () => Promise<T>, wrote: (position: string) => Promise<void>) => Promise<T>;
+
   async get(id: string): Promise<StoredObject | undefined> {
-    const cached = (await this.#cache?.read([id]))?.get(id);
+    const cached = (await this.#cacheRead([id]))?.get(id);
     if (cached) return toObject(cached);
     const fetch = () => this.#query<Row>(`SELECT id, class_name, store_time, body FROM ${this.#table} WHERE id = $1`, [id], 'get');
     const rows = await (this.#cache ? this.#cache.fill(fetch) : fetch());
@@ -139,7 +168,7 @@ export class PostgresObjectStore implements ObjectStore {
 
   async getMany(ids: readonly string[]): Promise<StoredObject[]> {
     if (ids.length === 0) return [];
-    const byId = new Map<string, Row>(this.#cache ? await this.#cache.read(ids) : undefined);
+    const byId = new Map<string, Row>(await this.#cacheRead(ids));
     const missing = ids.filter((id) => !byId.has(id));
     if (missing.length > 0) {
       const fetch = () => this.#query<Row>(`SELECT id, class_name, store_time, body FROM ${this.#table} WHERE id = ANY($1::text[])`, [missing], 'get_many');
@@ -151,9 +180,16 @@ export class PostgresObjectStore implements ObjectStore {
     });
   }
 
+  /** The cached rows of `ids`, as fresh as the session needs (`RowCache.read`). */
+  async #cacheRead(ids: readonly string[]): Promise<Map<string, Row> | undefined> {
+    if (!this.#cache) return undefined;
+    const floor = this.#scopes.floor();
+    return this.#cache.read(ids, floor, floor ? () => this.#scopes.passed(floor) : undefined);
+  }
+
   async find(query: FindQuery): Promise<FindResult> {
     const listing = this.#listingSql(query);
-    const rows = await this.#query<ListingRow>(listing.sql, listing.params);
+    const rows = await this.#read<ListingRow>(listing.sql, listing.params);
     const head = rows[0]!;
     const total = Number(head.total);
     // Remembering the total saves later listings a count; failing to (a deadlock with another listing
@@ -174,7 +210,7 @@ export class PostgresObjectStore implements ObjectStore {
   }
 
   async classNames(): Promise<string[]> {
-    const rows = await this.#query<{ class_name: string }>(`SELECT DISTINCT class_name FROM ${this.#table} ORDER BY class_name`, []);
+    const rows = await this.#read<{ class_name: string }>(`SELECT DISTINCT class_name FROM ${this.#table} ORDER BY class_name`, []);
     return rows.map((row) => row.class_name);
   }
 
@@ -315,7 +351,7 @@ export class PostgresObjectStore implements ObjectStore {
     const expected = input.ifStoreTime;
     const now = importedTimeOf(input) ?? Math.floor(this.#now() / 1000) * 1000;
     const write = async (purpose: string, sql: string, id: string, extra: unknown[] = []) => {
-      const rows = await this.#query<{ store_time: string }>(sql, [id, input.className, now, json, ...extra], purpose).catch(refuseValue);
+      const rows = await this.#query<{ store_time: string }>(sql, [id, input.className, now, json, ...extra], purpose, true).catch(refuseValue);
       return rows[0] && { id, className: input.className, storeTime: Number(rows[0].store_time), fields: JSON.parse(json) as StoredObject['fields'] };
     };
     const insert = `INSERT INTO ${this.#table} (id, class_name, store_time, data, body) VALUES ($1, $2, $3, $4::text::jsonb, $4::text)`;
@@ -369,7 +405,7 @@ export class PostgresObjectStore implements ObjectStore {
     const now = Math.floor(this.#now() / 1000) * 1000;
     const table = this.#table;
     try {
-      return await this.#run((client) =>
+      return await this.#write((client) =>
         inTransaction(client, async () => {
           const out: StoredObject[] = new Array(inputs.length);
           const conditional = inputs.flatMap((input, i) => (typeof input.ifStoreTime === 'number' && input.id !== undefined ? [i] : []));
@@ -443,7 +479,7 @@ export class PostgresObjectStore implements ObjectStore {
 
   async delete(id: string): Promise<boolean> {
     try {
-      const result = await this.#run((client) => client.query({ name: this.#statement('delete'), text: `DELETE FROM ${this.#table} WHERE id = $1`, values: [id] }));
+      const result = await this.#write((client) => client.query({ name: this.#statement('delete'), text: `DELETE FROM ${this.#table} WHERE id = $1`, values: [id] }));
       return result.rowCount === 1;
     } finally {
       this.#cache?.evict(id);
@@ -464,6 +500,7 @@ export class PostgresObjectStore implements ObjectStore {
 
   async close(): Promise<void> {
     await this.#cache?.close();
+    await this.#replicas?.close();
     if (this.#ownsPool) await this.#pool.end();
   }
 
@@ -573,9 +610,31 @@ export class PostgresObjectStore implements ObjectStore {
    * connection, they save PostgreSQL parsing and planning on the hot path. Listings stay unprepared,
    * so each is planned for its actual filter (a generic plan cannot judge a filter's selectivity).
    */
-  async #query<T extends object>(text: string, values: unknown[], prepared?: string): Promise<T[]> {
+  async #query<T extends object>(text: string, values: unknown[], prepared?: string, write = false): Promise<T[]> {
     const name = prepared && this.#statement(prepared);
-    return (await this.#run((client) => client.query<T>({ name, text, values }))).rows;
+    const run = (client: pg.PoolClient) => client.query<T>({ name, text, values });
+    return (await (write ? this.#write(run) : this.#run(run))).rows;
+  }
+
+  /** Runs a listing's statement on a replica fit for the session (`Replicas.read`), or on the primary. */
+  async #read<T extends object>(text: string, values: unknown[]): Promise<T[]> {
+    if (!this.#replicas) return this.#query<T>(text, values);
+    await this.#ensureSchema();
+    const run = (client: pg.PoolClient) => client.query<T>({ text, values });
+    return (await this.#replicas.read(this.#scopes.floor(), run, () => this.#run(run))).rows;
+  }
+
+  /**
+   * Runs a write on a pooled connection; in a session's request, then reads the WAL position there
+   * (after the commit: an instance that has applied the notifications past it has applied the write's).
+   */
+  #write<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    if (!this.#positions || !this.#scopes.active()) return this.#run(work);
+    return this.#run(async (client) => {
+      const result = await work(client);
+      this.#scopes.wrote(positionOf((await client.query<{ lsn: string }>(POSITION_SQL)).rows[0]!.lsn));
+      return result;
+    });
   }
 
   /** A statement name unique to this table (names are per connection, and a pool may serve several stores). */
@@ -645,4 +704,5 @@ function refuseValue(error: unknown): never {
 export { PostgresBlobStore, BLOB_CHUNK_BYTES, type PostgresBlobStoreOptions } from './blob-postgres.js';
 export type { PostgresPoolOptions } from './pg-common.js';
 export type { PostgresCacheEvent, PostgresCacheOptions } from './pg-cache.js';
+export type { PostgresReplicaOptions } from './pg-replicas.js';
 export { PostgresEventBus, NOTIFY_PAYLOAD_LIMIT, type PostgresEventBusOptions } from './pg-events.js';

@@ -3,12 +3,18 @@
  * connection per instance that SUBSCRIBEs. Redis delivers a channel's messages in the order it took
  * them, and one connection sends this instance's in order, so each object's writes keep their order.
  */
-import { Redis } from 'ioredis';
+import { Cluster, Redis, type ClusterNode } from 'ioredis';
 import { decodeMessage, encodeMessage, type BusMessage, type EventBus, type GapMessage } from '../src/index.js';
 
 export interface RedisEventBusOptions {
   /** `redis://` or `rediss://` URL. Default `redis://127.0.0.1:6379`. */
   url?: string;
+  /**
+   * The nodes of a Redis Cluster, instead of `url` (any of them; the rest are discovered). The bus
+   * then uses sharded pub/sub (SPUBLISH, SSUBSCRIBE, Redis 7): the channel lives on the one node of its
+   * slot, which takes every message in turn, so the order holds as on a single server.
+   */
+  nodes?: ClusterNode[];
   /** The channel. Default `odbrest:events`; every instance of one service uses the same. */
   channel?: string;
   /** Called with connection errors (both connections reconnect by themselves). */
@@ -16,9 +22,11 @@ export interface RedisEventBusOptions {
 }
 
 export class RedisEventBus implements EventBus {
-  readonly #publisher: Redis;
-  readonly #subscriber: Redis;
+  readonly #publisher: Redis | Cluster;
+  readonly #subscriber: Redis | Cluster;
   readonly #channel: string;
+  /** On a cluster: sharded pub/sub. */
+  readonly #sharded: boolean;
   readonly #listeners = new Set<(message: BusMessage | GapMessage) => void>();
   /** Settles once the subscribing connection is subscribed (messages published before may be missed). */
   readonly ready: Promise<void>;
@@ -27,16 +35,23 @@ export class RedisEventBus implements EventBus {
     const url = options.url ?? 'redis://127.0.0.1:6379';
     this.#channel = options.channel ?? 'odbrest:events';
     const report = (error: Error) => options.onConnectionError?.(error);
-    this.#publisher = new Redis(url, { maxRetriesPerRequest: 1, retryStrategy: (attempt) => Math.min(50 * attempt, 1000) });
-    this.#subscriber = new Redis(url, { retryStrategy: (attempt) => Math.min(50 * attempt, 1000) });
+    const retryStrategy = (attempt: number) => Math.min(50 * attempt, 1000);
+    if (options.nodes) {
+      this.#publisher = new Cluster(options.nodes, { clusterRetryStrategy: retryStrategy, redisOptions: { maxRetriesPerRequest: 1 } });
+      this.#subscriber = new Cluster(options.nodes, { clusterRetryStrategy: retryStrategy, shardedSubscribers: true });
+    } else {
+      this.#publisher = new Redis(url, { maxRetriesPerRequest: 1, retryStrategy });
+      this.#subscriber = new Redis(url, { retryStrategy });
+    }
     this.#publisher.on('error', report);
     this.#subscriber.on('error', report);
-    this.#subscriber.on('message', (channel: string, payload: string) => {
+    this.#sharded = options.nodes !== undefined;
+    this.#subscriber.on(this.#sharded ? 'smessage' : 'message', (channel: string, payload: string) => {
       if (channel !== this.#channel) return;
       const message = decodeMessage(payload);
       if (message) for (const listener of this.#listeners) listener(message);
     });
-    this.ready = this.#subscriber.subscribe(this.#channel).then(() => undefined);
+    this.ready = (this.#sharded ? this.#subscriber.ssubscribe(this.#channel) : this.#subscriber.subscribe(this.#channel)).then(() => undefined);
     // ioredis subscribes again after a lost connection; what was published meanwhile never came
     let connected = false;
     this.#subscriber.on('ready', () => {
@@ -46,7 +61,8 @@ export class RedisEventBus implements EventBus {
   }
 
   async publish(message: BusMessage): Promise<void> {
-    await this.#publisher.publish(this.#channel, encodeMessage(message));
+    const payload = encodeMessage(message);
+    await (this.#sharded ? this.#publisher.spublish(this.#channel, payload) : this.#publisher.publish(this.#channel, payload));
   }
 
   subscribe(listener: (message: BusMessage | GapMessage) => void): () => void {

@@ -2,10 +2,14 @@
 // Redis, objects, file bytes and change events in PostgreSQL, and the secrets every instance must
 // share from the environment.
 //   REDIS_URL, DATABASE_URL, ODBREST_JWT_SECRET (32+ characters), ODBREST_PORT, ODBREST_SERVER_KEY_FILE
+//   DATABASE_REPLICA_URLS=<url,url>  PostgreSQL streaming replicas for listings (optional)
 //   ODBREST_BLOBS=file:<folder>  file bytes in a folder every instance mounts (default: in PostgreSQL)
 //   ODBREST_CONFIG=<file>        access rules, two-factor policies and the other options of api-config.yml
 // Start as many as you like with the same variables (and their own ports); see "Running several
 // instances" in docs/stores.md. `npm run soak` runs two of them under faults (docs/operations.md).
+// A session reads its own writes back on every instance (the store's default cache consistency,
+// `session`; docs/scaling.md says what each consistency promises and costs). Listings go to the
+// replicas while they keep up; the store checks them and skips one that lags or fails.
 import { createService, importObjects } from 'odbrest';
 import { FolderBlobStore } from 'odbrest/file-store';
 import { loadConfig, readSeedFile, serve } from 'odbrest/node';
@@ -16,7 +20,8 @@ const config = loadConfig(process.env);
 if (!config.options.session?.jwtSecret) throw new Error('set ODBREST_JWT_SECRET: every instance must sign tokens with the same key');
 
 const connectionString = process.env.DATABASE_URL;
-const store = new PostgresObjectStore({ connectionString, table: 'odbrest_demo_store' });
+const replicas = process.env.DATABASE_REPLICA_URLS?.split(',').filter(Boolean);
+const store = new PostgresObjectStore({ connectionString, replicas, table: 'odbrest_demo_store' });
 const kv = new RedisKeyValueStore({ url: process.env.REDIS_URL, prefix: 'odbrest-demo:' });
 // A file uploaded through one instance is downloaded through another: its bytes live where all reach.
 const folder = config.file.files?.blobs?.url.startsWith('file:') ? config.file.files.blobs.url.slice('file:'.length) : undefined;

@@ -4,7 +4,7 @@ import { andThen, type MaybePromise } from '../maybe.js';
 import { ApiError } from '../http/errors.js';
 import { randomToken } from '../storage/ids.js';
 import { kvKeys } from '../storage/keys.js';
-import type { KeyValueStore } from '../storage/types.js';
+import type { KeyValueStore, ObjectStore } from '../storage/types.js';
 
 /** How a session was made; it accepts only that kind of credential (PROTOCOL.md 2.3). */
 export type SessionKind = 'session' | 'token' | 'secure';
@@ -28,6 +28,11 @@ export interface Session {
   twoFactorSetupOnly?: true;
   /** Where the login came from, for the user's list of sessions (PROTOCOL.md 2.8). */
   client?: SessionClient;
+  /**
+   * What the session's writes reached in the object store (`ObjectStore.inSession`): every instance
+   * answers its reads with at least those writes. Absent before its first write.
+   */
+  position?: string;
 }
 
 /** The client address and the login body's `device` member of the login that made a session. */
@@ -233,6 +238,25 @@ export class SessionStore {
       found = undefined;
     }
     throw new ApiError('503', 'session is too busy, retry later');
+  }
+
+  /**
+   * Runs `work`, a request of `session`, so that its reads reflect the session's writes on any instance
+   * (when the store supports it, `ObjectStore.inSession`), and keeps the position its writes reached
+   * in the session record before it settles (the next request, wherever it goes, reads it with the
+   * session: no extra round trip for reads).
+   */
+  consistent<T>(store: ObjectStore, session: Session, work: () => MaybePromise<T>): MaybePromise<T> {
+    if (!store.inSession) return work();
+    return store.inSession(session.position, async () => work(), async (position) => {
+      if (session.position !== undefined && session.position >= position) return;
+      try {
+        await this.update(session.id, (current) => (current.position !== undefined && current.position >= position ? current : { ...current, position }));
+      } catch (error) {
+        // the session ended meanwhile (a logout, the per-user cap): nothing to keep it for
+        if (!(error instanceof ApiError && error.code === '201')) throw error;
+      }
+    });
   }
 
   /** The parsed session this process last read or wrote, unless it has expired (the store is not asked). */

@@ -214,6 +214,16 @@ export interface ObjectStore {
    * only once. A store without it is written one object at a time.
    */
   putMany?(objects: readonly ObjectInput[]): Promise<StoredObject[]>;
+  /**
+   * Optional: session consistency for stores shared by several instances (docs/scaling.md). The
+   * service runs each request of a session as `inSession(position, work, wrote)`: `position` is what
+   * the session's writes reached (kept in its session record; `undefined` before its first write),
+   * and every read `work` makes, on any instance, reflects at least those writes. When `work` wrote,
+   * the store calls `wrote` with the position its writes reached, and waits for it, before it settles;
+   * the service keeps it in the session record. Positions are the store's own strings, which sort as
+   * the positions do (a later one sorts after). A store without it answers every read as it is.
+   */
+  inSession?<T>(position: string | undefined, work: () => Promise<T>, wrote: (position: string) => Promise<void>): Promise<T>;
   close?(): Promise<void>;
 }
 
