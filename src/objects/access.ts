@@ -34,6 +34,12 @@ export interface AccessOptions {
   /** Merged over the defaults class by class, action by action. */
   rules?: AccessRules;
   authorize?: Authorize;
+  /**
+   * The classes `authorize` narrows (it is asked about their objects only); absent: every class. The
+   * other classes are decided by the rules and per-object security alone, so their listings are
+   * answered a page at a time instead of asking `authorize` about every object of the class.
+   */
+  authorizeClasses?: readonly string[];
   /** The class of user groups, whose `Name`s per-object security entries may name (PROTOCOL.md 6.7). Default `UserGroup`. */
   groupClass?: string;
 }
@@ -70,8 +76,10 @@ export interface Guard {
   classReader(className: string): Promise<((object: StoredObject) => boolean | undefined) | undefined>;
   /** The session's principal id (for `self`). */
   readonly principalId: string | undefined;
-  /** Whether a host `authorize` narrows the rules (listings must then ask it per object). */
+  /** Whether a host `authorize` narrows the rules of any class. */
   readonly narrowed: boolean;
+  /** Whether the host's `authorize` decides objects of `className` (listings must then ask it per object). */
+  authorizes(className: string): boolean;
   /** Whether objects of `className` must be asked one by one: `authorize`, or objects with per-object security. */
   narrowedIn(className: string): Promise<boolean>;
   /**
@@ -87,6 +95,8 @@ export interface Guard {
 export class Access {
   readonly #rules: AccessRules;
   readonly #authorize: Authorize | undefined;
+  /** The classes `authorize` narrows; `undefined`: all. */
+  readonly #authorizeClasses: ReadonlySet<string> | undefined;
   readonly groupClass: string;
   readonly #guards = new WeakMap<ApiRequest, Guard>();
 
@@ -100,7 +110,13 @@ export class Access {
     for (const [name, rule] of Object.entries(options.rules ?? {})) rules[name] = { ...rules[name], ...rule };
     this.#rules = rules;
     this.#authorize = options.authorize;
+    this.#authorizeClasses = options.authorizeClasses && new Set(options.authorizeClasses);
     this.groupClass = options.groupClass ?? 'UserGroup';
+  }
+
+  /** Whether the host's `authorize` is asked about objects of `className`. */
+  #authorizes(className: string): boolean {
+    return this.#authorize !== undefined && (this.#authorizeClasses === undefined || this.#authorizeClasses.has(className));
   }
 
   /** Whether the rules name this class itself (not only through `"*"`). */
@@ -170,13 +186,13 @@ export class Access {
       const reach = await scope(action, className);
       const rights = object ? await objectRights(object) : undefined;
       if (!within(action, reach, rights, object)) return false;
-      return !this.#authorize || (await this.#authorize(context(), { action, className, object, fields, rightsControlKey })) === true;
+      return !this.#authorizes(className) || (await this.#authorize!(context(), { action, className, object, fields, rightsControlKey })) === true;
     };
     // Most reads are decided by the class rule alone (no group named, no per-object entries, no
     // `authorize`): answered without the awaits the general case needs, with the same checks.
     const may = (action: AccessAction, className: string, object?: StoredObject, fields?: Fields): Promise<boolean> => {
       const reach = ruleScope(action, className);
-      if (reach === undefined || this.#authorize || (object && securityEntries(object).length > 0)) return asked(action, className, object, fields);
+      if (reach === undefined || this.#authorizes(className) || (object && securityEntries(object).length > 0)) return asked(action, className, object, fields);
       return Promise.resolve(within(action, reach, undefined, object));
     };
     const secured = new Map<string, Promise<boolean>>();
@@ -187,7 +203,7 @@ export class Access {
     };
     // where the class rules alone decide (no `authorize`), an object without per-object security is answered at once
     const classReader = async (className: string) => {
-      if (this.#authorize) return undefined;
+      if (this.#authorizes(className)) return undefined;
       const reach = await scope('read', className);
       if (reach === 'none') return () => false;
       if (reach === 'self') return undefined;
@@ -200,7 +216,8 @@ export class Access {
       classReader,
       principalId: session?.principalId,
       narrowed: this.#authorize !== undefined,
-      narrowedIn: async (className) => this.#authorize !== undefined || (await hasSecured(className)),
+      authorizes: (className) => this.#authorizes(className),
+      narrowedIn: async (className) => this.#authorizes(className) || (await hasSecured(className)),
       pathReach: async (internalClasses) => {
         if (this.#authorize) return undefined;
         // the classes with a rule of their own, and the internal ones; every other class has the "*" rule
