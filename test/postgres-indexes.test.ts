@@ -1,7 +1,8 @@
 /** PostgreSQL answers listings through its indexes: checked on the plans of a table of 24,000 objects. */
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { FindQuery } from '../src/index.js';
+import { importObjects, type FindQuery, type FindResult } from '../src/index.js';
+import { call, demoData, demoService, login } from './helpers.js';
 import { PostgresObjectStore } from '../stores/postgres.js';
 import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from './support/servers.js';
 
@@ -135,6 +136,40 @@ describe.runIf(available)('PostgresObjectStore indexes', () => {
       expect(await ids({ orderBy: { field: 'Number', descending: true }, where: { Active: true }, offset: 500 })).toEqual(['Customer4998', 'Customer4996', 'Customer4994']);
     } finally {
       await indexed.close();
+    }
+  });
+
+  it("query text's = on a field the declared schema says holds no reference is plain equality, served by the field's btree", { timeout: 60_000 }, async () => {
+    /** The store as the service uses it, remembering the listings it is asked for. */
+    class Recording extends PostgresObjectStore {
+      readonly listings: FindQuery[] = [];
+      override find(query: FindQuery): Promise<FindResult> {
+        this.listings.push(query);
+        return super.find(query);
+      }
+    }
+    const recording = new Recording({ connectionString: DATABASE_URL, schema, table: 'objects', indexedFields: ['City', 'Number'] });
+    try {
+      // the demo's users, to log in with (their Employee references dangle: nothing here reads them)
+      await importObjects(recording, { objects: demoData().objects.filter((o) => o['~ClassName'] === 'User' || o['~ClassName'] === 'UserGroup') }, 1000);
+      await admin.query(`ANALYZE "${schema}".objects`);
+      const planOf = async (declared: boolean) => {
+        const service = await demoService({ store: recording, data: { objects: [] }, schema: declared ? { Customer: { fields: { City: 'string', Manager: { type: 'ref', class: 'Employee' } } } } : {} });
+        const sessionId = await login(service);
+        recording.listings.length = 0;
+        const query = encodeURIComponent(JSON.stringify({ queryString: 'City = "city 7"' }));
+        const answer = await call(service, 'GET', `/v1/objects/Customer?perPage=50&query=${query}`, { headers: { sessionId } });
+        expect(answer.body.data['~UnfilteredCount'], answer.text).toBe(60);
+        const listing = recording.listings.find((found) => found.className === 'Customer' && JSON.stringify(found.where).includes('City'))!;
+        const nodes = planNodes(await recording.explain(listing));
+        console.log(`query text =, ${declared ? 'declared string' : 'undeclared'}: ${JSON.stringify(listing.where)}: ${nodes.join(' < ')}`);
+        return nodes.join();
+      };
+      expect(await planOf(true)).toMatch(/Index (Only )?Scan on objects_f_City/);
+      // undeclared, the field might hold references: "=" also finds a reference to an object of that id (the GIN index)
+      expect(await planOf(false)).toMatch(/Bitmap Index Scan on objects_fields/);
+    } finally {
+      await recording.close();
     }
   });
 });

@@ -35,6 +35,12 @@ export interface AccessOptions {
   /** Merged over the defaults class by class, action by action. */
   rules?: AccessRules;
   authorize?: Authorize;
+  /**
+   * The classes `authorize` narrows (it is asked about their objects only); absent: every class. The
+   * other classes are decided by the rules and per-object security alone, so their listings are
+   * answered a page at a time instead of asking `authorize` about every object of the class.
+   */
+  authorizeClasses?: readonly string[];
   /** The class of user groups, whose `Name`s per-object security entries may name (PROTOCOL.md 6.7). Default `UserGroup`. */
   groupClass?: string;
 }
@@ -75,8 +81,10 @@ export interface Guard {
   classReader(className: string): MaybePromise<ClassReader | undefined>;
   /** The session's principal id (for `self`). */
   readonly principalId: string | undefined;
-  /** Whether a host `authorize` narrows the rules (listings must then ask it per object). */
+  /** Whether a host `authorize` narrows the rules of any class. */
   readonly narrowed: boolean;
+  /** Whether the host's `authorize` decides objects of `className` (listings must then ask it per object). */
+  authorizes(className: string): boolean;
   /** Whether objects of `className` must be asked one by one: `authorize`, or objects with per-object security. */
   narrowedIn(className: string): Promise<boolean>;
   /**
@@ -92,6 +100,8 @@ export interface Guard {
 export class Access {
   readonly #rules: AccessRules;
   readonly #authorize: Authorize | undefined;
+  /** The classes `authorize` narrows; `undefined`: all. */
+  readonly #authorizeClasses: ReadonlySet<string> | undefined;
   readonly groupClass: string;
   readonly #guards = new RequestMemo<Guard>();
 
@@ -105,7 +115,13 @@ export class Access {
     for (const [name, rule] of Object.entries(options.rules ?? {})) rules[name] = { ...rules[name], ...rule };
     this.#rules = rules;
     this.#authorize = options.authorize;
+    this.#authorizeClasses = options.authorizeClasses && new Set(options.authorizeClasses);
     this.groupClass = options.groupClass ?? 'UserGroup';
+  }
+
+  /** Whether the host's `authorize` is asked about objects of `className`. */
+  #authorizes(className: string): boolean {
+    return this.#authorize !== undefined && (this.#authorizeClasses === undefined || this.#authorizeClasses.has(className));
   }
 
   /** Whether the rules name this class itself (not only through `"*"`). */
@@ -175,8 +191,8 @@ export class Access {
     let macroContext: MacroContext | undefined;
     /** `authorize`'s answer (none: allowed), without a promise when it answers at once. */
     const authorized = (action: AccessAction, className: string, object?: StoredObject, fields?: Fields): MaybePromise<boolean> => {
-      if (!this.#authorize) return true;
-      return andThen(this.#authorize((macroContext ??= context()), { action, className, object, fields, rightsControlKey }), (answer) => answer === true);
+      if (!this.#authorizes(className)) return true;
+      return andThen(this.#authorize!((macroContext ??= context()), { action, className, object, fields, rightsControlKey }), (answer) => answer === true);
     };
     const asked = async (action: AccessAction, className: string, object?: StoredObject, fields?: Fields) => {
       const reach = await scope(action, className);
@@ -203,7 +219,7 @@ export class Access {
     const open: ClassReader = (object) => (securityEntries(object).length === 0 ? true : undefined);
     const classReaders = new Map<string, MaybePromise<ClassReader | undefined>>();
     const classReader = (className: string): MaybePromise<ClassReader | undefined> => {
-      if (this.#authorize) return undefined;
+      if (this.#authorizes(className)) return undefined;
       let reader = classReaders.get(className);
       if (reader === undefined && !classReaders.has(className)) {
         const reach = ruleScope('read', className);
@@ -220,7 +236,8 @@ export class Access {
       classReader,
       principalId: session?.principalId,
       narrowed: this.#authorize !== undefined,
-      narrowedIn: async (className) => this.#authorize !== undefined || (await hasSecured(className)),
+      authorizes: (className) => this.#authorizes(className),
+      narrowedIn: async (className) => this.#authorizes(className) || (await hasSecured(className)),
       pathReach: async (internalClasses) => {
         if (this.#authorize) return undefined;
         // the classes with a rule of their own, and the internal ones; every other class has the "*" rule

@@ -44,7 +44,7 @@ const ReferencedByQuerySchema = v.object({
   ...SERIALIZATION_PARAM,
 });
 
-/** The classes a session could read: declared, named in the rules, or holding objects (internal ones never). */
+/** The classes a session could read: declared, named in the rules, or holding objects (internal ones never): `isClass` of known-classes.ts, for all at once. */
 function classNames(ctx: ObjectsContext, counts: readonly ClassCount[]): string[] {
   const names = new Set([...ctx.schema.classNames, ...ctx.access.namedClasses(), ...counts.map((entry) => entry.className)]);
   return [...names].filter((name) => CLASS_NAME.test(name) && !ctx.internalClasses.has(name)).sort();

@@ -6,8 +6,9 @@ import { andThen } from '../maybe.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import { integerParam, parseQueryParams } from '../http/validate.js';
-import { DEFAULT_PER_PAGE, MAX_PER_PAGE, objectAnswer, parseSelection, selectPage, SERIALIZATION_PARAM, served, setAnswer } from './read/index.js';
-import { CLASS_NAME, checkClassName, validName } from './names.js';
+import { DEFAULT_PER_PAGE, MAX_PER_PAGE, objectAnswer, selectPage, SERIALIZATION_PARAM, served, setAnswer } from './read/index.js';
+import { checkClassName, validName } from './names.js';
+import { classSelection, isClass, requireClass } from './known-classes.js';
 import { bulkRoutes, lockRoutes, recycleRoutes, writeRoutes } from './write/index.js';
 import { classesRoutes } from './classes-routes.js';
 import { ObjectSet, ServedObject } from '../openapi/schemas.js';
@@ -24,29 +25,20 @@ const ListingQuerySchema = v.object({
 
 async function listing(ctx: ObjectsContext, request: ApiRequest, className: string): Promise<JsonReply> {
   const guard = ctx.guard(request);
-  const selection = parseSelection(className, parseQueryParams(ListingQuerySchema, request.searchParams));
+  const selection = classSelection(ctx, className, parseQueryParams(ListingQuerySchema, request.searchParams));
   const { objects, unfiltered } = await selectPage(ctx, request, guard, selection);
+  await requireClass(ctx, className, unfiltered);
   return setAnswer(ctx, request, guard, objects, unfiltered);
 }
 
-/** A listing's class name: a name that cannot be a class is `400` (any other class, even one without objects, lists). */
+/** A listing's class name: a name that cannot be a class is `400`. */
 function className(name: string): string {
   return checkClassName(validName(name, 'class name'), 'class name');
 }
 
-/**
- * Whether `GET /v1/object/{segment}` names a class (6.2: then it lists, an empty class as the empty
- * set): a class that is declared (`schema`), named in the access rules, or has objects. Any other
- * segment is an object id that is not there: `404`.
- */
-async function namesClass(ctx: ObjectsContext, segment: string): Promise<boolean> {
-  if (ctx.internalClasses.has(segment) || !CLASS_NAME.test(segment)) return false;
-  return ctx.schema.isDeclared(segment) || ctx.access.names(segment) || (await ctx.store.count(segment)) > 0;
-}
-
-/** `GET /v1/object/{segment}` where no object answers: the class's listing, or `404`. */
+/** `GET /v1/object/{segment}` where no object answers: the class's listing (6.2), or `404`. */
 async function classOrMissing(ctx: ObjectsContext, request: ApiRequest, segment: string): Promise<JsonReply> {
-  if (await namesClass(ctx, segment)) return listing(ctx, request, segment);
+  if (await isClass(ctx, segment)) return listing(ctx, request, segment);
   throw new ApiError('404', `no object or class ${segment}`);
 }
 
@@ -79,7 +71,7 @@ export function objectRoutes(ctx: ObjectsContext): Route[] {
       auth: 'objects',
       summary: 'The objects of a class, filtered, ordered and paged',
       query: ListingQuerySchema,
-      answer: 'a set: ~Count, ~UnfilteredCount and ~Elements (the serialized objects)',
+      answer: 'a set: ~Count, ~UnfilteredCount and ~Elements (the serialized objects); a class without objects is the empty set, a name that is no class 404',
       answerSchema: ObjectSet,
       errors: ['403', '404'],
       handler: (request) => listing(ctx, request, className(request.params.className!)),

@@ -201,3 +201,25 @@ export function compileListingQuery(params: QueryParams): CompiledQuery {
   if (query.folder) compiled.folder = query.folder;
   return compiled;
 }
+
+/**
+ * `where` with query text's `=` (`{$eq: v}`, which also matches a reference to the object with id
+ * `v`) turned into plain equality (`v`) on the fields `plain` names: those the declared schema says
+ * hold no reference. Same answer, but a store serves plain equality from the field's own index
+ * (PostgreSQL: the btree of an indexed field rather than the GIN index of all fields). Reference
+ * paths (`$match`) reach other classes and stay as they are.
+ */
+export function plainEquality(where: Where, plain: (field: string) => boolean): Where {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(where)) {
+    if (key === '$and' || key === '$or') out[key] = Array.isArray(value) ? value.map((item) => plainEquality(item as Where, plain)) : value;
+    else if (key === '$not') out[key] = typeof value === 'object' && value !== null && !Array.isArray(value) ? plainEquality(value as Where, plain) : value;
+    else if (!key.startsWith('$') && isOnlyEq(value) && plain(key)) out[key] = value.$eq;
+    else out[key] = value;
+  }
+  return out as Where;
+}
+
+function isOnlyEq(condition: unknown): condition is { $eq: string | number | boolean | null } {
+  return typeof condition === 'object' && condition !== null && !Array.isArray(condition) && Object.keys(condition).length === 1 && '$eq' in condition && isScalar((condition as { $eq: unknown }).$eq);
+}

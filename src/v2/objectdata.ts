@@ -9,9 +9,10 @@ import { JSON_TYPE, JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Guard } from '../objects/access.js';
-import { MAX_PER_PAGE, orderByOfText, parseSelection, parseSerialization, type SelectionParams, selectPage, type Serialization, serializedSet, served } from '../objects/read/index.js';
+import { MAX_PER_PAGE, orderByOfText, parseSerialization, type SelectionParams, selectPage, type Serialization, serializedSet, served } from '../objects/read/index.js';
 import { checkFieldName } from '../query/index.js';
 import { checkClassName } from '../objects/names.js';
+import { classSelection, requireClass } from '../objects/known-classes.js';
 import type { StoredObject } from '../storage/types.js';
 import { flag, passed, text } from './items.js';
 
@@ -84,8 +85,9 @@ function selectionOf(item: Selecting, where: string): SelectionParams {
 
 export async function byQuery(ctx: ObjectsContext, request: ApiRequest, guard: Guard, item: v.InferOutput<typeof ByQueryItem>, where: string): Promise<string> {
   const className = checkClassName(item.className, `${where}: className`);
-  const selection = parseSelection(className, selectionOf(item, where));
+  const selection = classSelection(ctx, className, selectionOf(item, where));
   const { objects, unfiltered } = await selectPage(ctx, request, guard, selection);
+  await requireClass(ctx, className, unfiltered, `${where}: `);
   return setData(ctx, request, guard, objects, unfiltered, item, where);
 }
 
@@ -104,6 +106,7 @@ export async function byId(ctx: ObjectsContext, request: ApiRequest, guard: Guar
   const ids = [...new Set(item.ids.map(String))].filter((id) => id !== '' && id.length <= 128);
   const found = new Map((await ctx.store.getMany(ids)).map((object) => [object.id, object]));
   const objects = await readable(ctx, guard, ids.map((id) => found.get(id)).filter((object) => object?.className === className));
+  await requireClass(ctx, className, objects.length, `${where}: `);
   return setData(ctx, request, guard, objects, objects.length, item, where);
 }
 
@@ -130,7 +133,7 @@ export async function byParentObject(ctx: ObjectsContext, request: ApiRequest, g
     // the children's own selection: the same query text, word search and order as any listing
     const classes = new Set(children.map((child) => child.className));
     if (classes.size > 1) throw new ApiError('400', `${where}: member ${clip(item.member)} holds objects of several classes (${[...classes].join(', ')}); query, order and seFulltext need one`);
-    const selection = parseSelection([...classes][0]!, { ...params, oids: children.map((child) => child.id) });
+    const selection = classSelection(ctx, [...classes][0]!, { ...params, oids: children.map((child) => child.id) });
     ({ objects, unfiltered } = await selectPage(ctx, request, guard, selection));
   }
   if (item.idList) return JSON.stringify({ '~Count': objects.length, '~UnfilteredCount': unfiltered, '~Elements': objects.map((object) => ({ '~ObjectID': object.id })) });

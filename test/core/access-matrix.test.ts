@@ -118,7 +118,7 @@ describe('references, filters and macros follow the rules', () => {
 
   test('authorize narrows per object, in listings too (counts included)', async () => {
     const service = await demoService({
-      access: { ...demoAccess, authorize: (_c, { className, object }) => className !== 'Customer' || object?.fields.City !== 'Berlin' },
+      access: { ...demoAccess, authorizeClasses: undefined, authorize: (_c, { className, object }) => className !== 'Customer' || object?.fields.City !== 'Berlin' },
     });
     const headers = { sessionId: await login(service, 'alice') };
     const berlin = await call(service, 'GET', `/v1/objects/Customer?query=${encodeURIComponent('{"City":"Berlin"}')}`, { headers });

@@ -121,10 +121,11 @@ describe('class listings', () => {
     expect(result.body.status.statusMessage).toBe(message);
   });
 
-  test('a class without objects is the empty set, never 404 (PROTOCOL 6.2); a name that cannot be a class is 400', async () => {
-    const { get } = await session();
+  test('a class without objects is the empty set, never 404 (PROTOCOL 6.2); a name that is no class is 404; one that cannot be a class 400', async () => {
+    const { get } = await session({ schema: { Unicorn: { fields: { Name: 'string' } } } });
     const empty = await get('/v1/objects/Unicorn');
     expect([empty.status, empty.body]).toEqual([200, { status: { internalStatus: '0', statusMessage: 'ok' }, data: { '~Count': 0, '~UnfilteredCount': 0, '~Elements': [] } }]);
+    expectError(await get('/v1/objects/Pegasus'), '404', 404);
     expectError(await get('/v1/objects/__proto__'), '400', 400);
   });
 });

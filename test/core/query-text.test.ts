@@ -1,5 +1,6 @@
 /** The product's query object and query text (PROTOCOL.md 6.2), against the demo's customers. */
 import { describe, expect, test } from 'vitest';
+import { demoAccess } from '../../examples/demo-access.mjs';
 import { afterAll } from 'vitest';
 import type { Fields, ObjectStore } from '../../src/index.js';
 import { PostgresObjectStore } from '../../stores/postgres.js';
@@ -71,11 +72,35 @@ describe('queryString', () => {
 });
 
 describe('empty classes', () => {
-  test('a class with no objects is the empty set, not 404', async () => {
-    const service = await demoService();
+  test("a class with no objects is the empty set, not 404: the demo names the product client's Dokument", async () => {
+    const service = await demoService({ access: demoAccess });
     const sessionId = await login(service);
     const answer = await call(service, 'GET', '/v1/objects/Dokument', { headers: { sessionId } });
     expect([answer.status, answer.body.status.internalStatus, answer.body.data]).toEqual([200, '0', { '~Count': 0, '~UnfilteredCount': 0, '~Elements': [] }]);
+  });
+
+  test('a name that is no class (not declared, not in the rules, no objects) is 404 on every route naming a class, as GET /v1/object/{name}', async () => {
+    const service = await demoService({ schema: { Dokument: { fields: { Name: 'string' } } } });
+    const sessionId = await login(service);
+    const send = (method: string, path: string, json?: unknown) => call(service, method, path, { headers: { sessionId }, json });
+    const query = `query=${encodeURIComponent('{"queryString":"Name = x"}')}`;
+    for (const [method, path, json] of [
+      ['GET', '/v1/objects/Costumer'],
+      ['GET', `/v1/objects/Costumer?${query}`],
+      ['GET', '/v1/object/Costumer'],
+      ['PATCH', '/v1/objects/Costumer', { Name: 'x' }],
+      ['POST', `/v1/action/Costumer?actions=${encodeURIComponent('[]')}`],
+      ['POST', '/v2/objectdata/byQuery', [{ className: 'Costumer', query: 'Name = x' }]],
+      ['POST', '/v2/objectdata/byid', [{ className: 'Costumer', ids: ['CUS00001'] }]],
+    ] as const) {
+      const answer = await send(method, path, json);
+      expect([path, answer.status, answer.body.status.internalStatus]).toEqual([path, 404, '404']);
+      expect(answer.body.status.statusMessage).toContain('Costumer');
+    }
+    // a filter matching nothing in a class that exists is still the empty set, and so is a declared class
+    for (const path of [`/v1/objects/Customer?${query}`, '/v1/objects/Dokument']) {
+      expect((await send('GET', path)).body.data, path).toEqual({ '~Count': 0, '~UnfilteredCount': 0, '~Elements': [] });
+    }
   });
 
   test('every route naming a class answers an empty one as the empty set; GET /v1/object/{className} when the class is declared or has rules', async () => {

@@ -109,7 +109,7 @@ async function candidates(ctx: ReadContext, request: ApiRequest, guard: Guard, s
     const kept = await throughReadable(ctx, guard, candidates, selection.where);
     return { objects: kept.slice(offset, offset + selection.perPage), unfiltered: kept.length };
   }
-  if (scope === 'all' && !guard.narrowed) {
+  if (scope === 'all' && !guard.authorizes(className)) {
     // whether objects of the class carry per-object security is asked beside the page, not before it
     // (one round trip on a remote store); the page is used only when none does
     const [narrowed, found] = await Promise.all([guard.narrowedIn(className), ctx.store.find({ ...query, offset, limit: selection.perPage })]);

@@ -10,8 +10,9 @@ import { readJsonObject, type ApiRequest } from '../../http/request.js';
 import type { Route } from '../../http/router.js';
 import { integerParam, parseQueryParams } from '../../http/validate.js';
 import { parseActions, runActions } from './actions.js';
-import { MAX_PER_PAGE, parseSelection, parseSerialization, requestSerialization, selectAll, selectPage, SERIALIZATION_PARAM, setAnswer } from '../read/index.js';
+import { MAX_PER_PAGE, parseSerialization, requestSerialization, selectAll, selectPage, SERIALIZATION_PARAM, setAnswer } from '../read/index.js';
 import { validName } from '../names.js';
+import { classSelection, requireClass } from '../known-classes.js';
 import { updateObjects, type Writer } from './write-path.js';
 import { bodyFields } from './writes.js';
 
@@ -46,8 +47,9 @@ export function bulkRoutes(ctx: WriteContext): Route[] {
         const params = parseQueryParams(ActionQuerySchema, request.searchParams);
         const actions = parseActions(params.actions, ctx.writeOptions.actions);
         const w = writer(request);
-        const selection = parseSelection(className, { query: params.query, page: params.page, perPage: params.perPage });
+        const selection = classSelection(ctx, className, { query: params.query, page: params.page, perPage: params.perPage });
         const { objects, unfiltered } = await selectPage(ctx, request, w.guard, selection);
+        await requireClass(ctx, className, unfiltered);
         for (const object of objects) await runActions(w, actions, 'success', object, 'the actions before it stand');
         return setAnswer(ctx, request, w.guard, objects, unfiltered);
       },
@@ -65,10 +67,11 @@ export function bulkRoutes(ctx: WriteContext): Route[] {
         const className = validName(request.params.className!, 'class name');
         const { query } = parseQueryParams(BulkQuerySchema, request.searchParams);
         const w = writer(request);
-        const selection = parseSelection(className, { query });
+        const selection = classSelection(ctx, className, { query });
         const changes = await bodyFields(readJsonObject(request, 'object'), ctx.store, w.guard, ctx.internalClasses);
         const select = async () => {
           const { objects, unfiltered } = await selectAll(ctx, request, w.guard, selection, MAX_BULK_OBJECTS);
+          await requireClass(ctx, className, unfiltered);
           if (unfiltered > MAX_BULK_OBJECTS) {
             throw new ApiError('400', `the query selects ${unfiltered} objects; a bulk change works on at most ${MAX_BULK_OBJECTS}: narrow the query`);
           }
