@@ -3,12 +3,19 @@
 // - 10,000 subscribers on one instance, 100 writes/s, each write matching 100 of them (a query on
 //   `Room`): delivery latency from the write's answer to the event read, p50 and p99, and events/s;
 //   reference: the write's own answer time.
-// - memory per idle subscriber (heap after gc, streams open, nothing sent); target < 4 KB.
+// - memory per idle subscriber (heap after gc, streams open, nothing sent); target < 4 KB. In process
+//   (the service and the Response it answered), and over HTTP: the heap of a Node adapter's server
+//   with the streams open to a reader in another process, against a bare node:http server holding
+//   as many streaming answers (Node's own socket, parser and response per connection).
 // - the cost a subscription adds to a write: PATCH rate with 1,000 subscribers whose query does not
 //   match, against none; target < 10 %.
 // - across two instances (PostgreSQL objects, Redis sessions) through PostgresEventBus and through
 //   RedisEventBus: 1,000 subscribers on B, 100 writes/s on A.
+import { fork } from 'node:child_process';
+import { createServer } from 'node:http';
+import { once } from 'node:events';
 import { createService } from '../dist/index.js';
+import { serve } from '../dist/node.js';
 import { APP_KEY, demoData, median } from './common.mjs';
 
 const SUBSCRIBERS = Number(process.env.EVENTS_SUBSCRIBERS ?? 10_000);
@@ -209,6 +216,54 @@ async function idleMemory(count) {
   return bytes;
 }
 
+/** Heap per stream a server (listening on `port` once `listen` resolves) holds while a reader in another process keeps `streams` open. */
+async function heldOverHttp(listen, streams) {
+  const { port, close } = await listen();
+  try {
+    const before = await settle();
+    const reader = fork(new URL('./idle-reader.mjs', import.meta.url), [String(port), APP_KEY]);
+    try {
+      reader.send({ streams });
+      await once(reader, 'message');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return ((await settle()) - before) / streams.length;
+    } finally {
+      reader.kill();
+      await once(reader, 'exit');
+    }
+  } finally {
+    await close();
+  }
+}
+
+/** Heap per idle stream over HTTP (the Node adapter) and per held streaming answer of a bare node:http server. */
+async function idleMemoryOverHttp(count) {
+  const service = createService(options());
+  await service.ready;
+  const streams = [];
+  for (let i = 0; i < count; i++) {
+    const url = new URL(eventsUrl([{ className: 'Customer', query: { Room: i % ROOMS } }]));
+    streams.push([url.pathname + url.search, await login(service)]);
+  }
+  const ours = await heldOverHttp(async () => {
+    const server = await serve(service, { port: 0, hostname: '127.0.0.1' });
+    return { port: server.address().port, close: () => (server.closeAllConnections(), new Promise((resolve) => server.close(resolve))) };
+  }, streams);
+  await service.close();
+  const held = [];
+  const bare = await heldOverHttp(async () => {
+    const server = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
+      res.write(': bare\n\n');
+      held.push(res);
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    return { port: server.address().port, close: () => (server.closeAllConnections(), new Promise((resolve) => server.close(resolve))) };
+  }, streams);
+  return { ours, bare };
+}
+
 export default async function bench({ rates }) {
   const service = createService(options());
   await service.ready;
@@ -221,8 +276,12 @@ export default async function bench({ rates }) {
     { name: '... from the write request sent: p50', value: one.sentP50, unit: 'ms', reference: one.writeMs, ratio: one.sentP50 / one.writeMs },
     { name: '... from the write request sent: p99', value: one.sentP99, unit: 'ms', reference: one.writeMs, ratio: one.sentP99 / one.writeMs },
     { name: '... events delivered', value: one.eventsPerSecond, unit: 'events/s', reference: (WRITES_PER_SECOND * SUBSCRIBERS) / ROOMS, ratio: one.received / one.expected },
-    { name: 'memory per idle subscriber (heap, the service and the Response)', value: (await idleMemory(SUBSCRIBERS)) / 1024, unit: 'KiB', target: '< 4 KB' },
+    { name: 'memory per idle subscriber in process (heap, the service and the Response)', value: (await idleMemory(SUBSCRIBERS)) / 1024, unit: 'KiB', target: '< 4 KB' },
     { name: 'memory per idle subscriber with a reader waiting on it (heap)', value: one.idleBytes / 1024, unit: 'KiB' },
+    ...(await idleMemoryOverHttp(Math.min(SUBSCRIBERS, 5000)).then(({ ours, bare }) => [
+      { name: 'memory per idle subscriber over HTTP, beyond a bare node:http server holding as many streaming answers (server heap; reader in another process)', value: (ours - bare) / 1024, unit: 'KiB', target: '< 4 KB (issue 36)' },
+      { name: '... the Node adapter\'s server per stream in all (reference: the bare server per answer)', value: ours / 1024, unit: 'KiB', reference: bare / 1024, ratio: ours / bare },
+    ])),
     { name: 'PATCH with 1,000 non-matching subscribers (CPU rate)', value: cost.with, unit: 'writes/s', reference: cost.without, ratio: cost.ratio, target: 'ratio > 0.9 (< 10 % cost)' },
   ];
   for (const kind of ['postgres', 'redis']) {

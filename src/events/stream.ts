@@ -68,14 +68,19 @@ export class EventStream {
     this.#sealer = init.sealer;
     this.#maxPending = init.maxPendingBytes;
     this.#onClose = init.onClose;
-    this.body = new ReadableStream<Uint8Array>(
-      {
-        start: (controller) => void (this.#controller = controller),
-        pull: () => this.#flush(),
-        cancel: () => this.close(),
-      },
-      { highWaterMark: STREAM_BUFFER, size: (chunk) => chunk.byteLength },
-    );
+    // the stream's source is one small object and the size function is shared: three closures and a
+    // size function per stream were a tenth of an idle stream's memory besides the web stream itself
+    this.body = new ReadableStream<Uint8Array>(new StreamSource(this), { highWaterMark: STREAM_BUFFER, size: byteLength });
+  }
+
+  /** The web stream started: its controller takes the frames from now on. */
+  started(controller: ReadableStreamDefaultController<Uint8Array>): void {
+    this.#controller = controller;
+  }
+
+  /** The web stream has room again: frames that waited go on. */
+  pulled(): void {
+    this.#flush();
   }
 
   get closed(): boolean {
@@ -131,5 +136,21 @@ export class EventStream {
       this.#pendingBytes -= chunk.byteLength;
       this.#controller.enqueue(chunk);
     }
+  }
+}
+
+const byteLength = (chunk: Uint8Array) => chunk.byteLength;
+
+/** The underlying source of an `EventStream`'s web stream. */
+class StreamSource implements UnderlyingDefaultSource<Uint8Array> {
+  constructor(private readonly stream: EventStream) {}
+  start(controller: ReadableStreamDefaultController<Uint8Array>): void {
+    this.stream.started(controller);
+  }
+  pull(): void {
+    this.stream.pulled();
+  }
+  cancel(): void {
+    this.stream.close();
   }
 }

@@ -39,9 +39,12 @@ export const portableCrypto: SymmetricCrypto = {
     };
   },
   hmacSha256(key) {
+    // the keyed state is copied per message into one reused object (the call is synchronous, so no
+    // two messages share it at once): a `clone()` per message allocates two hash states more
     const keyed = hmac.create(sha256, key);
+    let mac = keyed.clone();
     return (...parts) => {
-      const mac = keyed.clone();
+      mac = keyed._cloneInto(mac);
       for (const part of parts) mac.update(part);
       return mac.digest();
     };

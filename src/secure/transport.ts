@@ -4,7 +4,7 @@ import { lruCache } from '../caches.js';
 import type { Session } from '../auth/sessions.js';
 import type { AuthContext } from '../auth/context.js';
 import { isSecureContentType, readBodyText } from '../http/body.js';
-import { answerText, errorReply, toResponse, type Answer } from '../http/envelope.js';
+import { errorReply, toResponse, type Answer } from '../http/envelope.js';
 import { textResponse } from '../http/light-response.js';
 import { binaryReopener, isBinaryAnswer } from '../files/binary.js';
 import { ApiError } from '../http/errors.js';
@@ -24,6 +24,7 @@ import {
   sealResponse,
   signatureMatches,
   type MessageKeys,
+  type Sealed,
 } from './messages.js';
 
 const encoder = new TextEncoder();
@@ -36,10 +37,11 @@ const encoder = new TextEncoder();
 export class SecureTransport {
   /**
    * Opening a token and preparing its keys are pure and cost as much as the rest of a small request.
-   * A token's opening is kept as its promise, so concurrent first requests of a session share one
-   * opening and go on together, in order; a token that names no session is not kept.
+   * A token's opening is kept as its promise while it runs, so concurrent first requests of a session
+   * share one opening and go on together, in order, and then as the session id it found (a request
+   * of a known token waits for nothing); a token that names no session is not kept.
    */
-  readonly #sessionIds: LRUCache<string, Promise<string | undefined>>;
+  readonly #sessionIds: LRUCache<string, Promise<string | undefined> | { id: string }>;
   readonly #keys: LRUCache<string, MessageKeys>;
   readonly #windows: WindowUpdates;
 
@@ -57,14 +59,17 @@ export class SecureTransport {
     return headers.has('secure-token');
   }
 
-  /** The session id sealed in a Secure-Token, or `undefined` for a token this service did not issue. */
-  #sessionIdOf(token: string): Promise<string | undefined> {
+  /** The session id sealed in a Secure-Token, or `undefined` for a token this service did not issue; at once for a token opened before. */
+  #sessionIdOf(token: string): string | Promise<string | undefined> {
     const cached = this.#sessionIds.get(token);
-    if (cached) return cached;
+    if (cached) return cached instanceof Promise ? cached : cached.id;
     const tokenKey = this.ctx.serverKey.current?.tokenKey;
     if (!tokenKey) return Promise.resolve(undefined);
     const opening = openToken(tokenKey, token).then((id) => {
-      if (id === undefined && this.#sessionIds.peek(token) === opening) this.#sessionIds.delete(token);
+      if (this.#sessionIds.peek(token) === opening) {
+        if (id === undefined) this.#sessionIds.delete(token);
+        else this.#sessionIds.set(token, { id });
+      }
       return id;
     });
     this.#sessionIds.set(token, opening);
@@ -82,16 +87,21 @@ export class SecureTransport {
   async handle(request: ApiRequest, next: (request: ApiRequest) => Promise<Answer>, rawBody = false): Promise<Response> {
     const token = request.headers.get('secure-token')!.trim();
     if (token === '') throw new ApiError('204', 'Secure-Token header is empty');
-    const id = await this.#sessionIdOf(token);
+    const opened = this.#sessionIdOf(token);
+    const id = typeof opened === 'string' ? opened : await opened;
     // A session's key never changes, so known keys spare a store read; the window update below reads it anyway.
     const keys = id === undefined ? undefined : (this.#keys.get(id) ?? (await this.#loadKeys(token)));
     if (id === undefined || keys === undefined) throw gone();
     const n = parseCounter(request.headers.get('secure-counter'));
     if (n === undefined) throw rejected('Secure-Counter must be a positive decimal integer');
     if (rawBody) return this.#handleStreamed(request, next, token, id, keys, n);
-    const bodyText = await readBodyText(request.raw, this.ctx.maxBodyBytes).catch((error: unknown) => {
-      throw error instanceof ApiError && error.code === '400' ? rejected('body is not base64') : error;
-    });
+    // a bodiless request (a GET) has nothing to read: no stream, no promise
+    const bodyText =
+      request.raw.body === null && !request.headers.has('content-length')
+        ? ''
+        : await readBodyText(request.raw, this.ctx.maxBodyBytes).catch((error: unknown) => {
+            throw error instanceof ApiError && error.code === '400' ? rejected('body is not base64') : error;
+          });
 
     const expected = requestSignature(keys, n, request.method, request.target, encoder.encode(bodyText));
     if (!signatureMatches(request.headers.get('secure-signature'), expected)) {
@@ -99,7 +109,7 @@ export class SecureTransport {
       throw rejected('Secure-Signature does not match (key, counter, method, target or body)');
     }
     const session = await this.#accept(id, n);
-    const plaintext = await decryptBody(keys, n, 0, bodyText);
+    const plaintext = bodyText === '' ? '' : await decryptBody(keys, n, 0, bodyText);
     if (plaintext === undefined) throw rejected('body does not decrypt to UTF-8 text');
 
     let answer: Answer;
@@ -172,21 +182,29 @@ export class SecureTransport {
   }
 
   /** The one `Response` of an accepted message: the answer encrypted and signed under its number, its other headers kept. */
-  async #seal(request: ApiRequest, answer: Answer, keys: MessageKeys, n: number): Promise<Response> {
+  #seal(request: ApiRequest, answer: Answer, keys: MessageKeys, n: number): Response | Promise<Response> {
+    // an envelope's text is at hand, and with synchronous primitives the sealing too: no promise is made
+    if (!(answer instanceof Response)) return this.#sealed(request, answer, keys, n, sealResponse(keys, n, answer.status, answer.text));
     if (isBinaryAnswer(answer)) return this.#sealBinary(answer, keys, n);
     if (isEventStream(answer)) return this.#sealEventStream(answer, keys, n);
-    const { body, signature } = await sealResponse(keys, n, answer.status, await answerText(answer));
-    const sealing = { 'content-type': 'application/text', encrypted: 'true', 'secure-counter': String(n), 'secure-signature': signature };
+    const response: Response = answer;
+    return response.text().then((text) => this.#sealed(request, response, keys, n, sealResponse(keys, n, response.status, text)));
+  }
+
+  #sealed(request: ApiRequest, answer: Answer, keys: MessageKeys, n: number, sealing: Sealed | Promise<Sealed>): Response | Promise<Response> {
+    if (sealing instanceof Promise) return sealing.then((done) => this.#sealed(request, answer, keys, n, done));
+    const { body, signature } = sealing;
+    const sealed = { 'content-type': 'application/text', encrypted: 'true', 'secure-counter': String(n), 'secure-signature': signature };
     const payload = body.length === 0 ? null : body;
     if (!(answer instanceof Response)) {
-      const headers = { ...answer.headers, ...sealing };
+      const headers = { ...answer.headers, ...sealed };
       // the sealed bytes as they are: a light Response where the adapter writes answers itself
       return payload ? textResponse(payload, answer.status, headers, request.lightResponses) : new Response(null, { status: answer.status, headers });
     }
     // a route's own Response: its headers are kept, its framing and type replaced
     const headers = answer.headers;
     headers.delete('content-length');
-    for (const [name, value] of Object.entries(sealing)) headers.set(name, value);
+    for (const [name, value] of Object.entries(sealed)) headers.set(name, value);
     return new Response(payload, { status: answer.status, headers });
   }
 

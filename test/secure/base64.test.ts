@@ -1,6 +1,6 @@
 /** The transport's base64 encoder against Node's (an independent implementation). */
 import { describe, expect, test } from 'vitest';
-import { asciiText, base64Bytes } from '../../src/secure/base64.js';
+import { asciiText, base64Bytes, base64Text } from '../../src/secure/base64.js';
 
 const encode = (data: Uint8Array) => asciiText(base64Bytes(data));
 
@@ -22,5 +22,16 @@ describe('base64Bytes', () => {
     const data = Uint8Array.from({ length: 256 * 3 }, (_, i) => (i * 7) & 0xff);
     expect(encode(data)).toBe(Buffer.from(data).toString('base64'));
     expect(encode(Uint8Array.of(0xfb, 0xff, 0xbf))).toBe('+/+/');
+  });
+});
+
+describe('base64Text', () => {
+  test('every length from 0 to 100, random bytes, and all byte values, as Buffer encodes them', () => {
+    for (let length = 0; length <= 100; length++) {
+      const data = crypto.getRandomValues(new Uint8Array(length));
+      expect(base64Text(data)).toBe(Buffer.from(data).toString('base64'));
+    }
+    const all = Uint8Array.from({ length: 256 * 3 }, (_, i) => (i * 7) & 0xff);
+    expect(base64Text(all)).toBe(Buffer.from(all).toString('base64'));
   });
 });

@@ -205,6 +205,26 @@ describe('messages the server refuses, unencrypted', () => {
     expectPlainError(await get(message), '205', 401, /Secure-Signature/);
   });
 
+  test('the signature only in standard base64 with padding (spaces around it aside): other spellings of its bytes are 205', async () => {
+    // the same 32 bytes written otherwise: no padding, base64url, an unused bit of the last letter set
+    const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    const rewrites = [
+      (signature: string) => signature.replace(/=$/, ''),
+      (signature: string) => Buffer.from(signature, 'base64').toString('base64url'),
+      (signature: string) => `${signature.slice(0, -2)}${BASE64[BASE64.indexOf(signature.at(-2)!) | 1]}=`,
+    ];
+    for (const rewrite of rewrites) {
+      const message = secureRequest(session, ++n, 'GET', '/v1/object/USR00001');
+      const signature = message.headers['secure-signature']!;
+      message.headers['secure-signature'] = rewrite(signature);
+      expect(message.headers['secure-signature']).not.toBe(signature);
+      expectPlainError(await get(message), '205', 401, /Secure-Signature/);
+    }
+    const message = secureRequest(session, ++n, 'GET', '/v1/object/USR00001');
+    message.headers['secure-signature'] = ` ${message.headers['secure-signature']} `;
+    expect((await get(message)).status).toBe(200);
+  });
+
   test('a request signed for another path: 205', async () => {
     const message = secureRequest(session, ++n, 'GET', '/v1/object/USR00002');
     expectPlainError(await get(message), '205', 401, /Secure-Signature/);
