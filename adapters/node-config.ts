@@ -120,7 +120,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       // Apple's key file (keyPath in the provider entry), relative paths from the config file's folder.
       readFile: (path: string) => readFile(resolve(baseDir, path), 'utf8'),
     },
-    logger: file.requestLog === false ? undefined : (line: string) => console.log(line),
+    logger: file.requestLog === false ? undefined : stdoutLines(),
   } satisfies ServiceOptions);
   if (file.dataFile) options.data = readSeedFile(resolve(baseDir, file.dataFile));
   return { options: options as ServiceOptions, port: file.port ?? 8080, hostname: file.hostname, file, baseDir, path: found ? path : undefined };
@@ -186,4 +186,23 @@ export function readSeedFile(path: string): SeedData {
   } catch (error) {
     throw new Error(`data file ${path} is not valid JSON: ${(error as Error).message}`);
   }
+}
+
+/**
+ * Request log lines to standard output, gathered and written once per turn of the event loop: under
+ * load one write per request cost more than the request itself (a synchronous write to a terminal,
+ * file or pipe per line); lines still waiting when the process exits are written then.
+ */
+function stdoutLines(): (line: string) => void {
+  let pending: string[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const text = `${pending.join('\n')}\n`;
+    pending = [];
+    process.stdout.write(text);
+  };
+  process.once('exit', flush);
+  return (line) => {
+    if (pending.push(line) === 1) setImmediate(flush);
+  };
 }
