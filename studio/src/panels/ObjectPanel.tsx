@@ -2,6 +2,7 @@ import { useSignal } from '@preact/signals';
 import { useEffect, useRef } from 'preact/hooks';
 import { OdbRestError, type OdbRestClient, type SerializedObject } from 'odbrest/client';
 import { Value } from '../components/Value.js';
+import { ObjectActions, ObjectEditor } from '../features/index.js';
 import { messageOf } from '../data.js';
 import { t } from '../i18n/index.js';
 import { closeTop } from '../router.js';
@@ -21,6 +22,7 @@ function rightsText(bits: unknown): string {
 export function ObjectPanel({ client, objectId, depth, top }: { client: OdbRestClient; objectId: string; depth: number; top: boolean }) {
   const object = useSignal<SerializedObject | undefined>(undefined);
   const error = useSignal('');
+  const editing = useSignal(false);
   const heading = useRef<HTMLHeadingElement>(null);
 
   useEffect(() => {
@@ -60,8 +62,12 @@ export function ObjectPanel({ client, objectId, depth, top }: { client: OdbRestC
         </p>
       )}
       {!found && !error.value && <p aria-busy="true">{t('loading')}</p>}
-      {found && (
+      {found && editing.value && (
+        <ObjectEditor client={client} object={found} onDone={(saved?: SerializedObject) => ((editing.value = false), saved && (object.value = saved))} />
+      )}
+      {found && !editing.value && (
         <>
+          <ObjectActions client={client} object={found} onEdit={() => (editing.value = true)} />
           <h3>{t('fields')}</h3>
           <dl class="fields">
             {fields.map(([name, value]) => (
