@@ -4,7 +4,8 @@
  * declared fields; edit one under its lock (another session sees the lock while the form is open, and
  * it is released after); a `409` made by a second session shows the stored version beside the edit,
  * to overwrite or reload; a `423` names who holds the lock; delete to the recycle bin with undo, and
- * the recycle bin with restore. Every screen is checked with axe-core and under the studio's CSP.
+ * the recycle bin with restore; a change by another session appearing live. Every screen is checked
+ * with axe-core and under the studio's CSP.
  */
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -110,6 +111,8 @@ describe.skipIf(!hasBrowser)('studio writes', () => {
   test('a 409 made by a second session shows the stored version beside the edit: overwrite, or reload; a 423 names who holds the lock', async () => {
     const second = await login(main.service, 'alice');
     const { page, problems } = await openStudio(context!, `${main.origin}/_studio/`);
+    // the live stream cut (as a proxy that drops it would): the panel keeps what it read, and the save finds out
+    await page.route('**/v1/events?*', (route) => route.abort());
     await logIn(page);
     await page.waitForSelector('table.classes');
     await openCustomer(page, 'CUS00007');
@@ -144,6 +147,7 @@ describe.skipIf(!hasBrowser)('studio writes', () => {
     expect((await stored('CUS00007', second)).City).toBe('Rostock');
 
     // the second session holds the lock: the studio says who, and offers no form
+    await expect.poll(() => lockSeenBy('CUS00007', second), SLOW).toEqual({ isLocked: false, messages: [] }); // the studio released its lock
     expect((await call(main.service, 'POST', '/v1/lock/object/CUS00007', { headers: { sessionId: second } })).status).toBe(200);
     await page.click('.panel.top .object-actions button:text("Edit")');
     await page.waitForSelector('form.object-editor [role=alert]');
@@ -188,6 +192,20 @@ describe.skipIf(!hasBrowser)('studio writes', () => {
     expect(await stored('CUS00012', other)).toMatchObject({ '~ObjectID': 'CUS00012' });
     await page.click('.notice button:text("Open")');
     await page.waitForSelector('.panel.top[data-object=CUS00012]');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  test('live: a change by another session appears in the open table and panel', async () => {
+    const second = await login(main.service, 'alice');
+    const { page, problems } = await openStudio(context!, `${main.origin}/_studio/`);
+    await logIn(page);
+    await page.waitForSelector('table.classes');
+    await openCustomer(page, 'CUS00002');
+    await page.waitForSelector('table.objects tbody tr[data-row="1"]');
+    await call(main.service, 'PATCH', '/v1/object/CUS00002', { headers: { sessionId: second }, json: { City: 'Live-Stadt' } });
+    await page.waitForSelector('.panel.top [data-field=City] dd:has-text("Live-Stadt")');
+    await page.waitForSelector('table.objects tbody tr[data-row="1"] td:has-text("Live-Stadt")');
     expect(problems).toEqual([]);
     await page.close();
   }, 120_000);

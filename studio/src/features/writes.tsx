@@ -111,8 +111,10 @@ function Conflict({ specs, stored, texts, onReload, onOverwrite }: { specs: Fiel
  * when it closes (saved, cancelled, or the panel closed). A save sends the `~StoreTime` the person saw:
  * a `409` shows the stored version beside the edit, to reload or overwrite; a `423` names who holds the lock.
  */
-export function ObjectEditor({ client, object, onDone }: { client: OdbRestClient; object: SerializedObject; onDone(saved?: SerializedObject): void }) {
+export function ObjectEditor({ client, object, changedMeanwhile = 0, onDone }: { client: OdbRestClient; object: SerializedObject; changedMeanwhile?: number; onDone(saved?: SerializedObject): void }) {
   const id = object['~ObjectID'];
+  /** The live version when the edit began: a later one means the object changed meanwhile (flagged before saving). */
+  const began = useSignal(changedMeanwhile);
   const specs = useSignal<FieldSpec[] | undefined>(undefined);
   const base = useSignal<SerializedObject>(object);
   const texts = useSignal<Record<string, string>>({});
@@ -179,6 +181,11 @@ export function ObjectEditor({ client, object, onDone }: { client: OdbRestClient
       <p class="hint" data-lock={locked.value}>
         {locked.value === 'held' ? t('lockHeld') : locked.value === 'taking' ? t('lockTaking') : ''}
       </p>
+      {changedMeanwhile !== began.value && !stored && (
+        <p class="error changed-meanwhile" role="alert">
+          {t('changedMeanwhile')}
+        </p>
+      )}
       {error.value && (
         <p class="error" role="alert">
           {error.value}
@@ -193,11 +200,13 @@ export function ObjectEditor({ client, object, onDone }: { client: OdbRestClient
           stored={stored}
           texts={texts.value}
           onReload={() => {
+            began.value = changedMeanwhile;
             base.value = stored;
             texts.value = initial.value = textsOf(specs.value!, stored);
             conflict.value = undefined;
           }}
           onOverwrite={() => {
+            began.value = changedMeanwhile;
             base.value = stored;
             initial.value = textsOf(specs.value!, stored);
             conflict.value = undefined;

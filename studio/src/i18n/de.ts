@@ -108,4 +108,5 @@ export const de: Texts = {
   restore: 'Wiederherstellen',
   restoreObject: '{object} wiederherstellen',
   restored: '{object} ist wiederhergestellt.',
+  changedMeanwhile: 'Jemand anderes hat dieses Objekt geändert, seit du es bearbeitest: beim Speichern siehst du beide Fassungen.',
 };

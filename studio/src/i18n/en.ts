@@ -106,6 +106,7 @@ export const en = {
   restore: 'Restore',
   restoreObject: 'Restore {object}',
   restored: '{object} was restored.',
+  changedMeanwhile: 'This object was changed by someone else since you began editing: saving will show both versions.',
 };
 
 export type Texts = typeof en;

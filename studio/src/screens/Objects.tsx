@@ -6,7 +6,8 @@ import { QueryBox } from '../components/QueryBox.js';
 import { Value } from '../components/Value.js';
 import { declaredFields, messageOf } from '../data.js';
 import { NewObject } from '../features/index.js';
-import { changed } from '../features/notice.js';
+import { useLive } from '../features/live.js';
+import { changed, touch } from '../features/notice.js';
 import { t } from '../i18n/index.js';
 import { useRowKeys } from '../keys.js';
 import { openObject } from '../router.js';
@@ -38,6 +39,8 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
   /** The query text of the last page that loaded: it joins the recent queries. */
   const ran = useSignal('');
   const creating = useSignal(false);
+  // live: a change to the class by anyone reads the page again
+  useLive(client, { className }, touch, className);
 
   useEffect(() => {
     void declaredFields(client, className).then((fields) => (declared.value = fields.map((field) => field.name)));
