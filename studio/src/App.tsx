@@ -1,4 +1,6 @@
 import { Header } from './components/Header.js';
+import { RecycleBin } from './features/index.js';
+import { NoticeBar } from './features/notice.js';
 import { PanelStack } from './panels/PanelStack.js';
 import { route } from './router.js';
 import { Classes } from './screens/Classes.js';
@@ -28,9 +30,16 @@ export function App() {
       </a>
       <Header />
       <main id="content" tabIndex={-1}>
-        {screen === 'objects' && className ? <Objects key={className} client={current.client} className={className} /> : <Classes client={current.client} />}
+        {screen === 'objects' && className ? (
+          <Objects key={className} client={current.client} className={className} />
+        ) : screen === 'recycle' ? (
+          <RecycleBin client={current.client} />
+        ) : (
+          <Classes client={current.client} />
+        )}
       </main>
       {stack.length > 0 && <PanelStack client={current.client} stack={stack} />}
+      <NoticeBar />
     </>
   );
 }

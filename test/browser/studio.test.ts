@@ -7,24 +7,17 @@
  * axe-core (no serious or critical violation) and under the studio's CSP (no violation). The
  * screenshots of docs/studio.md are made here, from a service on a fixed clock.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createNodeHandler } from '../../adapters/node.js';
-import { MemoryObjectStore, type Service, type ServiceOptions } from '../../src/index.js';
-import { demoService, login, USERS } from '../helpers.js';
+import { MemoryObjectStore } from '../../src/index.js';
+import { login, USERS } from '../helpers.js';
 import { browserAvailable, closeChromium, launchChromium } from '../support/browser.js';
+import { expectAccessible, logIn, openStudio as openTab, serveStudio as serve, shoot, stopServers, type Running } from '../support/studio.js';
 import { enrol } from '../two-factor/support.js';
-import { demoSchema } from '../../examples/demo-schema.mjs';
 
 const hasBrowser = browserAvailable('the studio browser tests');
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const DOCS = new URL('../../docs/', import.meta.url).pathname;
 const TWO_FACTOR = { policies: { hr: 'optional' as const }, key: 'the key that seals two-factor secrets in the studio tests', issuer: 'odbrest test' };
 
 /** The passkey registration a test needs first (the studio's account screens come later): @simplewebauthn/browser on a page of the same origin. */
@@ -36,27 +29,6 @@ window.registerPasskey = async (sessionId) => {
   return post('/v1/passkey/register', { response: await startRegistration({ optionsJSON: options.data }), name: 'studio test key' });
 };
 `;
-
-interface Running {
-  service: Service;
-  origin: string;
-  server: Server;
-}
-
-/** A real server on a free port for `options` (the origin is known before the service is made, for the passkey origins). */
-async function serve(options: (origin: string) => ServiceOptions, extra?: (path: string) => string | undefined): Promise<Running> {
-  let handler: ((req: any, res: any) => void) | undefined;
-  const server = createServer((req, res) => {
-    const page = extra?.(req.url ?? '');
-    if (page !== undefined) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(page);
-    handler!(req, res);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const origin = `http://localhost:${(server.address() as AddressInfo).port}`;
-  const service = await demoService({ schema: demoSchema, ...options(origin) });
-  handler = createNodeHandler(service);
-  return { service, origin, server };
-}
 
 let main: Running;
 let fixed: Running;
@@ -83,44 +55,11 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const running of [main, fixed, mounted]) await new Promise((resolve) => (running ? running.server.close(resolve) : resolve(undefined)));
+  await stopServers(main, fixed, mounted);
   await closeChromium(context, userDataDir);
 });
 
-/** A new tab on the studio that records CSP violations and page errors. */
-async function openStudio(url: string): Promise<{ page: Page; problems: string[] }> {
-  const page = await context!.newPage();
-  const problems: string[] = [];
-  page.on('console', (message) => message.type() === 'error' && /Content Security Policy|Refused to/.test(message.text()) && problems.push(message.text()));
-  page.on('pageerror', (error) => problems.push(error.message));
-  await page.goto(url);
-  await page.waitForSelector('form.login');
-  return { page, problems };
-}
-
-/** Fills the login form and sends it (Enter); `secure: false` unticks the secure login. */
-async function logIn(page: Page, { user = 'alice', password = USERS.alice as string, app = 'crm', secure = true } = {}): Promise<void> {
-  await page.fill('input[name=user]', user);
-  await page.fill('input[name=password]', password);
-  await page.fill('input[name=application]', app);
-  if (!secure) {
-    await page.waitForSelector('input[name=secure]:not([disabled])');
-    await page.uncheck('input[name=secure]');
-  }
-  await page.press('input[name=password]', 'Enter');
-}
-
-/** axe-core on the page as it is: no serious or critical violation. */
-async function expectAccessible(page: Page, screen: string): Promise<void> {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-    return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((node: any) => node.target.join(' ')) }));
-  });
-  expect(violations.filter((v: { impact: string }) => v.impact === 'serious' || v.impact === 'critical'), screen).toEqual([]);
-}
-
-const shoot = async (page: Page, name: string) => writeFileSync(join(DOCS, `studio-${name}.png`), await page.screenshot());
+const openStudio = (url: string) => openTab(context!, url);
 const transport = (page: Page) => page.getAttribute('[data-transport]', 'data-transport');
 const firstCells = (page: Page) => page.$$eval('table.objects tbody tr td:nth-child(2)', (cells) => cells.map((cell) => cell.textContent));
 

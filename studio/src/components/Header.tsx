@@ -20,6 +20,11 @@ export function Header() {
           {t(current.transport === 'secure' ? 'transportSecure' : 'transportPlain')}
         </span>
       )}
+      {current && (
+        <a href="#/recycle" class="nav">
+          {t('recycleBin')}
+        </a>
+      )}
       <span class="spacer" />
       {current && <span class="who">{t('loggedInAs', { user: current.user })}</span>}
       <label class="inline">

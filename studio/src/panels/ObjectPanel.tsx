@@ -2,6 +2,8 @@ import { useSignal } from '@preact/signals';
 import { useEffect, useRef } from 'preact/hooks';
 import { OdbRestError, type OdbRestClient, type SerializedObject } from 'odbrest/client';
 import { Value } from '../components/Value.js';
+import { ObjectActions, ObjectEditor } from '../features/index.js';
+import { useLive } from '../features/live.js';
 import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
 import { closeTop } from '../router.js';
@@ -21,14 +23,19 @@ function rightsText(bits: unknown): string {
 export function ObjectPanel({ client, objectId, depth, top }: { client: OdbRestClient; objectId: string; depth: number; top: boolean }) {
   const object = useSignal<SerializedObject | undefined>(undefined);
   const error = useSignal('');
+  const editing = useSignal(false);
+  /** Live (PROTOCOL.md 8): bumped when the object changes elsewhere; the panel reads it again, an open edit is flagged. */
+  const version = useSignal(0);
+  useLive(client, top ? { objectId } : undefined, () => (version.value += 1), `${objectId}:${top}`);
   const heading = useRef<HTMLHeadingElement>(null);
 
   useEffect(() => {
+    if (editing.peek()) return; // an open edit keeps what it began with (and flags the change)
     client.getObject(objectId, { serialization: { type: 'full', securityRights: true } }).then(
       (found) => (object.value = found),
       (cause) => (error.value = cause instanceof OdbRestError && cause.internalStatus === '404' ? t('notFound') : failureText(cause)),
     );
-  }, [client, objectId]);
+  }, [client, objectId, version.value]);
   useEffect(() => {
     if (top) heading.current?.focus();
   }, [top, object.value]);
@@ -60,8 +67,12 @@ export function ObjectPanel({ client, objectId, depth, top }: { client: OdbRestC
         </p>
       )}
       {!found && !error.value && <p aria-busy="true">{t('loading')}</p>}
-      {found && (
+      {found && editing.value && (
+        <ObjectEditor client={client} object={found} changedMeanwhile={version.value} onDone={(saved?: SerializedObject) => ((editing.value = false), saved && (object.value = saved))} />
+      )}
+      {found && !editing.value && (
         <>
+          <ObjectActions client={client} object={found} onEdit={() => (editing.value = true)} />
           <h3>{t('fields')}</h3>
           <dl class="fields">
             {fields.map(([name, value]) => (

@@ -5,6 +5,9 @@ import { ColumnChooser, type Column } from '../components/ColumnChooser.js';
 import { QueryBox } from '../components/QueryBox.js';
 import { Value } from '../components/Value.js';
 import { declaredFields, failureText, messageOf } from '../data.js';
+import { NewObject } from '../features/index.js';
+import { useLive } from '../features/live.js';
+import { changed, touch } from '../features/notice.js';
 import { t } from '../i18n/index.js';
 import { useRowKeys } from '../keys.js';
 import { openObject } from '../router.js';
@@ -35,6 +38,9 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
   const loading = useSignal(false);
   /** The query text of the last page that loaded: it joins the recent queries. */
   const ran = useSignal('');
+  const creating = useSignal(false);
+  // live: a change to the class by anyone reads the page again
+  useLive(client, { className }, touch, className);
 
   useEffect(() => {
     void declaredFields(client, className).then((fields) => (declared.value = fields.map((field) => field.name)));
@@ -66,7 +72,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
     return () => {
       current = false;
     };
-  }, [client, className, page.value, orderBy.value, queryText.value]);
+  }, [client, className, page.value, orderBy.value, queryText.value, changed.value]);
 
   // the columns: the declared fields, else the fields of the page (the model and the page are asked for at once)
   const names = declared.value?.length ? declared.value : [...new Set((rows.value ?? []).flatMap((object) => Object.keys(object).filter((key) => !key.startsWith('~'))))];
@@ -116,6 +122,9 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
       />
       <div class="toolbar">
         <ColumnChooser columns={merged} onChange={setColumns} />
+        <button type="button" onClick={() => (creating.value = true)} disabled={creating.value}>
+          {t('newObject')}
+        </button>
         <nav class="pager" aria-label={t('page', { page: page.value + 1, pages })}>
           <button type="button" disabled={page.value === 0} onClick={() => (page.value -= 1)} aria-label={t('previousPage')}>
             ‹
@@ -126,6 +135,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
           </button>
         </nav>
       </div>
+      {creating.value && <NewObject client={client} className={className} onDone={() => (creating.value = false)} />}
       {error.value && (
         <p class="error" role="alert">
           {error.value}

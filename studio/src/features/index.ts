@@ -1,0 +1,7 @@
+import { lazy } from './lazy.js';
+
+/** The studio's tools that load on first use, each a chunk of its own (the first screen stays small). */
+export const ObjectActions = lazy(() => import('./writes.js').then((module) => module.ObjectActions));
+export const ObjectEditor = lazy(() => import('./writes.js').then((module) => module.ObjectEditor));
+export const NewObject = lazy(() => import('./writes.js').then((module) => module.NewObject));
+export const RecycleBin = lazy(() => import('../screens/RecycleBin.js').then((module) => module.RecycleBin));

@@ -1,0 +1,81 @@
+/**
+ * What the studio's browser tests share: a real server for a service (the origin known before the
+ * service is made, for the passkey origins), a tab on the studio that records CSP violations and page
+ * errors, the login form, the axe-core check and the screenshots of docs/studio.md.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { createNodeHandler } from '../../adapters/node.js';
+import type { Service, ServiceOptions } from '../../src/index.js';
+import { demoService, USERS } from '../helpers.js';
+import { demoSchema } from '../../examples/demo-schema.mjs';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const DOCS = new URL('../../docs/', import.meta.url).pathname;
+
+export interface Running {
+  service: Service;
+  origin: string;
+  server: Server;
+}
+
+/** A real server on a free port for `options` on the demo database and schema; `extra` may answer a path itself (a script). */
+export async function serveStudio(options: (origin: string) => ServiceOptions, extra?: (path: string) => string | undefined): Promise<Running> {
+  let handler: ((req: any, res: any) => void) | undefined;
+  const server = createServer((req, res) => {
+    const page = extra?.(req.url ?? '');
+    if (page !== undefined) return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(page);
+    handler!(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://localhost:${(server.address() as AddressInfo).port}`;
+  const service = await demoService({ schema: demoSchema, ...options(origin) });
+  handler = createNodeHandler(service);
+  return { service, origin, server };
+}
+
+/** Stops the servers `serveStudio` started (those that started). */
+export async function stopServers(...running: Array<Running | undefined>): Promise<void> {
+  for (const one of running) await new Promise((resolve) => (one ? one.server.close(resolve) : resolve(undefined)));
+}
+
+/** A new tab on the studio that records CSP violations and page errors. */
+export async function openStudio(context: BrowserContext, url: string): Promise<{ page: Page; problems: string[] }> {
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => message.type() === 'error' && /Content Security Policy|Refused to/.test(message.text()) && problems.push(message.text()));
+  page.on('pageerror', (error) => problems.push(error.message));
+  await page.goto(url);
+  await page.waitForSelector('form.login');
+  return { page, problems };
+}
+
+/** Fills the login form and sends it (Enter); `secure: false` unticks the secure login. */
+export async function logIn(page: Page, { user = 'alice', password = USERS.alice as string, app = 'crm', secure = true } = {}): Promise<void> {
+  await page.fill('input[name=user]', user);
+  await page.fill('input[name=password]', password);
+  await page.fill('input[name=application]', app);
+  if (!secure) {
+    await page.waitForSelector('input[name=secure]:not([disabled])');
+    await page.uncheck('input[name=secure]');
+  }
+  await page.press('input[name=password]', 'Enter');
+}
+
+/** axe-core on the page as it is: no serious or critical violation. */
+export async function expectAccessible(page: Page, screen: string): Promise<void> {
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((node: any) => node.target.join(' ')) }));
+  });
+  expect(violations.filter((v: { impact: string }) => v.impact === 'serious' || v.impact === 'critical'), screen).toEqual([]);
+}
+
+/** A screenshot for docs/studio.md: `docs/studio-<name>.png`. */
+export const shoot = async (page: Page, name: string) => writeFileSync(join(DOCS, `studio-${name}.png`), await page.screenshot());
