@@ -93,7 +93,9 @@ describe.runIf(pair)('PostgreSQL read replicas', () => {
       before = replicaReads.count;
       const theirs = await list(1, reader, 'query={"City":"Replica Town"}');
       expect(theirs.status).toBe(200);
-      expect(replicaReads.count).toBe(before + 1); // a session that never wrote: the replica answered (without the write)
+      // a session that never wrote: the replica answered (without the write); an empty answer also asks
+      // the replica whether the class holds objects (a name that is no class is 404)
+      expect(replicaReads.count).toBeGreaterThan(before);
       expect(theirs.body.data['~Elements']).toEqual([]);
     } finally {
       await admin.query('SELECT pg_wal_replay_resume()');
