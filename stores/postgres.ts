@@ -19,6 +19,7 @@ import { Replicas, type PostgresReplicaOptions } from './pg-replicas.js';
 import { positionOf, POSITION_SQL, SessionScopes } from './session-scope.js';
 import { checkIndexedFields, countLockKey, createSql, EXISTING_SQL, refsFunction, upgradeSql, type Existing, type TableNames } from './postgres-schema.js';
 import { containment, orderKeys, Params, textFunctionSql, whereSql } from './postgres-sql.js';
+import { buildTextIndex, textIndexValid, type TextIndexBuild, type TextIndexTarget } from './pg-text-index.js';
 
 export interface PostgresObjectStoreOptions extends PostgresPoolOptions {
   /** Schema of the table, created on first use. Default `public`. */
@@ -52,6 +53,13 @@ export interface PostgresObjectStoreOptions extends PostgresPoolOptions {
   replicas?: ReadonlyArray<string | pg.Pool>;
   /** How the replicas are checked. */
   replica?: PostgresReplicaOptions;
+  /**
+   * `$text` is answered from a trigram index (the `pg_trgm` extension, created when missing and
+   * allowed). On a table that already holds rows the index is built after start without blocking
+   * writes (`CREATE INDEX CONCURRENTLY`); until then, and without the extension, `$text` reads the
+   * rows. Default `true`; `false` never creates the extension or the index.
+   */
+  textIndex?: boolean;
 }
 
 /**
@@ -121,6 +129,10 @@ export class PostgresObjectStore implements ObjectStore {
   /** Whether a session's writes tell their position (only something that reads it needs it). */
   readonly #positions: boolean;
   #setup: Promise<void> | undefined;
+  readonly #textIndexWanted: boolean;
+  readonly #connection: pg.ClientConfig;
+  /** The trigram index's concurrent build, started after the setup committed (a table that held rows). */
+  #textIndexBuild: TextIndexBuild | undefined;
 
   constructor(options: PostgresObjectStoreOptions = {}) {
     const schema = options.schema ?? 'public';
@@ -138,9 +150,10 @@ export class PostgresObjectStore implements ObjectStore {
     this.#indexed = new Set(options.indexedFields);
     this.#now = options.now ?? Date.now;
     ({ pool: this.#pool, owned: this.#ownsPool } = openPool(options));
+    this.#textIndexWanted = options.textIndex !== false;
+    this.#connection = options.pool?.options ?? { connectionString: options.connectionString, connectionTimeoutMillis: options.connectTimeoutMs ?? 2000 };
     if (options.cache !== false) {
-      const connection: pg.ClientConfig = options.pool?.options ?? { connectionString: options.connectionString, connectionTimeoutMillis: options.connectTimeoutMs ?? 2000 };
-      this.#cache = new RowCache(options.cache ?? DEFAULT_CACHE, connection, this.#channel(), (work) => this.#scopes.outside(work));
+      this.#cache = new RowCache(options.cache ?? DEFAULT_CACHE, this.#connection, this.#channel(), (work) => this.#scopes.outside(work));
     }
     if (options.replicas?.length) {
       this.#replicas = new Replicas(options.replicas, options, this.#pool, options.replica ?? {}, (work) => this.#scopes.outside(work));
@@ -499,6 +512,7 @@ export class PostgresObjectStore implements ObjectStore {
   }
 
   async close(): Promise<void> {
+    await this.#textIndexBuild?.stop();
     await this.#cache?.close();
     await this.#replicas?.close();
     if (this.#ownsPool) await this.#pool.end();
@@ -514,6 +528,7 @@ export class PostgresObjectStore implements ObjectStore {
    * an advisory lock, so instances may race).
    */
   #ensureSchema(): Promise<void> {
+    let textIndexLater: TextIndexTarget | undefined;
     this.#setup ??= this.#run(
       (client) =>
         inTransaction(client, async () => {
@@ -529,7 +544,7 @@ export class PostgresObjectStore implements ObjectStore {
           const existing = (await client.query<{ columns: string[]; indexes: string[] }>(EXISTING_SQL, [this.#schema, this.#name])).rows[0]!;
           const have: Existing = { columns: new Set(existing.columns), indexes: new Set(existing.indexes) };
           for (const statement of upgradeSql(this.#names, [...this.#indexed], have)) await client.query(statement);
-          await this.#textIndex(client, have.indexes);
+          textIndexLater = await this.#textIndex(client, have.indexes, found.rows[0]!.table === null);
           // the cache's notifications, installed by the first store that caches (a new table, or one made
           // before the cache or only by stores without it): a NOTIFY serializes its transaction's commit,
           // so tables nobody caches do not pay for it
@@ -538,10 +553,15 @@ export class PostgresObjectStore implements ObjectStore {
           }
         }),
       false,
-    ).catch((error: unknown) => {
-      this.#setup = undefined; // try again with the next request
-      throw error;
-    });
+    ).then(
+      () => {
+        if (textIndexLater) this.#textIndexBuild = buildTextIndex(this.#connection, textIndexLater);
+      },
+      (error: unknown) => {
+        this.#setup = undefined; // try again with the next request
+        throw error;
+      },
+    );
     return this.#setup;
   }
 
@@ -553,20 +573,26 @@ export class PostgresObjectStore implements ObjectStore {
   /**
    * The `$text` function, and its trigram index when the `pg_trgm` extension is there or can be
    * created (in a savepoint: without it, or without the right to create it, `$text` reads the rows).
+   * A new table gets the index here; on one that holds rows (or whose index a failed build left
+   * invalid) this answers what to build concurrently once the setup committed (pg-text-index.ts).
    */
-  async #textIndex(client: pg.PoolClient, indexes: ReadonlySet<string>): Promise<void> {
+  async #textIndex(client: pg.PoolClient, indexes: ReadonlySet<string>, created: boolean): Promise<TextIndexTarget | undefined> {
     const index = `${this.#name}_text`;
-    if (indexes.has(index)) return;
+    if (indexes.has(index) && (!this.#textIndexWanted || (await textIndexValid(client, this.#schema, index)) !== false)) return undefined;
     await client.query(textFunctionSql(this.#textFunction()));
+    if (!this.#textIndexWanted) return undefined;
     await client.query('SAVEPOINT text_index');
     try {
       const found = await client.query<{ schema: string | null }>(`SELECT (SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm') AS schema`);
       if (found.rows[0]!.schema === null) await client.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
       const schema = (await client.query<{ schema: string }>(`SELECT n.nspname AS schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'pg_trgm'`)).rows[0]!.schema;
-      await client.query(`CREATE INDEX "${index}" ON ${this.#table} USING gin (${this.#textFunction()}(data) "${schema}".gin_trgm_ops)`);
+      const expression = `${this.#textFunction()}(data) "${schema}".gin_trgm_ops`;
+      if (created) await client.query(`CREATE INDEX "${index}" ON ${this.#table} USING gin (${expression})`);
       await client.query('RELEASE SAVEPOINT text_index');
+      return created ? undefined : { table: this.#table, schema: this.#schema, index, expression };
     } catch {
       await client.query('ROLLBACK TO SAVEPOINT text_index');
+      return undefined;
     }
   }
 

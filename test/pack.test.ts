@@ -1,37 +1,56 @@
 /**
- * The published package as `npm pack` makes it: only what a user needs (no tests, no source maps),
- * every subpath loading through `import` and through `require` with the same exports, and an app
- * mixing both copies (an ApiError from the CommonJS copy thrown inside the ESM service).
+ * The published package as users install it: `npm pack`, then `npm install` of the tarball into a
+ * fresh project outside the repository (a temporary folder, with the peer packages an app would add),
+ * shared by every case. Only what a user needs is packed (no tests, no source maps); publint finds
+ * nothing; every subpath loads through `import` and through `require` with the same exports and, but
+ * for the CLI, changes no global when loaded (package.json's "sideEffects"); an app mixing both copies
+ * works; the package serves and is reached by its client under Node, Bun and Deno and in a Next.js
+ * route handler; and a strict TypeScript app type-checks against it (moduleResolution node16 and bundler).
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, expect, test } from 'vitest';
-import { RUN_ID } from './support/servers.js';
+import { publint } from 'publint';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { freePort, spawnLines } from './support/processes.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
-const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+const bin = (name: string) => join(root, 'node_modules/.bin', name);
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown>; sideEffects: string[] | false };
 const subpaths = Object.keys(pkg.exports)
   .filter((key) => key !== './package.json')
   .map((key) => (key === '.' ? 'odbrest' : `odbrest/${key.slice(2)}`));
+/** The version the repository's lock installed, so the consumer gets the same from the npm cache. */
+const installed = (name: string) => `${name}@${(JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version}`;
+/** The peer packages an app adds for the entries it uses (odbrest/postgres, odbrest/redis, Node's types). */
+const PEERS = ['pg', '@types/pg', 'ioredis', '@types/node'];
+/** Large packages the consumer borrows from the repository's install instead (vitest for odbrest/testing, Next.js). */
+const BORROWED = ['vitest', 'next', 'react', 'react-dom'];
 
 let files: string[];
-/** An app folder with the packed package in its node_modules; its other packages resolve from the repository's. */
+let tarball: string;
+/** The consumer project: the packed package installed by npm, the files of test/fixtures/consumer. */
 let app: string;
 let out: string;
 
 beforeAll(async () => {
-  mkdirSync(join(root, 'node_modules/.cache'), { recursive: true });
-  out = mkdtempSync(join(root, `node_modules/.cache/odbrest-pack-${RUN_ID}-`));
+  out = mkdtempSync(join(tmpdir(), 'odbrest-pack-'));
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', out], { cwd: root });
   const [{ filename, files: packed }] = JSON.parse(stdout) as [{ filename: string; files: Array<{ path: string }> }];
   files = packed.map((file) => file.path);
+  tarball = join(out, filename);
   app = join(out, 'app');
-  mkdirSync(join(app, 'node_modules/odbrest'), { recursive: true });
-  await run('tar', ['-xzf', join(out, filename), '-C', join(app, 'node_modules/odbrest'), '--strip-components=1']);
-}, 120_000);
+  cpSync(join(root, 'test/fixtures/consumer'), app, { recursive: true });
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', tarball, ...PEERS.map(installed)], {
+    cwd: app,
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  });
+  for (const name of BORROWED) symlinkSync(join(root, 'node_modules', name), join(app, 'node_modules', name));
+}, 300_000);
 afterAll(() => out && rmSync(out, { recursive: true, force: true }));
 
 test('the package holds dist, the README, the LICENSE and package.json; no tests, no maps, no sources', () => {
@@ -40,6 +59,21 @@ test('the package holds dist, the README, the LICENSE and package.json; no tests
   expect(files.filter((file) => testFile.test(file) || /\.map$/.test(file) || (/\.ts$/.test(file) && !/\.d\.c?ts$/.test(file)))).toEqual([]);
   expect(files).toContain('dist/testing.js'); // the store contracts are shipped, as odbrest/testing
 });
+
+test('publint finds nothing in the packed tarball', async () => {
+  // the tarball's files are under package/
+  const { messages } = await publint({ pkgDir: 'package', pack: { tarball: readFileSync(tarball).buffer }, level: 'suggestion', strict: true });
+  expect(messages).toEqual([]);
+});
+
+test('"sideEffects" names the CLI alone, and every public entry loads without changing a global', async () => {
+  expect(pkg.sideEffects).toEqual(['./dist/cli.js', './dist/cli.cjs']);
+  const { stdout } = await run(process.execPath, ['globals.mjs', ...subpaths], { cwd: app });
+  expect(JSON.parse(stdout)).toEqual(Object.fromEntries(subpaths.map((subpath) => [subpath, []])));
+  // the check itself sees a change
+  writeFileSync(join(app, 'leaks.mjs'), 'Response.prototype.leaked = true;');
+  expect(JSON.parse((await run(process.execPath, ['globals.mjs', './leaks.mjs'], { cwd: app })).stdout)).toEqual({ './leaks.mjs': ['Response.prototype.leaked'] });
+}, 60_000);
 
 test.each(subpaths)('%s loads through import and through require, with the same exports', async (subpath) => {
   const list = 'Object.keys(m).filter((k) => k !== "default" && k !== "module.exports").sort()';
@@ -77,4 +111,49 @@ console.log(JSON.stringify([await ask('/v1/execute/refuse', { sessionId }, {}), 
     [409, { status: { internalStatus: '4711', statusMessage: 'refused by the other copy' }, data: {} }],
     [503, { status: { internalStatus: '503', statusMessage: 'storage unavailable, retry later' }, data: {} }],
   ]);
+});
+
+/** How each runtime runs the consumer's runtime.mjs from the consumer folder (odbrest resolves from its node_modules). */
+const RUNTIMES: Record<string, { command: string; args: string[] }> = {
+  node: { command: process.execPath, args: ['runtime.mjs'] },
+  bun: { command: bin('bun'), args: ['runtime.mjs'] },
+  deno: { command: bin('deno'), args: ['run', '--allow-net', '--allow-read', '--allow-env', '--allow-sys', 'runtime.mjs'] },
+};
+
+describe.each(Object.keys(RUNTIMES))('under %s', (runtime) => {
+  test('the service on the runtime\'s own server answers odbrest/client: secure login, read, create, list', async () => {
+    const { command, args } = RUNTIMES[runtime]!;
+    const { stdout } = await run(command, args, { cwd: app, timeout: 60_000 });
+    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({ runtime, user: 'u', note: 'grüße', created: runtime, count: 2, kind: 'secure' });
+  }, 90_000);
+});
+
+describe('in a Next.js route handler', () => {
+  test('next build and next start of the consumer\'s app/api/[...path]/route.js; odbrest/client logs in and reads', async () => {
+    const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
+    // webpack: Turbopack refuses node_modules entries that link out of the project (the borrowed next)
+    await run(process.execPath, [join(app, 'node_modules/next/dist/bin/next'), 'build', '--webpack', app], { cwd: app, env, maxBuffer: 16 * 1024 * 1024 });
+    const port = await freePort();
+    const server = spawnLines(process.execPath, [join(app, 'node_modules/next/dist/bin/next'), 'start', app, '-p', String(port), '-H', '127.0.0.1'], { NEXT_TELEMETRY_DISABLED: '1' }, { cwd: app, detached: true });
+    try {
+      await server.waitFor((line) => /Ready in/.test(line), 60_000);
+      const { createClient } = (await import(join(app, 'node_modules/odbrest/dist/client.js'))) as typeof import('odbrest/client');
+      const client = createClient({ baseUrl: `http://127.0.0.1:${port}/api`, appKey: 'k' });
+      const login = await client.loginSecure({ user: 'u', password: 'p', appNames: ['a'] });
+      expect([login.user.Name, (await client.getObject('NOT00001')).Text]).toEqual(['u', 'grüße']);
+    } finally {
+      await server.stop();
+    }
+  }, 300_000);
+});
+
+describe('a strict TypeScript app', () => {
+  test.each(['node16', 'bundler'])('type-checks against every public entry under moduleResolution %s', async (resolution) => {
+    expect(existsSync(join(app, `tsconfig.${resolution}.json`))).toBe(true);
+    const result = await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', `tsconfig.${resolution}.json`], { cwd: app }).then(
+      ({ stdout }) => stdout,
+      (error: { stdout?: string; message: string }) => error.stdout || error.message,
+    );
+    expect(result.trim()).toBe('');
+  }, 300_000);
 });

@@ -296,6 +296,14 @@ export class SessionStore {
     return Math.min(now, Math.max(session.createdAt, now - this.times.idleMs + remaining));
   }
 
+  /**
+   * Whether the session's record is gone from the store (logged out, timed out, deleted by another
+   * process or instance): one lifetime read (Redis `PTTL`), nothing parsed, nothing renewed.
+   */
+  async gone(id: string): Promise<boolean> {
+    return (await this.kv.ttl(key(id))) <= 0;
+  }
+
   /** Whether a session with this id lives (neither logged out nor timed out); its idle timeout is not renewed. */
   async isLive(id: string): Promise<boolean> {
     return (await this.read(id)) !== undefined;

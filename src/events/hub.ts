@@ -105,6 +105,8 @@ export class EventHub implements ChangeEvents {
   /** Messages are handled one after the other, so every stream sees them in the bus's order. */
   #queue: Promise<void> = Promise.resolve();
   #ticker: ReturnType<typeof setInterval> | undefined;
+  /** A round of session checks is out (a slow store skips the next ticks rather than piling up reads). */
+  #checkingSessions = false;
   #lastKeepAlive = 0;
   readonly #unsubscribe: () => void;
   /** The request hooks see while an event is prepared (see `open`). */
@@ -330,9 +332,11 @@ export class EventHub implements ChangeEvents {
   }
 
   /**
-   * Once a second: streams whose session reached its absolute end get `end`. Every `keepAliveMs`: a
-   * comment line on each stream, and each session with a stream is renewed (an open stream is use;
-   * one that ended in a way no message told, `end`).
+   * Once a second: streams whose session reached its absolute end get `end`, and so do those whose
+   * session's record is gone from the store though no message told (expired or deleted in Redis, ended
+   * by a process without the bus): one lifetime read per session with streams, not per stream, and no
+   * new round while one is still out. Every `keepAliveMs`: a comment line on each stream, and each
+   * session with a stream is renewed (an open stream is use).
    */
   #startTicker(): ReturnType<typeof setInterval> {
     this.#lastKeepAlive = this.#ctx.now();
@@ -346,6 +350,18 @@ export class EventHub implements ChangeEvents {
     for (const [, streams] of this.#bySession) {
       const first = streams.values().next().value as EventStream;
       if (first.session.expiresAt <= now) this.#enqueue(() => this.#receive({ kind: 'end', sessionId: first.session.id }));
+    }
+    if (!this.#checkingSessions && this.#bySession.size > 0) {
+      this.#checkingSessions = true;
+      const ids = [...this.#bySession.keys()];
+      void Promise.all(
+        ids.map((sessionId) =>
+          this.#ctx.sessions.gone(sessionId).then(
+            (gone) => gone && this.#enqueue(() => this.#receive({ kind: 'end', sessionId })),
+            () => undefined, // the store is out: the streams stay; the renewal below reports it
+          ),
+        ),
+      ).finally(() => (this.#checkingSessions = false));
     }
     if (now - this.#lastKeepAlive < this.#keepAliveMs) return;
     this.#lastKeepAlive = now;

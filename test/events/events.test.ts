@@ -3,7 +3,8 @@
  * `GET /v1/object` would answer it at that moment, and every refusal.
  */
 import { describe, expect, it } from 'vitest';
-import type { Service, ServiceOptions } from '../../src/index.js';
+import { MemoryKeyValueStore, type Service, type ServiceOptions } from '../../src/index.js';
+import { kvKeys } from '../../src/storage/keys.js';
 import { APP_KEY, call, demoService, expectError, login, testClock } from '../helpers.js';
 import { SseReader } from './sse.js';
 
@@ -238,6 +239,16 @@ describe('GET /v1/events', () => {
     const events = await stream(s, alice, [{ className: 'Customer' }]);
     clock.advance(60_001);
     expect((await events.next()).event).toBe('end');
+  });
+
+  it('ends the stream within about a second when the session\'s record goes from the store unannounced', async () => {
+    const kv = new MemoryKeyValueStore();
+    const s = await service({ kv });
+    const alice = await login(s, 'alice');
+    const events = await stream(s, alice, [{ className: 'Customer' }]);
+    await kv.delete(kvKeys.session(alice)); // as an expiry in Redis, or another process, would
+    // the keep-alive (and its renewal) is 25 s away: the end comes from the once-a-second check
+    expect(await events.next(5000)).toMatchObject({ event: 'end', json: { internalStatus: '201' } });
   });
 
   it('sends a keep-alive comment', async () => {
