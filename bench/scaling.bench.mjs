@@ -7,9 +7,14 @@
 //   forgetting the object, p50 and p99 of 300.
 // - what the request context that carries the session's position costs this runtime: in-memory GETs
 //   per CPU second with and without one, in separate processes (request-context.mjs), alternating.
+// - the primary's CPU per listing read with one streaming replica, against the same reads without
+//   one (target <= 0.5): a primary and a replica of the bench's own (test/support/pg-replica.ts,
+//   bundled here with esbuild), the CPU of the primary's processes from /proc, alternating rounds.
 // REDIS_URL and DATABASE_URL choose the servers; without them the rows say so. Listings against their
 // SQL replayed: service-listing.bench.mjs.
 import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { build } from 'esbuild';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createService, importObjects } from '../dist/index.js';
@@ -43,8 +48,94 @@ function contextCost() {
   };
 }
 
+/** utime, stime, cutime, cstime and the parent of a process, from /proc (undefined once it is gone). */
+function procStat(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return { ppid: Number(fields[1]), own: Number(fields[11]) + Number(fields[12]), reaped: Number(fields[13]) + Number(fields[14]) };
+  } catch {
+    return undefined;
+  }
+}
+/** CPU seconds of a PostgreSQL server so far: its postmaster, its live processes and those it reaped. */
+function serverCpu(postmaster, clockTicks) {
+  let ticks = 0;
+  const main = procStat(postmaster);
+  ticks += main.own + main.reaped;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const child = procStat(name);
+    if (child?.ppid === postmaster) ticks += child.own;
+  }
+  return ticks / clockTicks;
+}
+
+/** The primary's CPU per listing read of a session, with one replica against none (alternating rounds). */
+async function replicaCpu() {
+  const name = "the primary's CPU per listing read with one streaming replica (reference: none)";
+  const outfile = new URL('../node_modules/.cache/odbrest-bench/pg-replica.mjs', import.meta.url).pathname;
+  await build({ entryPoints: [new URL('../test/support/pg-replica.ts', import.meta.url).pathname], outfile, bundle: true, platform: 'node', format: 'esm', packages: 'external', logLevel: 'error' });
+  if (!existsSync('/proc/self/stat')) return [{ name: `${name}: skipped`, value: 'no /proc to read the servers\' CPU from', unit: '' }];
+  const clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+  const { startReplicaPair } = await import(outfile);
+  const pair = await startReplicaPair('the bench row with a replica');
+  if (!pair) return [{ name: `${name}: skipped`, value: 'PostgreSQL binaries not found (PG_BIN)', unit: '' }];
+  const stores = [];
+  try {
+    const seed = new PostgresObjectStore({ connectionString: pair.primaryUrl, cache: false });
+    await importObjects(seed, demoData(), 1000);
+    await seed.close();
+    const postmasterOf = async (connectionString) => {
+      const admin = new pg.Client({ connectionString });
+      await admin.connect();
+      const { rows } = await admin.query("SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'");
+      await admin.end();
+      return procStat(rows[0].pid).ppid;
+    };
+    const [primary, replica] = [await postmasterOf(pair.primaryUrl), await postmasterOf(pair.replicaUrl)];
+    const reader = async (replicas) => {
+      const store = new PostgresObjectStore({ connectionString: pair.primaryUrl, replicas, maxConnections: 8 });
+      stores.push(store);
+      const service = createService({ store, access: demoAccess, users: { passwordIterations: 1000 } });
+      await service.ready;
+      const sessionId = await loginAlice(service);
+      const path = `/v1/objects/Customer?${encodeURI('query={"City":"Berlin"}')}`;
+      return async () => {
+        const response = await service.fetch(new Request(`http://bench${path}`, { headers: { appkey: APP_KEY, sessionId } }));
+        if (response.status !== 200) throw new Error(`listing answered ${response.status}`);
+        await response.text();
+      };
+    };
+    const sides = { replica: await reader([pair.replicaUrl]), primary: await reader(undefined) };
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the replica's first checks
+    const READS = 400;
+    const ROUNDS = 7;
+    /** CPU seconds of the primary and of the replica while READS reads run, 8 at a time. */
+    const round = async (read) => {
+      const before = [serverCpu(primary, clockTicks), serverCpu(replica, clockTicks)];
+      let left = READS;
+      await Promise.all(Array.from({ length: 8 }, async () => { while (left-- > 0) await read(); }));
+      return [serverCpu(primary, clockTicks) - before[0], serverCpu(replica, clockTicks) - before[1]];
+    };
+    for (const read of Object.values(sides)) await round(read); // warm up
+    // sums over the rounds: a round's CPU is counted in 10 ms ticks, a replica's round on the primary often in none
+    const cpu = { replica: [0, 0], primary: [0, 0] };
+    for (let i = 0; i < ROUNDS; i++) {
+      for (const side of ['replica', 'primary']) (await round(sides[side])).forEach((seconds, k) => (cpu[side][k] += seconds));
+    }
+    const perRead = (seconds) => (seconds / (READS * ROUNDS)) * 1e6;
+    return [
+      { name: `${name}; ${ROUNDS} alternating rounds of ${READS} reads, 8 at a time`, value: perRead(cpu.replica[0]), unit: 'µs CPU/read', reference: perRead(cpu.primary[0]), ratio: cpu.replica[0] / cpu.primary[0], target: '<= 0.5' },
+      { name: "  the replica's CPU per read, with it (reference: the primary's without one)", value: perRead(cpu.replica[1]), unit: 'µs CPU/read', reference: perRead(cpu.primary[0]), ratio: cpu.replica[1] / cpu.primary[0] },
+    ];
+  } finally {
+    for (const store of stores) await store.close();
+    await pair.close();
+  }
+}
+
 export default async function bench({ rates }) {
-  const rows = [contextCost()];
+  const rows = [contextCost(), ...(await replicaCpu())];
   const admin = new pg.Client({ connectionString: DATABASE_URL });
   const prefix = `odbrest-bench-scaling:${RUN}:`;
   const kv = new RedisKeyValueStore({ url: REDIS_URL, prefix });

@@ -1,9 +1,14 @@
-import { Redis, ReplyError, type Cluster } from 'ioredis';
+import { Cluster, Redis, ReplyError, type ClusterNode } from 'ioredis';
 import { StorageUnavailableError, type KeyValueStore } from '../src/index.js';
 
 export interface RedisKeyValueStoreOptions {
-  /** `redis://` or `rediss://` URL. Default `redis://127.0.0.1:6379`. Ignored when `client` is given. */
+  /** `redis://` or `rediss://` URL. Default `redis://127.0.0.1:6379`. Ignored when `client` or `nodes` is given. */
   url?: string;
+  /**
+   * The nodes of a Redis Cluster, instead of `url` (any of them; the rest are discovered): the store
+   * makes its own cluster client, with the same timeouts and no offline queue. Ignored when `client` is given.
+   */
+  nodes?: ClusterNode[];
   /**
    * A client of your own (a `Redis` or a `Cluster`); it is not closed by `close()`. Create it with
    * `enableOfflineQueue: false` and a `commandTimeout`, or an outage makes requests wait instead of
@@ -66,16 +71,19 @@ export class RedisKeyValueStore implements KeyValueStore {
     if (/[{}]/.test(prefix)) throw new Error('RedisKeyValueStore: prefix may not contain { or } (they choose the cluster slot)');
     this.#prefix = prefix;
     this.#connectTimeoutMs = options.connectTimeoutMs ?? 2000;
+    const retryStrategy = (attempt: number) => Math.min(50 * attempt, 1000);
+    const connection = {
+      enableOfflineQueue: false,
+      autoResendUnfulfilledCommands: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: this.#connectTimeoutMs,
+      commandTimeout: options.commandTimeoutMs ?? 2000,
+    };
     const client =
       options.client ??
-      new Redis(options.url ?? 'redis://127.0.0.1:6379', {
-        enableOfflineQueue: false,
-        autoResendUnfulfilledCommands: false,
-        maxRetriesPerRequest: 0,
-        connectTimeout: this.#connectTimeoutMs,
-        commandTimeout: options.commandTimeoutMs ?? 2000,
-        retryStrategy: (attempt) => Math.min(50 * attempt, 1000),
-      });
+      (options.nodes
+        ? new Cluster(options.nodes, { enableOfflineQueue: false, clusterRetryStrategy: retryStrategy, redisOptions: connection })
+        : new Redis(options.url ?? 'redis://127.0.0.1:6379', { ...connection, retryStrategy }));
     this.#ownsClient = options.client === undefined;
     // Without a listener, ioredis reports each failed reconnect on the console.
     client.on('error', (error: Error) => options.onConnectionError?.(error));

@@ -1,20 +1,32 @@
 /**
  * Change events across two service instances sharing PostgreSQL (objects) and Redis (sessions),
  * with the bus through PostgreSQL LISTEN/NOTIFY and through Redis pub/sub: a write on one instance
- * reaches subscribers on the other, as each session may see it; a logout on one ends the stream on the other.
+ * reaches subscribers on the other, as each session may see it; a logout on one ends the stream on
+ * the other; a stream reconnecting with Last-Event-ID gets what it missed, in order. The same again on
+ * a three-node Redis Cluster (sessions and the bus, sharded pub/sub) with B reading listings from a
+ * streaming replica, both started by the test on ports of their own (test/support).
  */
 import pg from 'pg';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kvKeys } from '../../src/storage/keys.js';
 import { createService, importObjects, type EventBus, type Service } from '../../src/index.js';
 import { PostgresEventBus, PostgresObjectStore } from '../../stores/postgres.js';
 import { RedisEventBus, RedisKeyValueStore } from '../../stores/redis.js';
 import { APP_KEY, call, demoData, login } from '../helpers.js';
+import { startReplicaPair } from '../support/pg-replica.js';
+import { startRedisCluster } from '../support/redis-cluster.js';
 import { DATABASE_URL, deleteKeys, dropSchema, REDIS_URL, RUN_ID, serverAvailable } from '../support/servers.js';
 import { SseReader } from './sse.js';
 
 const available = (await serverAvailable('Redis', 'the two-instance event tests')) && (await serverAvailable('PostgreSQL', 'the two-instance event tests'));
+const ON_CLUSTER = 'the two-instance event tests on a Redis Cluster with a read replica';
+const cluster = available ? await startRedisCluster(ON_CLUSTER) : undefined;
+const pair = cluster ? await startReplicaPair(ON_CLUSTER) : undefined;
+afterAll(async () => {
+  await cluster?.close();
+  await pair?.close();
+});
 
 /** Customers: everyone reads, sales write; only alice (admins) sees a `Vip` customer. */
 const access = {
@@ -29,14 +41,48 @@ const named = (name: string) => {
   url.searchParams.set('application_name', name);
   return url.href;
 };
-const buses: Array<[string, (run: string, instance: string) => EventBus & { ready: Promise<void> }]> = [
+/** Where the instances keep their objects and sessions: the shared servers, or a cluster and a replica pair of the test's own. */
+interface Servers {
+  databaseUrl: string;
+  /** B reads listings from this replica too. */
+  replicaUrl?: string;
+  kv(prefix: string): RedisKeyValueStore;
+  /** Deletes a key behind the services' backs (an expiry, another process). */
+  deleteKey(key: string): Promise<void>;
+}
+/** Runs `work` on a Redis client of its own, then closes it. */
+const withClient = async (client: Redis | Cluster, work: (client: Redis | Cluster) => Promise<unknown>) => void (await work(client).finally(() => client.quit()));
+const shared: Servers = {
+  databaseUrl: DATABASE_URL,
+  kv: (prefix) => new RedisKeyValueStore({ url: REDIS_URL, prefix }),
+  deleteKey: (key) => withClient(new Redis(REDIS_URL), (redis) => redis.del(key)),
+};
+type MakeBus = (run: string, instance: string) => EventBus & { ready: Promise<void> };
+const buses: Array<[string, MakeBus, Servers]> = [
   // messages over NOTIFY's limit go through a table in the test's schema (dropped with it)
-  ['PostgreSQL LISTEN/NOTIFY', (run, instance) => new PostgresEventBus({ connectionString: named(`odbrest_bus_${run}_${instance}`), channel: `odbrest_events_${run}`, payloadTable: `odbrest_events_${run}.event_payloads` })],
-  ['Redis pub/sub', (run) => new RedisEventBus({ url: REDIS_URL, channel: `odbrest-events:${run}` })],
+  [
+    'PostgreSQL LISTEN/NOTIFY',
+    (run, instance) => new PostgresEventBus({ connectionString: named(`odbrest_bus_${run}_${instance}`), channel: `odbrest_events_${run}`, payloadTable: `odbrest_events_${run}.event_payloads` }),
+    shared,
+  ],
+  ['Redis pub/sub', (run) => new RedisEventBus({ url: REDIS_URL, channel: `odbrest-events:${run}` }), shared],
 ];
+if (cluster && pair) {
+  const { nodes } = cluster;
+  buses.push([
+    'Redis Cluster sharded pub/sub, B listing from a replica',
+    (run) => new RedisEventBus({ nodes, channel: `odbrest-events:${run}` }),
+    {
+      databaseUrl: pair.primaryUrl,
+      replicaUrl: pair.replicaUrl,
+      kv: (prefix) => new RedisKeyValueStore({ nodes, prefix }),
+      deleteKey: (key) => withClient(new Cluster(nodes), (redis) => redis.del(key)),
+    },
+  ]);
+}
 
-describe.runIf(available).each(buses)('two instances, events through %s', (name, makeBus) => {
-  const run = `${RUN_ID}_${name.startsWith('Redis') ? 'r' : 'p'}`;
+describe.runIf(available).each(buses)('two instances, events through %s', (name, makeBus, servers) => {
+  const run = `${RUN_ID}_${name.startsWith('Redis Cluster') ? 'c' : name.startsWith('Redis') ? 'r' : 'p'}`;
   const schema = `odbrest_events_${run}`;
   const prefix = `odbrest-events:${run}:`;
   let a: Service;
@@ -45,7 +91,7 @@ describe.runIf(available).each(buses)('two instances, events through %s', (name,
   let slowPublishMs = 0;
 
   beforeAll(async () => {
-    const seed = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'objects' });
+    const seed = new PostgresObjectStore({ connectionString: servers.databaseUrl, schema, table: 'objects' });
     await importObjects(seed, demoData(), 1000);
     await seed.close();
     const instance = async (name: string) => {
@@ -59,8 +105,8 @@ describe.runIf(available).each(buses)('two instances, events through %s', (name,
         close: () => bus.close!(),
       };
       const service = createService({
-        store: new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table: 'objects' }),
-        kv: new RedisKeyValueStore({ url: REDIS_URL, prefix }),
+        store: new PostgresObjectStore({ connectionString: servers.databaseUrl, schema, table: 'objects', replicas: name === 'b' && servers.replicaUrl ? [servers.replicaUrl] : undefined }),
+        kv: servers.kv(prefix),
         access,
         events: { bus: held },
         users: { passwordIterations: 1000 },
@@ -78,9 +124,11 @@ describe.runIf(available).each(buses)('two instances, events through %s', (name,
     await deleteKeys(prefix);
   });
 
-  async function stream(service: Service, sessionId: string, subscriptions: unknown): Promise<SseReader> {
+  async function stream(service: Service, sessionId: string, subscriptions: unknown, lastEventId?: string): Promise<SseReader> {
     const url = `http://odbrest.test/v1/events?subscribe=${encodeURIComponent(JSON.stringify(subscriptions))}`;
-    const response = await service.fetch(new Request(url, { headers: { appkey: APP_KEY, sessionId } }));
+    const headers: Record<string, string> = { appkey: APP_KEY, sessionId };
+    if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+    const response = await service.fetch(new Request(url, { headers }));
     expect(response.status).toBe(200);
     return new SseReader(response);
   }
@@ -114,6 +162,35 @@ describe.runIf(available).each(buses)('two instances, events through %s', (name,
     for (let i = 0; i <= 10; i++) names.push((await events.next()).json.object.Name);
     expect(names).toEqual(Array.from({ length: 11 }, (_, i) => `n${i}`));
     await events.close();
+  });
+
+  it("a stream on B reconnecting with Last-Event-ID gets what it missed of both instances' writes, in order, then the rest; the session's listing on B agrees", async () => {
+    const alice = await login(a, 'alice');
+    const subscriptions = [{ className: 'Customer', query: { City: 'Resume' } }];
+    let events = await stream(b, alice, subscriptions);
+    const id = (await call(a, 'POST', '/v1/object/Customer', { headers: { sessionId: alice }, json: { Name: 'n0', City: 'Resume' } })).body.data['~ObjectID'];
+    for (let i = 1; i <= 3; i++) await call(a, 'PATCH', `/v1/object/${id}`, { headers: { sessionId: alice }, json: { Name: `n${i}` } });
+    const seen = [];
+    for (let i = 0; i <= 3; i++) seen.push(await events.next());
+    expect(seen.map((event) => event.json.object.Name)).toEqual(['n0', 'n1', 'n2', 'n3']);
+    await events.close();
+    // written while the stream is away, on both instances
+    for (let i = 4; i <= 9; i++) await call(i % 2 ? b : a, 'PATCH', `/v1/object/${id}`, { headers: { sessionId: alice }, json: { Name: `n${i}` } });
+    events = await stream(b, alice, subscriptions, seen.at(-1)!.id);
+    const missed = [];
+    for (let i = 4; i <= 9; i++) missed.push(await events.next());
+    expect(missed.map((event) => [event.event, event.json.object.Name])).toEqual(Array.from({ length: 6 }, (_, i) => ['update', `n${i + 4}`]));
+    const ids = [...seen, ...missed].map((event) => Number(event.id!.slice(event.id!.lastIndexOf('-') + 1)));
+    expect(ids).toEqual([...ids].sort((x, y) => x - y));
+    expect(new Set(ids).size).toBe(ids.length);
+    await call(a, 'PATCH', `/v1/object/${id}`, { headers: { sessionId: alice }, json: { Name: 'n10' } });
+    expect(await events.next()).toMatchObject({ event: 'update', json: { '~ObjectID': id, object: { Name: 'n10' } } });
+    const listed = await call(b, 'GET', `/v1/objects/Customer?${encodeURI('query={"City":"Resume"}')}`, { headers: { sessionId: alice } });
+    expect(listed.body.data['~Elements'].map((object: Record<string, unknown>) => object.Name)).toEqual(['n10']);
+    // an id of B's stream means nothing to A: it says reset rather than guess
+    const elsewhere = await stream(a, alice, subscriptions, seen.at(-1)!.id);
+    expect((await elsewhere.next()).event).toBe('reset');
+    await Promise.all([events.close(), elsewhere.close()]);
   });
 
   it('a write is answered once its event is on the bus, so the next write of the object, on the other instance, arrives after it', async () => {
@@ -178,8 +255,7 @@ describe.runIf(available).each(buses)('two instances, events through %s', (name,
   it('a session whose record goes from Redis (an expiry, another process) ends its streams on both instances within about a second', async () => {
     const bob = await login(a, 'bob');
     const [onA, onB] = await Promise.all([stream(a, bob, [{ className: 'Customer' }]), stream(b, bob, [{ className: 'Customer' }])]);
-    const redis = new Redis(REDIS_URL);
-    await redis.del(`${prefix}${kvKeys.session(bob)}`).finally(() => redis.quit());
+    await servers.deleteKey(`${prefix}${kvKeys.session(bob)}`);
     // the default keep-alive is 25 s: these ends come from the once-a-second check (SseReader waits 5 s)
     expect(await onA.next()).toMatchObject({ event: 'end', json: { internalStatus: '201' } });
     expect(await onB.next()).toMatchObject({ event: 'end', json: { internalStatus: '201' } });
