@@ -624,6 +624,38 @@ function routeCases(): BadCase[] {
     route('PROPFIND', '/v1/object/CUS00001', '405', 'GET, POST, PATCH, DELETE'),
     route('M'.repeat(10_000), '/v1/login', '405', 'POST'),
     route('M'.repeat(10_000), '/no/such/route', '404'),
+    route('POST', '/v1/users', '405', 'GET'),
+    route('DELETE', '/v1/users', '405', 'GET'),
+  ];
+}
+
+/**
+ * `GET /v1/users` (PROTOCOL.md 2.8, administrators): refused credentials, malformed pages (checked
+ * before the group, so `400` for anyone), and `403` for a valid session where no `users.admins` group is set.
+ */
+function userListCases(): BadCase[] {
+  const list = (name: string, path: string, credential: Credential, code: string, mentions?: string): BadCase => ({
+    name: `GET /v1/users${name}: ${credential.name}`,
+    method: 'GET',
+    path,
+    headers: credential.headers,
+    expect: { code, mentions },
+  });
+  const pages: Array<[string, string]> = [
+    ['?page=-1', 'page'],
+    ['?page=x', 'page'],
+    ['?page=1e3', 'page'],
+    ['?page=1000000001', 'page'],
+    ['?perPage=1001', 'perPage'],
+    ['?perPage=0.5', 'perPage'],
+    [`?perPage=${'9'.repeat(10_000)}`, 'perPage'],
+  ];
+  return [
+    ...REFUSED.map((credential) => list('', '/v1/users', credential, credential.code!)),
+    ...pages.map(([query, member]) => list(short(query), `/v1/users${query}`, VALID.plain, '400', member)),
+    list('', '/v1/users', VALID.plain, '403', 'users.admins'),
+    list('', '/v1/users', VALID.token, '403', 'users.admins'),
+    list('?page=2&perPage=5', '/v1/users?page=2&perPage=5', VALID.plain, '403', 'users.admins'),
   ];
 }
 
@@ -674,6 +706,7 @@ export function generateCases(): Record<string, BadCase[]> {
     'objects and listings': objectCases(),
     'unknown routes and wrong methods': routeCases(),
     'app keys': appKeyCases(),
+    'user listing': userListCases(),
   };
 }
 

@@ -6,9 +6,11 @@ import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import { readJsonObject, type ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
-import { parseInput, parseQueryParams } from '../http/validate.js';
-import { formatStoreTime } from '../objects/read/index.js';
-import type { StoredObject } from '../storage/types.js';
+import { integerParam, parseInput, parseQueryParams } from '../http/validate.js';
+import { DEFAULT_PER_PAGE, formatStoreTime, MAX_PER_PAGE } from '../objects/read/index.js';
+import { TWO_FACTOR_FIELD } from '../auth/two-factor.js';
+import { UserList } from '../openapi/schemas.js';
+import { isSet, type StoredObject } from '../storage/types.js';
 import { kvKeys } from '../storage/keys.js';
 import type { AccountUserOptions } from './options.js';
 import { PasswordResets } from './password-reset.js';
@@ -47,6 +49,11 @@ const UserChangeSchema = v.object({
 });
 const UserQuerySchema = v.object({
   user: v.optional(v.pipe(v.string(), v.maxLength(MAX_NAME, `user must be at most ${MAX_NAME} characters`), v.description('another user (administrators only)'))),
+});
+
+const UserListQuerySchema = v.object({
+  page: integerParam('page', 1_000_000_000, 'the page, from 0'),
+  perPage: integerParam('perPage', MAX_PER_PAGE, `users per page, default ${DEFAULT_PER_PAGE}`),
 });
 
 /** `400` naming the first member of a JSON body the route does not define. */
@@ -205,6 +212,32 @@ async function updateUser(ctx: AuthContext, acc: Accounts, request: ApiRequest):
   return okReply({ '~ObjectID': user.id, Name: user.fields.Name, Disabled: user.fields._disabled === true }, 'user changed');
 }
 
+/** Whether a user holds a confirmed TOTP secret (PROTOCOL.md 2.6), read from its `_twoFactor` without opening it. */
+function hasTwoFactor(user: StoredObject): boolean {
+  const state = user.fields[TWO_FACTOR_FIELD];
+  return typeof state === 'object' && state !== null && !Array.isArray(state) && (state as Record<string, unknown>).confirmed !== undefined;
+}
+
+/** A page of the users, ordered by name, as administrators see them: no `_` field, only what they tell. */
+async function listUsers(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
+  const { page = 0, perPage = DEFAULT_PER_PAGE } = parseQueryParams(UserListQuerySchema, request.searchParams);
+  await requireAdmin(ctx, acc, request.session!);
+  const { objects, total } = await ctx.store.find({ className: acc.users.userClass, orderBy: { field: 'Name' }, offset: page * perPage, limit: perPage });
+  // every group of the page read at once
+  const groupIds = new Set(objects.flatMap((user) => (isSet(user.fields.Groups) ? user.fields.Groups.$set : [])));
+  const groups = new Map((await ctx.store.getMany([...groupIds])).map((group) => [group.id, group.fields.Name]));
+  const elements = objects.map((user) => ({
+    '~ObjectID': user.id,
+    Name: user.fields.Name ?? null,
+    Description: user.fields.Description ?? null,
+    Disabled: user.fields._disabled === true,
+    Groups: (isSet(user.fields.Groups) ? user.fields.Groups.$set : []).map((id) => groups.get(id)).filter((group): group is string => typeof group === 'string').sort(),
+    TwoFactor: hasTwoFactor(user),
+    Passkeys: Array.isArray(user.fields._passkeys) ? user.fields._passkeys.length : 0,
+  }));
+  return okReply({ '~Count': elements.length, '~UnfilteredCount': total, '~Elements': elements });
+}
+
 /** Password change and reset, the user's sessions, and user administration (PROTOCOL.md 2.8). */
 export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
   const handler = (fn: (ctx: AuthContext, acc: Accounts, request: ApiRequest) => Promise<JsonReply>) => (request: ApiRequest) => fn(ctx, acc, request);
@@ -266,6 +299,16 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
       summary: "Ends one of the caller's sessions, named by its handle",
       answer: 'nothing ({})',
       handler: handler(endSession),
+    },
+    {
+      method: 'GET',
+      path: '/v1/users',
+      auth: 'session',
+      summary: 'A page of the users, ordered by name (administrators): no password, secret or other _ field',
+      query: UserListQuerySchema,
+      answerSchema: UserList,
+      answer: 'a set of {~ObjectID, Name, Description, Disabled, Groups (names), TwoFactor (a confirmed TOTP secret), Passkeys (how many)}',
+      handler: handler(listUsers),
     },
     {
       method: 'POST',

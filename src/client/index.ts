@@ -456,6 +456,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
     sessions: async (user) => (await request<{ '~Elements': Awaited<ReturnType<AccountCalls['sessions']>> }>('GET', `/v1/sessions${userQuery(user)}`))['~Elements'],
     endSession: async (handle) => void (await request('DELETE', `/v1/sessions/${encodeURIComponent(handle)}`)),
     endOtherSessions: async (user) => (await request<{ ended: number }>('DELETE', `/v1/sessions${userQuery(user)}`)).ended,
+    users: (page = {}) => request('GET', `/v1/users${searchOf(pageParams(page))}`),
     createUser: ({ password, pass, ...user }) => request('POST', '/v1/user', { ...user, pass: newPassOf({ password, pass }) }),
     updateUser: (name, { password, pass, ...change }) =>
       request('PATCH', `/v1/user/${encodeURIComponent(name)}`, password === undefined && pass === undefined ? change : { ...change, pass: newPassOf({ password, pass }) }),

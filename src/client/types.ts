@@ -327,6 +327,20 @@ export interface SessionEntry {
   Current: boolean;
 }
 
+/** A user as `GET /v1/users` lists it for administrators (no `_` field). */
+export interface UserEntry {
+  '~ObjectID': string;
+  Name: string;
+  Description: string | null;
+  Disabled: boolean;
+  /** Group names, sorted. */
+  Groups: string[];
+  /** Whether the user holds a confirmed TOTP secret. */
+  TwoFactor: boolean;
+  /** How many passkeys the user holds. */
+  Passkeys: number;
+}
+
 /** One of the user's passkeys. */
 export interface PasskeyEntry {
   '~ObjectID': string;
@@ -371,6 +385,8 @@ export interface AccountCalls {
   endSession(handle: string): Promise<void>;
   /** Ends every session of the logged-in user but the current one (administrators: all of `user`'s); answers how many. */
   endOtherSessions(user?: string): Promise<number>;
+  /** Administrators: a page of the users, ordered by name (`GET /v1/users`; `page` from 0, `perPage` default 50). */
+  users(options?: { page?: number; perPage?: number }): Promise<SerializedSet<UserEntry>>;
   /** Administrators: creates a user. */
   createUser(user: NewUserInput): Promise<{ '~ObjectID': string; Name: string }>;
   /** Administrators: changes a user (a new password or `Disabled` ends its sessions). */

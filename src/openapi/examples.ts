@@ -26,3 +26,13 @@ export const REFERENCE = {"~ClassName": "Bild", "~ObjectID": "IMG00003", "~Store
 
 /** `GET /v2/login/key` and `/v2/login/secure/key` of the demo: the server's public key (a PEM with CR LF line breaks). */
 export const SERVER_KEY = "-----BEGIN PUBLIC KEY-----\r\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAsL4EjE0Ql9eQWBoYnd40\r\nmb5WESOA7dAsIjFWEZE2w11ce7DMf/eUFX/IlQXsn0rDigyVFSqimGNFD5keNzOv\r\nXMA8UYo2UXB4ii8dtua2mLt3NoxxY6dsIAZ4ReyIGPl3LSH3kYY9UDCW5v17swCN\r\n8+U+hs0zIh4iVHRpycK3IvOLFE9Lv2yZfj/Jc0DAThgwQRhvnKj87x9DFpE2vMre\r\n1GrRX2TE6781hoPjVC5rBsvCyQbO9eInMvH5zk6lg/OxBTjRfSQYfA2ab+vGr6qR\r\n9POaw9aIylezGMXVwfliAmULzgcs3Dlxxdxd+xhUKtTRuc8RIxpqiUI2Kpnf0p9e\r\nOQIDAQAB\r\n-----END PUBLIC KEY-----\r\n";
+
+/** `GET /v1/users?perPage=2` on the demo, as alice (an administrator). */
+export const USERS = {
+  '~Count': 2,
+  '~UnfilteredCount': 4,
+  '~Elements': [
+    { '~ObjectID': 'USR00001', Name: 'alice', Description: 'Alice Schmidt', Disabled: false, Groups: ['admins', 'sales'], TwoFactor: false, Passkeys: 0 },
+    { '~ObjectID': 'USR00002', Name: 'bob', Description: 'Bob Weber', Disabled: false, Groups: ['support'], TwoFactor: false, Passkeys: 0 },
+  ],
+};

@@ -5,9 +5,17 @@
  * real answers against the document, so these cannot drift from what the routes send.
  */
 import * as v from 'valibot';
-import { ALICE_LOGIN, CLASSES, CUSTOMER, CUSTOMERS, DAVE_TOKEN, REFERENCE } from './examples.js';
+import { ALICE_LOGIN, CLASSES, CUSTOMER, CUSTOMERS, DAVE_TOKEN, REFERENCE, USERS } from './examples.js';
 
 const integer = v.pipe(v.number(), v.integer());
+
+/** A set (PROTOCOL.md 6.1) of `element`s with its two counts, described, and an example. */
+function setOf<T extends v.GenericSchema>(element: T, count: string, unfiltered: string, example: unknown) {
+  return v.pipe(
+    v.object({ '~Count': v.pipe(integer, v.description(count)), '~UnfilteredCount': v.pipe(integer, v.description(unfiltered)), '~Elements': v.array(element) }),
+    v.examples([example as never]),
+  );
+}
 
 /** A reference inside an object: the referenced object, serialized, or only its `~` members when the session may not read it. */
 export const ObjectReference = v.pipe(
@@ -25,30 +33,19 @@ export const ServedObject = v.pipe(
 );
 
 /** A set (PROTOCOL.md 6.1): a listing's page. */
-export const ObjectSet = v.pipe(
-  v.object({
-    '~Count': v.pipe(integer, v.description('the objects in ~Elements')),
-    '~UnfilteredCount': v.pipe(integer, v.description('the objects the query matched, before paging')),
-    '~Elements': v.array(ServedObject),
-  }),
-  v.examples([CUSTOMERS]),
-);
+export const ObjectSet = setOf(ServedObject, 'the objects in ~Elements', 'the objects the query matched, before paging', CUSTOMERS);
 
 /** `GET /v1/classes` (PROTOCOL.md 6.11): the classes the session may read, with counts. */
-export const ClassSummaries = v.pipe(
+export const ClassSummaries = setOf(
   v.object({
-    '~Count': v.pipe(integer, v.description('the classes in ~Elements')),
-    '~UnfilteredCount': v.pipe(integer, v.description('the classes in ~Elements')),
-    '~Elements': v.array(
-      v.object({
-        Name: v.string(),
-        Declared: v.pipe(v.boolean(), v.description('declared in the schema option (PROTOCOL.md 6.8)')),
-        Count: v.pipe(integer, v.description('the objects of the class the session may read')),
-        CountEstimated: v.optional(v.pipe(v.literal(true), v.description('Count is an estimate: the class is too large to ask its objects one by one'))),
-      }),
-    ),
+    Name: v.string(),
+    Declared: v.pipe(v.boolean(), v.description('declared in the schema option (PROTOCOL.md 6.8)')),
+    Count: v.pipe(integer, v.description('the objects of the class the session may read')),
+    CountEstimated: v.optional(v.pipe(v.literal(true), v.description('Count is an estimate: the class is too large to ask its objects one by one'))),
   }),
-  v.examples([CLASSES]),
+  'the classes in ~Elements',
+  'the classes in ~Elements',
+  CLASSES,
 );
 
 /** `data` of an answer that has nothing to say. */
@@ -76,4 +73,20 @@ export const Envelope = v.object({
 });
 
 /** The named components, in the order the document lists them. */
-export const SHARED_SCHEMAS = { ServedObject, ObjectReference, ObjectSet, Nothing, LoginAnswer, TokenLoginAnswer, Envelope } as const;
+/** `GET /v1/users` (PROTOCOL.md 2.8, administrators): a page of the users by name, never a `_` field. */
+export const UserList = setOf(
+  v.object({
+    '~ObjectID': v.string(),
+    Name: v.pipe(v.nullable(v.string()), v.description('the login name')),
+    Description: v.nullable(v.string()),
+    Disabled: v.pipe(v.boolean(), v.description("true: the user's logins answer 302")),
+    Groups: v.pipe(v.array(v.string()), v.description('the names of its groups, sorted')),
+    TwoFactor: v.pipe(v.boolean(), v.description('whether it holds a confirmed TOTP secret (PROTOCOL.md 2.6)')),
+    Passkeys: v.pipe(integer, v.minValue(0), v.description('how many passkeys it holds')),
+  }),
+  'the users in ~Elements',
+  'all users, before paging',
+  USERS,
+);
+
+export const SHARED_SCHEMAS = { ServedObject, ObjectReference, ObjectSet, Nothing, LoginAnswer, TokenLoginAnswer, Envelope, UserList } as const;

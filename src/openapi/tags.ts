@@ -48,7 +48,7 @@ export const TAGS: ReadonlyArray<{ name: string; description: string; paths?: Re
   {
     name: 'Accounts',
     description: 'Passwords and their reset, the user\'s sessions, passkeys, user administration and licence seats.',
-    paths: /^\/v1\/(user|sessions|passkey|passkeys|license)\b/,
+    paths: /^\/v1\/(user|users|sessions|passkey|passkeys|license)\b/,
   },
   { name: 'Realtime', description: 'Changes as Server-Sent Events, and tickets for browsers that cannot send headers with an EventSource.', paths: /^\/v1\/events\b/ },
   { name: HOST_TAG, description: 'Routes of the host application, served with the service\'s app key, credentials, envelope and secure transport.' },

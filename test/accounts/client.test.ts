@@ -3,6 +3,7 @@ import { expect, test } from 'vitest';
 import { createClient, OdbRestError } from '../../src/client/index.js';
 import type { PasswordResetDelivery, Service } from '../../src/index.js';
 import { APP_KEY, demoService, USERS } from '../helpers.js';
+import { serveStudio, stopServers } from '../support/studio.js';
 
 const clientOf = (service: Service) => createClient({ baseUrl: 'http://odbrest.test/', appKey: APP_KEY, fetch: (input, init) => service.fetch(new Request(input, init)) });
 
@@ -35,4 +36,26 @@ test('password change, sessions, reset and administration through the client', a
   expect((await admin.accounts.sessions('erin'))).toEqual([]);
   await expect(bob.accounts.sessions()).rejects.toBeInstanceOf(OdbRestError);
   await expect(admin.accounts.passkeys()).rejects.toMatchObject({ internalStatus: '403' });
+});
+
+test('users() lists the users for administrators over a real server, a page at a time; 403 for others', async () => {
+  const running = await serveStudio(() => ({ users: { admins: 'admins' } }));
+  try {
+    const admin = createClient({ baseUrl: running.origin, appKey: APP_KEY });
+    await admin.login({ user: 'alice', password: USERS.alice, appNames: ['crm'] });
+    await admin.accounts.updateUser('dave', { Disabled: true });
+    const all = await admin.accounts.users();
+    expect(all['~Elements'].map((user) => [user.Name, user.Disabled, user.Groups])).toEqual([
+      ['alice', false, ['admins', 'sales']],
+      ['bob', false, ['support']],
+      ['dave', true, []],
+      ['extern', false, ['support']],
+    ]);
+    expect(await admin.accounts.users({ page: 1, perPage: 2 })).toMatchObject({ '~Count': 2, '~UnfilteredCount': 4, '~Elements': [{ Name: 'dave' }, { Name: 'extern' }] });
+    const bob = createClient({ baseUrl: running.origin, appKey: APP_KEY });
+    await bob.login({ user: 'bob', password: USERS.bob, appNames: ['crm'] });
+    await expect(bob.accounts.users()).rejects.toMatchObject({ internalStatus: '403' });
+  } finally {
+    await stopServers(running);
+  }
 });

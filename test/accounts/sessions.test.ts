@@ -5,6 +5,7 @@ import { RedisKeyValueStore } from '../../stores/redis.js';
 import { call, demoData, demoService, expectError, login, loginBody, loginToken, USERS } from '../helpers.js';
 import { nodeKeyPair, nodeSecureLogin, secureCall } from '../secure/node-client.js';
 import { deleteKeys, REDIS_URL, RUN_ID, serverAvailable } from '../support/servers.js';
+import { enrol, twoFactorService } from '../two-factor/support.js';
 
 const ok = (result: { status: number; body: any; text: string }) => {
   if (result.status !== 200 || result.body?.status?.internalStatus !== '0') throw new Error(`expected success, got ${result.status}: ${result.text}`);
@@ -88,6 +89,29 @@ describe('GET /v1/sessions', () => {
 });
 
 describe('user administration', () => {
+  test('GET /v1/users: a page of the users by name, without any _ field, with groups and two-factor state; 403 for others', async () => {
+    const { service, clock } = await twoFactorService(ADMIN);
+    await enrol(service, clock, 'bob');
+    const admin = await login(service, 'alice');
+    ok(await call(service, 'PATCH', '/v1/user/dave', { headers: sid(admin), json: { Disabled: true } }));
+    const all = ok(await call(service, 'GET', '/v1/users', { headers: sid(admin) }));
+    expect(all['~Elements'].map((user: { Name: string }) => user.Name)).toEqual(['alice', 'bob', 'dave', 'extern']);
+    expect(all['~Elements'][1]).toEqual({ '~ObjectID': 'USR00002', Name: 'bob', Description: 'Bob Weber', Disabled: false, Groups: ['support'], TwoFactor: true, Passkeys: 0 });
+    expect(all['~Elements'][0]).toMatchObject({ Groups: ['admins', 'sales'], TwoFactor: false });
+    expect(all['~Elements'][2]).toMatchObject({ Name: 'dave', Disabled: true, Groups: [] });
+    expect(JSON.stringify(all)).not.toMatch(/"_|password|secret/i);
+    const page = ok(await call(service, 'GET', '/v1/users?page=1&perPage=3', { headers: sid(admin) }));
+    expect(page).toMatchObject({ '~Count': 1, '~UnfilteredCount': 4, '~Elements': [{ Name: 'extern' }] });
+    expect(ok(await call(service, 'GET', '/v1/users?perPage=0', { headers: sid(admin) }))).toEqual({ '~Count': 0, '~UnfilteredCount': 4, '~Elements': [] });
+    const bob = await login(service, 'bob', ['crm']);
+    expectError(await call(service, 'GET', '/v1/users', { headers: sid(bob) }), '403', 403);
+    expectError(await call(service, 'GET', '/v1/users?perPage=1001', { headers: sid(admin) }), '400', 400);
+    expectError(await call(service, 'GET', '/v1/users?page=-1', { headers: sid(admin) }), '400', 400);
+    expectError(await call(service, 'GET', '/v1/users'), '204', 401);
+    const off = await demoService();
+    expectError(await call(off, 'GET', '/v1/users', { headers: sid(await login(off, 'alice')) }), '403', 403);
+  });
+
   test('POST /v1/user creates a user who can log in; 409 for a taken name; 403 for others', async () => {
     const service = await demoService(ADMIN);
     const admin = await login(service, 'alice');

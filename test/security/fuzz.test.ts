@@ -32,7 +32,7 @@ const PATHS = [
   '/v2/versionInfo', '/v2/appConfig', '/v2/view/load', '/v2/file/DOC00001', '/v1/action/Customer', '/v1/recycleBin',
   '/v1/recycleBin/CUS00001/restore', '/v1/personal/emptyRecycleBin', '/v1/lock/object/CUS00001', '/v1/setObjectSecurity/CUS00001',
   '/v1/events', '/v1/events/ticket', '/v1/user/password', '/v1/user/password/reset', '/v1/user/password/reset/confirm',
-  '/v1/sessions', '/v1/sessions/abc', '/v1/user', '/v1/user/bob', '/v1/passkey/login/options', '/v1/passkey/login',
+  '/v1/sessions', '/v1/sessions/abc', '/v1/users', '/v1/user', '/v1/user/bob', '/v1/passkey/login/options', '/v1/passkey/login',
   '/v1/passkey/register/options', '/v1/passkeys', '/_CheckLive', '/_CheckReady', '/v1/userSystemSettings', '/v1/userSetting/theme',
   '/v1/personal/unreadDocuments',
   // the studio (issue 34): its page, its redirect, files that are not there, paths that try to leave it

@@ -25,6 +25,11 @@ export function Header() {
           {t('recycleBin')}
         </a>
       )}
+      {current && (
+        <a href="#/account" class="nav">
+          {t('account')}
+        </a>
+      )}
       <span class="spacer" />
       {current && <span class="who">{t('loggedInAs', { user: current.user })}</span>}
       <label class="inline">
