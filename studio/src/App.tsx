@@ -1,5 +1,5 @@
 import { Header } from './components/Header.js';
-import { RecycleBin } from './features/index.js';
+import { Model, RecycleBin } from './features/index.js';
 import { NoticeBar } from './features/notice.js';
 import { PanelStack } from './panels/PanelStack.js';
 import { route } from './router.js';
@@ -34,6 +34,8 @@ export function App() {
           <Objects key={className} client={current.client} className={className} />
         ) : screen === 'recycle' ? (
           <RecycleBin client={current.client} />
+        ) : screen === 'model' ? (
+          <Model client={current.client} />
         ) : (
           <Classes client={current.client} />
         )}

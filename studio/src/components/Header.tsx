@@ -25,6 +25,11 @@ export function Header() {
           {t('recycleBin')}
         </a>
       )}
+      {current && (
+        <a href="#/model" class="nav">
+          {t('model')}
+        </a>
+      )}
       <span class="spacer" />
       {current && <span class="who">{t('loggedInAs', { user: current.user })}</span>}
       <label class="inline">

@@ -5,3 +5,4 @@ export const ObjectActions = lazy(() => import('./writes.js').then((module) => m
 export const ObjectEditor = lazy(() => import('./writes.js').then((module) => module.ObjectEditor));
 export const NewObject = lazy(() => import('./writes.js').then((module) => module.NewObject));
 export const RecycleBin = lazy(() => import('../screens/RecycleBin.js').then((module) => module.RecycleBin));
+export const Model = lazy(() => import('../screens/Model.js').then((module) => module.Model));

@@ -105,4 +105,13 @@ export const de: Texts = {
   restoreObject: '{object} wiederherstellen',
   restored: '{object} ist wiederhergestellt.',
   changedMeanwhile: 'Jemand anderes hat dieses Objekt geändert, seit du es bearbeitest: beim Speichern siehst du beide Fassungen.',
+  // tools: the model, export, copy for developers (screens/Model.tsx, features/tools.tsx)
+  model: 'Modell',
+  modelHint: 'Die deklarierten Klassen und ihre Felder (GET v1/model/structure).',
+  modelEmpty: 'Keine Klasse ist deklariert.',
+  fieldType: 'Typ',
+  fieldClass: 'Klasse',
+  fieldRequired: 'Pflicht',
+  yes: 'ja',
+  no: 'nein',
 };

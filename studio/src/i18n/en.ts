@@ -103,6 +103,15 @@ export const en = {
   restoreObject: 'Restore {object}',
   restored: '{object} was restored.',
   changedMeanwhile: 'This object was changed by someone else since you began editing: saving will show both versions.',
+  // tools: the model, export, copy for developers (screens/Model.tsx, features/tools.tsx)
+  model: 'Model',
+  modelHint: 'The declared classes and their fields (GET v1/model/structure).',
+  modelEmpty: 'No class is declared.',
+  fieldType: 'Type',
+  fieldClass: 'Class',
+  fieldRequired: 'Required',
+  yes: 'yes',
+  no: 'no',
 };
 
 export type Texts = typeof en;
