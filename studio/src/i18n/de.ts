@@ -114,4 +114,9 @@ export const de: Texts = {
   fieldRequired: 'Pflicht',
   yes: 'ja',
   no: 'nein',
+  export: 'Export',
+  exportJsonl: 'Als JSON Lines exportieren',
+  exportCsv: 'Als CSV exportieren',
+  exporting: 'Exportiere… {count} Objekte',
+  exported: '{count} Objekte gespeichert als {file}.',
 };

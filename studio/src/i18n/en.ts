@@ -112,6 +112,11 @@ export const en = {
   fieldRequired: 'Required',
   yes: 'yes',
   no: 'no',
+  export: 'Export',
+  exportJsonl: 'Export JSON Lines',
+  exportCsv: 'Export CSV',
+  exporting: 'Exporting… {count} objects',
+  exported: '{count} objects saved as {file}.',
 };
 
 export type Texts = typeof en;
