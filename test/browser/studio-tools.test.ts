@@ -1,10 +1,13 @@
 /**
- * The studio's tools (docs/studio.md, issue 34 items 9 and 11) in Chromium against a real server: the
+ * The studio's tools (docs/studio.md, issue 34 items 9, 10 and 11) in Chromium against a real server: the
  * model screen (the declared classes and their fields, as `GET /v1/model/structure` answers them) and
  * the export of the current query's objects as JSON Lines or CSV, read back through the browser's
- * download. Every screen is checked with axe-core and under the studio's CSP.
+ * download; "copy as curl" and "copy as client code" for the current query and an open object, run
+ * in a shell and in Node against the same server and compared with what the page shows. Every screen is checked with axe-core and under the studio's CSP.
  */
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MemoryObjectStore } from '../../src/index.js';
@@ -119,4 +122,73 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     expect(problems).toEqual([]);
     await page.close();
   }, 180_000);
+
+  /** Runs a copied text: curl in a shell, client code in Node (from the package's folder, where `odbrest/client` resolves); its output as JSON. */
+  const run = promisify(execFile);
+  const ROOT = new URL('../..', import.meta.url).pathname;
+  async function runCurl(text: string, env: Record<string, string> = {}): Promise<any> {
+    return JSON.parse((await run('sh', ['-c', text], { env: { ...process.env, ...env } })).stdout);
+  }
+  async function runClient(text: string, env: Record<string, string> = {}): Promise<any> {
+    const code = text.replace('console.log(await', 'console.log(JSON.stringify(await').replace(/\);$/, '));').replace('process.env.ODBREST_SESSION!', 'process.env.ODBREST_SESSION');
+    return JSON.parse((await run(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT, env: { ...process.env, ...env } })).stdout);
+  }
+  const copied = async (page: Page, scope: string, kind: 'curl' | 'client') => {
+    if (!(await page.$eval(`${scope} details.copy-as`, (details) => (details as HTMLDetailsElement).open))) await page.click(`${scope} details.copy-as summary`);
+    return page.inputValue(`${scope} textarea[data-copy=${kind}]`);
+  };
+
+  test('copy as curl and as client code: the current query and an open object, run as copied', async () => {
+    const { page, problems } = await openStudio(context!, `${main.origin}/_studio/#/class/Reading`);
+    await logIn(page, { secure: false });
+    await page.waitForSelector('table.objects tbody tr');
+    await page.fill('input[name=query]', 'Value < 100 and Label != "x y"');
+    await page.press('input[name=query]', 'Enter');
+    await page.waitForFunction(() => document.querySelector('h1')?.textContent?.includes('100 objects'));
+    await page.click('th button.sort:text("Value")');
+    await page.click('th button.sort:text("Value")');
+    await page.waitForSelector('th[aria-sort=descending]');
+    await page.click('button[aria-label="Next page"]');
+    await page.waitForSelector('.pager:has-text("Page 2 of 2")');
+    await page.waitForFunction(() => document.querySelector('table.objects tbody td')?.textContent === '49');
+    const shown = await page.$$eval('table.objects tbody th a', (links) => links.map((link) => link.textContent));
+    expect(shown).toHaveLength(50);
+
+    const curl = await copied(page, '.screen', 'curl');
+    expect(curl).toMatch(/^curl -s '/);
+    const answer = await runCurl(curl);
+    expect(answer.data['~Elements'].map((object: any) => object['~ObjectID'])).toEqual(shown);
+    expect(answer.data['~Elements'][0].Value).toBe(49);
+    const code = await copied(page, '.screen', 'client');
+    expect(code).toContain(`import { createClient } from 'odbrest/client';`);
+    expect((await runClient(code))['~Elements'].map((object: any) => object['~ObjectID'])).toEqual(shown);
+    await expectAccessible(page, 'objects with copy as');
+
+    // an open object: its curl and client code answer the object the panel shows
+    await page.click('table.objects tbody th a >> nth=3');
+    await page.waitForSelector('.panel.top');
+    const id = (await page.getAttribute('.panel.top', 'data-object'))!;
+    const object = await runCurl(await copied(page, '.panel.top', 'curl'));
+    expect(object.data).toMatchObject({ '~ObjectID': id, '~ClassName': 'Reading', Value: 46 });
+    expect(await runClient(await copied(page, '.panel.top', 'client'))).toMatchObject({ '~ObjectID': id, Value: 46 });
+    expect(await page.textContent('.panel.top')).toContain('reading 46');
+    await expectAccessible(page, 'panel with copy as');
+    expect(problems).toEqual([]);
+    await page.close();
+
+    // a secure session: the copies read a plain session id from ODBREST_SESSION, and say so
+    const secure = await openStudio(context!, `${main.origin}/_studio/#/class/Reading?open=${id}`);
+    await logIn(secure.page);
+    await secure.page.waitForSelector('[data-transport=secure]');
+    await secure.page.waitForSelector('.panel.top details.copy-as');
+    const secureCurl = await copied(secure.page, '.panel.top', 'curl');
+    expect(secureCurl).toContain('"sessionId: $ODBREST_SESSION"');
+    expect(await secure.page.textContent('.panel.top details.copy-as')).toContain('ODBREST_SESSION');
+    const plain = await login(main.service, 'alice');
+    expect((await runCurl(secureCurl, { ODBREST_SESSION: plain })).data).toMatchObject({ '~ObjectID': id, Value: 46 });
+    expect(await runClient(await copied(secure.page, '.panel.top', 'client'), { ODBREST_SESSION: plain })).toMatchObject({ '~ObjectID': id });
+    expect(secure.problems).toEqual([]);
+    await secure.page.close();
+  }, 180_000);
 });
+

@@ -7,3 +7,4 @@ export const NewObject = lazy(() => import('./writes.js').then((module) => modul
 export const RecycleBin = lazy(() => import('../screens/RecycleBin.js').then((module) => module.RecycleBin));
 export const Model = lazy(() => import('../screens/Model.js').then((module) => module.Model));
 export const Export = lazy(() => import('./export.js').then((module) => module.Export));
+export const CopyAs = lazy(() => import('./developer.js').then((module) => module.CopyAs));

@@ -119,4 +119,10 @@ export const de: Texts = {
   exportCsv: 'Als CSV exportieren',
   exporting: 'Exportiere… {count} Objekte',
   exported: '{count} Objekte gespeichert als {file}.',
+  forDevelopers: 'Für Entwickler: als curl oder Client-Code kopieren',
+  copyAsCurl: 'Als curl kopieren',
+  copyAsClient: 'Als Client-Code kopieren',
+  copied: 'Als {what} kopiert.',
+  copyRefused: 'Der Browser verweigert die Zwischenablage: Text markieren und kopieren.',
+  copySecureNote: 'Diese Sitzung ist Ende-zu-Ende verschlüsselt, ihr Schlüssel verlässt diese Seite nie: die Kopien lesen eine einfache Sitzungs-ID aus ODBREST_SESSION (Anmeldung mit POST /v1/login).',
 };

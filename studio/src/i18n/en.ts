@@ -117,6 +117,12 @@ export const en = {
   exportCsv: 'Export CSV',
   exporting: 'Exporting… {count} objects',
   exported: '{count} objects saved as {file}.',
+  forDevelopers: 'For developers: copy as curl or client code',
+  copyAsCurl: 'Copy as curl',
+  copyAsClient: 'Copy as client code',
+  copied: 'Copied as {what}.',
+  copyRefused: 'The browser refused the clipboard: select the text and copy it.',
+  copySecureNote: 'This session is encrypted end to end and its key never leaves this page: the copies read a plain session id from ODBREST_SESSION (log in with POST /v1/login).',
 };
 
 export type Texts = typeof en;

@@ -2,7 +2,7 @@ import { useSignal } from '@preact/signals';
 import { useEffect, useRef } from 'preact/hooks';
 import { OdbRestError, type OdbRestClient, type SerializedObject } from 'odbrest/client';
 import { Value } from '../components/Value.js';
-import { ObjectActions, ObjectEditor } from '../features/index.js';
+import { CopyAs, ObjectActions, ObjectEditor } from '../features/index.js';
 import { useLive } from '../features/live.js';
 import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
@@ -100,6 +100,7 @@ export function ObjectPanel({ client, objectId, depth, top }: { client: OdbRestC
             </div>
           </dl>
           <ReferencedBy client={client} objectId={objectId} />
+          <CopyAs client={client} target={{ objectId }} />
         </>
       )}
     </div>

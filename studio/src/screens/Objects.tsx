@@ -5,7 +5,7 @@ import { ColumnChooser, type Column } from '../components/ColumnChooser.js';
 import { QueryBox } from '../components/QueryBox.js';
 import { Value } from '../components/Value.js';
 import { declaredFields, failureText, messageOf } from '../data.js';
-import { Export, NewObject } from '../features/index.js';
+import { CopyAs, Export, NewObject } from '../features/index.js';
 import { useLive } from '../features/live.js';
 import { changed, touch } from '../features/notice.js';
 import { t } from '../i18n/index.js';
@@ -136,6 +136,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
           </button>
         </nav>
       </div>
+      <CopyAs client={client} target={{ className, queryText: queryText.value, orderBy: orderBy.value, page: page.value, perPage: PER_PAGE }} />
       {creating.value && <NewObject client={client} className={className} onDone={() => (creating.value = false)} />}
       {error.value && (
         <p class="error" role="alert">
