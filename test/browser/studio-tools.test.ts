@@ -1,9 +1,10 @@
 /**
- * The studio's tools (docs/studio.md, issue 34 items 9, 10 and 11) in Chromium against a real server: the
+ * The studio's tools (docs/studio.md, issue 34 items 6, 9, 10 and 11) in Chromium against a real server: the
  * model screen (the declared classes and their fields, as `GET /v1/model/structure` answers them) and
  * the export of the current query's objects as JSON Lines or CSV, read back through the browser's
  * download; "copy as curl" and "copy as client code" for the current query and an open object, run
- * in a shell and in Node against the same server and compared with what the page shows. Every screen is checked with axe-core and under the studio's CSP.
+ * in a shell and in Node against the same server and compared with what the page shows; a file
+ * object's download and its preview (an image, a text; not a PDF under the CSP). Every screen is checked with axe-core and under the studio's CSP.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -11,13 +12,17 @@ import { promisify } from 'node:util';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MemoryObjectStore } from '../../src/index.js';
-import { call, login } from '../helpers.js';
+import { createClient } from '../../src/client/index.js';
+import { call, login, USERS } from '../helpers.js';
 import { browserAvailable, closeChromium, launchChromium } from '../support/browser.js';
+import { demoAccess } from '../../examples/demo-access.mjs';
 import { expectAccessible, logIn, openStudio, serveStudio, shoot, stopServers, type Running } from '../support/studio.js';
 
 const hasBrowser = browserAvailable('the studio tools browser tests');
 
 let main: Running;
+/** The demo's access rules, under which every session uploads files. */
+let files: Running;
 let context: BrowserContext | undefined;
 let userDataDir: string | undefined;
 const store = new MemoryObjectStore();
@@ -30,11 +35,12 @@ beforeAll(async () => {
   for (let i = 0; i < READINGS; i++) {
     await store.put({ className: 'Reading', fields: { Value: i, Label: i === 7 ? '=SUM(A1:A2)' : i === 8 ? 'a "quoted", two-line\ntext' : `reading ${i}`, ...(i === 9 ? { Extra: true } : {}) } });
   }
+  files = await serveStudio(() => ({ store: new MemoryObjectStore(), access: demoAccess, studio: { appNames: ['crm'] } }));
   ({ context, userDataDir } = await launchChromium());
 }, 120_000);
 
 afterAll(async () => {
-  await stopServers(main);
+  await stopServers(main, files);
   await closeChromium(context, userDataDir);
 });
 
@@ -189,6 +195,47 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     expect(await runClient(await copied(secure.page, '.panel.top', 'client'), { ODBREST_SESSION: plain })).toMatchObject({ '~ObjectID': id });
     expect(secure.problems).toEqual([]);
     await secure.page.close();
+  }, 180_000);
+
+  test('files: download, and a preview of an image and a text (a PDF is not embedded under the CSP), on a secure session', async () => {
+    const uploader = createClient({ baseUrl: files.origin, appKey: 'odbrest-studio' });
+    await uploader.login({ user: 'alice', password: USERS.alice as string, appNames: ['crm'] });
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+    const image = await uploader.uploadFile(new Blob([png], { type: 'image/png' }), { name: 'dot.png' });
+    const text = await uploader.uploadFile(new Blob(['Grüße\n<b>not markup</b>\n'], { type: 'text/plain' }), { name: 'note.txt' });
+    const pdf = await uploader.uploadFile(new Blob(['%PDF-1.4 not really'], { type: 'application/pdf' }), { name: 'report.pdf' });
+
+    const { page, problems } = await openStudio(context!, `${files.origin}/_studio/#/class/Document?open=${image['~ObjectID']}`);
+    await logIn(page);
+    await page.waitForSelector('[data-transport=secure]');
+    // the image, decoded from a blob: URL (img-src allows blob:)
+    await page.waitForSelector('.panel.top img.file-preview');
+    await page.waitForFunction(() => (document.querySelector('.panel.top img.file-preview') as HTMLImageElement | null)?.naturalWidth === 1);
+    const saved = await download(page, '.panel.top button:text("Download dot.png")');
+    expect(saved.name).toBe('dot.png');
+    const [file] = await Promise.all([page.waitForEvent('download'), page.click('.panel.top button:text("Download dot.png")')]);
+    expect(readFileSync((await file.path())!)).toEqual(png);
+    await expectAccessible(page, 'image file');
+
+    // a text, shown as text (never as markup)
+    await page.goto(`${files.origin}/_studio/#/class/Document?open=${text['~ObjectID']}`);
+    await page.waitForSelector('.panel.top pre.file-preview');
+    expect(await page.textContent('.panel.top pre.file-preview')).toBe('Grüße\n<b>not markup</b>\n');
+    expect(await page.$('.panel.top pre.file-preview b')).toBeNull();
+    expect((await download(page, '.panel.top button:text("Download note.txt")')).text).toBe('Grüße\n<b>not markup</b>\n');
+    await expectAccessible(page, 'text file');
+
+    // a PDF: no embedded preview, the download still works
+    await page.goto(`${files.origin}/_studio/#/class/Document?open=${pdf['~ObjectID']}`);
+    await page.waitForSelector('.panel.top .file-view .hint:has-text("No preview for PDF")');
+    expect(await page.$('.panel.top object, .panel.top embed, .panel.top iframe')).toBeNull();
+    expect((await download(page, '.panel.top button:text("Download report.pdf")')).text).toBe('%PDF-1.4 not really');
+    // an object that is not a file has no file section
+    await page.goto(`${files.origin}/_studio/#/class/Customer?open=CUS00001`);
+    await page.waitForSelector('.panel.top details.copy-as');
+    expect(await page.$('.panel.top .file-view')).toBeNull();
+    expect(problems).toEqual([]);
+    await page.close();
   }, 180_000);
 });
 

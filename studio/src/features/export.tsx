@@ -2,6 +2,7 @@ import { useSignal } from '@preact/signals';
 import type { OdbRestClient, SerializedObject } from 'odbrest/client';
 import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
+import { saveBlob } from './save.js';
 
 /** The largest page the service gives (PROTOCOL.md 6.1): the fewest requests for an export. */
 const PAGE = 1000;
@@ -37,18 +38,6 @@ function toCsv(objects: SerializedObject[], fields: string[]): string {
   return [columns.map(cell).join(','), ...objects.map((object) => columns.map((column) => cell(object[column])).join(','))].join('\r\n') + '\r\n';
 }
 
-/** Saves `parts` as a file through a blob: URL and a link with `download` (no CSP change: a navigation, not a fetch). */
-function save(parts: string[], type: string, name: string): void {
-  const url = URL.createObjectURL(new Blob(parts, { type }));
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = name;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60_000);
-}
-
 /**
  * Export of the current query's objects (all pages, in the table's order) as JSON Lines (one object
  * per line, as the service serializes it) or CSV; the pages are read one after the other, the count so
@@ -72,8 +61,8 @@ export function Export({ client, className, queryText, orderBy, fields }: Export
         status.value = t('exporting', { count: done.toLocaleString() });
         if (elements.length < PAGE || done >= set['~UnfilteredCount']) break;
       }
-      if (format === 'jsonl') save(lines, 'application/x-ndjson', `${className}.jsonl`);
-      else save([toCsv(objects, fields)], 'text/csv;charset=utf-8', `${className}.csv`);
+      if (format === 'jsonl') saveBlob(new Blob(lines, { type: 'application/x-ndjson' }), `${className}.jsonl`);
+      else saveBlob(new Blob([toCsv(objects, fields)], { type: 'text/csv;charset=utf-8' }), `${className}.csv`);
       status.value = t('exported', { count: (format === 'jsonl' ? lines.length : objects.length).toLocaleString(), file: `${className}.${format}` });
     } catch (cause) {
       status.value = failureText(cause);

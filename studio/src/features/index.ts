@@ -8,3 +8,4 @@ export const RecycleBin = lazy(() => import('../screens/RecycleBin.js').then((mo
 export const Model = lazy(() => import('../screens/Model.js').then((module) => module.Model));
 export const Export = lazy(() => import('./export.js').then((module) => module.Export));
 export const CopyAs = lazy(() => import('./developer.js').then((module) => module.CopyAs));
+export const FileView = lazy(() => import('./files.js').then((module) => module.FileView));

@@ -125,4 +125,9 @@ export const de: Texts = {
   copied: 'Als {what} kopiert.',
   copyRefused: 'Der Browser verweigert die Zwischenablage: Text markieren und kopieren.',
   copySecureNote: 'Diese Sitzung ist Ende-zu-Ende verschlüsselt, ihr Schlüssel verlässt diese Seite nie: die Kopien lesen eine einfache Sitzungs-ID aus ODBREST_SESSION (Anmeldung mit POST /v1/login).',
+  file: 'Datei',
+  downloadFile: '{name} herunterladen',
+  previewOf: 'Vorschau von {name}',
+  noPreview: 'Keine Vorschau für {type}: bitte herunterladen.',
+  noPdfPreview: 'Keine Vorschau für PDF (das Studio erlaubt keine eingebetteten Objekte): bitte herunterladen.',
 };

@@ -123,6 +123,11 @@ export const en = {
   copied: 'Copied as {what}.',
   copyRefused: 'The browser refused the clipboard: select the text and copy it.',
   copySecureNote: 'This session is encrypted end to end and its key never leaves this page: the copies read a plain session id from ODBREST_SESSION (log in with POST /v1/login).',
+  file: 'File',
+  downloadFile: 'Download {name}',
+  previewOf: 'Preview of {name}',
+  noPreview: 'No preview for {type}: download it.',
+  noPdfPreview: 'No preview for PDF (the studio allows no embedded objects): download it.',
 };
 
 export type Texts = typeof en;
