@@ -1,5 +1,5 @@
 import { Header } from './components/Header.js';
-import { Account, RecycleBin } from './features/index.js';
+import { Account, Model, RecycleBin } from './features/index.js';
 import { NoticeBar } from './features/notice.js';
 import { PanelStack } from './panels/PanelStack.js';
 import { route } from './router.js';
@@ -36,6 +36,8 @@ export function App() {
           <RecycleBin client={current.client} />
         ) : screen === 'account' ? (
           <Account client={current.client} />
+        ) : screen === 'model' ? (
+          <Model client={current.client} />
         ) : (
           <Classes client={current.client} />
         )}

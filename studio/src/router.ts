@@ -5,7 +5,7 @@ import { signal } from '@preact/signals';
  * `#/classes`, `#/class/Customer`; `?open=ID1,ID2` is the stack of object panels over either.
  */
 export interface Route {
-  screen: 'classes' | 'objects' | 'recycle' | 'account';
+  screen: 'classes' | 'objects' | 'recycle' | 'account' | 'model';
   className?: string;
   /** The open object panels, bottom first. */
   stack: string[];
@@ -25,11 +25,12 @@ export function parseHash(hash: string): Route {
   }
   if (path === '/recycle') return { screen: 'recycle', stack };
   if (path === '/account') return { screen: 'account', stack };
+  if (path === '/model') return { screen: 'model', stack };
   return { screen: 'classes', stack };
 }
 
 export function routeHash(route: Route): string {
-  const path = route.screen === 'objects' && route.className ? `/class/${encodeURIComponent(route.className)}` : route.screen === 'recycle' || route.screen === 'account' ? `/${route.screen}` : '/classes';
+  const path = route.screen === 'objects' && route.className ? `/class/${encodeURIComponent(route.className)}` : route.screen === 'recycle' || route.screen === 'account' || route.screen === 'model' ? `/${route.screen}` : '/classes';
   return `#${path}${route.stack.length > 0 ? `?open=${route.stack.map(encodeURIComponent).join(',')}` : ''}`;
 }
 

@@ -26,6 +26,11 @@ export function Header() {
         </a>
       )}
       {current && (
+        <a href="#/model" class="nav">
+          {t('model')}
+        </a>
+      )}
+      {current && (
         <a href="#/account" class="nav">
           {t('account')}
         </a>

@@ -6,3 +6,7 @@ export const ObjectEditor = lazy(() => import('./writes.js').then((module) => mo
 export const NewObject = lazy(() => import('./writes.js').then((module) => module.NewObject));
 export const RecycleBin = lazy(() => import('../screens/RecycleBin.js').then((module) => module.RecycleBin));
 export const Account = lazy(() => import('../screens/Account.js').then((module) => module.Account));
+export const Model = lazy(() => import('../screens/Model.js').then((module) => module.Model));
+export const Export = lazy(() => import('./export.js').then((module) => module.Export));
+export const CopyAs = lazy(() => import('./developer.js').then((module) => module.CopyAs));
+export const FileView = lazy(() => import('./files.js').then((module) => module.FileView));

@@ -2,7 +2,7 @@ import { useSignal } from '@preact/signals';
 import { useEffect, useRef } from 'preact/hooks';
 import { OdbRestError, type OdbRestClient, type SerializedObject } from 'odbrest/client';
 import { Value } from '../components/Value.js';
-import { ObjectActions, ObjectEditor } from '../features/index.js';
+import { CopyAs, FileView, ObjectActions, ObjectEditor } from '../features/index.js';
 import { useLive } from '../features/live.js';
 import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
@@ -99,7 +99,10 @@ export function ObjectPanel({ client, objectId, depth, top }: { client: OdbRestC
               </dd>
             </div>
           </dl>
+          {/* a file object (PROTOCOL.md 6.6): the fields only uploads set */}
+          {typeof found.Sha256 === 'string' && typeof found.ContentType === 'string' && <FileView client={client} object={found} />}
           <ReferencedBy client={client} objectId={objectId} />
+          <CopyAs client={client} target={{ objectId }} />
         </>
       )}
     </div>

@@ -5,7 +5,7 @@ import { ColumnChooser, type Column } from '../components/ColumnChooser.js';
 import { QueryBox } from '../components/QueryBox.js';
 import { Value } from '../components/Value.js';
 import { declaredFields, failureText, messageOf } from '../data.js';
-import { NewObject } from '../features/index.js';
+import { CopyAs, Export, NewObject } from '../features/index.js';
 import { useLive } from '../features/live.js';
 import { changed, touch } from '../features/notice.js';
 import { t } from '../i18n/index.js';
@@ -125,6 +125,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
         <button type="button" onClick={() => (creating.value = true)} disabled={creating.value}>
           {t('newObject')}
         </button>
+        <Export client={client} className={className} queryText={queryText.value} orderBy={orderBy.value} fields={names} />
         <nav class="pager" aria-label={t('page', { page: page.value + 1, pages })}>
           <button type="button" disabled={page.value === 0} onClick={() => (page.value -= 1)} aria-label={t('previousPage')}>
             ‹
@@ -135,6 +136,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
           </button>
         </nav>
       </div>
+      <CopyAs client={client} target={{ className, queryText: queryText.value, orderBy: orderBy.value, page: page.value, perPage: PER_PAGE }} />
       {creating.value && <NewObject client={client} className={className} onDone={() => (creating.value = false)} />}
       {error.value && (
         <p class="error" role="alert">
