@@ -6,14 +6,14 @@
 import * as v from 'valibot';
 import type { WriteContext } from './context.js';
 import { ApiError } from '../../http/errors.js';
-import { readJsonObject, type ApiRequest } from '../../http/request.js';
+import { readJsonObject } from '../../http/request.js';
 import type { Route } from '../../http/router.js';
 import { integerParam, parseQueryParams } from '../../http/validate.js';
 import { parseActions, runActions } from './actions.js';
 import { MAX_PER_PAGE, parseSerialization, requestSerialization, selectAll, selectPage, SERIALIZATION_PARAM, setAnswer } from '../read/index.js';
 import { validName } from '../names.js';
 import { classSelection, requireClass } from '../known-classes.js';
-import { updateObjects, type Writer } from './write-path.js';
+import { updateObjects, writerOf } from './write-path.js';
 import { bodyFields } from './writes.js';
 
 /** The most objects one bulk `PATCH` changes. */
@@ -32,7 +32,6 @@ const ActionQuerySchema = v.object({
 });
 
 export function bulkRoutes(ctx: WriteContext): Route[] {
-  const writer = (request: ApiRequest): Writer => ({ ctx, request, guard: ctx.guard(request) });
   return [
     {
       method: 'POST',
@@ -46,7 +45,7 @@ export function bulkRoutes(ctx: WriteContext): Route[] {
         const className = validName(request.params.className!, 'class name');
         const params = parseQueryParams(ActionQuerySchema, request.searchParams);
         const actions = parseActions(params.actions, ctx.writeOptions.actions);
-        const w = writer(request);
+        const w = writerOf(ctx, request);
         const selection = classSelection(ctx, className, { query: params.query, page: params.page, perPage: params.perPage });
         const { objects, unfiltered } = await selectPage(ctx, request, w.guard, selection);
         await requireClass(ctx, className, unfiltered);
@@ -66,7 +65,7 @@ export function bulkRoutes(ctx: WriteContext): Route[] {
       handler: async (request) => {
         const className = validName(request.params.className!, 'class name');
         const { query } = parseQueryParams(BulkQuerySchema, request.searchParams);
-        const w = writer(request);
+        const w = writerOf(ctx, request);
         const selection = classSelection(ctx, className, { query });
         const changes = await bodyFields(readJsonObject(request, 'object'), ctx.store, w.guard, ctx.internalClasses);
         const select = async () => {

@@ -7,13 +7,13 @@ import * as v from 'valibot';
 import type { WriteContext } from './context.js';
 import { okReply } from '../../http/envelope.js';
 import { ApiError, clip } from '../../http/errors.js';
-import { readJson, type ApiRequest } from '../../http/request.js';
+import { readJson } from '../../http/request.js';
 import type { Route } from '../../http/router.js';
 import { parseInput } from '../../http/validate.js';
 import type { Fields, FieldValue, StoredObject } from '../../storage/types.js';
 import { SECURITY_FIELD, securityEntries, type SecurityEntry } from '../access.js';
 import { currentLock, DEFAULT_LOCK_MINUTES, lockMessage, MAX_LOCK_MINUTES, releaseLock, takeLock } from './locks.js';
-import { updateObject, type Writer } from './write-path.js';
+import { updateObject, type Writer, writerOf } from './write-path.js';
 import { named } from './write-routes.js';
 import { internalFields } from '../names.js';
 
@@ -49,7 +49,6 @@ const SecurityBodySchema = v.object({
 const LOCK_ANSWER = '{isLocked: true only when another session holds the lock, messages: ["locked by <user> since <time>"]}';
 
 export function lockRoutes(ctx: WriteContext): Route[] {
-  const writer = (request: ApiRequest): Writer => ({ ctx, request, guard: ctx.guard(request) });
   /** The object, `403` unless this session may update it. */
   const updatable = async (w: Writer): Promise<StoredObject> => {
     const object = await named(ctx, w.guard, w.request);
@@ -65,7 +64,7 @@ export function lockRoutes(ctx: WriteContext): Route[] {
       examples: { answer: { isLocked: false, messages: [] } },
       answer: LOCK_ANSWER,
       handler: async (request) => {
-        const w = writer(request);
+        const w = writerOf(ctx, request);
         const object = await named(ctx, w.guard, request);
         const held = await currentLock(ctx, object.id);
         return okReply({ isLocked: held !== undefined && held.lock.session !== request.session?.id, messages: held ? [lockMessage(held.lock)] : [] });
@@ -82,7 +81,7 @@ export function lockRoutes(ctx: WriteContext): Route[] {
       errors: ['404', '423'],
       handler: async (request) => {
         const { minutes = DEFAULT_LOCK_MINUTES } = parseInput(LockBodySchema, readJson(request)) ?? {};
-        const w = writer(request);
+        const w = writerOf(ctx, request);
         const object = await updatable(w);
         const lock = await takeLock(ctx, request.session!, object.id, minutes);
         return okReply({ isLocked: false, messages: [lockMessage(lock)] });
@@ -96,7 +95,7 @@ export function lockRoutes(ctx: WriteContext): Route[] {
       answer: LOCK_ANSWER,
       errors: ['404', '423'],
       handler: async (request) => {
-        const w = writer(request);
+        const w = writerOf(ctx, request);
         const object = await updatable(w);
         await releaseLock(ctx, request.session!, object.id);
         return okReply({ isLocked: false, messages: [] });
@@ -116,7 +115,7 @@ export function lockRoutes(ctx: WriteContext): Route[] {
             throw new ApiError('400', `security[${i}].userObjectName ${clip(entry.userObjectName)} names no user or group`);
           }
         }
-        const w = writer(request);
+        const w = writerOf(ctx, request);
         const internal = (before: StoredObject): Fields => {
           const entries = new Map<string, number>(body.replace ? [] : securityEntries(before).map((entry): [string, number] => [entry.name, entry.rights]));
           for (const entry of body.security) entries.set(entry.userObjectName, entry.rights);

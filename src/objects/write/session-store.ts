@@ -14,11 +14,11 @@ import { ApiError } from '../../http/errors.js';
 import type { ApiRequest } from '../../http/request.js';
 import type { FindQuery, FindResult, ObjectInput, ObjectStore, StoredObject, Where } from '../../storage/types.js';
 import { served } from '../read/index.js';
-import { createObject, deleteObject, updateObject, type Writer } from './write-path.js';
+import { createObject, deleteObject, updateObject, type Writer, writerOf } from './write-path.js';
 
 export function sessionObjectStore(ctx: WriteContext, request: ApiRequest): ObjectStore {
   const raw = ctx.store;
-  const writer: Writer = { ctx, request, guard: ctx.guard(request) };
+  const writer: Writer = writerOf(ctx, request);
   const { guard } = writer;
   const get = async (id: string) => served(ctx, guard, await raw.get(id));
   const visible = async (objects: StoredObject[]) => {

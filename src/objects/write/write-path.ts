@@ -23,6 +23,11 @@ export interface Writer {
   guard: Guard;
 }
 
+/** The writer of a request: its session's guard, made once per request. */
+export function writerOf(ctx: WriteContext, request: ApiRequest): Writer {
+  return { ctx, request, guard: ctx.guard(request) };
+}
+
 /**
  * Runs `beforeWrite` (its fields replace the change's; `_` members never reach the store), then checks
  * the fields to be stored against the class's declaration (PROTOCOL.md 6.8): every create and update,

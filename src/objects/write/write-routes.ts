@@ -14,7 +14,7 @@ import { objectAnswer, requestSerialization, SERIALIZATION_PARAM, served } from 
 import { parseQueryParams } from '../../http/validate.js';
 import { parseActions, runActions } from './actions.js';
 import { checkClassName, validName } from '../names.js';
-import { createObject, deleteObject, updateObject, type Writer } from './write-path.js';
+import { createObject, deleteObject, updateObject, type Writer, writerOf } from './write-path.js';
 import { bodyFields, parseStoreTime, type WriteAction } from './writes.js';
 import { Nothing, ServedObject } from '../../openapi/schemas.js';
 
@@ -64,7 +64,6 @@ async function withActions(w: Writer, actions: readonly WriteAction[], write: ()
 
 export function writeRoutes(ctx: WriteContext): Route[] {
   const fieldsOf = (request: ApiRequest, guard: Guard) => bodyFields(readJsonObject(request, 'object'), ctx.store, guard, ctx.internalClasses);
-  const writer = (request: ApiRequest): Writer => ({ ctx, request, guard: ctx.guard(request) });
   return [
     {
       method: 'POST',
@@ -85,7 +84,7 @@ export function writeRoutes(ctx: WriteContext): Route[] {
         if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
         const params = parseQueryParams(WriteQuerySchema, request.searchParams);
         const actions = parseActions(params.actions, ctx.writeOptions.actions);
-        const w = writer(request);
+        const w = writerOf(ctx, request);
         if ((await w.guard.scope('create', className)) !== 'all') throw new ApiError('403', `this session may not create ${className} objects`);
         const fields = await fieldsOf(request, w.guard);
         return objectAnswer(ctx, request, w.guard, await withActions(w, actions, () => createObject(w, className, fields)));
@@ -106,7 +105,7 @@ export function writeRoutes(ctx: WriteContext): Route[] {
         requestSerialization(ctx, request);
         const params = parseQueryParams(WriteQuerySchema, request.searchParams);
         const actions = parseActions(params.actions, ctx.writeOptions.actions);
-        const w = writer(request);
+        const w = writerOf(ctx, request);
         const body = readJsonObject(request, 'object');
         const expected = Object.hasOwn(body, '~StoreTime') ? parseStoreTime(body['~StoreTime']) : undefined;
         const changes = await fieldsOf(request, w.guard);
@@ -126,7 +125,7 @@ export function writeRoutes(ctx: WriteContext): Route[] {
       handler: async (request) => {
         const { moveToRecycler } = parseQueryParams(DeleteQuerySchema, request.searchParams);
         const recycle = moveToRecycler === undefined ? ctx.writeOptions.deleteMode === 'recycle' : moveToRecycler === 'true';
-        const w = writer(request);
+        const w = writerOf(ctx, request);
         await deleteObject(w, await named(ctx, w.guard, request), { recycle });
         return okReply({});
       },
