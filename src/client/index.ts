@@ -147,6 +147,11 @@ export interface OdbRestClient {
   loginToken(credentials: LoginCredentials): Promise<TokenLogin>;
   /** Secure login; later requests go through the encrypted, signed transport. */
   loginSecure(credentials: LoginCredentials, options?: SecureLoginOptions): Promise<SecureLogin>;
+  /**
+   * Whether a secure login can be made from here: WebCrypto is present and the service answers its
+   * key (`GET /v2/login/secure/key`; where `serverKey` pins keys, the pinned one). Never throws.
+   */
+  secureLoginAvailable(): Promise<boolean>;
   /** Custom login of a non-database user (`/v1/auth/df`, e.g. a contact person); later requests send `sessionId`. */
   loginCustom(credentials: LoginCredentials): Promise<SessionLogin>;
   /**
@@ -482,6 +487,13 @@ export function createClient(options: ClientOptions): OdbRestClient {
       return data;
     }),
     loginSecure: remember(loginSecure),
+    async secureLoginAvailable() {
+      if (!globalThis.crypto?.subtle) return false;
+      return loginServerKey('/v2/login/secure/key', 'secure').then(
+        () => true,
+        () => false,
+      );
+    },
     async resume(saved) {
       const resumed = savedCredential(saved);
       await send('GET', '/_CheckSession', undefined, resumed);

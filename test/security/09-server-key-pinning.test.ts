@@ -102,6 +102,16 @@ test.each([
   expect((await client.getObject('USR00001'))['Name']).toBe('alice');
 });
 
+test('secureLoginAvailable: true for the service\'s key; pinned, false for a swapped key and true for the real one; false where nothing answers', async () => {
+  expect(await through().secureLoginAvailable()).toBe(true);
+  swapKey();
+  expect(await through().secureLoginAvailable()).toBe(true); // unpinned, any key will do (the attack above)
+  expect(await through(fingerprint.toString('hex')).secureLoginAvailable()).toBe(false);
+  attacker.intercept(undefined);
+  expect(await through(fingerprint.toString('hex')).secureLoginAvailable()).toBe(true);
+  expect(await createClient({ baseUrl: 'http://127.0.0.1:9', appKey: 'demo' }).secureLoginAvailable()).toBe(false);
+});
+
 test('a pin that is neither a public-key PEM nor a fingerprint is a TypeError at createClient', () => {
   const privatePem = readFileSync(join(keys, 'server-key.pem'), 'utf8');
   for (const pin of ['', 'abc', 'sha256:' + '0'.repeat(63), fingerprint.toString('hex').slice(2), privatePem, []]) {

@@ -5,24 +5,10 @@ import { config } from '../config.js';
 import { t } from '../i18n/index.js';
 import { loginNotice, newClient, startSession } from '../session.js';
 
-/**
- * Whether this page can log in securely: WebCrypto (a secure context) and the service's key. The
- * secure login is then the default, so the session is encrypted end to end.
- */
-async function checkSecure(): Promise<boolean> {
-  if (!globalThis.crypto?.subtle) return false;
-  try {
-    const answer = await fetch(`${config.apiBase}/v2/login/secure/key`);
-    const body = (await answer.json()) as { data?: { key?: unknown } };
-    return answer.ok && typeof body.data?.key === 'string';
-  } catch {
-    return false;
-  }
-}
-
 /** Asked once per page: the login form shows before the answer, and a login sent sooner waits for it. */
 let secureCheck: Promise<boolean> | undefined;
-const secureAvailable = () => (secureCheck ??= checkSecure());
+// the secure login is the default where it can be made, so the session is encrypted end to end
+const secureAvailable = () => (secureCheck ??= newClient().secureLoginAvailable());
 
 /** Password (the client sends its MD5 form, computed here), second factor when asked, passkey; secure by default. */
 export function Login() {
