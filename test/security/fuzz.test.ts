@@ -35,6 +35,8 @@ const PATHS = [
   '/v1/sessions', '/v1/sessions/abc', '/v1/users', '/v1/user', '/v1/user/bob', '/v1/passkey/login/options', '/v1/passkey/login',
   '/v1/passkey/register/options', '/v1/passkeys', '/_CheckLive', '/_CheckReady', '/v1/userSystemSettings', '/v1/userSetting/theme',
   '/v1/personal/unreadDocuments',
+  // what the studio reads (PROTOCOL.md 6.11)
+  '/v1/classes', '/v1/object/CUS00001/referencedBy', '/v1/object/NOSUCH01/referencedBy', '/v1/object/%FF/referencedBy',
   // the studio (issue 34): its page, its redirect, files that are not there, paths that try to leave it
   '/_studio', '/_studio/', '/_studio/index.html', '/_studio/main-00000000.js', '/_studio/%2e%2e/v1/objects/Customer', '/_studio/..%2F..%2Fpackage.json',
   '/_studio/%FF', '/_studio/' + 'a'.repeat(3000),
