@@ -191,18 +191,25 @@ export function readSeedFile(path: string): SeedData {
 /**
  * Request log lines to standard output, gathered and written once per turn of the event loop: under
  * load one write per request cost more than the request itself (a synchronous write to a terminal,
- * file or pipe per line); lines still waiting when the process exits are written then.
+ * file or pipe per line); lines still waiting when the process exits are written then. A standard
+ * output nobody reads any more (a closed pipe: `EPIPE`) drops the log, as `console.log` does, and
+ * never stops the service.
  */
 function stdoutLines(): (line: string) => void {
   let pending: string[] = [];
+  let broken = false;
+  process.stdout.on('error', () => {
+    broken = true;
+    pending = [];
+  });
   const flush = () => {
-    if (pending.length === 0) return;
+    if (pending.length === 0 || broken) return;
     const text = `${pending.join('\n')}\n`;
     pending = [];
     process.stdout.write(text);
   };
   process.once('exit', flush);
   return (line) => {
-    if (pending.push(line) === 1) setImmediate(flush);
+    if (!broken && pending.push(line) === 1) setImmediate(flush);
   };
 }

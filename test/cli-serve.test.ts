@@ -146,6 +146,21 @@ describe('odbrest serve', () => {
     expect([child.lines, stderr]).toEqual([[`odbrest listening on ${url}`], []]);
   });
 
+  test('the request log going to a pipe nobody reads any more (EPIPE) is dropped; the service goes on answering', async () => {
+    const dir = dirWith({ 'api-config.yml': 'dataFile: ./data.json\nusers: { passwordIterations: 1000 }\n', 'data.json': seed });
+    const { child, url } = await serve(['--port', '0', '--host', '127.0.0.1'], dir);
+    const service = remoteService(url) as never;
+    expect((await call(service, 'POST', '/v1/login', { json: loginBody('alice', USERS.alice), headers: { appkey: 'x' } })).status).toBe(200);
+    child.child.stdout!.destroy(); // the reading end of its stdout pipe goes away
+    for (let i = 0; i < 20; i++) {
+      const login = await call(service, 'POST', '/v1/login', { json: loginBody('alice', USERS.alice), headers: { appkey: 'x' } });
+      expect(login.body.status.internalStatus).toBe('0');
+      await new Promise((resolve) => setTimeout(resolve, 5)); // a turn of the server's loop: its log is written (and fails)
+    }
+    expect([child.child.exitCode, child.child.signalCode]).toEqual([null, null]);
+    await child.stop();
+  });
+
   test('files: uploads go to the blob folder the configuration names, downloads come from it, maxUploadBytes holds', async () => {
     const dir = dirWith({
       'api-config.yml': 'dataFile: ./data.json\nusers: { passwordIterations: 1000 }\nfiles: { blobs: file:./blobs, maxUploadBytes: 64 }\naccess: { Document: { create: ["*"] } }\n',
