@@ -89,8 +89,12 @@ async function objectOverHttp() {
       servers[kind] = await startServer(script, env, [kind]);
       started.push(servers[kind].server);
     }
-    const args = ['-H', `appkey: ${APP_KEY}`, '-H', `sessionId: ${sessionId}`];
-    const round = (kind) => load(servers[kind].server.pid, `${servers[kind].base}/v1/object/CUS00001`, args, HTTP_SECONDS);
+    // the same demo as `npm start` runs it, with its request log on (a line per request to a pipe)
+    servers.logged = await startServer(new URL('../examples/node/server.mjs', import.meta.url).pathname, { ODBREST_REQUEST_LOG: 'true' });
+    started.push(servers.logged.server);
+    const headers = (session) => ['-H', `appkey: ${APP_KEY}`, '-H', `sessionId: ${session}`];
+    const args = { logged: headers(await loginAlice({ fetch: (request) => fetch(request) }, servers.logged.base)) };
+    const round = (kind) => load(servers[kind].server.pid, `${servers[kind].base}/v1/object/CUS00001`, args[kind] ?? headers(sessionId), HTTP_SECONDS);
     const kinds = Object.keys(servers);
     const measured = Object.fromEntries(kinds.map((kind) => [kind, []]));
     for (const kind of kinds) round(kind);
@@ -101,6 +105,7 @@ async function objectOverHttp() {
       ['odbrest', "odbrest (npm start's server, memory store)", '>= 0.5'],
       ['adapter', "odbrest's Node adapter around a bare Map handler", '>= 0.8'],
       ['web', "odbrest's Node adapter around a bare Map handler answering a web Response", undefined],
+      ['logged', "odbrest (npm start's server with its request log, as npm start runs it)", undefined],
     ]) {
       const runs = measured[kind];
       rows.push({ name: `${name}, ${label}, vs. bare node:http`, value: median(runs.map((r) => r.rate)), unit: 'req/s', reference: median(floor.map((r) => r.rate)), ratio: median(runs.map((r, i) => r.rate / floor[i].rate)), target });
