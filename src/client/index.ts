@@ -6,13 +6,15 @@ import { blockDecrypt, blockEncrypt } from '../secure/rsa.js';
 import { OdbRestConflictError, OdbRestError, OdbRestNetworkError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal, TwoFactorError } from './errors.js';
 import { STATUS_CODES } from '../http/errors.js';
 import { hybridKeyPair, hybridLoginBody, openHybridAnswer } from './hybrid-login.js';
-import { SecureChannel, type FetchFunction } from './secure-channel.js';
+import { SecureChannel } from './secure-channel.js';
 import { subscribeEvents, type EventSubscription, type EventSubscriptionHandle, type SubscribeOptions } from './events.js';
 import { isPinnedKey, pinnedKeyHashes } from './server-key-pin.js';
+import { reportingFetch } from './upload-body.js';
 import { verifyLoginSignature } from '../secure/login-signature.js';
 import type { SymmetricCrypto } from '../secure/symmetric.js';
 import type {
   AccountCalls,
+  FetchFunction,
   PasswordInput,
   BatchItem,
   BatchResult,
@@ -262,7 +264,8 @@ function newPassOf(input: PasswordInput | { password?: string; pass?: string }):
 type Credential = { kind: 'session'; sessionId: string } | { kind: 'token'; token: string } | { kind: 'secure'; channel: SecureChannel };
 
 export function createClient(options: ClientOptions): OdbRestClient {
-  const fetchFn = reachingFetch(options.fetch ?? ((input, init) => fetch(input, init)));
+  const rawFetch: FetchFunction = options.fetch ?? ((input, init) => fetch(input, init));
+  const fetchFn = reachingFetch(rawFetch);
   const root = options.baseUrl.replace(/\/+$/, '') + (options.alias ? `/${encodeURIComponent(options.alias)}` : '');
   const rootPath = new URL(root).pathname.replace(/\/+$/, '');
   const pinnedKeys = options.serverKey === undefined ? undefined : pinnedKeyHashes(options.serverKey);
@@ -288,12 +291,12 @@ export function createClient(options: ClientOptions): OdbRestClient {
   }
 
   /** Sends a file (raw body) or fetches one; an envelope answer is unwrapped (a failure thrown). */
-  async function sendFile(method: string, path: string, file: Blob | undefined, extra: Record<string, string>): Promise<FileDownload | unknown> {
+  async function sendFile(method: string, path: string, file: Blob | undefined, extra: Record<string, string>, sending = fetchFn): Promise<FileDownload | unknown> {
     const using = credential;
     const url = new URL(root + path);
     const headers = new Headers({ appkey: options.appKey, ...extra });
     if (using?.kind === 'secure') {
-      const answer = await using.channel.exchangeFile(fetchFn, method, url.href, url.pathname.slice(rootPath.length) + url.search, headers, file);
+      const answer = await using.channel.exchangeFile(sending, method, url.href, url.pathname.slice(rootPath.length) + url.search, headers, file);
       if (answer.stream) return { status: answer.status, headers: answer.headers, stream: answer.stream };
       if (!answer.encrypted) throw unencryptedAnswer(answer.status, answer.text);
       return unwrap(answer.status, answer.headers, answer.text);
@@ -301,7 +304,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
     if (using?.kind === 'session') headers.set('sessionId', using.sessionId);
     if (using?.kind === 'token') headers.set('authorization', `Bearer ${using.token}`);
     if (file) headers.set('content-type', file.type || 'application/octet-stream');
-    const response = await fetchFn(url.href, { method, headers, body: file });
+    const response = await sending(url.href, { method, headers, body: file });
     const type = response.headers.get('content-type') ?? '';
     if (method === 'GET' && response.ok && !type.startsWith('application/json')) {
       return { status: response.status, headers: response.headers, stream: response.body ?? new Blob([]).stream() };
@@ -599,7 +602,8 @@ export function createClient(options: ClientOptions): OdbRestClient {
       if (name !== undefined) query.set('name', name);
       const { uploadId } = await request<{ uploadId: string }>('GET', '/v1/uploadFile');
       const path = `/v1/uploadFile/${encodeURIComponent(uploadId)}`;
-      await sendFile('POST', `${path}?${query}`, blob, {});
+      const sending = upload.onProgress ? reachingFetch(reportingFetch(rawFetch, upload.onProgress, blob.size)) : fetchFn;
+      await sendFile('POST', `${path}?${query}`, blob, {}, sending);
       const replace = upload.replaceOID === undefined ? '' : `?replaceOID=${encodeURIComponent(upload.replaceOID)}`;
       return request('PATCH', path + replace);
     },
@@ -746,7 +750,6 @@ export {
   TwoFactorError,
   type TwoFactorNeed,
 } from './errors.js';
-export type { FetchFunction } from './secure-channel.js';
 export type { ChangeEvent, EventSubscription, EventSubscriptionHandle, SubscribeOptions } from './events.js';
 export { defaultCrypto, portableCrypto, type SymmetricCrypto } from '../secure/symmetric.js';
 export type * from './types.js';

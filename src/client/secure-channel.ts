@@ -14,8 +14,8 @@ import {
 } from '../secure/messages.js';
 import type { SymmetricCrypto } from '../secure/symmetric.js';
 import { OdbRestProtocolError } from './errors.js';
-
-export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
+import type { FetchFunction } from './types.js';
+import { blobOf, isBrowser } from './upload-body.js';
 
 interface ChannelAnswer {
   status: number;
@@ -68,7 +68,8 @@ export class SecureChannel {
 
   /**
    * A file exchange (PROTOCOL.md 6.6): `file`, when given, is sent as raw AES-CTR ciphertext (read
-   * twice, streamed both times: once for the signature header, once as the body); an answer of type
+   * twice, streamed both times: once for the signature header, once as the body; in a browser, which
+   * cannot stream a request body, encrypted once into a Blob that is then sent); an answer of type
    * `application/octet-stream` is a file, decrypted as it is read, whose stream fails at its end when
    * the signature does not match. Other answers are envelopes, opened as `exchange` opens them.
    */
@@ -78,17 +79,24 @@ export class SecureChannel {
     try {
       const head = requestHead(n, method, target);
       let signature: string;
-      if (file) {
+      let body: ReadableStream<Uint8Array> | Blob | undefined;
+      if (file && isBrowser()) {
+        // a browser cannot stream the body (upload-body.ts): the ciphertext is made once, as a Blob, and signed on the way
+        const sealing = cipherStream(keys, n, 0, head, false);
+        body = await blobOf(file.stream().pipeThrough(sealing.transform));
+        signature = base64.encode(sealing.digest());
+      } else if (file) {
         const signing = cipherStream(keys, n, 0, head, false);
         await file.stream().pipeThrough(signing.transform).pipeTo(new WritableStream());
         signature = base64.encode(signing.digest());
-        headers.set('content-type', 'application/octet-stream');
+        body = file.stream().pipeThrough(cipherStream(keys, n, 0, head, false).transform);
       } else signature = base64.encode(keys.mac(encoder.encode(head)));
+      if (file) headers.set('content-type', 'application/octet-stream');
       headers.set('secure-token', this.token);
       headers.set('secure-counter', String(n));
       headers.set('secure-signature', signature);
-      const body = file?.stream().pipeThrough(cipherStream(keys, n, 0, head, false).transform);
-      const response = await fetchFn(url, { method, headers, body, ...(body ? { duplex: 'half' } : {}) } as RequestInit);
+      const streamed = body instanceof ReadableStream;
+      const response = await fetchFn(url, { method, headers, body, ...(streamed ? { duplex: 'half' } : {}) } as RequestInit);
       const binary = response.headers.get('content-type') === 'application/octet-stream' && response.headers.get('encrypted') === 'true';
       if (!binary) {
         const text = await response.text();

@@ -282,6 +282,9 @@ export interface ServiceInfo {
   webservice: { version: string; moduleVersion: Record<string, Array<{ moduleName: string; moduleVersion: string }>> };
 }
 
+/** The `fetch` the client sends its requests with (`ClientOptions.fetch`). */
+export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
+
 /** How `uploadFile` names and types the file (PROTOCOL.md 6.6). */
 export interface UploadOptions {
   /** The file's `Name`. Default: the `name` of a `File`, else `upload`. */
@@ -290,7 +293,16 @@ export interface UploadOptions {
   contentType?: string;
   /** Replace the bytes of this file object instead of creating one. */
   replaceOID?: string;
+  /**
+   * Told how many of the file's bytes have been sent, as they go and once more when the service has
+   * them all. In a browser the bytes then go through `XMLHttpRequest` (fetch reports no upload
+   * progress), not through the client's `fetch` option.
+   */
+  onProgress?: UploadProgress;
 }
+
+/** How far an upload is: `loaded` of `total` bytes of the file sent. */
+export type UploadProgress = (progress: { loaded: number; total: number }) => void;
 
 /** A downloaded file: `200`, `206` (a range) or `304` (not modified), its headers and its bytes as they arrive. */
 export interface FileDownload {

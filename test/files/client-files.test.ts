@@ -64,6 +64,28 @@ describe.each(variants)('files after %s', (_kind, doLogin) => {
     expect(new TextDecoder().decode(await bytesOf((await client.downloadFile(id)).stream))).toBe('small now');
   });
 
+  test('onProgress hears the bytes as they go, ending at the file size once the service has them all; a throwing callback does not stop the upload', async () => {
+    const bytes = new Uint8Array(randomBytes(3 * 1024 * 1024 + 5));
+    const heard: Array<{ loaded: number; total: number }> = [];
+    const file = await client.uploadFile(new Blob([bytes]), { name: 'big.bin', onProgress: (progress) => heard.push(progress) });
+    expect(file).toMatchObject({ Size: bytes.length });
+    expect(heard.length).toBeGreaterThan(2); // counted chunk by chunk, not once at the end
+    expect(heard.every(({ total }) => total === bytes.length)).toBe(true);
+    expect(heard.map(({ loaded }) => loaded)).toEqual([...heard.map(({ loaded }) => loaded)].sort((a, b) => a - b));
+    expect(heard.at(-1)).toEqual({ loaded: bytes.length, total: bytes.length });
+    expect(Buffer.from(await bytesOf((await client.downloadFile(file['~ObjectID'])).stream)).equals(bytes)).toBe(true);
+
+    const failing = await client.uploadFile(new TextEncoder().encode('still stored'), {
+      onProgress: () => {
+        throw new Error('the display broke');
+      },
+    });
+    expect(new TextDecoder().decode(await bytesOf((await client.downloadFile(failing['~ObjectID'])).stream))).toBe('still stored');
+    const empty: Array<{ loaded: number; total: number }> = [];
+    await client.uploadFile(new Uint8Array(0), { onProgress: (progress) => empty.push(progress) });
+    expect(empty).toEqual([{ loaded: 0, total: 0 }]);
+  });
+
   test('a 0-byte file, and failures as OdbRestError', async () => {
     const empty = await client.uploadFile(new Uint8Array(0));
     expect(await bytesOf((await client.downloadFile(empty['~ObjectID'])).stream)).toEqual(new Uint8Array(0));
