@@ -36,7 +36,6 @@ export class Core {
     const caches = cacheSizes(options.caches);
     this.#mount = new Mount(options.mount);
     this.#trustProxy = options.trustProxy ?? false;
-    this.#studio = options.studio ? new Studio(options.studio, options.appKeys) : undefined;
     const cors = new Cors(options.cors);
     const answer = (request: Request, context?: RequestContext) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context));
     const logged = logRequests(options.logger, (request: Request, context?: RequestContext) => telemetry.request(request, () => answer(request, context)));
@@ -47,6 +46,7 @@ export class Core {
     };
     const ctx = serviceContext(options, telemetry, caches, { secureSessionOf: (token) => this.#secure.sessionOf(token), dispatch: async (inner) => this.#dispatch(inner) });
     this.ctx = ctx;
+    this.#studio = options.studio ? new Studio(options.studio, { appKeys: options.appKeys, files: ctx.files }) : undefined;
     this.#secure = new SecureTransport(ctx, caches.secureSessions);
     const externalLogin = new ExternalLogin(ctx, { ...options.externalLogin, alias: this.#mount.alias, userClass: ctx.principals.userClass });
     this.#routes.add(serviceRoutes(ctx, externalLogin, options));

@@ -7,6 +7,7 @@
  */
 import { errorResponse } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
+import type { FileSettings } from '../files/settings.js';
 
 export interface StudioOptions {
   /** Where the studio is served, relative to the service root (after the base path and alias). Default `/_studio/`. */
@@ -61,12 +62,19 @@ export class Studio {
   readonly #config: string;
   #built: Promise<Built> | undefined;
 
-  constructor(option: true | StudioOptions, appKeys?: readonly string[]) {
+  constructor(option: true | StudioOptions, service: { appKeys?: readonly string[]; files: Pick<FileSettings, 'className' | 'maxUploadBytes'> }) {
     const options = option === true ? {} : option;
     this.path = studioPath(option);
     // the page finds the service relative to itself, so a proxy in front may move both together
     const api = '../'.repeat(this.path.split('/').filter(Boolean).length);
-    this.#config = JSON.stringify({ api, appKey: options.appKey ?? appKeys?.[0] ?? 'odbrest-studio', appNames: options.appNames ?? [] });
+    this.#config = JSON.stringify({
+      api,
+      appKey: options.appKey ?? service.appKeys?.[0] ?? 'odbrest-studio',
+      appNames: options.appNames ?? [],
+      // the file class's table offers uploads, and a file larger than the service takes is refused before it is sent
+      fileClass: service.files.className,
+      maxUploadBytes: service.files.maxUploadBytes,
+    });
   }
 
   /** Whether `path` (relative to the service root) is the studio's. */

@@ -7,15 +7,21 @@ interface StudioConfig {
   apiBase: string;
   appKey: string;
   appNames: string[];
+  /** The class of file objects (PROTOCOL.md 6.6): its table offers uploads. */
+  fileClass: string;
+  /** The largest upload the service takes (`maxUploadBytes`); a larger file is refused before it is sent. */
+  maxUploadBytes: number;
 }
 
 function readConfig(): StudioConfig {
   const meta = document.querySelector<HTMLMetaElement>('meta[name="odbrest-studio"]');
-  const given = JSON.parse(meta?.content || '{}') as { api?: string; appKey?: string; appNames?: string[] };
+  const given = JSON.parse(meta?.content || '{}') as { api?: string; appKey?: string; appNames?: string[]; fileClass?: string; maxUploadBytes?: number };
   return {
     apiBase: new URL(given.api ?? '../', location.href).href.replace(/\/$/, ''),
     appKey: given.appKey ?? 'odbrest-studio',
     appNames: given.appNames ?? [],
+    fileClass: given.fileClass ?? 'Document',
+    maxUploadBytes: given.maxUploadBytes ?? Number.POSITIVE_INFINITY,
   };
 }
 

@@ -46,7 +46,7 @@ describe('studio on', () => {
     expect(page.text).not.toMatch(/<script(?![^>]*\ssrc=)/); // every script is a file
     expect(page.text).not.toMatch(/<style|\sstyle=|\son\w+=/);
     const { config, assets } = pageParts(page.text);
-    expect(config).toEqual({ api: '../', appKey: 'odbrest-studio', appNames: ['crm'] });
+    expect(config).toEqual({ api: '../', appKey: 'odbrest-studio', appNames: ['crm'], fileClass: 'Document', maxUploadBytes: 100 * 1024 * 1024 });
     expect(assets).toHaveLength(2);
     for (const asset of assets) {
       expect(asset).toMatch(/^main-[A-Z0-9]{8}\.(js|css)$/);
@@ -98,7 +98,7 @@ describe('studio on', () => {
     const service = await demoService({ mount: { basePath: '/api', alias: 'db1' }, appKeys: ['crm-web', 'other'], studio: { path: 'admin/studio' } });
     const page = await call(service, 'GET', '/api/db1/admin/studio/');
     expect(page.status).toBe(200);
-    expect(pageParts(page.text).config).toEqual({ api: '../../', appKey: 'crm-web', appNames: [] });
+    expect(pageParts(page.text).config).toEqual({ api: '../../', appKey: 'crm-web', appNames: [], fileClass: 'Document', maxUploadBytes: 100 * 1024 * 1024 });
     expect(new URL('../../', 'http://odbrest.test/api/db1/admin/studio/').pathname).toBe('/api/db1/');
     expect((await call(service, 'GET', '/api/db1/admin/studio')).headers.get('location')).toBe('studio/');
     expectError(await call(service, 'GET', '/_studio/'), '404', 404);

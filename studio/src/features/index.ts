@@ -10,3 +10,4 @@ export const Model = lazy(() => import('../screens/Model.js').then((module) => m
 export const Export = lazy(() => import('./export.js').then((module) => module.Export));
 export const CopyAs = lazy(() => import('./developer.js').then((module) => module.CopyAs));
 export const FileView = lazy(() => import('./files.js').then((module) => module.FileView));
+export const Upload = lazy(() => import('./upload.js').then((module) => module.Upload));

@@ -141,6 +141,15 @@ export const de: Texts = {
   userChanged: '{user} ist geändert.',
   userCreated: '{user} ist angelegt.',
   addUser: 'Benutzer anlegen',
+  // uploads (features/upload.tsx)
+  uploadFile: 'Datei hochladen',
+  replaceFile: 'Datei ersetzen',
+  chooseFile: 'Hochzuladende Datei',
+  uploadStart: 'Hochladen',
+  uploading: '{name} wird hochgeladen: {percent} %',
+  uploadProgress: 'Hochladen von {name}',
+  uploaded: '{name} ist hochgeladen ({size} Bytes).',
+  uploadTooLarge: '{name} hat {size} Bytes; der Dienst nimmt höchstens {max}.',
   // tools: the model, export, copy for developers (screens/Model.tsx, features/tools.tsx)
   model: 'Modell',
   modelHint: 'Die deklarierten Klassen und ihre Felder (GET v1/model/structure).',

@@ -139,6 +139,15 @@ export const en = {
   userChanged: '{user} is changed.',
   userCreated: '{user} is created.',
   addUser: 'Add user',
+  // uploads (features/upload.tsx)
+  uploadFile: 'Upload file',
+  replaceFile: 'Replace the file',
+  chooseFile: 'File to upload',
+  uploadStart: 'Upload',
+  uploading: 'Uploading {name}: {percent} %',
+  uploadProgress: 'Upload of {name}',
+  uploaded: '{name} is uploaded ({size} bytes).',
+  uploadTooLarge: '{name} has {size} bytes; the service takes at most {max}.',
   // tools: the model, export, copy for developers (screens/Model.tsx, features/tools.tsx)
   model: 'Model',
   modelHint: 'The declared classes and their fields (GET v1/model/structure).',

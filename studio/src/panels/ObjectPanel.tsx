@@ -2,7 +2,7 @@ import { useSignal } from '@preact/signals';
 import { useEffect, useRef } from 'preact/hooks';
 import { OdbRestError, type OdbRestClient, type SerializedObject } from 'odbrest/client';
 import { Value } from '../components/Value.js';
-import { CopyAs, FileView, ObjectActions, ObjectEditor } from '../features/index.js';
+import { CopyAs, FileView, ObjectActions, ObjectEditor, Upload } from '../features/index.js';
 import { useLive } from '../features/live.js';
 import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
@@ -18,6 +18,9 @@ function rightsText(bits: unknown): string {
     .map((key) => t(key))
     .join(', ');
 }
+
+/** Whether the session may change the object (`~SecurityRights` bit 2), or the service did not say. */
+const mayWrite = (object: SerializedObject) => typeof object['~SecurityRights'] !== 'number' || (object['~SecurityRights'] & 2) !== 0;
 
 /** One object: every field with a viewer, references as links (a new panel), sets, metadata, what refers to it. */
 export function ObjectPanel({ client, objectId, depth, top }: { client: OdbRestClient; objectId: string; depth: number; top: boolean }) {
@@ -100,7 +103,12 @@ export function ObjectPanel({ client, objectId, depth, top }: { client: OdbRestC
             </div>
           </dl>
           {/* a file object (PROTOCOL.md 6.6): the fields only uploads set */}
-          {typeof found.Sha256 === 'string' && typeof found.ContentType === 'string' && <FileView client={client} object={found} />}
+          {typeof found.Sha256 === 'string' && typeof found.ContentType === 'string' && (
+            <>
+              <FileView client={client} object={found} />
+              {mayWrite(found) && <Upload client={client} replaceOID={objectId} onDone={() => (version.value += 1)} />}
+            </>
+          )}
           <ReferencedBy client={client} objectId={objectId} />
           <CopyAs client={client} target={{ objectId }} />
         </>

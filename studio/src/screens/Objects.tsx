@@ -5,7 +5,8 @@ import { ColumnChooser, type Column } from '../components/ColumnChooser.js';
 import { QueryBox } from '../components/QueryBox.js';
 import { Value } from '../components/Value.js';
 import { declaredFields, failureText, messageOf } from '../data.js';
-import { CopyAs, Export, NewObject } from '../features/index.js';
+import { CopyAs, Export, NewObject, Upload } from '../features/index.js';
+import { config } from '../config.js';
 import { useLive } from '../features/live.js';
 import { changed, touch } from '../features/notice.js';
 import { t } from '../i18n/index.js';
@@ -138,6 +139,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
       </div>
       <CopyAs client={client} target={{ className, queryText: queryText.value, orderBy: orderBy.value, page: page.value, perPage: PER_PAGE }} />
       {creating.value && <NewObject client={client} className={className} onDone={() => (creating.value = false)} />}
+      {className === config.fileClass && <Upload client={client} onDone={(object) => openObject(object['~ObjectID'])} />}
       {error.value && (
         <p class="error" role="alert">
           {error.value}
