@@ -91,6 +91,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  // Chromium's sockets opened ahead of need would hold close() until Node's headers timeout (about 100 s)
+  for (const server of servers) server.closeAllConnections();
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
   await closeChromium(context, userDataDir);
 });

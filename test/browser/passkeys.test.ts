@@ -97,6 +97,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  // Chromium's sockets opened ahead of need would hold close() until Node's headers timeout (about 100 s)
+  server?.closeAllConnections();
   await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
   await closeChromium(context, userDataDir);
 });
