@@ -253,7 +253,9 @@ export class Worker extends Actor {
   async bulk() {
     const value = ++this.bulks;
     const live = this.items.filter((item) => item.state === 'live');
-    for (const item of live) this.soak.history.attempt(item.id, 'Bulk', value);
+    // an object whose restore was in doubt may be live again: the bulk write reaches it when it is
+    const maybe = this.items.filter((item) => item.state === 'recycled?');
+    for (const item of [...live, ...maybe]) this.soak.history.attempt(item.id, 'Bulk', value);
     this.soak.history.bulk(this.name, value, 'attempt');
     const result = await this.op('bulk write', () =>
       this.client.updateObjects(CLASS, { Bulk: value }, { query: { queryString: `Owner = "${this.name}"` } }),
@@ -268,8 +270,14 @@ export class Worker extends Actor {
           item.storeTime = object['~StoreTime'];
         } else if (!item.doubt) this.soak.history.lost(item.id, `${this.name}: bulk write left out its live object`);
       }
+      for (const item of maybe) {
+        const object = changed.get(item.id);
+        if (!object) continue; // still in the recycle bin: the attempt was never applied
+        this.soak.history.acked(item.id, 'Bulk', value);
+        Object.assign(item, { state: 'live', doubt: true, storeTime: object['~StoreTime'] });
+      }
     } else {
-      for (const item of live) {
+      for (const item of [...live, ...maybe]) {
         if (IN_DOUBT.has(result.outcome)) {
           this.soak.history.inDoubt(item.id, 'Bulk', value);
           item.doubt = true;
