@@ -225,11 +225,14 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     expect((await download(page, '.panel.top button:text("Download note.txt")')).text).toBe('Grüße\n<b>not markup</b>\n');
     await expectAccessible(page, 'text file');
 
-    // a PDF: no embedded preview, the download still works
+    // a PDF: no embedded preview, the download still works, and again: each download reads the file
+    // anew, and a browser must not answer the second from its cache (a sealed answer is one message)
     await page.goto(`${files.origin}/_studio/#/class/Document?open=${pdf['~ObjectID']}`);
     await page.waitForSelector('.panel.top .file-view .hint:has-text("No preview for PDF")');
     expect(await page.$('.panel.top object, .panel.top embed, .panel.top iframe')).toBeNull();
     expect((await download(page, '.panel.top button:text("Download report.pdf")')).text).toBe('%PDF-1.4 not really');
+    expect((await download(page, '.panel.top button:text("Download report.pdf")')).text).toBe('%PDF-1.4 not really');
+    expect(await page.$('.panel.top .file-view .error')).toBeNull();
     // an object that is not a file has no file section
     await page.goto(`${files.origin}/_studio/#/class/Customer?open=CUS00001`);
     await page.waitForSelector('.panel.top details.copy-as');
