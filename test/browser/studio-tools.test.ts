@@ -2,7 +2,8 @@
  * The studio's tools (docs/studio.md, issue 34 items 6, 9, 10 and 11) in Chromium against a real server: the
  * model screen (the declared classes and their fields, as `GET /v1/model/structure` answers them) and
  * the export of the current query's objects as JSON Lines or CSV, read back through the browser's
- * download; "copy as curl" and "copy as client code" for the current query and an open object, run
+ * download; "copy as curl" and "copy as client code" for the current query and an open object, clicked
+ * (the clipboard holds what the page shows, or the page says the browser refused it), run
  * in a shell and in Node against the same server and compared with what the page shows; a file
  * object's download and its preview (an image, a text; not a PDF under the CSP). Every screen is checked with axe-core and under the studio's CSP.
  */
@@ -40,8 +41,9 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await stopServers(main, files);
+  // the browser first: a tab a failed test left open keeps its connections, and the servers' close waits for them
   await closeChromium(context, userDataDir);
+  await stopServers(main, files);
 });
 
 describe.skipIf(!hasBrowser)('studio tools', () => {
@@ -144,7 +146,17 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     return page.inputValue(`${scope} textarea[data-copy=${kind}]`);
   };
 
+  /** Clicks the copy button of `kind` in `scope` and answers what the clipboard then holds (the page says it copied). */
+  async function clicked(page: Page, scope: string, kind: 'curl' | 'client'): Promise<string> {
+    await page.click(`${scope} details.copy-as button:text("${kind === 'curl' ? 'Copy as curl' : 'Copy as client code'}")`);
+    await page.waitForSelector(`${scope} details.copy-as [aria-live]:text("Copied as ${kind === 'curl' ? 'curl' : 'odbrest/client'}.")`);
+    const text = await page.evaluate(() => navigator.clipboard.readText());
+    await page.evaluate(() => navigator.clipboard.writeText('')); // the next click must put its own text there
+    return text;
+  }
+
   test('copy as curl and as client code: the current query and an open object, run as copied', async () => {
+    await context!.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: main.origin });
     const { page, problems } = await openStudio(context!, `${main.origin}/_studio/#/class/Reading`);
     await logIn(page, { secure: false });
     await page.waitForSelector('table.objects tbody tr');
@@ -162,11 +174,13 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
 
     const curl = await copied(page, '.screen', 'curl');
     expect(curl).toMatch(/^curl -s '/);
+    expect(await clicked(page, '.screen', 'curl')).toBe(curl);
     const answer = await runCurl(curl);
     expect(answer.data['~Elements'].map((object: any) => object['~ObjectID'])).toEqual(shown);
     expect(answer.data['~Elements'][0].Value).toBe(49);
     const code = await copied(page, '.screen', 'client');
     expect(code).toContain(`import { createClient } from 'odbrest/client';`);
+    expect(await clicked(page, '.screen', 'client')).toBe(code);
     expect((await runClient(code))['~Elements'].map((object: any) => object['~ObjectID'])).toEqual(shown);
     await expectAccessible(page, 'objects with copy as');
 
@@ -174,9 +188,13 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     await page.click('table.objects tbody th a >> nth=3');
     await page.waitForSelector('.panel.top');
     const id = (await page.getAttribute('.panel.top', 'data-object'))!;
-    const object = await runCurl(await copied(page, '.panel.top', 'curl'));
+    const objectCurl = await copied(page, '.panel.top', 'curl');
+    expect(await clicked(page, '.panel.top', 'curl')).toBe(objectCurl);
+    const object = await runCurl(objectCurl);
     expect(object.data).toMatchObject({ '~ObjectID': id, '~ClassName': 'Reading', Value: 46 });
-    expect(await runClient(await copied(page, '.panel.top', 'client'))).toMatchObject({ '~ObjectID': id, Value: 46 });
+    const objectCode = await copied(page, '.panel.top', 'client');
+    expect(await clicked(page, '.panel.top', 'client')).toBe(objectCode);
+    expect(await runClient(objectCode)).toMatchObject({ '~ObjectID': id, Value: 46 });
     expect(await page.textContent('.panel.top')).toContain('reading 46');
     await expectAccessible(page, 'panel with copy as');
     expect(problems).toEqual([]);
@@ -193,6 +211,15 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     const plain = await login(main.service, 'alice');
     expect((await runCurl(secureCurl, { ODBREST_SESSION: plain })).data).toMatchObject({ '~ObjectID': id, Value: 46 });
     expect(await runClient(await copied(secure.page, '.panel.top', 'client'), { ODBREST_SESSION: plain })).toMatchObject({ '~ObjectID': id });
+    expect(await clicked(secure.page, '.panel.top', 'curl')).toBe(secureCurl);
+
+    // a browser that refuses the clipboard: the page says so and points to the text
+    const cdp = await context!.newCDPSession(secure.page);
+    await cdp.send('Browser.setPermission', { permission: { name: 'clipboard-write' }, setting: 'denied', origin: main.origin });
+    await secure.page.click('.panel.top details.copy-as button:text("Copy as client code")');
+    await secure.page.waitForSelector('.panel.top details.copy-as [aria-live]:text("The browser refused the clipboard: select the text and copy it.")');
+    await cdp.detach();
+    await context!.clearPermissions();
     expect(secure.problems).toEqual([]);
     await secure.page.close();
   }, 180_000);
