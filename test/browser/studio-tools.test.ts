@@ -181,6 +181,7 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     const curl = await copied(page, '.screen', 'curl');
     expect(curl).toMatch(/^curl -s '/);
     expect(await clicked(page, '.screen', 'curl')).toBe(curl);
+    expect(await page.$('.screen details.copy-as a.docs-link')).toBeNull(); // no docs option, no link to the reference
     const answer = await runCurl(curl);
     expect(answer.data['~Elements'].map((object: any) => object['~ObjectID'])).toEqual(shown);
     expect(answer.data['~Elements'][0].Value).toBe(49);
