@@ -186,11 +186,11 @@ export const ConfigSchema = v.strictObject({
       [
         flag('studio'),
         v.strictObject(
-          { path: optional(text('studio.path')), appKey: optional(text('studio.appKey')), appNames: optional(names('studio.appNames', 'application names')) },
-          'studio must be true, false or a mapping of path, appKey, appNames',
+          { path: optional(text('studio.path')), appKey: optional(text('studio.appKey')), appNames: optional(names('studio.appNames', 'application names')), docs: optional(text('studio.docs')) },
+          'studio must be true, false or a mapping of path, appKey, appNames, docs',
         ),
       ],
-      'studio must be true, false or a mapping of path, appKey, appNames',
+      'studio must be true, false or a mapping of path, appKey, appNames, docs',
     ),
   ),
   /** Change events (PROTOCOL.md 8): how many, and how long, are kept for `Last-Event-ID`. The bus is the host's code. */

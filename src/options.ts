@@ -156,7 +156,7 @@ export interface ServiceOptions {
   /**
    * The studio: the service's own data browser (docs/studio.md), a web app served at `{base}/_studio/`
    * (or `path`) that logs in with the service's logins and reads through the API like any client.
-   * Off unless turned on: `true` or `{ path?, appKey?, appNames? }`.
+   * Off unless turned on: `true` or `{ path?, appKey?, appNames?, docs? }`.
    */
   studio?: boolean | StudioOptions;
   /** Sizes of the per-process caches (entries). */

@@ -186,12 +186,12 @@ describe('odbrest serve', () => {
   });
 
   test('studio: in api-config.yml serves the studio under the base path and prints its address', async () => {
-    const dir = dirWith({ 'api-config.yml': 'dataFile: ./data.json\nusers: { passwordIterations: 1000 }\nmount: { basePath: /api }\nstudio: { path: tools/studio, appNames: [crm] }\n', 'data.json': seed });
+    const dir = dirWith({ 'api-config.yml': 'dataFile: ./data.json\nusers: { passwordIterations: 1000 }\nmount: { basePath: /api }\nstudio: { path: tools/studio, appNames: [crm], docs: \'https://api.example.com/docs\' }\n', 'data.json': seed });
     const { child, url } = await serve(['--port', '0', '--host', '127.0.0.1'], dir);
     expect(await child.waitFor((line) => line.startsWith('odbrest studio'))).toBe(`odbrest studio, the data browser, at ${url}/tools/studio/`);
     const page = await fetch(`${url}/tools/studio/`);
     expect([page.status, page.headers.get('x-frame-options')]).toEqual([200, 'DENY']);
-    expect(await page.text()).toContain('&quot;appNames&quot;:[&quot;crm&quot;]');
+    expect(await page.text()).toContain('&quot;appNames&quot;:[&quot;crm&quot;],&quot;docs&quot;:&quot;https://api.example.com/docs&quot;');
   });
 
   test('with the in-memory store and no data it says so in one line', async () => {

@@ -111,8 +111,9 @@ const service = createService({
   // serialization={"type":"class","style":"preview"} serves a customer as its name and city (api-config.yml's
   // objects.serialization.styles replaces this); classes without a list are served in full
   objects: { ...options.objects, serialization: { styles: { Customer: { preview: ['Name', 'City'] } }, ...options.objects?.serialization } },
-  // the studio, the service's own data browser, at {base}/_studio/ (docs/studio.md); its login proposes `crm`
-  studio: options.studio ?? { appNames: ['crm'] },
+  // the studio, the service's own data browser, at {base}/_studio/ (docs/studio.md); its login proposes
+  // `crm`, and "For developers" links the operation shown on this host's /docs page
+  studio: options.studio ?? { appNames: ['crm'], docs: '/docs' },
   twoFactor: {
     policies: twoFactor.policies ?? { hr: 'optional' },
     key: twoFactor.key ?? 'odbrest demo two-factor key: never use it in production',

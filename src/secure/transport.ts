@@ -30,6 +30,14 @@ import {
 const encoder = new TextEncoder();
 
 /**
+ * Every sealed answer is one message, readable only under its own number: no cache may keep it. A
+ * file's answer carried `private, no-cache` and an `ETag`, so a browser kept it and revalidated the
+ * next download itself (`If-None-Match`): the `304` then gave the page the old ciphertext (sealed
+ * under the old number) with the new number and signature, and that download failed its signature.
+ */
+const NOT_STORED = 'no-store';
+
+/**
  * The secure transport of PROTOCOL.md 4 for requests carrying `Secure-Token`. Failures before the
  * message is accepted (token, signature, counter, body) are thrown and answered unencrypted; once
  * accepted, every answer, errors included, is encrypted and signed under the request's number.
@@ -194,7 +202,7 @@ export class SecureTransport {
   #sealed(request: ApiRequest, answer: Answer, keys: MessageKeys, n: number, sealing: Sealed | Promise<Sealed>): Response | Promise<Response> {
     if (sealing instanceof Promise) return sealing.then((done) => this.#sealed(request, answer, keys, n, done));
     const { body, signature } = sealing;
-    const sealed = { 'content-type': 'application/text', encrypted: 'true', 'secure-counter': String(n), 'secure-signature': signature };
+    const sealed = { 'content-type': 'application/text', encrypted: 'true', 'secure-counter': String(n), 'secure-signature': signature, 'cache-control': NOT_STORED };
     const payload = body.length === 0 ? null : body;
     if (!(answer instanceof Response)) {
       const headers = { ...answer.headers, ...sealed };
@@ -235,6 +243,7 @@ export class SecureTransport {
     headers.set('encrypted', 'true');
     headers.set('secure-counter', String(n));
     headers.set('secure-signature', signature);
+    headers.set('cache-control', NOT_STORED);
     const body = reopened && reopened.pipeThrough(cipherStream(keys, n, 1, head, false).transform);
     return new Response(body, { status: answer.status, headers });
   }

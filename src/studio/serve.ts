@@ -16,6 +16,12 @@ export interface StudioOptions {
   appKey?: string;
   /** The applications its login form proposes (the login's `appNames`); the person may change them. Default none. */
   appNames?: readonly string[];
+  /**
+   * The address of the host's API reference page on the service's `/openapi.json` (Swagger UI, as the
+   * demo's `/docs`): a path (`/docs`) or an http(s) URL. "For developers" then links the operation
+   * shown (`#/{tag}/{operationId}`, Swagger UI's deep link). Default none: no link.
+   */
+  docs?: string;
 }
 
 /**
@@ -45,6 +51,16 @@ function normalPath(path: string): string {
   return `/${segments.join('/')}/`;
 }
 
+/** The `docs` option as given, when it is a path of the host or an http(s) URL (never `javascript:` and the like): the page adds the operation's `#` part. */
+function docsAddress(docs: string | undefined): string | undefined {
+  if (docs === undefined) return undefined;
+  const path = docs.startsWith('/') && !docs.startsWith('//');
+  if (!(path || /^https?:\/\/[^/\s]/i.test(docs)) || !URL.canParse(docs, 'http://host') || /[\s#]/.test(docs)) {
+    throw new Error(`studio.docs ${JSON.stringify(docs)} is not allowed (a path of the host, as /docs, or an http(s) URL, without a # part)`);
+  }
+  return docs;
+}
+
 const escapeAttribute = (text: string) => text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 interface Built {
@@ -67,6 +83,7 @@ export class Studio {
     this.path = studioPath(option);
     // the page finds the service relative to itself, so a proxy in front may move both together
     const api = '../'.repeat(this.path.split('/').filter(Boolean).length);
+    const docs = docsAddress(options.docs);
     this.#config = JSON.stringify({
       api,
       appKey: options.appKey ?? service.appKeys?.[0] ?? 'odbrest-studio',
@@ -74,6 +91,7 @@ export class Studio {
       // the file class's table offers uploads, and a file larger than the service takes is refused before it is sent
       fileClass: service.files.className,
       maxUploadBytes: service.files.maxUploadBytes,
+      ...(docs ? { docs } : {}),
     });
   }
 

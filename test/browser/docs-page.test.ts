@@ -2,12 +2,14 @@
  * The demo's API reference page (`npm start`, examples/node/server.mjs): `GET /docs` renders the
  * service's own `/openapi.json` with Swagger UI served from node_modules, in Debian's chromium driven
  * by playwright-core, with every request outside the demo's own address blocked (no CDN): every
- * operation of the document under its tag, each with the document's example answer.
+ * operation of the document under its tag, each with the document's example answer; and the demo's
+ * studio linking the operation it shows to this page (its `docs` option), which opens at it.
  */
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { spawnLines, type LineProcess } from '../support/processes.js';
 import { browserAvailable, closeChromium, launchChromium } from '../support/browser.js';
+import { logIn, openStudio } from '../support/studio.js';
 
 const hasBrowser = browserAvailable('the API reference page test');
 const root = new URL('../..', import.meta.url).pathname;
@@ -98,3 +100,31 @@ test.skipIf(!hasBrowser)('GET /docs lists every operation of /openapi.json under
     await page.close();
   }
 }, 300_000);
+
+test.skipIf(!hasBrowser)("the studio's \"For developers\" links the operation shown, and /docs opens at it", async () => {
+  const { page, problems } = await openStudio(context!, `${origin}/api/_studio/#/class/Customer`);
+  try {
+    await logIn(page);
+    await page.waitForSelector('table.objects tbody tr', { timeout: 30_000 });
+    await page.click('.screen details.copy-as summary');
+    expect(await page.getAttribute('.screen details.copy-as a.docs-link', 'href')).toBe(`${origin}/docs#/Objects/getV1ObjectsClassName`);
+    expect(await page.textContent('.screen details.copy-as a.docs-link')).toBe('GET /v1/objects/{className} in the API reference (a new tab)');
+    await page.click('table.objects tbody th a >> nth=0');
+    await page.waitForSelector('.panel.top details.copy-as');
+    await page.click('.panel.top details.copy-as summary');
+    const link = '.panel.top details.copy-as a.docs-link';
+    expect(await page.getAttribute(link, 'href')).toBe(`${origin}/docs#/Objects/getV1ObjectId`);
+    // followed, it opens a new tab (this one holds the session) on the reference, that operation open
+    const [docs] = await Promise.all([context!.waitForEvent('page'), page.click(link)]);
+    const opened = docs.locator('#operations-Objects-getV1ObjectId.is-open');
+    await opened.waitFor({ timeout: 60_000 });
+    expect(await opened.locator('.opblock-summary-path').getAttribute('data-path')).toBe('/v1/object/{id}');
+    expect(await docs.locator('.opblock.is-open').count()).toBe(1);
+    expect(page.url()).toContain('/api/_studio/');
+    await docs.close();
+    expect(problems).toEqual([]);
+    expect(elsewhere).toEqual([]);
+  } finally {
+    await page.close();
+  }
+}, 120_000);

@@ -9,7 +9,8 @@ import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { call, login, USERS } from '../helpers.js';
 import { browserAvailable, closeChromium, launchChromium } from '../support/browser.js';
-import { expectAccessible, logIn, openStudio, serveStudio, shoot, stopServers, type Running } from '../support/studio.js';
+import { expectAccessible, logIn, openStudio, passkeyScript, registerPasskey, serveStudio, shoot, stopServers, tabWithAuthenticator, type Running } from '../support/studio.js';
+import { enrol } from '../two-factor/support.js';
 
 const hasBrowser = browserAvailable('the studio administration browser tests');
 const SLOW = { timeout: 30_000 };
@@ -20,13 +21,21 @@ let userDataDir: string | undefined;
 
 beforeAll(async () => {
   if (!hasBrowser) return;
-  main = await serveStudio(() => ({ users: { admins: 'admins' }, studio: { appNames: ['crm'] } }));
+  main = await serveStudio(
+    (origin) => ({
+      users: { admins: 'admins' },
+      studio: { appNames: ['crm'] },
+      twoFactor: { policies: { hr: 'optional' }, key: 'the key that seals two-factor secrets in the studio tests', issuer: 'odbrest test' },
+      passkeys: { rpID: 'localhost', rpName: 'odbrest test', origins: [origin] },
+    }),
+    await passkeyScript(),
+  );
   ({ context, userDataDir } = await launchChromium());
 }, 120_000);
 
 afterAll(async () => {
+  await closeChromium(context, userDataDir); // the browser first: the servers' close waits for its connections
   await stopServers(main);
-  await closeChromium(context, userDataDir);
 });
 
 const loginStatus = async (user: string, password: string) =>
@@ -78,6 +87,29 @@ describe.skipIf(!hasBrowser)('the account screen', () => {
     await page.waitForSelector('[data-user-detail=erin] tr[data-session]', SLOW);
     await page.click('[data-user-detail=erin] button:text("End all sessions of erin")');
     await page.waitForSelector('[data-user-detail=erin] :text("No live sessions.")', SLOW);
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  test("the users list shows a user's passkeys (two, from two virtual authenticators) and two-factor login", async () => {
+    const bob = await login(main.service, 'bob');
+    for (const name of ['laptop', 'phone']) {
+      // one authenticator each: the service lists the passkeys a user holds, and an authenticator holding one declines a second
+      const { page, cdp } = await tabWithAuthenticator(context!);
+      expect((await registerPasskey(page, main.origin, bob, name)).status.internalStatus).toBe('0');
+      await cdp.detach();
+      await page.close();
+    }
+    expect((await call(main.service, 'GET', '/v1/passkeys', { headers: { sessionId: bob } })).body.data['~Elements']).toHaveLength(2);
+    await enrol(main.service, { now: () => Date.now(), advance: () => undefined }, 'bob', 'hr');
+
+    const { page, problems } = await openStudio(context!, `${main.origin}/_studio/`);
+    await logIn(page);
+    await page.click('header a:text("Account")');
+    await page.waitForSelector('tr[data-user=bob]', SLOW);
+    expect((await page.locator('tr[data-user=bob] td').allTextContents()).slice(1, 4)).toEqual(['no', 'yes', '2']);
+    expect((await page.locator('tr[data-user=alice] td').allTextContents()).slice(1, 4)).toEqual(['no', 'no', '0']);
+    await expectAccessible(page, 'account, passkeys and two-factor');
     expect(problems).toEqual([]);
     await page.close();
   }, 120_000);

@@ -2,7 +2,8 @@
  * The studio's tools (docs/studio.md, issue 34 items 6, 9, 10 and 11) in Chromium against a real server: the
  * model screen (the declared classes and their fields, as `GET /v1/model/structure` answers them) and
  * the export of the current query's objects as JSON Lines or CSV, read back through the browser's
- * download; "copy as curl" and "copy as client code" for the current query and an open object, run
+ * download; "copy as curl" and "copy as client code" for the current query and an open object, clicked
+ * (the clipboard holds what the page shows, or the page says the browser refused it), run
  * in a shell and in Node against the same server and compared with what the page shows; a file
  * object's download and its preview (an image, a text; not a PDF under the CSP). Every screen is checked with axe-core and under the studio's CSP.
  */
@@ -40,8 +41,9 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await stopServers(main, files);
+  // the browser first: a tab a failed test left open keeps its connections, and the servers' close waits for them
   await closeChromium(context, userDataDir);
+  await stopServers(main, files);
 });
 
 describe.skipIf(!hasBrowser)('studio tools', () => {
@@ -122,6 +124,12 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     expect(byValue(7)).toMatch(/,7,'=SUM\(A1:A2\),$/);
     expect(csv.text).toContain(`,8,"a ""quoted"", two-line\ntext",\r\n`);
     expect(byValue(9)).toMatch(/,9,reading 9,true$/);
+    // the pages became the file one by one: Extra first came with the second page (Value < 50), so the
+    // rows of the first end before its column, and those of the second carry it (empty where unset)
+    expect(byValue(9).split(',')[5]).toBe('true');
+    expect(byValue(500)).toMatch(/,Reading,[^,]+,500,reading 500$/);
+    expect(byValue(50)).toMatch(/,50,reading 50$/);
+    expect(byValue(49)).toMatch(/,49,reading 49,$/);
     expect(rows.slice(1, -1).map((row) => Number(row.split(',')[3]))).toEqual(expected.map((object) => object.Value).concat(19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
 
     await expectAccessible(page, 'objects with export');
@@ -144,7 +152,17 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     return page.inputValue(`${scope} textarea[data-copy=${kind}]`);
   };
 
+  /** Clicks the copy button of `kind` in `scope` and answers what the clipboard then holds (the page says it copied). */
+  async function clicked(page: Page, scope: string, kind: 'curl' | 'client'): Promise<string> {
+    await page.click(`${scope} details.copy-as button:text("${kind === 'curl' ? 'Copy as curl' : 'Copy as client code'}")`);
+    await page.waitForSelector(`${scope} details.copy-as [aria-live]:text("Copied as ${kind === 'curl' ? 'curl' : 'odbrest/client'}.")`);
+    const text = await page.evaluate(() => navigator.clipboard.readText());
+    await page.evaluate(() => navigator.clipboard.writeText('')); // the next click must put its own text there
+    return text;
+  }
+
   test('copy as curl and as client code: the current query and an open object, run as copied', async () => {
+    await context!.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: main.origin });
     const { page, problems } = await openStudio(context!, `${main.origin}/_studio/#/class/Reading`);
     await logIn(page, { secure: false });
     await page.waitForSelector('table.objects tbody tr');
@@ -162,11 +180,14 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
 
     const curl = await copied(page, '.screen', 'curl');
     expect(curl).toMatch(/^curl -s '/);
+    expect(await clicked(page, '.screen', 'curl')).toBe(curl);
+    expect(await page.$('.screen details.copy-as a.docs-link')).toBeNull(); // no docs option, no link to the reference
     const answer = await runCurl(curl);
     expect(answer.data['~Elements'].map((object: any) => object['~ObjectID'])).toEqual(shown);
     expect(answer.data['~Elements'][0].Value).toBe(49);
     const code = await copied(page, '.screen', 'client');
     expect(code).toContain(`import { createClient } from 'odbrest/client';`);
+    expect(await clicked(page, '.screen', 'client')).toBe(code);
     expect((await runClient(code))['~Elements'].map((object: any) => object['~ObjectID'])).toEqual(shown);
     await expectAccessible(page, 'objects with copy as');
 
@@ -174,9 +195,13 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     await page.click('table.objects tbody th a >> nth=3');
     await page.waitForSelector('.panel.top');
     const id = (await page.getAttribute('.panel.top', 'data-object'))!;
-    const object = await runCurl(await copied(page, '.panel.top', 'curl'));
+    const objectCurl = await copied(page, '.panel.top', 'curl');
+    expect(await clicked(page, '.panel.top', 'curl')).toBe(objectCurl);
+    const object = await runCurl(objectCurl);
     expect(object.data).toMatchObject({ '~ObjectID': id, '~ClassName': 'Reading', Value: 46 });
-    expect(await runClient(await copied(page, '.panel.top', 'client'))).toMatchObject({ '~ObjectID': id, Value: 46 });
+    const objectCode = await copied(page, '.panel.top', 'client');
+    expect(await clicked(page, '.panel.top', 'client')).toBe(objectCode);
+    expect(await runClient(objectCode)).toMatchObject({ '~ObjectID': id, Value: 46 });
     expect(await page.textContent('.panel.top')).toContain('reading 46');
     await expectAccessible(page, 'panel with copy as');
     expect(problems).toEqual([]);
@@ -193,6 +218,15 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     const plain = await login(main.service, 'alice');
     expect((await runCurl(secureCurl, { ODBREST_SESSION: plain })).data).toMatchObject({ '~ObjectID': id, Value: 46 });
     expect(await runClient(await copied(secure.page, '.panel.top', 'client'), { ODBREST_SESSION: plain })).toMatchObject({ '~ObjectID': id });
+    expect(await clicked(secure.page, '.panel.top', 'curl')).toBe(secureCurl);
+
+    // a browser that refuses the clipboard: the page says so and points to the text
+    const cdp = await context!.newCDPSession(secure.page);
+    await cdp.send('Browser.setPermission', { permission: { name: 'clipboard-write' }, setting: 'denied', origin: main.origin });
+    await secure.page.click('.panel.top details.copy-as button:text("Copy as client code")');
+    await secure.page.waitForSelector('.panel.top details.copy-as [aria-live]:text("The browser refused the clipboard: select the text and copy it.")');
+    await cdp.detach();
+    await context!.clearPermissions();
     expect(secure.problems).toEqual([]);
     await secure.page.close();
   }, 180_000);
@@ -225,11 +259,14 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     expect((await download(page, '.panel.top button:text("Download note.txt")')).text).toBe('Grüße\n<b>not markup</b>\n');
     await expectAccessible(page, 'text file');
 
-    // a PDF: no embedded preview, the download still works
+    // a PDF: no embedded preview, the download still works, and again: each download reads the file
+    // anew, and a browser must not answer the second from its cache (a sealed answer is one message)
     await page.goto(`${files.origin}/_studio/#/class/Document?open=${pdf['~ObjectID']}`);
     await page.waitForSelector('.panel.top .file-view .hint:has-text("No preview for PDF")');
     expect(await page.$('.panel.top object, .panel.top embed, .panel.top iframe')).toBeNull();
     expect((await download(page, '.panel.top button:text("Download report.pdf")')).text).toBe('%PDF-1.4 not really');
+    expect((await download(page, '.panel.top button:text("Download report.pdf")')).text).toBe('%PDF-1.4 not really');
+    expect(await page.$('.panel.top .file-view .error')).toBeNull();
     // an object that is not a file has no file section
     await page.goto(`${files.origin}/_studio/#/class/Customer?open=CUS00001`);
     await page.waitForSelector('.panel.top details.copy-as');

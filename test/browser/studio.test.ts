@@ -7,45 +7,29 @@
  * axe-core (no serious or critical violation) and under the studio's CSP (no violation). The
  * screenshots of docs/studio.md are made here, from a service on a fixed clock.
  */
-import { join } from 'node:path';
-import { build } from 'esbuild';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MemoryObjectStore } from '../../src/index.js';
 import { login, USERS } from '../helpers.js';
 import { browserAvailable, closeChromium, launchChromium } from '../support/browser.js';
-import { expectAccessible, logIn, openStudio as openTab, serveStudio as serve, shoot, stopServers, type Running } from '../support/studio.js';
+import { expectAccessible, logIn, openStudio as openTab, passkeyScript, registerPasskey, serveStudio as serve, shoot, stopServers, tabWithAuthenticator, type Running } from '../support/studio.js';
 import { enrol } from '../two-factor/support.js';
 
 const hasBrowser = browserAvailable('the studio browser tests');
 const TWO_FACTOR = { policies: { hr: 'optional' as const }, key: 'the key that seals two-factor secrets in the studio tests', issuer: 'odbrest test' };
-
-/** The passkey registration a test needs first (the studio's account screens come later): @simplewebauthn/browser on a page of the same origin. */
-const REGISTER = `
-import { startRegistration } from '@simplewebauthn/browser';
-window.registerPasskey = async (sessionId) => {
-  const post = async (path, body) => (await fetch(path, { method: 'POST', headers: { appkey: 'odbrest-studio', sessionId, 'content-type': 'application/json' }, body: body && JSON.stringify(body) })).json();
-  const options = await post('/v1/passkey/register/options');
-  return post('/v1/passkey/register', { response: await startRegistration({ optionsJSON: options.data }), name: 'studio test key' });
-};
-`;
 
 let main: Running;
 let fixed: Running;
 let mounted: Running;
 let context: BrowserContext | undefined;
 let userDataDir: string | undefined;
-let registerScript = '';
 const mainStore = new MemoryObjectStore();
 
 beforeAll(async () => {
   if (!hasBrowser) return;
-  registerScript = (
-    await build({ stdin: { contents: REGISTER, resolveDir: join(import.meta.dirname, '../..'), loader: 'js' }, bundle: true, format: 'iife', platform: 'browser', target: 'es2022', write: false })
-  ).outputFiles[0]!.text;
   main = await serve(
     (origin) => ({ store: mainStore, studio: { appNames: ['crm'] }, twoFactor: TWO_FACTOR, passkeys: { rpID: 'localhost', rpName: 'odbrest test', origins: [origin] } }),
-    (path) => (path === '/register-passkey.js' ? registerScript : undefined),
+    await passkeyScript(),
   );
   await mainStore.put({ className: 'Note', fields: { Title: 'a long one', Text: 'x'.repeat(1_000_000) } });
   // the screenshots' service: a fixed clock, so that the pictures change only when the studio does
@@ -233,17 +217,9 @@ describe.skipIf(!hasBrowser)('studio', () => {
   }, 120_000);
 
   test('a passkey (virtual authenticator) logs in without a password', async () => {
-    const page = await context!.newPage();
-    const cdp = await context!.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    });
-    // register one for alice first (from a page of the same origin)
-    await page.goto(`${main.origin}/_studio/`);
-    await page.addScriptTag({ url: '/register-passkey.js' }); // a file of the origin: the CSP lets it run
-    const sessionId = await login(main.service, 'alice');
-    const registered = await page.evaluate(async (sid) => (window as any).registerPasskey(sid), sessionId);
+    const { page, cdp } = await tabWithAuthenticator(context!);
+    // register one for alice first
+    const registered = await registerPasskey(page, main.origin, await login(main.service, 'alice'));
     expect(registered.status.internalStatus).toBe('0');
     await page.reload();
     await page.waitForSelector('form.login');

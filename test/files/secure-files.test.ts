@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Service } from '../../src/index.js';
 import { demoAccess } from '../../examples/demo-access.mjs';
 import { APP_KEY, call, demoService } from '../helpers.js';
-import { nodeCtr, nodeKeyPair, nodeSecureLogin, secureCall, type NodeLogin } from '../secure/node-client.js';
+import { nodeCtr, nodeKeyPair, nodeSecureLogin, secureCall, secureRequest, sendSecure, type NodeLogin } from '../secure/node-client.js';
 
 /**
  * Files through the secure transport (PROTOCOL.md 6.6), checked by an independent node:crypto client:
@@ -71,6 +71,26 @@ describe('files through the secure transport', () => {
     const tail = await getFile(`/v1/file/${fileId}`, { range: 'bytes=-5' });
     expect(tail.response.status).toBe(206);
     expect(tail.plaintext.equals(plaintext.subarray(-5))).toBe(true);
+  });
+
+  it('marks every sealed answer no-store, so no cache answers a later message with an earlier one', async () => {
+    // a browser kept a file's answer (it had an ETag) and revalidated the next download itself: the
+    // 304 gave the page the first ciphertext with the second number and signature, which then failed
+    const started = await secureCall(service, login, ++n, 'GET', '/v1/uploadFile');
+    const uploadId = started.envelope.data.uploadId;
+    await sendFile(`/v1/uploadFile/${uploadId}`, Buffer.from('kept nowhere'));
+    const fileId = (await secureCall(service, login, ++n, 'PATCH', `/v1/uploadFile/${uploadId}`)).envelope.data['~ObjectID'];
+    const whole = await getFile(`/v1/file/${fileId}`);
+    const part = await getFile(`/v1/file/${fileId}`, { range: 'bytes=0-3' });
+    const unchanged = await getFile(`/v1/file/${fileId}`, { 'if-none-match': whole.response.headers.get('etag')! });
+    expect([whole, part, unchanged].map(({ response }) => [response.status, response.headers.get('cache-control')])).toEqual([
+      [200, 'no-store'],
+      [206, 'no-store'],
+      [304, 'no-store'],
+    ]);
+    const envelope = await sendSecure(service, 'GET', '/v1/uploadFile', secureRequest(login, ++n, 'GET', '/v1/uploadFile'));
+    expect(envelope.headers.get('encrypted')).toBe('true');
+    expect(envelope.headers.get('cache-control')).toBe('no-store');
   });
 
   it('keeps nothing of a forged or replayed upload and answers 205 unencrypted', async () => {

@@ -104,6 +104,16 @@ describe('studio on', () => {
     expectError(await call(service, 'GET', '/_studio/'), '404', 404);
   });
 
+  test('docs, the host\'s API reference page, reaches the page as given; anything but a path or an http(s) URL is refused at start-up', async () => {
+    for (const docs of ['/docs', 'https://api.example.com/reference?v=1', 'http://localhost:8080/docs']) {
+      const page = await call(await demoService({ studio: { docs } }), 'GET', '/_studio/');
+      expect(pageParts(page.text).config, docs).toEqual({ api: '../', appKey: 'odbrest-studio', appNames: [], fileClass: 'Document', maxUploadBytes: 100 * 1024 * 1024, docs });
+    }
+    for (const docs of ['javascript:alert(1)', 'data:text/html,x', '//elsewhere.example/docs', 'docs', '', '/docs#/Objects', 'https://', '/my docs']) {
+      expect(() => createService({ studio: { docs } }), docs).toThrow(/^studio\.docs .* is not allowed/);
+    }
+  });
+
   test('a path that could shadow a route is refused at start-up, naming the option', () => {
     for (const path of ['v1/studio', '/v2/', '_CheckSession', 'openapi.json', '', 'a b', '../x']) {
       expect(() => createService({ studio: { path } }), path).toThrow(/^studio\.path .* is not allowed/);

@@ -8,7 +8,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import { build } from 'esbuild';
+import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { createNodeHandler } from '../../adapters/node.js';
 import type { Service, ServiceOptions } from '../../src/index.js';
@@ -49,6 +50,42 @@ export async function stopServers(...running: Array<Running | undefined>): Promi
     one?.server.closeAllConnections();
     await new Promise((resolve) => (one ? one.server.close(resolve) : resolve(undefined)));
   }
+}
+
+/** The passkey registration of a test (the studio has none of its own): @simplewebauthn/browser on a page of the same origin. */
+const REGISTER = `
+import { startRegistration } from '@simplewebauthn/browser';
+window.registerPasskey = async (sessionId, name) => {
+  const post = async (path, body) => (await fetch(path, { method: 'POST', headers: { appkey: 'odbrest-studio', sessionId, 'content-type': 'application/json' }, body: body && JSON.stringify(body) })).json();
+  const options = await post('/v1/passkey/register/options');
+  return post('/v1/passkey/register', { response: await startRegistration({ optionsJSON: options.data }), name });
+};
+`;
+const REGISTER_PATH = '/register-passkey.js';
+
+/** For `serveStudio`'s `extra`: the server answers the registration script at its own path (a file of the origin, which the CSP lets run). */
+export async function passkeyScript(): Promise<(path: string) => string | undefined> {
+  const bundled = await build({ stdin: { contents: REGISTER, resolveDir: join(import.meta.dirname, '../..'), loader: 'js' }, bundle: true, format: 'iife', platform: 'browser', target: 'es2022', write: false });
+  const script = bundled.outputFiles[0]!.text;
+  return (path) => (path === REGISTER_PATH ? script : undefined);
+}
+
+/** A new tab with a virtual authenticator (user verified, present) that holds the passkeys it registers. */
+export async function tabWithAuthenticator(context: BrowserContext): Promise<{ page: Page; cdp: CDPSession }> {
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  return { page, cdp };
+}
+
+/** Registers a passkey for the plain session `sessionId` from `page` (on the studio of a service served with `passkeyScript`); answers the envelope. */
+export async function registerPasskey(page: Page, origin: string, sessionId: string, name = 'studio test key'): Promise<any> {
+  await page.goto(`${origin}/_studio/`);
+  await page.addScriptTag({ url: REGISTER_PATH });
+  return page.evaluate(async ([sid, key]) => (window as any).registerPasskey(sid, key), [sessionId, name]);
 }
 
 /** A new tab on the studio that records CSP violations and page errors. */

@@ -20,6 +20,12 @@ function pathOf(target: Target): string {
 }
 
 /**
+ * The operation `target` calls, as Swagger UI deep-links it on the host's reference page:
+ * `#/{tag}/{operationId}` (src/openapi/document.ts names operations by method and path).
+ */
+const operationOf = (target: Target) => ('objectId' in target ? { route: 'GET /v1/object/{id}', link: '#/Objects/getV1ObjectId' } : { route: 'GET /v1/objects/{className}', link: '#/Objects/getV1ObjectsClassName' });
+
+/**
  * The session as a copy can use it: a plain session's id; a secure session's key never leaves the
  * page, so the copy reads a plain session's id from `ODBREST_SESSION` instead.
  */
@@ -49,7 +55,11 @@ export function clientCodeOf(client: OdbRestClient, target: Target): string {
   ].join('\n');
 }
 
-/** "Copy as curl" and "Copy as client code" (odbrest/client) for the current query or an open object, shown to read and copied on a click. */
+/**
+ * "Copy as curl" and "Copy as client code" (odbrest/client) for the current query or an open object,
+ * shown to read and copied on a click; and, where the host named its API reference page, a link to
+ * the operation there (in a new tab: this one holds the session).
+ */
 export function CopyAs({ client, target }: { client: OdbRestClient; target: Target }) {
   const copied = useSignal('');
   const secure = client.sessionKind === 'secure';
@@ -60,6 +70,7 @@ export function CopyAs({ client, target }: { client: OdbRestClient; target: Targ
     );
   const curl = curlOf(client, target);
   const code = clientCodeOf(client, target);
+  const operation = operationOf(target);
   return (
     <details class="copy-as">
       <summary>{t('forDevelopers')}</summary>
@@ -79,6 +90,13 @@ export function CopyAs({ client, target }: { client: OdbRestClient; target: Targ
         {t('copyAsClient')}
       </button>
       <span aria-live="polite">{copied.value}</span>
+      {config.docs && (
+        <p>
+          <a class="docs-link" href={config.docs + operation.link} target="_blank" rel="noopener noreferrer">
+            {t('operationInDocs', { route: operation.route })}
+          </a>
+        </p>
+      )}
     </details>
   );
 }

@@ -31,17 +31,29 @@ function cell(value: unknown): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-function toCsv(objects: SerializedObject[], fields: string[]): string {
-  const named = new Set([...META, ...fields]);
-  const extra = [...new Set(objects.flatMap((object) => Object.keys(object).filter((key) => !named.has(key) && !key.startsWith('~'))))];
-  const columns = [...META, ...fields, ...extra];
-  return [columns.map(cell).join(','), ...objects.map((object) => columns.map((column) => cell(object[column])).join(','))].join('\r\n') + '\r\n';
+/** A page's CSV rows under `columns`, the columns known once this page is read. */
+function csvRows(objects: SerializedObject[], columns: string[]): string {
+  return objects.map((object) => `${columns.map((column) => cell(object[column])).join(',')}\r\n`).join('');
+}
+
+/** Adds to `columns` (and `known`) every field of `objects` not there yet, in the order met; metadata other than META stays out. */
+function meetFields(objects: SerializedObject[], columns: string[], known: Set<string>): void {
+  for (const object of objects) {
+    for (const key of Object.keys(object)) {
+      if (known.has(key) || key.startsWith('~')) continue;
+      known.add(key);
+      columns.push(key);
+    }
+  }
 }
 
 /**
  * Export of the current query's objects (all pages, in the table's order) as JSON Lines (one object
  * per line, as the service serializes it) or CSV; the pages are read one after the other, the count so
- * far shown while it runs.
+ * far shown while it runs. Each page becomes a part of the file (a Blob) as it arrives, so the page
+ * holds about one page of objects at a time, whatever the count. A CSV's columns grow as pages bring
+ * new fields: each page's rows have the columns known after it, and the header (all of them) is
+ * written last, as the file's first part; rows of earlier pages end before the columns added later.
  */
 export function Export({ client, className, queryText, orderBy, fields }: ExportProps) {
   const status = useSignal('');
@@ -50,20 +62,22 @@ export function Export({ client, className, queryText, orderBy, fields }: Export
     running.value = true;
     status.value = t('exporting', { count: 0 });
     try {
-      const objects: SerializedObject[] = [];
-      const lines: string[] = [];
+      const parts: Blob[] = [];
+      const columns = [...META, ...fields];
+      const known = new Set(columns);
+      let count = 0;
       for (let page = 0; ; page++) {
         const set = await client.listObjects(className, { page, perPage: PAGE, orderBy, ...(queryText.trim() ? { queryText } : {}) });
         const elements = set['~Elements'];
-        if (format === 'jsonl') for (const object of elements) lines.push(`${JSON.stringify(object)}\n`);
-        else objects.push(...elements);
-        const done = page * PAGE + elements.length;
-        status.value = t('exporting', { count: done.toLocaleString() });
-        if (elements.length < PAGE || done >= set['~UnfilteredCount']) break;
+        if (format === 'csv') meetFields(elements, columns, known);
+        parts.push(new Blob([format === 'jsonl' ? elements.map((object) => `${JSON.stringify(object)}\n`).join('') : csvRows(elements, columns)]));
+        count += elements.length;
+        status.value = t('exporting', { count: count.toLocaleString() });
+        if (elements.length < PAGE || count >= set['~UnfilteredCount']) break;
       }
-      if (format === 'jsonl') saveBlob(new Blob(lines, { type: 'application/x-ndjson' }), `${className}.jsonl`);
-      else saveBlob(new Blob([toCsv(objects, fields)], { type: 'text/csv;charset=utf-8' }), `${className}.csv`);
-      status.value = t('exported', { count: (format === 'jsonl' ? lines.length : objects.length).toLocaleString(), file: `${className}.${format}` });
+      if (format === 'jsonl') saveBlob(new Blob(parts, { type: 'application/x-ndjson' }), `${className}.jsonl`);
+      else saveBlob(new Blob([`${columns.map(cell).join(',')}\r\n`, ...parts], { type: 'text/csv;charset=utf-8' }), `${className}.csv`);
+      status.value = t('exported', { count: count.toLocaleString(), file: `${className}.${format}` });
     } catch (cause) {
       status.value = failureText(cause);
     } finally {

@@ -31,8 +31,6 @@ export function FileView({ client, object }: { client: OdbRestClient; object: Se
   const image = useSignal<string | undefined>(undefined);
   const text = useSignal<string | undefined>(undefined);
   const error = useSignal('');
-  /** The bytes the preview read: Download saves them without reading the file again. */
-  const held = useSignal<Blob | undefined>(undefined);
   const previewable = (type.startsWith('image/') && size <= IMAGE_LIMIT) || (isText(type) && size <= TEXT_LIMIT);
 
   useEffect(() => {
@@ -42,7 +40,6 @@ export function FileView({ client, object }: { client: OdbRestClient; object: Se
     bytesOf(client, object).then(
       async (blob) => {
         if (!current) return;
-        held.value = blob;
         if (type.startsWith('image/')) image.value = url = URL.createObjectURL(blob);
         else text.value = await blob.text();
       },
@@ -55,7 +52,7 @@ export function FileView({ client, object }: { client: OdbRestClient; object: Se
   }, [client, object['~ObjectID'], object['~StoreTime']]);
 
   const download = () =>
-    (held.value ? Promise.resolve(held.value) : bytesOf(client, object)).then(
+    bytesOf(client, object).then(
       (blob) => saveBlob(blob, name),
       (cause) => (error.value = failureText(cause)),
     );

@@ -168,6 +168,7 @@ export const de: Texts = {
   copied: 'Als {what} kopiert.',
   copyRefused: 'Der Browser verweigert die Zwischenablage: Text markieren und kopieren.',
   copySecureNote: 'Diese Sitzung ist Ende-zu-Ende verschlüsselt, ihr Schlüssel verlässt diese Seite nie: die Kopien lesen eine einfache Sitzungs-ID aus ODBREST_SESSION (Anmeldung mit POST /v1/login).',
+  operationInDocs: '{route} in der API-Referenz (neuer Tab)',
   file: 'Datei',
   downloadFile: '{name} herunterladen',
   previewOf: 'Vorschau von {name}',

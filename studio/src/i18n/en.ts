@@ -166,6 +166,7 @@ export const en = {
   copied: 'Copied as {what}.',
   copyRefused: 'The browser refused the clipboard: select the text and copy it.',
   copySecureNote: 'This session is encrypted end to end and its key never leaves this page: the copies read a plain session id from ODBREST_SESSION (log in with POST /v1/login).',
+  operationInDocs: '{route} in the API reference (a new tab)',
   file: 'File',
   downloadFile: 'Download {name}',
   previewOf: 'Preview of {name}',
