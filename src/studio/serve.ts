@@ -26,11 +26,13 @@ export interface StudioOptions {
 
 /**
  * Every answer of the studio carries these: no script, style or connection but the service's own
- * (no inline script or style, no eval), never in a frame, no content sniffing, no referrer.
+ * (no inline script or style, no eval), never in a frame, no content sniffing, no referrer. Its one
+ * frame is a blob: URL, the PDF preview: the studio frames only blobs it typed application/pdf
+ * itself, which the browser hands to its PDF viewer (studio/src/features/files.tsx, docs/studio.md).
  */
 export const STUDIO_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; connect-src 'self'; " +
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; frame-src blob:; connect-src 'self'; " +
     "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',

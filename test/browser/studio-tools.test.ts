@@ -5,12 +5,13 @@
  * download; "copy as curl" and "copy as client code" for the current query and an open object, clicked
  * (the clipboard holds what the page shows, or the page says the browser refused it), run
  * in a shell and in Node against the same server and compared with what the page shows; a file
- * object's download and its preview (an image, a text; not a PDF under the CSP). Every screen is checked with axe-core and under the studio's CSP.
+ * object's download and its preview (an image, a text, a PDF in Chromium's viewer; markup posing as a
+ * PDF reaches the viewer, never the page). Every screen is checked with axe-core and under the studio's CSP.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MemoryObjectStore } from '../../src/index.js';
 import { createClient } from '../../src/client/index.js';
@@ -20,6 +21,27 @@ import { demoAccess } from '../../examples/demo-access.mjs';
 import { expectAccessible, logIn, openStudio, serveStudio, shoot, stopServers, type Running } from '../support/studio.js';
 
 const hasBrowser = browserAvailable('the studio tools browser tests');
+
+/** A valid one-page PDF (a text in Helvetica) with a correct cross-reference table. */
+function onePagePdf(text: string): string {
+  const content = `BT /F1 36 Tf 40 100 Td (${text}) Tj ET`;
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 400 200] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
+    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ];
+  let pdf = '%PDF-1.4\n';
+  const offsets = objects.map((body, i) => {
+    const offset = pdf.length;
+    pdf += `${i + 1} 0 obj\n${body}\nendobj\n`;
+    return offset;
+  });
+  const xref = pdf.length;
+  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('')}`;
+  return `${pdf}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+}
 
 let main: Running;
 /** The demo's access rules, under which every session uploads files. */
@@ -231,13 +253,36 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     await secure.page.close();
   }, 180_000);
 
-  test('files: download, and a preview of an image and a text (a PDF is not embedded under the CSP), on a secure session', async () => {
+  /**
+   * The PDF preview's frame once Chromium's viewer has read the file: its document's type, the
+   * viewer's load state (`success`, `failed`) and the page count its toolbar shows (as a person reads
+   * "/ 1"). The viewer is Chromium's own extension page: this reads its state and shadow DOM.
+   */
+  async function pdfShown(page: Page): Promise<{ type: string; state: string; pages: number }> {
+    await page.waitForSelector('.panel.top iframe.pdf-preview');
+    const frame = (await (await page.$('.panel.top iframe.pdf-preview'))!.contentFrame())!;
+    const isViewer = (candidate: Frame) => candidate.parentFrame() === frame && candidate.url().startsWith('chrome-extension://');
+    await expect.poll(() => page.frames().some(isViewer), { timeout: 30_000 }).toBe(true);
+    const type = await frame.evaluate(() => document.contentType);
+    const shown = await page.frames().find(isViewer)!.waitForFunction(() => {
+      const viewer = document.querySelector('pdf-viewer') as (Element & { loadState_?: string }) | null;
+      if (!viewer?.loadState_ || viewer.loadState_ === 'loading') return undefined;
+      const selector = (viewer.shadowRoot?.querySelector('viewer-toolbar') as Element | null)?.shadowRoot?.querySelector('viewer-page-selector');
+      return { state: viewer.loadState_, pages: Number(/\/\s*(\d+)/.exec(selector?.shadowRoot?.textContent ?? '')?.[1]) };
+    });
+    return { type, ...((await shown.jsonValue()) as { state: string; pages: number }) };
+  }
+
+  test('files: download, and a preview of an image, a text and a PDF, on a secure session', async () => {
     const uploader = createClient({ baseUrl: files.origin, appKey: 'odbrest-studio' });
     await uploader.login({ user: 'alice', password: USERS.alice as string, appNames: ['crm'] });
     const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
     const image = await uploader.uploadFile(new Blob([png], { type: 'image/png' }), { name: 'dot.png' });
     const text = await uploader.uploadFile(new Blob(['Grüße\n<b>not markup</b>\n'], { type: 'text/plain' }), { name: 'note.txt' });
-    const pdf = await uploader.uploadFile(new Blob(['%PDF-1.4 not really'], { type: 'application/pdf' }), { name: 'report.pdf' });
+    const pdfBytes = onePagePdf('Hello from a PDF');
+    const pdf = await uploader.uploadFile(new Blob([pdfBytes], { type: 'application/pdf' }), { name: 'report.pdf' });
+    // markup that claims to be a PDF: it must reach the PDF viewer, never render as a page of the studio's origin
+    const posing = await uploader.uploadFile(new Blob(['<!doctype html><img src=x onerror="top.pwned=1"><script>top.pwned=2</script>'], { type: 'application/pdf' }), { name: 'posing.pdf' });
 
     const { page, problems } = await openStudio(context!, `${files.origin}/_studio/#/class/Document?open=${image['~ObjectID']}`);
     await logIn(page);
@@ -259,14 +304,19 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     expect((await download(page, '.panel.top button:text("Download note.txt")')).text).toBe('Grüße\n<b>not markup</b>\n');
     await expectAccessible(page, 'text file');
 
-    // a PDF: no embedded preview, the download still works, and again: each download reads the file
-    // anew, and a browser must not answer the second from its cache (a sealed answer is one message)
+    // a PDF, in a frame of a blob: URL typed application/pdf: Chromium's PDF viewer shows its one page
     await page.goto(`${files.origin}/_studio/#/class/Document?open=${pdf['~ObjectID']}`);
-    await page.waitForSelector('.panel.top .file-view .hint:has-text("No preview for PDF")');
-    expect(await page.$('.panel.top object, .panel.top embed, .panel.top iframe')).toBeNull();
-    expect((await download(page, '.panel.top button:text("Download report.pdf")')).text).toBe('%PDF-1.4 not really');
-    expect((await download(page, '.panel.top button:text("Download report.pdf")')).text).toBe('%PDF-1.4 not really');
+    expect(await pdfShown(page)).toEqual({ type: 'application/pdf', state: 'success', pages: 1 });
+    await expectAccessible(page, 'pdf file');
+    // the download works, and again: each download reads the file anew, and a browser must not
+    // answer the second from its cache (a sealed answer is one message)
+    expect((await download(page, '.panel.top button:text("Download report.pdf")')).text).toBe(pdfBytes);
+    expect((await download(page, '.panel.top button:text("Download report.pdf")')).text).toBe(pdfBytes);
     expect(await page.$('.panel.top .file-view .error')).toBeNull();
+    // markup stored as a PDF: the viewer finds no page, and no script of it ran
+    await page.goto(`${files.origin}/_studio/#/class/Document?open=${posing['~ObjectID']}`);
+    expect(await pdfShown(page)).toEqual({ type: 'application/pdf', state: 'failed', pages: 0 });
+    expect(await page.evaluate(() => (window as any).pwned)).toBeUndefined();
     // an object that is not a file has no file section
     await page.goto(`${files.origin}/_studio/#/class/Customer?open=CUS00001`);
     await page.waitForSelector('.panel.top details.copy-as');

@@ -9,7 +9,7 @@ import { createService } from '../../src/index.js';
 import { call, demoService, expectError } from '../helpers.js';
 import { codeBlocks, printedComments, readmeSection, runCodeBlock } from '../support/readme.js';
 
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; frame-src blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 function expectSecurityHeaders(headers: Headers): void {
   expect(headers.get('content-security-policy')).toBe(CSP);

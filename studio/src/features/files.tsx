@@ -5,42 +5,48 @@ import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
 import { saveBlob } from './save.js';
 
-/** Previews read at most this much: an image up to 10 MB, a text up to 1 MB (its first 100,000 characters shown). */
+/** Previews read at most this much: an image or a PDF up to 10 MB, a text up to 1 MB (its first 100,000 characters shown). */
 const IMAGE_LIMIT = 10 * 1024 * 1024;
 const TEXT_LIMIT = 1024 * 1024;
 const TEXT_SHOWN = 100_000;
 
+const PDF = 'application/pdf';
+const isPdf = (type: string) => type.split(';', 1)[0]!.trim().toLowerCase() === PDF;
 const isText = (type: string) => /^text\/|^application\/(json|xml|x-ndjson)\b|\+(json|xml)\b/.test(type);
 
-/** The file's bytes through the client (`GET /v1/file/{id}`, decrypted on a secure session) as a Blob of its type. */
-async function bytesOf(client: OdbRestClient, object: SerializedObject): Promise<Blob> {
+/** The file's bytes through the client (`GET /v1/file/{id}`, decrypted on a secure session) as a Blob of `type` (default: its stored type). */
+async function bytesOf(client: OdbRestClient, object: SerializedObject, type = String(object.ContentType)): Promise<Blob> {
   const answer = await client.downloadFile(object['~ObjectID']);
   const blob = await new Response(answer.stream).blob();
-  return new Blob([blob], { type: String(object.ContentType) });
+  return new Blob([blob], { type });
 }
 
 /**
  * A file object's bytes in its panel: Download (saved under its `Name` through a blob: link), and a
- * preview of an image or a text. A PDF is not shown: that needs `object-src` (or a frame) for a
- * blob: URL, and the studio's CSP keeps `object-src 'none'`.
+ * preview of an image, a text or a PDF. A PDF is shown in a frame of a blob: URL (the CSP's
+ * `frame-src blob:`) whose type is set here to application/pdf, never the stored one: only a file
+ * stored as a PDF is framed, and the frame gets the browser's PDF viewer whatever the bytes hold,
+ * never a document of the studio's origin (a text/html blob is never made, let alone framed).
  */
 export function FileView({ client, object }: { client: OdbRestClient; object: SerializedObject }) {
   const type = String(object.ContentType);
   const size = Number(object.Size ?? 0);
   const name = String(object.Name ?? object['~ObjectID']);
   const image = useSignal<string | undefined>(undefined);
+  const pdf = useSignal<string | undefined>(undefined);
   const text = useSignal<string | undefined>(undefined);
   const error = useSignal('');
-  const previewable = (type.startsWith('image/') && size <= IMAGE_LIMIT) || (isText(type) && size <= TEXT_LIMIT);
+  const previewable = ((type.startsWith('image/') || isPdf(type)) && size <= IMAGE_LIMIT) || (isText(type) && size <= TEXT_LIMIT);
 
   useEffect(() => {
     if (!previewable) return;
     let url: string | undefined;
     let current = true;
-    bytesOf(client, object).then(
+    bytesOf(client, object, isPdf(type) ? PDF : type).then(
       async (blob) => {
         if (!current) return;
-        if (type.startsWith('image/')) image.value = url = URL.createObjectURL(blob);
+        if (isPdf(type)) pdf.value = url = URL.createObjectURL(blob);
+        else if (type.startsWith('image/')) image.value = url = URL.createObjectURL(blob);
         else text.value = await blob.text();
       },
       (cause) => current && (error.value = failureText(cause)),
@@ -70,13 +76,14 @@ export function FileView({ client, object }: { client: OdbRestClient; object: Se
         </p>
       )}
       {image.value && <img class="file-preview" src={image.value} alt={t('previewOf', { name })} />}
+      {pdf.value && <iframe class="file-preview pdf-preview" src={pdf.value} title={t('previewOf', { name })} />}
       {shown !== undefined && (
         <pre class="file-preview" tabIndex={0} aria-label={t('previewOf', { name })}>
           {shown}
           {shown.length < text.value!.length ? `\n${t('clipped', { size: (text.value!.length - shown.length).toLocaleString() })}` : ''}
         </pre>
       )}
-      {!previewable && <p class="hint">{type === 'application/pdf' ? t('noPdfPreview') : t('noPreview', { type })}</p>}
+      {!previewable && <p class="hint">{t('noPreview', { type })}</p>}
     </section>
   );
 }

@@ -173,5 +173,4 @@ export const de: Texts = {
   downloadFile: '{name} herunterladen',
   previewOf: 'Vorschau von {name}',
   noPreview: 'Keine Vorschau für {type}: bitte herunterladen.',
-  noPdfPreview: 'Keine Vorschau für PDF (das Studio erlaubt keine eingebetteten Objekte): bitte herunterladen.',
 };

@@ -171,7 +171,6 @@ export const en = {
   downloadFile: 'Download {name}',
   previewOf: 'Preview of {name}',
   noPreview: 'No preview for {type}: download it.',
-  noPdfPreview: 'No preview for PDF (the studio allows no embedded objects): download it.',
 };
 
 export type Texts = typeof en;
