@@ -4,6 +4,7 @@ import type { OdbRestClient, SerializedObject } from 'odbrest/client';
 import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
 import { saveBlob } from './save.js';
+import { Alert } from '../components/Alert.js';
 
 /** Previews read at most this much: an image or a PDF up to 10 MB, a text up to 1 MB (its first 100,000 characters shown). */
 const IMAGE_LIMIT = 10 * 1024 * 1024;
@@ -70,11 +71,7 @@ export function FileView({ client, object }: { client: OdbRestClient; object: Se
       <button type="button" onClick={() => void download()}>
         {t('downloadFile', { name })}
       </button>
-      {error.value && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      <Alert text={error.value} />
       {image.value && <img class="file-preview" src={image.value} alt={t('previewOf', { name })} />}
       {pdf.value && <iframe class="file-preview pdf-preview" src={pdf.value} title={t('previewOf', { name })} />}
       {shown !== undefined && (

@@ -2,6 +2,8 @@ import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import type { ComponentType } from 'preact';
 import { t } from '../i18n/index.js';
+import { Alert } from '../components/Alert.js';
+import { failureText } from '../data.js';
 
 /**
  * A component whose code loads on first use (a chunk of its own): the first screen stays small, and
@@ -12,11 +14,19 @@ export function lazy<P extends object>(load: () => Promise<ComponentType<P>>): C
   let loading: Promise<ComponentType<P>> | undefined;
   return function Lazy(props: P) {
     const ready = useSignal<ComponentType<P> | undefined>(loaded);
+    const failed = useSignal('');
     useEffect(() => {
       if (ready.value) return;
-      void (loading ??= load()).then((component) => (ready.value = loaded = component));
+      (loading ??= load()).then(
+        (component) => (ready.value = loaded = component),
+        (cause) => {
+          loading = undefined; // the next use tries again (the chunk may be back)
+          failed.value = failureText(cause);
+        },
+      );
     }, []);
     const Component = ready.value;
-    return Component ? <Component {...props} /> : <p aria-busy="true">{t('loading')}</p>;
+    if (Component) return <Component {...props} />;
+    return failed.value ? <Alert text={failed.value} /> : <p aria-busy="true">{t('loading')}</p>;
   };
 }

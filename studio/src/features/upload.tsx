@@ -5,6 +5,7 @@ import { config } from '../config.js';
 import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
 import { notice, touch } from './notice.js';
+import { Alert } from '../components/Alert.js';
 
 export interface UploadProps {
   client: OdbRestClient;
@@ -76,11 +77,7 @@ export function Upload({ client, replaceOID, onDone }: UploadProps) {
           <span aria-live="polite">{t('uploading', { name, percent })}</span>
         </span>
       )}
-      {error.value && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      <Alert text={error.value} />
     </form>
   );
 }

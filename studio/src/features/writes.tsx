@@ -2,11 +2,12 @@ import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { OdbRestConflictError, OdbRestError, type OdbRestClient, type SerializedObject } from 'odbrest/client';
 import { referenceLabel, Value } from '../components/Value.js';
-import { messageOf } from '../data.js';
+import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
 import { closeTop, openObject } from '../router.js';
 import { changedFields, FieldForm, fieldSpecs, textsOf, type FieldSpec } from './editors.js';
 import { notice, touch } from './notice.js';
+import { Alert } from '../components/Alert.js';
 
 /** How the panel reads an object: in full, with what this session may do with it. */
 const FULL = { type: 'full', securityRights: true } as const;
@@ -28,7 +29,7 @@ export async function deleteToBin(client: OdbRestClient, object: SerializedObjec
       run: () =>
         client.restoreObject(id).then(
           () => touch(),
-          (cause) => (notice.value = { text: messageOf(cause), error: true }),
+          (cause) => (notice.value = { text: failureText(cause), error: true }),
         ),
     },
   };
@@ -51,17 +52,13 @@ export function ObjectActions({ client, object, onEdit }: { client: OdbRestClien
         onClick={() =>
           deleteToBin(client, object).then(
             () => closeTop(),
-            (cause) => (error.value = messageOf(cause)),
+            (cause) => (error.value = failureText(cause)),
           )
         }
       >
         {t('deleteToBin')}
       </button>}
-      {error.value && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      <Alert text={error.value} />
     </div>
   );
 }
@@ -136,7 +133,7 @@ export function ObjectEditor({ client, object, changedMeanwhile = 0, onDone }: {
       (cause) => {
         if (!open) return;
         locked.value = 'refused';
-        error.value = cause instanceof OdbRestError && cause.internalStatus === '423' ? t('lockedBy', { message: cause.message }) : messageOf(cause);
+        error.value = cause instanceof OdbRestError && cause.internalStatus === '423' ? t('lockedBy', { message: cause.message }) : failureText(cause);
       },
     );
     void fieldSpecs(client, object['~ClassName'], object).then((found) => {
@@ -160,8 +157,8 @@ export function ObjectEditor({ client, object, changedMeanwhile = 0, onDone }: {
     } catch (cause) {
       if (cause instanceof OdbRestConflictError) {
         conflict.value = await client.getObject(id, { serialization: FULL }).catch(() => undefined);
-        if (!conflict.value) error.value = messageOf(cause);
-      } else error.value = messageOf(cause);
+        if (!conflict.value) error.value = failureText(cause);
+      } else error.value = failureText(cause);
     } finally {
       busy.value = false;
     }
@@ -186,11 +183,7 @@ export function ObjectEditor({ client, object, changedMeanwhile = 0, onDone }: {
           {t('changedMeanwhile')}
         </p>
       )}
-      {error.value && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      <Alert text={error.value} />
       {specs.value && locked.value !== 'refused' && (
         <FieldForm specs={specs.value} texts={texts.value} prefix={`edit-${id}`} onInput={(name, text) => (texts.value = { ...texts.value, [name]: text })} />
       )}
@@ -252,7 +245,7 @@ export function NewObject({ client, className, onDone }: { client: OdbRestClient
           onDone();
           openObject(created['~ObjectID']);
         } catch (cause) {
-          error.value = messageOf(cause);
+          error.value = failureText(cause);
         } finally {
           busy.value = false;
         }
@@ -261,11 +254,7 @@ export function NewObject({ client, className, onDone }: { client: OdbRestClient
       <h2 id="new-object-title">{t('newObjectOf', { class: className })}</h2>
       {!specs.value && <p aria-busy="true">{t('loading')}</p>}
       {specs.value && <FieldForm specs={specs.value} texts={texts.value} prefix="new" onInput={(name, text) => (texts.value = { ...texts.value, [name]: text })} />}
-      {error.value && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      <Alert text={error.value} />
       <div class="actions">
         <button type="submit" class="primary" disabled={busy.value || !specs.value}>
           {t('create')}

@@ -8,6 +8,7 @@ import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
 import { closeTop } from '../router.js';
 import { ReferencedBy } from './ReferencedBy.js';
+import { Alert } from '../components/Alert.js';
 
 const RIGHTS = ['rightRead', 'rightWrite', 'rightCreate', 'rightDelete', 'rightSecurity'] as const;
 
@@ -38,7 +39,8 @@ export function ObjectPanel({ client, objectId, depth, top }: { client: OdbRestC
       (found) => (object.value = found),
       (cause) => (error.value = cause instanceof OdbRestError && cause.internalStatus === '404' ? t('notFound') : failureText(cause)),
     );
-  }, [client, objectId, version.value]);
+    // leaving an edit reads again: a change that arrived meanwhile (flagged in the editor) is shown after Cancel too
+  }, [client, objectId, version.value, editing.value]);
   useEffect(() => {
     if (top) heading.current?.focus();
   }, [top, object.value]);
@@ -64,11 +66,7 @@ export function ObjectPanel({ client, objectId, depth, top }: { client: OdbRestC
           {depth > 0 ? `← ${t('back')}` : `✕ ${t('close')}`}
         </button>
       </header>
-      {error.value && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      <Alert text={error.value} />
       {!found && !error.value && <p aria-busy="true">{t('loading')}</p>}
       {found && editing.value && (
         <ObjectEditor client={client} object={found} changedMeanwhile={version.value} onDone={(saved?: SerializedObject) => ((editing.value = false), saved && (object.value = saved))} />

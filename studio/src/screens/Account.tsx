@@ -1,7 +1,8 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
-import type { OdbRestClient, SessionEntry, UserEntry } from 'odbrest/client';
-import { messageOf } from '../data.js';
+import { OdbRestError, type OdbRestClient, type SessionEntry, type UserEntry } from 'odbrest/client';
+import { Alert } from '../components/Alert.js';
+import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
 
 /** What a form of this screen shows after it ran: a result or an error, announced. */
@@ -23,7 +24,7 @@ async function attempt(outcome: { value: Outcome }, call: () => Promise<unknown>
     outcome.value = { ok: true, text: done };
     return true;
   } catch (error) {
-    outcome.value = { ok: false, text: messageOf(error) };
+    outcome.value = { ok: false, text: failureText(error) };
     return false;
   }
 }
@@ -32,7 +33,7 @@ async function attempt(outcome: { value: Outcome }, call: () => Promise<unknown>
 function Sessions({ client, user }: { client: OdbRestClient; user?: string }) {
   const list = useSignal<SessionEntry[] | undefined>(undefined);
   const outcome = useSignal<Outcome>(undefined);
-  const load = () => client.accounts.sessions(user).then((sessions) => (list.value = sessions), (error) => (outcome.value = { ok: false, text: messageOf(error) }));
+  const load = () => client.accounts.sessions(user).then((sessions) => (list.value = sessions), (error) => (outcome.value = { ok: false, text: failureText(error) }));
   useEffect(() => void load(), [client, user]);
   const end = (handle: string) => void attempt(outcome, () => client.accounts.endSession(handle), t('otherSessionEnded')).then(load);
   const endAll = () => void attempt(outcome, () => client.accounts.endOtherSessions(user), t('sessionsEnded')).then(load);
@@ -228,9 +229,14 @@ function Users({ client, users, reload }: { client: OdbRestClient; users: UserEn
 
 /** The account screen (PROTOCOL.md 2.8): own sessions and password for everyone; user administration for `users.admins`. */
 export function Account({ client }: { client: OdbRestClient }) {
-  // the list answers 403 to anyone outside users.admins: then the administration stays hidden
+  // the list answers 403 to anyone outside users.admins: then the administration stays hidden; any other failure is said
   const users = useSignal<UserEntry[] | undefined>(undefined);
-  const load = () => client.accounts.users({ perPage: 1000 }).then((set) => (users.value = set['~Elements']), () => (users.value = undefined));
+  const error = useSignal('');
+  const load = () =>
+    client.accounts.users({ perPage: 1000 }).then(
+      (set) => ((users.value = set['~Elements']), (error.value = '')),
+      (cause) => ((users.value = undefined), (error.value = cause instanceof OdbRestError && cause.internalStatus === '403' ? '' : failureText(cause))),
+    );
   useEffect(() => void load(), [client]);
   return (
     <section class="screen" aria-labelledby="account-title">
@@ -238,6 +244,7 @@ export function Account({ client }: { client: OdbRestClient }) {
       <h2>{t('yourSessions')}</h2>
       <Sessions client={client} />
       <PasswordChange client={client} />
+      <Alert text={error.value} />
       {users.value && <Users client={client} users={users.value} reload={() => void load()} />}
     </section>
   );

@@ -5,6 +5,7 @@ import { failureText, loadClasses } from '../data.js';
 import { t } from '../i18n/index.js';
 import { useRowKeys } from '../keys.js';
 import { openClass } from '../router.js';
+import { Alert } from '../components/Alert.js';
 
 /** The classes the session may read, with their counts, and a filter box. */
 export function Classes({ client }: { client: OdbRestClient }) {
@@ -46,11 +47,7 @@ export function Classes({ client }: { client: OdbRestClient }) {
         <span class="visually-hidden">{t('filterClasses')}</span>
         <input data-search type="search" placeholder={t('filterClasses')} value={filter.value} onInput={(e) => ((filter.value = e.currentTarget.value), (selected.value = 0))} />
       </label>
-      {error.value && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      <Alert text={error.value} />
       {!classes.value && !error.value && <p aria-busy="true">{t('loading')}</p>}
       {classes.value && shown.length === 0 && <p>{t('noClasses')}</p>}
       {shown.length > 0 && (

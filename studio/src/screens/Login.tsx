@@ -4,6 +4,7 @@ import { OdbRestError, TwoFactorError } from 'odbrest/client';
 import { config } from '../config.js';
 import { t } from '../i18n/index.js';
 import { loginNotice, newClient, startSession } from '../session.js';
+import { Alert } from '../components/Alert.js';
 
 /** Asked once per page: the login form shows before the answer, and a login sent sooner waits for it. */
 let secureCheck: Promise<boolean> | undefined;
@@ -111,11 +112,7 @@ export function Login() {
         <input type="checkbox" name="remember" checked={remember.value} disabled={secure.value ?? canSecure.value} onChange={(e) => (remember.value = e.currentTarget.checked)} />
         <span>{t('remember')}</span>
       </label>
-      {error.value && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      <Alert text={error.value} />
       <div class="actions">
         <button type="submit" class="primary" disabled={busy.value}>
           {busy.value ? t('loggingIn') : t('logIn')}

@@ -4,6 +4,7 @@ import type { ClassStructure, OdbRestClient } from 'odbrest/client';
 import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
 import { openClass } from '../router.js';
+import { Alert } from '../components/Alert.js';
 
 /** The model (PROTOCOL.md 6.11 `GET /v1/model/structure`): each declared class and its fields: name, type, class, required. */
 export function Model({ client }: { client: OdbRestClient }) {
@@ -20,11 +21,7 @@ export function Model({ client }: { client: OdbRestClient }) {
     <section class="screen model" aria-labelledby="model-title">
       <h1 id="model-title">{t('model')}</h1>
       <p class="hint">{t('modelHint')}</p>
-      {error.value && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      <Alert text={error.value} />
       {!classes.value && !error.value && <p aria-busy="true">{t('loading')}</p>}
       {classes.value && list.length === 0 && <p>{t('modelEmpty')}</p>}
       {list.map((entry) => (

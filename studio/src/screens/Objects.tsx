@@ -13,6 +13,7 @@ import { t } from '../i18n/index.js';
 import { useRowKeys } from '../keys.js';
 import { openObject } from '../router.js';
 import { prefs } from '../prefs.js';
+import { Alert } from '../components/Alert.js';
 
 const PER_PAGE = 50;
 
@@ -140,11 +141,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
       <CopyAs client={client} target={{ className, queryText: queryText.value, orderBy: orderBy.value, page: page.value, perPage: PER_PAGE }} />
       {creating.value && <NewObject client={client} className={className} onDone={() => (creating.value = false)} />}
       {className === config.fileClass && <Upload client={client} onDone={(object) => openObject(object['~ObjectID'])} />}
-      {error.value && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      <Alert text={error.value} />
       {rows.value === undefined && !error.value && <p aria-busy="true">{t('loading')}</p>}
       {rows.value !== undefined && list.length === 0 && <p>{t('noObjects')}</p>}
       {list.length > 0 && declared.value !== undefined && (

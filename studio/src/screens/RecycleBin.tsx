@@ -2,10 +2,11 @@ import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import type { OdbRestClient, SerializedObject } from 'odbrest/client';
 import { referenceLabel } from '../components/Value.js';
-import { messageOf } from '../data.js';
+import { failureText } from '../data.js';
 import { changed, notice, touch } from '../features/notice.js';
 import { t } from '../i18n/index.js';
 import { openObject } from '../router.js';
+import { Alert } from '../components/Alert.js';
 
 type Recycled = SerializedObject & { '~DeletedAt': string };
 
@@ -16,7 +17,7 @@ export function RecycleBin({ client }: { client: OdbRestClient }) {
   useEffect(() => {
     client.recycleBin().then(
       (set) => ((objects.value = set['~Elements']), (error.value = '')),
-      (cause) => (error.value = messageOf(cause)),
+      (cause) => (error.value = failureText(cause)),
     );
   }, [client, changed.value]);
   const restore = (object: Recycled) =>
@@ -25,18 +26,14 @@ export function RecycleBin({ client }: { client: OdbRestClient }) {
         touch();
         notice.value = { text: t('restored', { object: referenceLabel(object) }), action: { label: t('open'), run: () => openObject(object['~ObjectID']) } };
       },
-      (cause) => (error.value = messageOf(cause)),
+      (cause) => (error.value = failureText(cause)),
     );
   const list = objects.value ?? [];
   return (
     <section class="screen" aria-labelledby="bin-title">
       <h1 id="bin-title">{t('recycleBin')}</h1>
       <p class="hint">{t('recycleBinHint')}</p>
-      {error.value && (
-        <p class="error" role="alert">
-          {error.value}
-        </p>
-      )}
+      <Alert text={error.value} />
       {!objects.value && !error.value && <p aria-busy="true">{t('loading')}</p>}
       {objects.value && list.length === 0 && <p>{t('binEmpty')}</p>}
       {list.length > 0 && (
