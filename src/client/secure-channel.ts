@@ -80,16 +80,17 @@ export class SecureChannel {
       const head = requestHead(n, method, target);
       let signature: string;
       let body: ReadableStream<Uint8Array> | Blob | undefined;
+      const sealing = () => cipherStream(keys, n, 0, head, false);
       if (file && isBrowser()) {
         // a browser cannot stream the body (upload-body.ts): the ciphertext is made once, as a Blob, and signed on the way
-        const sealing = cipherStream(keys, n, 0, head, false);
-        body = await blobOf(file.stream().pipeThrough(sealing.transform));
-        signature = base64.encode(sealing.digest());
+        const sealed = sealing();
+        body = await blobOf(file.stream().pipeThrough(sealed.transform));
+        signature = base64.encode(sealed.digest());
       } else if (file) {
-        const signing = cipherStream(keys, n, 0, head, false);
+        const signing = sealing();
         await file.stream().pipeThrough(signing.transform).pipeTo(new WritableStream());
         signature = base64.encode(signing.digest());
-        body = file.stream().pipeThrough(cipherStream(keys, n, 0, head, false).transform);
+        body = file.stream().pipeThrough(sealing().transform);
       } else signature = base64.encode(keys.mac(encoder.encode(head)));
       if (file) headers.set('content-type', 'application/octet-stream');
       headers.set('secure-token', this.token);

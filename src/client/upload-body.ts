@@ -117,12 +117,7 @@ function xhrFetch(tell: (loaded: number) => void): FetchFunction {
       };
       const fail = (why: string) => () => reject(new TypeError(`upload ${why}`));
       xhr.onerror = fail('failed: the server could not be reached');
-      xhr.onabort = fail('aborted');
       xhr.ontimeout = fail('timed out');
-      if (init.signal) {
-        if (init.signal.aborted) return void xhr.abort();
-        init.signal.addEventListener('abort', () => xhr.abort(), { once: true });
-      }
       xhr.send(init.body as XMLHttpRequestBodyInit | null);
     });
 }
