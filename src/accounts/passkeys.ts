@@ -48,7 +48,7 @@ const RegisterSchema = v.object({
 const LoginOptionsSchema = v.optional(v.object({ user: v.optional(v.pipe(v.string('user must be a string'), v.maxLength(256, 'user must be at most 256 characters'))) }));
 const LoginSchema = v.object({ response: ResponseSchema, appNames: AppNamesSchema });
 
-function storedPasskeys(user: StoredObject): StoredPasskey[] {
+export function storedPasskeys(user: StoredObject): StoredPasskey[] {
   const value = user.fields._passkeys;
   return Array.isArray(value) ? (value as unknown as StoredPasskey[]) : [];
 }

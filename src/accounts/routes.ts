@@ -13,6 +13,7 @@ import { UserList } from '../openapi/schemas.js';
 import { isSet, type StoredObject } from '../storage/types.js';
 import { kvKeys } from '../storage/keys.js';
 import type { AccountUserOptions } from './options.js';
+import { storedPasskeys } from './passkeys.js';
 import { PasswordResets } from './password-reset.js';
 import { sessionHandle, UserSessions } from './user-sessions.js';
 import { LicencesSchema, MAX_PASSWORD, passValue, passwordMember, UserAccounts } from './users.js';
@@ -233,7 +234,7 @@ async function listUsers(ctx: AuthContext, acc: Accounts, request: ApiRequest): 
     Disabled: user.fields._disabled === true,
     Groups: (isSet(user.fields.Groups) ? user.fields.Groups.$set : []).map((id) => groups.get(id)).filter((group): group is string => typeof group === 'string').sort(),
     TwoFactor: hasTwoFactor(user),
-    Passkeys: Array.isArray(user.fields._passkeys) ? user.fields._passkeys.length : 0,
+    Passkeys: storedPasskeys(user).length,
   }));
   return okReply({ '~Count': elements.length, '~UnfilteredCount': total, '~Elements': elements });
 }

@@ -81,8 +81,6 @@ export interface Guard {
   classReader(className: string): MaybePromise<ClassReader | undefined>;
   /** The session's principal id (for `self`). */
   readonly principalId: string | undefined;
-  /** Whether a host `authorize` narrows the rules of any class. */
-  readonly narrowed: boolean;
   /** Whether the host's `authorize` decides objects of `className` (listings must then ask it per object). */
   authorizes(className: string): boolean;
   /** Whether objects of `className` must be asked one by one: `authorize`, or objects with per-object security. */
@@ -235,7 +233,6 @@ export class Access {
       readable: (object) => decided('read', object.className, object),
       classReader,
       principalId: session?.principalId,
-      narrowed: this.#authorize !== undefined,
       authorizes: (className) => this.#authorizes(className),
       narrowedIn: async (className) => this.#authorizes(className) || (await hasSecured(className)),
       pathReach: async (internalClasses) => {

@@ -29,7 +29,8 @@ export function sessionObjectStore(ctx: WriteContext, request: ApiRequest): Obje
     if (ctx.internalClasses.has(query.className) || (await guard.scope('read', query.className)) === 'none') return { objects: [], total: 0 };
     const found = await raw.find(query);
     const objects = await visible(found.objects);
-    const narrowed = guard.narrowed || (await guard.scope('read', query.className)) === 'self';
+    // objects dropped by authorize, per-object security or a "self" rule leave the count
+    const narrowed = (await guard.narrowedIn(query.className)) || (await guard.scope('read', query.className)) === 'self';
     return { objects, total: narrowed ? found.total - (found.objects.length - objects.length) : found.total };
   };
   return {
@@ -37,7 +38,7 @@ export function sessionObjectStore(ctx: WriteContext, request: ApiRequest): Obje
     getMany: async (ids) => visible(await raw.getMany(ids)),
     find,
     count: async (className: string, where?: Where) => {
-      if (!guard.narrowed && (await guard.scope('read', className)) === 'all' && !ctx.internalClasses.has(className)) return raw.count(className, where);
+      if (!ctx.internalClasses.has(className) && (await guard.scope('read', className)) === 'all' && !(await guard.narrowedIn(className))) return raw.count(className, where);
       return (await find({ className, where })).objects.length;
     },
     put: async (input: ObjectInput) => {
