@@ -13,7 +13,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { serve } from '../../adapters/node.js';
 import type { Service } from '../../src/index.js';
 import { demoService } from '../helpers.js';
-import { browserAvailable, closeChromium, launchChromium } from '../support/browser.js';
+import { browserAvailable, closeChromium, closeServer, launchChromium } from '../support/browser.js';
 
 const hasBrowser = browserAvailable('the browser CORS tests');
 
@@ -91,9 +91,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  // Chromium's sockets opened ahead of need would hold close() until Node's headers timeout (about 100 s)
-  for (const server of servers) server.closeAllConnections();
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  await Promise.all(servers.map(closeServer));
   await closeChromium(context, userDataDir);
 });
 

@@ -12,7 +12,7 @@ import type { Service } from '../../src/index.js';
 import { demoAccess } from '../../examples/demo-access.mjs';
 import { call, demoService, login } from '../helpers.js';
 import { codeBlocks, readmeSection } from '../support/readme.js';
-import { browserAvailable, closeChromium, launchChromium } from '../support/browser.js';
+import { browserAvailable, closeChromium, closeServer, launchChromium } from '../support/browser.js';
 
 const hasBrowser = browserAvailable('the browser event tests');
 
@@ -40,8 +40,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const server of servers) server.closeAllConnections?.();
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  await Promise.all(servers.map(closeServer));
   await closeChromium(context, userDataDir);
 });
 

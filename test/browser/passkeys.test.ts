@@ -14,7 +14,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createNodeHandler } from '../../adapters/node.js';
 import { MemoryKeyValueStore, MemoryObjectStore, type Service } from '../../src/index.js';
 import { call, demoData, demoService, expectError, login } from '../helpers.js';
-import { browserAvailable, closeChromium, launchChromium } from '../support/browser.js';
+import { browserAvailable, closeChromium, closeServer, launchChromium } from '../support/browser.js';
 
 const hasBrowser = browserAvailable('the browser passkey tests');
 
@@ -97,9 +97,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  // Chromium's sockets opened ahead of need would hold close() until Node's headers timeout (about 100 s)
-  server?.closeAllConnections();
-  await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  await closeServer(server);
   await closeChromium(context, userDataDir);
 });
 

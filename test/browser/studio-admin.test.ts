@@ -118,9 +118,13 @@ describe.skipIf(!hasBrowser)('the account screen', () => {
     const other = await login(main.service, 'dave', []);
     const { page, problems } = await openStudio(context!, `${main.origin}/_studio/`);
     await logIn(page, { user: 'dave', password: USERS.dave, app: '' });
+    const usersAnswer = page.waitForResponse((response) => new URL(response.url()).pathname.endsWith('/v1/users'));
     await page.click('header a:text("Account")');
     await page.waitForSelector(`tr[data-session][data-current=false]`, SLOW);
+    await usersAnswer; // the refusal is in: the administration stays hidden, and the refusal is no error to show
+    await page.evaluate(() => new Promise((drawn) => requestAnimationFrame(() => requestAnimationFrame(drawn)))); // its answer drawn
     expect(await page.locator('#users-title').count()).toBe(0);
+    expect(await page.locator('.screen [role=alert]').count()).toBe(0);
     await expectAccessible(page, 'account (user)');
     await page.click('tr[data-current=false] button:text("End session")');
     await page.waitForSelector(':text("The session has ended.")', SLOW);

@@ -5,6 +5,7 @@
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { requireOrSkip } from './servers.js';
@@ -29,4 +30,14 @@ export async function launchChromium(): Promise<{ context: BrowserContext; userD
 export async function closeChromium(context: BrowserContext | undefined, userDataDir: string | undefined): Promise<void> {
   await context?.close();
   if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+}
+
+/**
+ * Closes a server a browser test started, its connections first: Chromium opens sockets ahead of
+ * need that never send a request, and `close()` alone waits for Node's headers timeout (about 100 s).
+ */
+export function closeServer(server: Server | undefined): Promise<void> {
+  if (!server) return Promise.resolve();
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
 }

@@ -14,6 +14,7 @@ import { expect } from 'vitest';
 import { createNodeHandler } from '../../adapters/node.js';
 import type { Service, ServiceOptions } from '../../src/index.js';
 import { demoService, USERS } from '../helpers.js';
+import { closeServer } from './browser.js';
 import { demoSchema } from '../../examples/demo-schema.mjs';
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -40,16 +41,9 @@ export async function serveStudio(options: (origin: string) => ServiceOptions, e
   return { service, origin, server };
 }
 
-/**
- * Stops the servers `serveStudio` started (those that started). Their connections are closed first:
- * Chromium opens sockets ahead of need that never send a request, and `close()` alone waits for
- * Node's headers timeout to end those (about 100 s).
- */
+/** Stops the servers `serveStudio` started (those that started). */
 export async function stopServers(...running: Array<Running | undefined>): Promise<void> {
-  for (const one of running) {
-    one?.server.closeAllConnections();
-    await new Promise((resolve) => (one ? one.server.close(resolve) : resolve(undefined)));
-  }
+  for (const one of running) await closeServer(one?.server);
 }
 
 /** The passkey registration of a test (the studio has none of its own): @simplewebauthn/browser on a page of the same origin. */
