@@ -95,11 +95,13 @@ async function referencedBy(ctx: ObjectsContext, guard: Guard, id: string, offse
     if (secured.total === 0) return { objects: page.objects, unfiltered: page.total };
   }
   const readable: StoredObject[] = [];
-  for (let from = 0; ; from += SCAN_PAGE) {
-    const { objects } = await referencingOf(ctx.store, id, { offset: from, limit: SCAN_PAGE }, known);
+  // a store without `referencing` reads every class on each call: one call then gives them all (not one scan per page)
+  const step = ctx.store.referencing ? SCAN_PAGE : Number.POSITIVE_INFINITY;
+  for (let from = 0; ; from += step) {
+    const { objects } = await referencingOf(ctx.store, id, ctx.store.referencing ? { offset: from, limit: SCAN_PAGE } : {}, known);
     const shown = await Promise.all(objects.map((object) => served(ctx, guard, object)));
     for (const object of shown) if (object) readable.push(object);
-    if (objects.length < SCAN_PAGE) break;
+    if (objects.length < step) break;
   }
   return { objects: readable.slice(offset, offset + limit), unfiltered: readable.length };
 }
