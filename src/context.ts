@@ -1,6 +1,4 @@
 import type { SessionStore } from './auth/sessions.js';
-import type { Answer } from './http/envelope.js';
-import type { ApiRequest } from './http/request.js';
 import type { KeyValueStore, ObjectStore } from './storage/types.js';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -25,11 +23,6 @@ export interface ServiceContext {
   now(): number;
   /** Throws `100` unless the headers carry an accepted `appkey`. */
   checkAppKey(headers: Headers): void;
-  /**
-   * Routes a request whose body has been read, as the service routes any (`/v1/multi` items): app key,
-   * credential (unless `session` is set) and route; every failure is an envelope.
-   */
-  dispatch(request: ApiRequest): Promise<Answer>;
   /** Reports an unexpected error (answered as a bare `500`). */
   onError(error: unknown): void;
   /** Live, ready or draining; long-lived answers end when `lifecycle.closing` aborts. */

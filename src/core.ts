@@ -1,14 +1,14 @@
-import { authorize } from './auth/credentials.js';
 import { cacheSizes } from './caches.js';
 import { readBodyText } from './http/body.js';
 import { Cors } from './http/cors.js';
 import { errorReply, toApiError, toResponse, type Answer } from './http/envelope.js';
 import { ApiError, clip } from './http/errors.js';
 import { Mount } from './http/mount.js';
-import { decodeQb64, toApiRequest, type ApiRequest, type RequestContext } from './http/request.js';
+import { toApiRequest, type ApiRequest, type RequestContext } from './http/request.js';
 import { logRequests, noteAnswer } from './http/request-log.js';
 import { isPending, andThen, type MaybePromise } from './maybe.js';
-import { checkBatchItem, RouteTable } from './http/router.js';
+import { RouteTable, type Matched, type Route } from './http/router.js';
+import { compileRoute, type RouteRun } from './pipeline.js';
 import { ExternalLogin } from './oauth/flow.js';
 import type { ServiceOptions } from './options.js';
 import { serviceRoutes } from './routes.js';
@@ -24,7 +24,7 @@ export class Core {
   readonly ready: Promise<void>;
   /** Answers a web request; never throws. Each answer is logged when the host passes a `logger`. */
   readonly fetch: (request: Request, context?: RequestContext) => Promise<Response>;
-  readonly #routes = new RouteTable();
+  readonly #routes: RouteTable<RouteRun>;
   readonly #mount: Mount;
   readonly #secure: SecureTransport;
   readonly #trustProxy: boolean;
@@ -44,12 +44,14 @@ export class Core {
       const response = logged(request, context);
       return isPending(response) ? response : Promise.resolve(response);
     };
-    const ctx = serviceContext(options, telemetry, caches, { secureSessionOf: (token) => this.#secure.sessionOf(token), dispatch: async (inner) => this.#dispatch(inner) });
+    const ctx = serviceContext(options, telemetry, caches);
     this.ctx = ctx;
     this.#studio = options.studio ? new Studio(options.studio, { appKeys: options.appKeys, files: ctx.files }) : undefined;
-    this.#secure = new SecureTransport(ctx, caches.secureSessions);
+    const secure = (this.#secure = new SecureTransport(ctx, caches.secureSessions));
     const externalLogin = new ExternalLogin(ctx, { ...options.externalLogin, alias: this.#mount.alias, userClass: ctx.principals.userClass });
-    this.#routes.add(serviceRoutes(ctx, externalLogin, options));
+    // each route's stages composed once, here; the batch and the events stream get the dispatch and the secure sessions handed to them
+    this.#routes = new RouteTable((route) => compileRoute(route, ctx, secure));
+    this.#routes.add(serviceRoutes(ctx, externalLogin, options, { dispatch: (inner) => this.#dispatch(inner), secure }));
     const seeded = options.data ? importObjects(ctx.store, options.data, options.users?.passwordIterations) : Promise.resolve();
     // Provider entries live in the store, so they are checked once the seed data is in.
     this.ready = Promise.all([seeded.then(() => externalLogin.load()), ctx.serverKey.ready]).then(() => undefined);
@@ -67,13 +69,15 @@ export class Core {
       if (path === undefined) throw new ApiError('404', `no route ${clip(url.pathname)}`);
       if (this.#studio?.claims(path)) return this.#studio.answer(request, path).catch(failed);
       const apiRequest = toApiRequest(request, url, path, context, this.#trustProxy);
-      const rawBody = request.body !== null && this.#routes.takesRawBody(apiRequest); // file uploads: the route streams it
-      if (this.#secure.claims(request.headers)) return this.#secure.handle(apiRequest, async (inner) => this.#dispatch(inner), rawBody).catch(failed);
+      // matched once: a 404 or 405 is answered by the dispatch, after the app key's check
+      const matched = this.#match(apiRequest);
+      const rawBody = request.body !== null && !(matched instanceof Error) && matched.route.rawBody === true; // file uploads: the route streams it
+      if (this.#secure.claims(request.headers)) return this.#secure.handle(apiRequest, async (inner) => this.#run(inner, matched), rawBody).catch(failed);
       const respond = (answer: Answer) => toResponse(answer, context.lightResponses);
-      if (!request.body || rawBody) return andThen(this.#dispatch(apiRequest), respond);
+      if (!request.body || rawBody) return andThen(this.#run(apiRequest, matched), respond);
       return readBodyText(request, this.ctx.maxBodyBytes).then((text) => {
         apiRequest.bodyText = text;
-        return andThen(this.#dispatch(apiRequest), respond);
+        return andThen(this.#run(apiRequest, matched), respond);
       }, failed);
     } catch (error) {
       return failed(error);
@@ -88,42 +92,46 @@ export class Core {
     return this.#answer(request, context);
   }
 
+  /** The route table, in table order: every route the service answers (the OpenAPI document's, the client's checks). */
+  get routes(): Route[] {
+    return this.#routes.routes;
+  }
+
   /** Whether a route answers this URL's path (base path and alias included); see `Service.serves`. */
   serves(url: string | URL): boolean {
     const path = URL.canParse(url) ? this.#mount.relativePath(new URL(url).pathname) : undefined;
     return path !== undefined && (this.#routes.fits(path) || this.#studio?.claims(path) === true);
   }
 
-  /**
-   * Routes a request whose body has been read; errors become envelopes (so transports can wrap them).
-   * Without a promise where the session and the route's answer are at hand. Never throws or rejects.
-   */
+  /** The route of a request, or the `404`/`405` to answer. */
+  #match(request: ApiRequest): Matched<RouteRun> | ApiError {
+    try {
+      return this.#routes.match(request.method, request.path);
+    } catch (error) {
+      return error as ApiError;
+    }
+  }
+
+  /** Routes a request whose body has been read (a `/v1/multi` item); never throws or rejects. */
   #dispatch(request: ApiRequest): MaybePromise<Answer> {
-    let template: string | undefined;
+    return this.#run(request, this.#match(request));
+  }
+
+  /**
+   * Runs a matched request through its route's stages; errors become envelopes (so transports can wrap
+   * them). Without a promise where the session and the route's answer are at hand. Never throws or rejects.
+   */
+  #run(request: ApiRequest, matched: Matched<RouteRun> | ApiError): MaybePromise<Answer> {
+    const template = matched instanceof Error ? undefined : matched.route.path;
     const answered = (answer: Answer) => this.#telemetry.routed(request.raw, template, noteAnswer(request.raw, answer));
     const failed = (error: unknown) => answered(errorReply(toApiError(error, this.ctx.onError)));
     try {
-      let matched: ReturnType<RouteTable['match']>;
-      try {
-        matched = this.#routes.match(request);
-      } catch (error) {
+      if (matched instanceof Error) {
         this.ctx.checkAppKey(request.headers); // an unknown route without app key is answered 100, not 404
-        throw error;
+        throw matched;
       }
-      const { route, params } = matched;
-      template = route.path;
-      request.params = params;
-      if (route.appKey !== false) this.ctx.checkAppKey(request.headers);
-      checkBatchItem(request, route);
-      decodeQb64(request);
-      const answer =
-        route.auth === 'none'
-          ? route.handler(request)
-          : andThen(authorize(this.ctx, request, route), (session) => {
-              request.session = session;
-              // a store that reads session positions (issue 37) records the session's writes; others answer at once
-              return this.ctx.sessions.consistent(this.ctx.store, session, () => route.handler(request));
-            });
+      request.params = matched.params;
+      const answer = matched.prepared(request);
       return isPending(answer) ? answer.then(answered, failed) : answered(answer);
     } catch (error) {
       return failed(error);

@@ -123,7 +123,7 @@ export {
 export { MemoryBlobStore, type MemoryBlobStoreOptions } from './storage/memory-blobs.js';
 export { importObjects, type SeedData, type SeedObject } from './storage/seed.js';
 export { newObjectId } from './storage/ids.js';
-export { MacroRegistry, HOOK_NAMES, type Macro, type Macros, type MacroContext, type Hooks, type HookName, type ExternalUserParams, type SerializationMacro, type SelectionMacro, type ObjectSet } from './macros/registry.js';
+export { MacroRegistry, HOOK_NAMES, defineMacro, type MacroDeclaration, type Macro, type Macros, type MacroContext, type Hooks, type HookName, type ExternalUserParams, type SerializationMacro, type SelectionMacro, type ObjectSet } from './macros/registry.js';
 export { formatStoreTime, type JsonObject, type Serialization, type SerializationStyle, type SerializationStyles, type SetPage } from './objects/read/index.js';
 export type { AccessAction, AccessOptions, AccessQuestion, AccessRules, Authorize, ClassAccess } from './objects/access.js';
 export type { WriteChange, WriteHooks, WriteResult } from './objects/write/index.js';

@@ -6,6 +6,8 @@ import { batchRoutes } from './batch/routes.js';
 import { checkRoutes } from './checks/routes.js';
 import { twoFactorRoutes } from './auth/two-factor-routes.js';
 import type { AssembledContext } from './service-context.js';
+import type { SecureSessions } from './auth/credentials.js';
+import type { Dispatch } from './pipeline.js';
 import { hostRoutes } from './host/routes.js';
 import { eventRoutes } from './events/routes.js';
 import { fileRoutes } from './files/routes.js';
@@ -25,7 +27,7 @@ import { PACKAGE_VERSION } from './version.js';
  * Every route of the service, from each folder's route module, then the host's own (`routes`, which
  * may not shadow these), and (unless turned off) the OpenAPI document of them all.
  */
-export function serviceRoutes(ctx: AssembledContext, externalLogin: ExternalLogin, options: ServiceOptions): Route[] {
+export function serviceRoutes(ctx: AssembledContext, externalLogin: ExternalLogin, options: ServiceOptions, core: { dispatch: Dispatch; secure: SecureSessions }): Route[] {
   const account = accounts(ctx, options.users);
   const builtIn: Route[] = [
     ...loginRoutes(ctx),
@@ -40,9 +42,9 @@ export function serviceRoutes(ctx: AssembledContext, externalLogin: ExternalLogi
     ...macroRoutes(ctx),
     ...externalLoginRoutes(ctx, externalLogin),
     ...checkRoutes(ctx, options.serviceCheck),
-    ...batchRoutes(ctx),
+    ...batchRoutes(ctx, core.dispatch),
     ...v2Routes(ctx, options.v2),
-    ...eventRoutes(ctx),
+    ...eventRoutes(ctx, core.secure),
   ];
   const { applicationName = 'odbrest', applicationVersion = PACKAGE_VERSION } = options.serviceCheck ?? {};
   const documented: Route[] = []; // filled below; the document is made on its first request

@@ -1,7 +1,7 @@
 /**
  * The context a service's routes stand on (`AssembledContext`: every feature's context), assembled from its options: the stores (wrapped
  * for telemetry when an SDK is there), sessions, logins, access, serialization, the write setup and
- * the rest. `core.ts` only adds what needs the dispatch itself (`secureSessionOf`, `dispatch`).
+ * the rest.
  */
 import { TokenSigner } from './auth/jwt.js';
 import { LoginLimiter } from './auth/login-limit.js';
@@ -38,7 +38,6 @@ export function serviceContext(
   options: ServiceOptions,
   telemetry: Telemetry,
   caches: CacheSizes,
-  dispatching: Pick<AssembledContext, 'secureSessionOf' | 'dispatch'>,
 ): AssembledContext {
   const now = options.now ?? Date.now;
   const store = telemetry.instrument(options.store ?? new MemoryObjectStore({ now }), 'odbrest.objects', OBJECT_STORE_OPERATIONS);
@@ -80,7 +79,6 @@ export function serviceContext(
     sessionMacroContext: (request) => ({ ...ctx.macroContext(request), store: sessionObjectStore(ctx, request) }),
     onError,
     lifecycle: new Lifecycle(),
-    ...dispatching,
   };
   return ctx;
 }

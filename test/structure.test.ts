@@ -94,4 +94,24 @@ describe('module structure', () => {
     const importers = files('src').filter((file) => file !== 'src/index.ts' && importsOf(file).includes('src/core.ts'));
     expect(importers).toEqual([]);
   });
+
+  test('no route handler parses its own input: the dispatcher does, from the route table (http/validate.ts routeInput)', () => {
+    // what may still parse: the one translator, the body reader, and JSON that arrives inside other
+    // input (a decrypted login, a batch item, the subscribe parameter's list, configuration)
+    const allowed: Record<string, number> = {
+      'src/auth/login.ts': 1, // parseLoginBody: the credentials decrypted by the secure and hybrid logins
+      'src/batch/routes.ts': 1, // each /v1/multi item, which fails alone
+      'src/events/subscriptions.ts': 2, // the members of the subscribe parameter's JSON list
+      'src/macros/registry.ts': 1, // a declared macro's parameters (defineMacro), checked before it runs
+      'src/oauth/settings.ts': 2, // configuration and provider entries, at start-up
+    };
+    const calls: Record<string, number> = {};
+    for (const file of files('src')) {
+      if (file === 'src/http/validate.ts' || file === 'src/http/request.ts') continue;
+      const text = readFileSync(join(root, file), 'utf8');
+      const count = [...text.matchAll(/\b(?:parseInput|parseQueryParams|readJson|readJsonObject|readItems|parseItem)\(/g)].length;
+      if (count > 0) calls[file] = count;
+    }
+    expect(calls).toEqual(allowed);
+  });
 });

@@ -6,9 +6,8 @@ import type { Session } from '../auth/sessions.js';
 import type { LoginContext } from '../auth/context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
-import { readJsonObject, type ApiRequest } from '../http/request.js';
-import type { Route } from '../http/router.js';
-import { parseInput } from '../http/validate.js';
+import type { ApiRequest } from '../http/request.js';
+import { route, type Route } from '../http/router.js';
 import { formatStoreTime } from '../objects/read/index.js';
 import { kvKeys } from '../storage/keys.js';
 import type { FieldValue, StoredObject } from '../storage/types.js';
@@ -46,7 +45,7 @@ const RegisterSchema = v.object({
   name: v.optional(v.pipe(v.string('name must be a string'), v.maxLength(100, 'name must be at most 100 characters'))),
 });
 const LoginOptionsSchema = v.optional(v.object({ user: v.optional(v.pipe(v.string('user must be a string'), v.maxLength(256, 'user must be at most 256 characters'))) }));
-const LoginSchema = v.object({ response: ResponseSchema, appNames: AppNamesSchema });
+const LoginSchema = v.object({ response: ResponseSchema, appNames: AppNamesSchema, device: v.optional(v.unknown()) });
 
 export function storedPasskeys(user: StoredObject): StoredPasskey[] {
   const value = user.fields._passkeys;
@@ -108,9 +107,8 @@ export class Passkeys {
     return okReply(options);
   }
 
-  async register(request: ApiRequest): Promise<JsonReply> {
+  async register(request: ApiRequest, { response, name }: v.InferOutput<typeof RegisterSchema>): Promise<JsonReply> {
     const config = this.#config;
-    const { response, name } = parseInput(RegisterSchema, readJsonObject(request));
     const session = request.session!;
     const user = await this.#ownUser(session);
     if (storedPasskeys(user).length >= MAX_PASSKEYS) throw new ApiError('400', `a user holds at most ${MAX_PASSKEYS} passkeys: remove one first`);
@@ -146,9 +144,8 @@ export class Passkeys {
     return okReply(describe(passkey), 'passkey registered');
   }
 
-  async loginOptions(request: ApiRequest): Promise<JsonReply> {
+  async loginOptions(request: ApiRequest, body: v.InferOutput<typeof LoginOptionsSchema>): Promise<JsonReply> {
     const config = this.#config;
-    const body = parseInput(LoginOptionsSchema, request.bodyText.trim() === '' ? undefined : readJsonObject(request));
     const { generateAuthenticationOptions } = await webauthn();
     // no allowCredentials, whoever is named: the answer never tells whether a user or its passkeys exist
     const options = await generateAuthenticationOptions({ rpID: config.rpID, userVerification: 'preferred', timeout: CHALLENGE_MS });
@@ -157,10 +154,9 @@ export class Passkeys {
   }
 
   /** A login as `/v1/login` answers it; a passkey is two factors (no `341`/`340`). Licences, seats and the failed-login limit apply. */
-  async login(request: ApiRequest): Promise<JsonReply> {
+  async login(request: ApiRequest, body: v.InferOutput<typeof LoginSchema>): Promise<JsonReply> {
     const config = this.#config;
-    const json = readJsonObject(request);
-    const { response, appNames } = parseInput(LoginSchema, json);
+    const { response, appNames } = body;
     const user = await this.#holder(response);
     const name = String(user?.fields.Name ?? '');
     const admission = await this.ctx.limiter.admit(name || `~passkey:${clip(response.id, 64)}`, request.clientAddress);
@@ -198,7 +194,7 @@ export class Passkeys {
       ...fields,
       _passkeys: storedPasskeys({ ...user, fields }).map((key) => (key.id === passkey.id ? { ...key, counter: newCounter, lastUsed: now } : key)) as unknown as FieldValue,
     }));
-    const { data } = await startSession(this.ctx, 'session', stored, { user: name, appNames }, { client: sessionClient(json, request.clientAddress) });
+    const { data } = await startSession(this.ctx, 'session', stored, { user: name, appNames }, { client: sessionClient(body, request.clientAddress) });
     return okReply(data);
   }
 
@@ -246,42 +242,42 @@ function describe(passkey: StoredPasskey) {
 /** The passkey routes (PROTOCOL.md 2.8); `403` each while the service has no `passkeys` option. */
 export function passkeyRoutes(passkeys: Passkeys): Route[] {
   return [
-    {
+    route({
       method: 'POST',
       path: '/v1/passkey/register/options',
       auth: 'session',
       summary: 'WebAuthn creation options for a new passkey of the session user (the challenge is held 5 minutes, once)',
       answer: 'PublicKeyCredentialCreationOptionsJSON (for startRegistration of @simplewebauthn/browser)',
       handler: (request) => passkeys.registerOptions(request),
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/v1/passkey/register',
       auth: 'session',
       summary: "Stores the new passkey in the session user's _passkeys",
       body: RegisterSchema,
       answer: '~ObjectID (the credential id), Name, Created, LastUsed, Transports',
-      handler: (request) => passkeys.register(request),
-    },
-    {
+      handler: (request, { body }) => passkeys.register(request, body),
+    }),
+    route({
       method: 'POST',
       path: '/v1/passkey/login/options',
       auth: 'none',
       summary: 'WebAuthn request options for a passkey login (the challenge is held 5 minutes, once)',
       body: LoginOptionsSchema,
       answer: 'PublicKeyCredentialRequestOptionsJSON (for startAuthentication of @simplewebauthn/browser)',
-      handler: (request) => passkeys.loginOptions(request),
-    },
-    {
+      handler: (request, { body }) => passkeys.loginOptions(request, body),
+    }),
+    route({
       method: 'POST',
       path: '/v1/passkey/login',
       auth: 'none',
       summary: 'Logs in with a passkey: a plain session, as /v1/login answers (two factors)',
       body: LoginSchema,
       answer: 'sessionId, user, databaseName and expiresAt, as /v1/login',
-      handler: (request) => passkeys.login(request),
-    },
-    {
+      handler: (request, { body }) => passkeys.login(request, body),
+    }),
+    route({
       method: 'GET',
       path: '/v1/passkeys',
       auth: 'session',
@@ -289,14 +285,14 @@ export function passkeyRoutes(passkeys: Passkeys): Route[] {
       examples: { answer: { '~Count': 0, '~UnfilteredCount': 0, '~Elements': [] } },
       answer: 'a set of {~ObjectID, Name, Created, LastUsed, Transports}',
       handler: (request) => passkeys.list(request),
-    },
-    {
+    }),
+    route({
       method: 'DELETE',
       path: '/v1/passkeys/:id',
       auth: 'session',
       summary: 'Removes one of the session user\'s passkeys',
       answer: 'nothing ({})',
       handler: (request) => passkeys.remove(request),
-    },
+    }),
   ];
 }

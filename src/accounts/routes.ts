@@ -4,9 +4,9 @@ import type { Session } from '../auth/sessions.js';
 import type { AuthContext } from '../auth/context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
-import { readJsonObject, type ApiRequest } from '../http/request.js';
-import type { Route } from '../http/router.js';
-import { integerParam, parseInput, parseQueryParams } from '../http/validate.js';
+import type { ApiRequest } from '../http/request.js';
+import { route, type Route } from '../http/router.js';
+import { integerParam } from '../http/validate.js';
 import { DEFAULT_PER_PAGE, formatStoreTime, MAX_PER_PAGE } from '../objects/read/index.js';
 import { TWO_FACTOR_FIELD } from '../auth/two-factor.js';
 import { UserList } from '../openapi/schemas.js';
@@ -35,6 +35,16 @@ const ResetConfirmSchema = v.object({
   token: v.pipe(v.string('token must be a string'), v.maxLength(MAX_PASSWORD, BAD_RESET_TOKEN)),
   newPass: passwordMember('newPass'),
 });
+/** The body `schema` describes, and `400` naming the first member it does not define. */
+function onlyMembers<S extends v.ObjectSchema<v.ObjectEntries, undefined>>(schema: S): v.GenericSchema<unknown, v.InferOutput<S>> {
+  const allowed = Object.keys(schema.entries);
+  const unknownMember = (body: object) => Object.keys(body).find((member) => !allowed.includes(member));
+  return v.pipe(
+    v.looseObject(schema.entries),
+    v.check((body) => unknownMember(body) === undefined, (issue) => `unknown member ${JSON.stringify(clip(unknownMember(issue.input)!))}; allowed: ${allowed.join(', ')}`),
+  ) as unknown as v.GenericSchema<unknown, v.InferOutput<S>>;
+}
+
 const NewUserSchema = v.object({
   Name: name('Name'),
   pass: passwordMember('pass'),
@@ -48,6 +58,8 @@ const UserChangeSchema = v.object({
   pass: v.optional(passwordMember('pass')),
   Licences: v.optional(LicencesSchema),
 });
+const NewUserBody = onlyMembers(NewUserSchema);
+const UserChangeBody = onlyMembers(UserChangeSchema);
 const UserQuerySchema = v.object({
   user: v.optional(v.pipe(v.string(), v.maxLength(MAX_NAME, `user must be at most ${MAX_NAME} characters`), v.description('another user (administrators only)'))),
 });
@@ -57,13 +69,6 @@ const UserListQuerySchema = v.object({
   perPage: integerParam('perPage', MAX_PER_PAGE, `users per page, default ${DEFAULT_PER_PAGE}`),
 });
 
-/** `400` naming the first member of a JSON body the route does not define. */
-function onlyMembers(body: Record<string, unknown>, schema: v.ObjectSchema<v.ObjectEntries, undefined>): Record<string, unknown> {
-  const allowed = Object.keys(schema.entries);
-  const unknown = Object.keys(body).find((member) => !allowed.includes(member));
-  if (unknown !== undefined) throw new ApiError('400', `unknown member ${JSON.stringify(clip(unknown))}; allowed: ${allowed.join(', ')}`);
-  return body;
-}
 
 /** What the account routes stand on, made once per service. */
 export interface Accounts {
@@ -103,8 +108,10 @@ async function countReset(ctx: AuthContext, key: string, limit: number): Promise
   throw new ApiError('429', `too many password reset requests, try again in ${seconds} seconds`, { headers: { 'retry-after': String(seconds) } });
 }
 
-async function changePassword(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
-  const body = parseInput(PasswordChangeSchema, readJsonObject(request));
+type Body<S extends v.GenericSchema> = { body: v.InferOutput<S> };
+type Query<S extends v.GenericSchema> = { query: v.InferOutput<S> };
+
+async function changePassword(ctx: AuthContext, acc: Accounts, request: ApiRequest, { body }: Body<typeof PasswordChangeSchema>): Promise<JsonReply> {
   const session = request.session!;
   const user = await ownUser(ctx, session);
   await acc.users.checkPolicy(body.newPass, String(user.fields.Name ?? session.user));
@@ -128,8 +135,7 @@ async function changePassword(ctx: AuthContext, acc: Accounts, request: ApiReque
   return okReply({}, 'password changed; every other session of this user has ended');
 }
 
-async function requestReset(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
-  const { user: name } = parseInput(ResetRequestSchema, readJsonObject(request));
+async function requestReset(ctx: AuthContext, acc: Accounts, request: ApiRequest, { body: { user: name } }: Body<typeof ResetRequestSchema>): Promise<JsonReply> {
   // counted for every name, known or not, before any work: the limits tell nothing about the user
   if (request.clientAddress !== undefined) await countReset(ctx, kvKeys.resetsOfAddress(request.clientAddress), RESETS_PER_ADDRESS);
   await countReset(ctx, kvKeys.resetsOfUser(name), RESETS_PER_USER);
@@ -146,8 +152,7 @@ async function requestReset(ctx: AuthContext, acc: Accounts, request: ApiRequest
   return okReply({}, 'if this user exists and can be reached, a reset token is on its way');
 }
 
-async function confirmReset(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
-  const { token, newPass } = parseInput(ResetConfirmSchema, readJsonObject(request));
+async function confirmReset(ctx: AuthContext, acc: Accounts, _request: ApiRequest, { body: { token, newPass } }: Body<typeof ResetConfirmSchema>): Promise<JsonReply> {
   const pending = await acc.resets.peek(token);
   const user = pending && (await ctx.store.get(pending.principalId));
   if (!pending || !user) throw new ApiError('400', BAD_RESET_TOKEN);
@@ -158,8 +163,7 @@ async function confirmReset(ctx: AuthContext, acc: Accounts, request: ApiRequest
 }
 
 /** The principal whose sessions a request concerns: its own, or (administrators) `?user=`'s. */
-async function sessionsOwner(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<string> {
-  const { user } = parseQueryParams(UserQuerySchema, request.searchParams);
+async function sessionsOwner(ctx: AuthContext, acc: Accounts, request: ApiRequest, user: string | undefined): Promise<string> {
   if (user === undefined) return request.session!.principalId;
   await requireAdmin(ctx, acc, request.session!);
   const found = await acc.users.find(user);
@@ -167,8 +171,8 @@ async function sessionsOwner(ctx: AuthContext, acc: Accounts, request: ApiReques
   return found.id;
 }
 
-async function listSessions(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
-  const owner = await sessionsOwner(ctx, acc, request);
+async function listSessions(ctx: AuthContext, acc: Accounts, request: ApiRequest, { query }: Query<typeof UserQuerySchema>): Promise<JsonReply> {
+  const owner = await sessionsOwner(ctx, acc, request, query.user);
   const live = await acc.sessions.live(owner);
   const elements = await Promise.all(
     live.map(async (session) => ({
@@ -193,21 +197,19 @@ async function endSession(ctx: AuthContext, acc: Accounts, request: ApiRequest):
   return okReply({}, 'session ended');
 }
 
-async function endSessions(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
-  const owner = await sessionsOwner(ctx, acc, request);
+async function endSessions(ctx: AuthContext, acc: Accounts, request: ApiRequest, { query }: Query<typeof UserQuerySchema>): Promise<JsonReply> {
+  const owner = await sessionsOwner(ctx, acc, request, query.user);
   const ended = await acc.sessions.endAll(owner, owner === request.session!.principalId ? request.session!.id : undefined);
   return okReply({ ended }, `${ended} sessions ended`);
 }
 
-async function createUser(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
-  const input = parseInput(NewUserSchema, onlyMembers(readJsonObject(request), NewUserSchema));
+async function createUser(ctx: AuthContext, acc: Accounts, request: ApiRequest, { body: input }: Body<typeof NewUserBody>): Promise<JsonReply> {
   await requireAdmin(ctx, acc, request.session!);
   const user = await acc.users.create(input);
   return okReply({ '~ObjectID': user.id, Name: user.fields.Name }, 'user created');
 }
 
-async function updateUser(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
-  const change = parseInput(UserChangeSchema, onlyMembers(readJsonObject(request), UserChangeSchema));
+async function updateUser(ctx: AuthContext, acc: Accounts, request: ApiRequest, { body: change }: Body<typeof UserChangeBody>): Promise<JsonReply> {
   await requireAdmin(ctx, acc, request.session!);
   const user = await acc.users.update(request.params.name ?? '', change, request.session!.id);
   return okReply({ '~ObjectID': user.id, Name: user.fields.Name, Disabled: user.fields._disabled === true }, 'user changed');
@@ -220,8 +222,7 @@ function hasTwoFactor(user: StoredObject): boolean {
 }
 
 /** A page of the users, ordered by name, as administrators see them: no `_` field, only what they tell. */
-async function listUsers(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
-  const { page = 0, perPage = DEFAULT_PER_PAGE } = parseQueryParams(UserListQuerySchema, request.searchParams);
+async function listUsers(ctx: AuthContext, acc: Accounts, request: ApiRequest, { query: { page = 0, perPage = DEFAULT_PER_PAGE } }: Query<typeof UserListQuerySchema>): Promise<JsonReply> {
   await requireAdmin(ctx, acc, request.session!);
   const { objects, total } = await ctx.store.find({ className: acc.users.userClass, orderBy: { field: 'Name' }, offset: page * perPage, limit: perPage });
   // every group of the page read at once
@@ -241,9 +242,12 @@ async function listUsers(ctx: AuthContext, acc: Accounts, request: ApiRequest): 
 
 /** Password change and reset, the user's sessions, and user administration (PROTOCOL.md 2.8). */
 export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
-  const handler = (fn: (ctx: AuthContext, acc: Accounts, request: ApiRequest) => Promise<JsonReply>) => (request: ApiRequest) => fn(ctx, acc, request);
+  const handler =
+    <I,>(fn: (ctx: AuthContext, acc: Accounts, request: ApiRequest, input: I) => Promise<JsonReply>) =>
+    (request: ApiRequest, input: I) =>
+      fn(ctx, acc, request, input);
   return [
-    {
+    route({
       method: 'POST',
       path: '/v1/user/password',
       auth: 'session',
@@ -252,8 +256,8 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
       body: PasswordChangeSchema,
       answer: 'nothing ({})',
       handler: handler(changePassword),
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/v1/user/password/reset',
       auth: 'none',
@@ -262,8 +266,8 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
       body: ResetRequestSchema,
       answer: 'nothing ({})',
       handler: handler(requestReset),
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/v1/user/password/reset/confirm',
       auth: 'none',
@@ -272,8 +276,8 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
       body: ResetConfirmSchema,
       answer: 'nothing ({})',
       handler: handler(confirmReset),
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/v1/sessions',
       auth: 'session',
@@ -282,8 +286,8 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
       query: UserQuerySchema,
       answer: 'a set of {~ObjectID (a handle, never a credential), Kind, Created, LastUsed, Address, Device, Apps, Current}',
       handler: handler(listSessions),
-    },
-    {
+    }),
+    route({
       method: 'DELETE',
       path: '/v1/sessions',
       auth: 'session',
@@ -292,16 +296,16 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
       query: UserQuerySchema,
       answer: 'ended: how many sessions ended',
       handler: handler(endSessions),
-    },
-    {
+    }),
+    route({
       method: 'DELETE',
       path: '/v1/sessions/:handle',
       auth: 'session',
       summary: "Ends one of the caller's sessions, named by its handle",
       answer: 'nothing ({})',
       handler: handler(endSession),
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/v1/users',
       auth: 'session',
@@ -310,26 +314,26 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
       answerSchema: UserList,
       answer: 'a set of {~ObjectID, Name, Description, Disabled, Groups (names), TwoFactor (a confirmed TOTP secret), Passkeys (how many)}',
       handler: handler(listUsers),
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/v1/user',
       auth: 'session',
       summary: 'Creates a user (administrators)',
       examples: { body: { Name: 'erin', pass: 'erin-first-secret', Groups: ['sales'], Licences: ['crm'] }, answer: { '~ObjectID': 'K3Q9ZT2B', Name: 'erin' } },
-      body: NewUserSchema,
+      body: NewUserBody,
       answer: '~ObjectID and Name of the new user',
       handler: handler(createUser),
-    },
-    {
+    }),
+    route({
       method: 'PATCH',
       path: '/v1/user/:name',
       auth: 'session',
       summary: 'Changes a user (administrators): Disabled, Groups, pass, Licences',
       examples: { body: { Disabled: false }, answer: { '~ObjectID': 'USR00002', Name: 'bob', Disabled: false } },
-      body: UserChangeSchema,
+      body: UserChangeBody,
       answer: '~ObjectID, Name and Disabled of the user',
       handler: handler(updateUser),
-    },
+    }),
   ];
 }

@@ -6,7 +6,6 @@ import type { TokenSigner } from './jwt.js';
 import type { LoginLimiter } from './login-limit.js';
 import type { Principals } from './principals.js';
 import type { SeatCounter } from './seats.js';
-import type { Session } from './sessions.js';
 import type { TwoFactorLogin } from './two-factor-login.js';
 
 /** What logins, accounts and the secure transport add to the service context (PROTOCOL.md 2-4). */
@@ -25,8 +24,6 @@ export interface AuthContext extends ServiceContext {
   readonly serverKey: ServerKeySource;
   /** AES-CTR and HMAC of the secure transport. */
   readonly symmetricCrypto: SymmetricCrypto;
-  /** The live secure session a Secure-Token names (to refuse such a token sent as `sessionId` with `205`). */
-  secureSessionOf(token: string): Promise<Session | undefined>;
 }
 
 /** What a login needs: the principal's object is answered as the read path serializes it. */

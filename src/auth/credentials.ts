@@ -5,17 +5,22 @@ import type { ApiRequest } from '../http/request.js';
 import type { Route } from '../http/router.js';
 import type { Session } from './sessions.js';
 
+/** The secure transport's sessions: a Secure-Token sent as `sessionId` is refused with `205`, not `201`. */
+export interface SecureSessions {
+  sessionOf(token: string): Promise<Session | undefined>;
+}
+
 /**
  * Finds the session a request's credential names (PROTOCOL.md 2.3): `Authorization` for token
  * sessions, `sessionId` for plain ones; each renews the idle timeout. A credential used for another
  * kind of session is refused, a Secure-Token sent as `sessionId` with `205`. (Secure requests arrive
  * with their session already set by the secure transport.)
  */
-export function sessionOf(ctx: AuthContext, request: ApiRequest): MaybePromise<Session> {
+export function sessionOf(ctx: AuthContext, secure: SecureSessions, request: ApiRequest): MaybePromise<Session> {
   const authorization = request.headers.get('authorization');
   const sessionId = request.headers.get('sessionid')?.trim();
   if (authorization) return tokenSession(ctx, authorization);
-  if (sessionId) return andThen(ctx.sessions.touchNow(sessionId), (session) => plainSession(ctx, sessionId, session));
+  if (sessionId) return andThen(ctx.sessions.touchNow(sessionId), (session) => plainSession(secure, sessionId, session));
   throw new ApiError('204', 'no session credential sent (sessionId, Authorization or Secure-Token header)');
 }
 
@@ -28,11 +33,11 @@ async function tokenSession(ctx: AuthContext, authorization: string): Promise<Se
 }
 
 /** The session a `sessionId` names, found (or not) by `touchNow`: a plain one, else the refusal. */
-function plainSession(ctx: AuthContext, sessionId: string, session: Session | undefined): MaybePromise<Session> {
+function plainSession(secureSessions: SecureSessions, sessionId: string, session: Session | undefined): MaybePromise<Session> {
   if (session?.kind === 'session') return session;
   if (session?.kind === 'secure') throw secureOnly();
   if (session) throw invalid();
-  return ctx.secureSessionOf(sessionId).then((secure) => {
+  return secureSessions.sessionOf(sessionId).then((secure) => {
     throw secure ? secureOnly() : invalid();
   });
 }
@@ -47,11 +52,11 @@ const invalid = () => new ApiError('201', 'Session is invalid');
  * (`403`), or a macro-only session on an object route (`307`). Answered without a promise when the
  * session is at hand.
  */
-export function authorize(ctx: AuthContext, request: ApiRequest, route: Route): MaybePromise<Session> {
-  return andThen(request.session ?? sessionOf(ctx, request), (session) => admitted(session, route));
+export function authorize(ctx: AuthContext, secure: SecureSessions, request: ApiRequest, route: Pick<Route, 'auth' | 'twoFactorSetup'>): MaybePromise<Session> {
+  return andThen(request.session ?? sessionOf(ctx, secure, request), (session) => admitted(session, route));
 }
 
-function admitted(session: Session, route: Route): Session {
+function admitted(session: Session, route: Pick<Route, 'auth' | 'twoFactorSetup'>): Session {
   if (session.twoFactorSetupOnly && !route.twoFactorSetup) {
     throw new ApiError('403', 'this session may only set up two-factor login (/v1/2fa/*) and log out; log in again once it is set up');
   }

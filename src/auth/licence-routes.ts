@@ -1,9 +1,7 @@
 import * as v from 'valibot';
 import type { AuthContext } from './context.js';
 import { okReply } from '../http/envelope.js';
-import { readJsonObject } from '../http/request.js';
-import type { Route } from '../http/router.js';
-import { parseInput } from '../http/validate.js';
+import { route, type Route } from '../http/router.js';
 import { AppNamesSchema } from './login.js';
 import { Nothing } from '../openapi/schemas.js';
 
@@ -17,7 +15,7 @@ const ReleaseBodySchema = v.object({ appNames: AppNamesSchema });
  */
 export function licenceRoutes(ctx: AuthContext): Route[] {
   return [
-    {
+    route({
       method: 'POST',
       path: '/v1/license/release',
       auth: 'session',
@@ -26,14 +24,13 @@ export function licenceRoutes(ctx: AuthContext): Route[] {
       body: ReleaseBodySchema,
       answer: 'nothing ({})',
       answerSchema: Nothing,
-      handler: async (request) => {
-        const { appNames } = parseInput(ReleaseBodySchema, readJsonObject(request));
+      handler: async (request, { body: { appNames } }) => {
         const session = request.session!;
         const released = new Set(appNames);
         await ctx.sessions.update(session.id, (current) => ({ ...current, appNames: current.appNames.filter((app) => !released.has(app)) }));
         await ctx.seats.release(session.principalId, session.id, appNames);
         return okReply({}, 'licences released');
       },
-    },
+    }),
   ];
 }

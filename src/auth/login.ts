@@ -2,8 +2,8 @@ import * as v from 'valibot';
 import type { LoginContext } from './context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
-import { readJsonObject, type ApiRequest } from '../http/request.js';
-import type { Route } from '../http/router.js';
+import type { ApiRequest } from '../http/request.js';
+import { route, type Route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
 import type { StoredObject } from '../storage/types.js';
 import { deviceIdOf, loginAcls } from './acls.js';
@@ -34,6 +34,7 @@ export const LoginBodySchema = v.object({
 });
 export type LoginBody = v.InferOutput<typeof LoginBodySchema>;
 
+/** A login JSON that arrived inside another (the decrypted credentials of the secure and hybrid logins). */
 export function parseLoginBody(value: unknown): LoginBody {
   return parseInput(LoginBodySchema, value);
 }
@@ -241,24 +242,21 @@ export async function startSession(
 }
 
 /** A plain session (`/v1/login`, `/v1/auth/df`, the hybrid `/v2/login`) for a login body of any shape (`400` unless 2.1's). */
-export async function sessionLogin(ctx: LoginContext, json: unknown, address: string | undefined, principalKind: PrincipalKind = 'db'): Promise<Record<string, unknown>> {
-  const body = parseLoginBody(json);
+export async function sessionLogin(ctx: LoginContext, body: LoginBody, address: string | undefined, principalKind: PrincipalKind = 'db'): Promise<Record<string, unknown>> {
   const principal = await authenticate(ctx, body, address, principalKind);
-  return (await startSession(ctx, 'session', principal, body, { principalKind, client: sessionClient(json, address) })).data;
+  return (await startSession(ctx, 'session', principal, body, { principalKind, client: sessionClient(body, address) })).data;
 }
 
 /** The JWT login of `/v2/login` (PROTOCOL.md 2.2): the session's data with a `token` instead of its id. */
-export async function tokenLogin(ctx: LoginContext, json: unknown, address: string | undefined): Promise<JsonReply> {
-  const body = parseLoginBody(json);
+export async function tokenLogin(ctx: LoginContext, body: LoginBody, address: string | undefined): Promise<JsonReply> {
   const principal = await authenticate(ctx, body, address);
-  const { session, data } = await startSession(ctx, 'token', principal, body, { client: sessionClient(json, address) });
+  const { session, data } = await startSession(ctx, 'token', principal, body, { client: sessionClient(body, address) });
   const { sessionId: _hidden, ...rest } = data;
   const token = await ctx.tokens.sign(body.user, session.id, session.expiresAt, ctx.now());
   return okReply({ token, ...rest });
 }
 
-const plainLogin = async (ctx: LoginContext, request: ApiRequest, kind: PrincipalKind) =>
-  okReply(await sessionLogin(ctx, readJsonObject(request), request.clientAddress, kind));
+const plainLogin = async (ctx: LoginContext, request: ApiRequest, body: LoginBody, kind: PrincipalKind) => okReply(await sessionLogin(ctx, body, request.clientAddress, kind));
 
 /** What `data` of a login's answer holds (PROTOCOL.md 2.2). */
 export const LOGIN_ANSWER = 'sessionId, user (the serialized user object), databaseName, expiresAt and acls (one licence entry per application)';
@@ -266,7 +264,7 @@ export const LOGIN_ANSWER = 'sessionId, user (the serialized user object), datab
 /** The plain logins and logout; `/v2/login` (token and hybrid) is in secure/routes.ts. */
 export function loginRoutes(ctx: LoginContext): Route[] {
   return [
-    {
+    route({
       method: 'POST',
       path: '/v1/login',
       auth: 'none',
@@ -276,9 +274,9 @@ export function loginRoutes(ctx: LoginContext): Route[] {
       answer: LOGIN_ANSWER,
       answerSchema: LoginAnswer,
       errors: ['101', '302', '303', '306', '340', '341', '342'],
-      handler: (request) => plainLogin(ctx, request, 'db'),
-    },
-    {
+      handler: (request, { body }) => plainLogin(ctx, request, body, 'db'),
+    }),
+    route({
       method: 'POST',
       path: '/v1/auth/df',
       auth: 'none',
@@ -288,9 +286,9 @@ export function loginRoutes(ctx: LoginContext): Route[] {
       answer: LOGIN_ANSWER,
       answerSchema: LoginAnswer,
       errors: ['101', '302', '303', '306', '340', '341', '342'],
-      handler: (request) => plainLogin(ctx, request, 'df'),
-    },
-    {
+      handler: (request, { body }) => plainLogin(ctx, request, body, 'df'),
+    }),
+    route({
       method: 'POST',
       path: '/v1/logout',
       auth: 'session',
@@ -305,6 +303,6 @@ export function loginRoutes(ctx: LoginContext): Route[] {
         await ctx.seats.release(session.principalId, session.id);
         return okReply({}, 'logged out');
       },
-    },
+    }),
   ];
 }

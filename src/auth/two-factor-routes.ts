@@ -2,9 +2,8 @@ import * as v from 'valibot';
 import type { LoginContext } from './context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
-import { readJsonObject, type ApiRequest } from '../http/request.js';
-import type { Route } from '../http/router.js';
-import { parseInput, parseQueryParams } from '../http/validate.js';
+import type { ApiRequest } from '../http/request.js';
+import type { Route, RouteInput } from '../http/router.js';
 import type { StoredObject } from '../storage/types.js';
 import { TwoFactor } from './two-factor.js';
 import { Nothing } from '../openapi/schemas.js';
@@ -29,10 +28,6 @@ const StatusQuerySchema = v.object({
   username: v.optional(v.pipe(v.string(), v.maxLength(1024, 'username must be at most 1024 characters'), v.description('another user (needs the users.admins group)'))),
 });
 
-function appOf(request: ApiRequest): string {
-  return parseQueryParams(AppQuerySchema, request.searchParams).app;
-}
-
 /** The session's principal as stored now. */
 async function principalOf(ctx: LoginContext, request: ApiRequest): Promise<StoredObject> {
   const principal = await ctx.store.get(request.session!.principalId);
@@ -50,10 +45,9 @@ async function principalOf(ctx: LoginContext, request: ApiRequest): Promise<Stor
 async function withCode(
   ctx: LoginContext,
   request: ApiRequest,
+  token: string,
   check: (codes: TwoFactor, principal: StoredObject, token: string) => Promise<boolean | undefined>,
 ): Promise<boolean | undefined> {
-  const { token } = parseInput(TokenBodySchema, readJsonObject(request));
-  appOf(request);
   const codes = ctx.twoFactor.codes; // 403 before anything is counted when the service has no key
   const admission = await ctx.limiter.admit(request.session!.user, request.clientAddress);
   let accepted: boolean | undefined;
@@ -95,19 +89,20 @@ async function statusPrincipal(ctx: LoginContext, request: ApiRequest, username:
   return user;
 }
 
-async function status(ctx: LoginContext, request: ApiRequest): Promise<JsonReply> {
-  const { app, username } = parseQueryParams(StatusQuerySchema, request.searchParams);
+type Input = RouteInput<Record<string, string>, { app: string; username?: string }, { token: string } | undefined>;
+
+async function status(ctx: LoginContext, request: ApiRequest, { query: { app, username } }: Input): Promise<JsonReply> {
   const principal = await statusPrincipal(ctx, request, username);
   return okReply({ ...TwoFactor.describe(principal), '2faStatus': ctx.twoFactor.status(app, principal) });
 }
 
-async function enrol(ctx: LoginContext, request: ApiRequest): Promise<JsonReply> {
-  ctx.twoFactor.checkAvailable(appOf(request));
+async function enrol(ctx: LoginContext, request: ApiRequest, { query: { app } }: Input): Promise<JsonReply> {
+  ctx.twoFactor.checkAvailable(app);
   return okReply(await ctx.twoFactor.codes.enrol(await principalOf(ctx, request), request.session!.user));
 }
 
-async function confirm(ctx: LoginContext, request: ApiRequest): Promise<JsonReply> {
-  const confirmed = await withCode(ctx, request, async (codes, principal, token) => {
+async function confirm(ctx: LoginContext, request: ApiRequest, { body }: Input): Promise<JsonReply> {
+  const confirmed = await withCode(ctx, request, body!.token, async (codes, principal, token) => {
     const outcome = await codes.confirm(principal, token);
     return outcome === 'none' ? undefined : outcome === 'confirmed';
   });
@@ -115,30 +110,31 @@ async function confirm(ctx: LoginContext, request: ApiRequest): Promise<JsonRepl
   return okReply({}, 'two-factor login confirmed');
 }
 
-async function remove(ctx: LoginContext, request: ApiRequest): Promise<JsonReply> {
-  const removed = await withCode(ctx, request, async (codes, principal, token) => {
+async function remove(ctx: LoginContext, request: ApiRequest, { body }: Input): Promise<JsonReply> {
+  const removed = await withCode(ctx, request, body!.token, async (codes, principal, token) => {
     const outcome = await codes.remove(principal, token);
     return outcome === 'none' ? undefined : outcome === 'removed';
   });
   return okReply({}, removed ? 'two-factor login removed' : 'two-factor login was not set up');
 }
 
-async function validate(ctx: LoginContext, request: ApiRequest): Promise<JsonReply> {
-  await withCode(ctx, request, (codes, principal, token) => codes.verify(principal, token));
+async function validate(ctx: LoginContext, request: ApiRequest, { body }: Input): Promise<JsonReply> {
+  await withCode(ctx, request, body!.token, (codes, principal, token) => codes.verify(principal, token));
   return okReply({}, 'two-factor code accepted');
 }
 
 /** `/v1/2fa/*` (PROTOCOL.md 2.6): any session, also the one a `340` answer gives. */
 export function twoFactorRoutes(ctx: LoginContext): Route[] {
   type Described = Pick<Route, 'summary' | 'body' | 'answer' | 'query' | 'answerSchema' | 'errors' | 'examples'>;
-  const route = (method: Route['method'], path: string, handler: (ctx: LoginContext, request: ApiRequest) => Promise<JsonReply>, doc: Described): Route => ({
+  // every one takes ?app= (GET also ?username=); the code routes a body {token}
+  const route = (method: Route['method'], path: string, handler: (ctx: LoginContext, request: ApiRequest, input: Input) => Promise<JsonReply>, doc: Described): Route => ({
     method,
     path,
     auth: 'session',
     twoFactorSetup: true,
     query: AppQuerySchema,
     ...doc,
-    handler: (request) => handler(ctx, request),
+    handler: (request, input: Input) => handler(ctx, request, input),
   });
   return [
     route('GET', '/v1/2fa/secret', status, {

@@ -1,9 +1,9 @@
 import * as v from 'valibot';
 import type { ServiceContext } from '../context.js';
+import type { Dispatch } from '../pipeline.js';
 import { answerText, errorReply, okReply, toApiError, type Answer } from '../http/envelope.js';
-import { ApiError } from '../http/errors.js';
-import { asJsonObject, readJson, searchAsSent, type ApiRequest } from '../http/request.js';
-import type { Route } from '../http/router.js';
+import { asJsonObject, searchAsSent, type ApiRequest } from '../http/request.js';
+import { route, type Route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
 import { Envelope } from '../openapi/schemas.js';
 
@@ -26,8 +26,12 @@ const ItemSchema = v.object({
   data: v.optional(v.unknown()),
 });
 
-/** The body as documented; the array and its length are checked below, each item with `ItemSchema` (a bad item fails alone). */
-const BatchBodySchema = v.pipe(v.array(ItemSchema), v.maxLength(MAX_BATCH_ITEMS));
+/** The body: a list of at most 100 items; each item is checked on its own with `ItemSchema` (a bad item fails alone). */
+const BatchBodySchema = v.pipe(
+  v.array(v.unknown(), 'the body must be a JSON array of {method, path, data?} items'),
+  v.maxLength(MAX_BATCH_ITEMS, (issue) => `a batch has at most ${MAX_BATCH_ITEMS} items, not ${(issue.input as unknown[]).length}`),
+  v.description('the items: {method, path (relative to the service root, query included), data? (its JSON body)}'),
+);
 
 /**
  * One item as a request of its own: the outer request's headers (appkey, credential), client address
@@ -74,9 +78,9 @@ async function itemResult(answer: Answer): Promise<{ httpStatus: number; result:
  * item does not stop the others. Through the secure transport the batch is one message: its items
  * share the session the transport accepted and never touch the replay window.
  */
-export function batchRoutes(ctx: ServiceContext): Route[] {
+export function batchRoutes(ctx: ServiceContext, dispatch: Dispatch): Route[] {
   return [
-    {
+    route({
       method: 'POST',
       path: '/v1/multi',
       auth: 'session',
@@ -91,15 +95,12 @@ export function batchRoutes(ctx: ServiceContext): Route[] {
           result: Envelope,
         }),
       ),
-      handler: async (request) => {
-        const items = readJson(request);
-        if (!Array.isArray(items)) throw new ApiError('400', 'the body must be a JSON array of {method, path, data?} items');
-        if (items.length > MAX_BATCH_ITEMS) throw new ApiError('400', `a batch has at most ${MAX_BATCH_ITEMS} items, not ${items.length}`);
+      handler: async (request, { body: items }) => {
         const results = [];
         for (const [index, item] of items.entries()) {
           let answer: Answer;
           try {
-            answer = await ctx.dispatch(itemRequest(request, item, index));
+            answer = await dispatch(itemRequest(request, item, index));
           } catch (error) {
             answer = errorReply(toApiError(error, ctx.onError)); // a malformed item
           }
@@ -107,6 +108,6 @@ export function batchRoutes(ctx: ServiceContext): Route[] {
         }
         return okReply(results);
       },
-    },
+    }),
   ];
 }

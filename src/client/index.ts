@@ -361,13 +361,13 @@ export function createClient(options: ClientOptions): OdbRestClient {
     }
   }
 
-  const twoFactorPath = (path: string, app: string) => `/v1/2fa/${path}?app=${encodeURIComponent(app)}`;
+  const twoFactorPath = (path: string, app: string) => `${path}?app=${encodeURIComponent(app)}`;
   const twoFactor: TwoFactorCalls = {
-    status: (app) => request<TwoFactorStatus>('GET', twoFactorPath('secret', app)),
-    enrol: (app) => request<TwoFactorEnrolment>('POST', twoFactorPath('secret', app)),
-    confirm: async (app, token) => void (await request('PATCH', twoFactorPath('secret', app), { token })),
-    remove: async (app, token) => void (await request('DELETE', twoFactorPath('secret', app), { token })),
-    validate: async (app, token) => void (await request('POST', twoFactorPath('validate', app), { token })),
+    status: (app) => request<TwoFactorStatus>('GET', twoFactorPath('/v1/2fa/secret', app)),
+    enrol: (app) => request<TwoFactorEnrolment>('POST', twoFactorPath('/v1/2fa/secret', app)),
+    confirm: async (app, token) => void (await request('PATCH', twoFactorPath('/v1/2fa/secret', app), { token })),
+    remove: async (app, token) => void (await request('DELETE', twoFactorPath('/v1/2fa/secret', app), { token })),
+    validate: async (app, token) => void (await request('POST', twoFactorPath('/v1/2fa/validate', app), { token })),
   };
 
   /** The server key a login fetched, as SPKI DER, after the pin check (refused before any credential is sent). */
@@ -750,6 +750,7 @@ export {
   TwoFactorError,
   type TwoFactorNeed,
 } from './errors.js';
+export { OPERATIONS, type OperationId } from './operations.js';
 export type { ChangeEvent, EventSubscription, EventSubscriptionHandle, SubscribeOptions } from './events.js';
 export { defaultCrypto, portableCrypto, type SymmetricCrypto } from '../secure/symmetric.js';
 export type * from './types.js';

@@ -3,14 +3,13 @@
  * as on every route, or a one-time ticket for browsers' `EventSource`, which cannot send headers.
  */
 import * as v from 'valibot';
-import { authorize } from '../auth/credentials.js';
+import { authorize, type SecureSessions } from '../auth/credentials.js';
 import type { AuthContext } from '../auth/context.js';
 import type { ObjectsContext } from '../objects/context.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import type { Route } from '../http/router.js';
-import { parseQueryParams } from '../http/validate.js';
+import { route, type Route } from '../http/router.js';
 import { randomToken } from '../storage/ids.js';
 import { kvKeys } from '../storage/keys.js';
 import { parseSubscriptions } from './subscriptions.js';
@@ -27,8 +26,8 @@ const EventsQuery = v.object({
   ),
 });
 
-export function eventRoutes(ctx: ObjectsContext & AuthContext): Route[] {
-  const stream: Route = {
+export function eventRoutes(ctx: ObjectsContext & AuthContext, secure: SecureSessions): Route[] {
+  const stream = route({
     method: 'GET',
     path: '/v1/events',
     auth: 'none', // a header credential, or a ticket: checked by the handler
@@ -37,22 +36,21 @@ export function eventRoutes(ctx: ObjectsContext & AuthContext): Route[] {
     summary: 'Change events as Server-Sent Events (create, update, delete, enter, leave; reset; end)',
     query: EventsQuery,
     rawAnswer: { status: 200, contentType: 'text/event-stream', description: 'Server-Sent Events; each data a JSON {className, ~ObjectID, object} (encrypted on secure sessions)' },
-    handler: async (request) => {
+    handler: async (request, { query: params }) => {
       for (const name of request.searchParams.keys()) {
         if (!Object.hasOwn(EventsQuery.entries, name)) throw new ApiError('400', `unknown query parameter ${clip(name)} (use subscribe, ticket, lastEventId)`);
       }
-      const params = parseQueryParams(EventsQuery, request.searchParams);
       if (params.ticket === undefined) ctx.checkAppKey(request.headers);
       const subscriptions = parseSubscriptions(params.subscribe ?? null);
       if (params.ticket !== undefined) request.session = await redeem(ctx, params.ticket);
-      const session = await authorize(ctx, request, { ...stream, auth: 'objects' });
+      const session = await authorize(ctx, secure, request, { auth: 'objects' });
       request.session = session;
       await checkClasses(ctx, request, subscriptions);
       const lastEventId = request.headers.get('last-event-id') ?? params.lastEventId;
       if (lastEventId !== undefined && lastEventId.length > 64) throw new ApiError('400', 'Last-Event-ID is longer than 64 characters');
       return ctx.events.open(request, session, subscriptions, lastEventId === '' ? undefined : lastEventId);
     },
-  };
+  });
   return [
     stream,
     {

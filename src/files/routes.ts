@@ -1,5 +1,5 @@
 import type { ObjectsContext } from '../objects/context.js';
-import type { Route } from '../http/router.js';
+import { route, type Route } from '../http/router.js';
 import { download } from './downloads.js';
 import { FinishQuerySchema, ReceiveQuerySchema, Uploads } from './uploads.js';
 import * as v from 'valibot';
@@ -17,7 +17,7 @@ const FILE_HEADERS = {
 export function fileRoutes(ctx: ObjectsContext): Route[] {
   const uploads = new Uploads(ctx);
   return [
-    {
+    route({
       method: 'GET',
       path: '/v1/uploadFile',
       auth: 'objects',
@@ -26,8 +26,8 @@ export function fileRoutes(ctx: ObjectsContext): Route[] {
       answer: 'uploadId',
       answerSchema: v.object({ uploadId: v.pipe(v.string(), v.description('the upload, for the three other /v1/uploadFile/{id} routes')) }),
       handler: (request) => uploads.start(request),
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/v1/uploadFile/:id',
       auth: 'objects',
@@ -40,9 +40,9 @@ export function fileRoutes(ctx: ObjectsContext): Route[] {
       answer: 'size: the bytes received',
       answerSchema: Size,
       errors: ['404', '413', '415'],
-      handler: (request) => uploads.receive(request),
-    },
-    {
+      handler: (request, { query }) => uploads.receive(request, query),
+    }),
+    route({
       method: 'GET',
       path: '/v1/uploadFile/:id',
       auth: 'objects',
@@ -52,8 +52,8 @@ export function fileRoutes(ctx: ObjectsContext): Route[] {
       answerSchema: Size,
       errors: ['404'],
       handler: (request) => uploads.size(request),
-    },
-    {
+    }),
+    route({
       method: 'PATCH',
       path: '/v1/uploadFile/:id',
       auth: 'objects',
@@ -63,9 +63,9 @@ export function fileRoutes(ctx: ObjectsContext): Route[] {
       answer: 'the file object (Name, Size, ContentType, Sha256), serialized',
       answerSchema: ServedObject,
       errors: ['403', '404'],
-      handler: (request) => uploads.finish(request),
-    },
-    {
+      handler: (request, { query }) => uploads.finish(request, query),
+    }),
+    route({
       method: 'GET',
       path: '/v1/file/:id',
       auth: 'objects',
@@ -79,6 +79,6 @@ export function fileRoutes(ctx: ObjectsContext): Route[] {
       ],
       errors: ['403', '404'],
       handler: (request) => download(ctx, request),
-    },
+    }),
   ];
 }

@@ -6,7 +6,6 @@ import { mediaType } from '../http/body.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import { parseQueryParams } from '../http/validate.js';
 import type { Guard } from '../objects/access.js';
 import { objectAnswer, requestSerialization, SERIALIZATION_PARAM, served } from '../objects/read/index.js';
 import { afterWrite, beforeWrite, retryOnConflict, type WriteChange, type Writer } from '../objects/write/index.js';
@@ -67,7 +66,7 @@ export class Uploads {
   }
 
   /** `POST /v1/uploadFile/{id}`: the bytes, multipart or raw, streamed into the blob store. */
-  async receive(request: ApiRequest): Promise<JsonReply> {
+  async receive(request: ApiRequest, query: v.InferOutput<typeof ReceiveQuerySchema>): Promise<JsonReply> {
     const body = request.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
     try {
       const uploadId = request.params.id!;
@@ -80,7 +79,6 @@ export class Uploads {
       const declared = request.headers.get('content-length');
       if (declared !== null && Number(declared) > limit) throw tooLarge(files.maxUploadBytes);
       const part = multipart ? await openFilePart(body, contentType, limit) : undefined;
-      const query = parseQueryParams(ReceiveQuerySchema, request.searchParams);
       const name = fileName(part ? part.filename : rawName(request, query.name));
       // under the secure transport the body's own type is application/octet-stream: the file's rides in the (signed) query
       const rawType = query.contentType || (request.secure ? '' : contentType.trim());
@@ -105,7 +103,7 @@ export class Uploads {
   }
 
   /** `PATCH /v1/uploadFile/{id}[?replaceOID=]`: the file object, created or given the new bytes. */
-  async finish(request: ApiRequest): Promise<JsonReply> {
+  async finish(request: ApiRequest, { replaceOID }: v.InferOutput<typeof FinishQuerySchema>): Promise<JsonReply> {
     const uploadId = request.params.id!;
     const session = request.session!;
     const { received } = await this.#state(uploadId, session);
@@ -113,7 +111,6 @@ export class Uploads {
     if (!received) throw new ApiError('400', 'no bytes were uploaded under this uploadId yet; POST them first');
     const guard = this.ctx.guard(request);
     const { className } = this.ctx.files;
-    const { replaceOID } = parseQueryParams(FinishQuerySchema, request.searchParams);
     const fields = { Name: received.name, Size: received.size, ContentType: received.contentType, Sha256: received.sha256 };
     const target = replaceOID === undefined ? undefined : await this.#replaceable(replaceOID, guard, fields);
     if (!target && !(await guard.may('create', className, undefined, fields))) throw new ApiError('403', `this session may not create ${className} objects (upload files)`);

@@ -10,10 +10,9 @@ import * as v from 'valibot';
 import type { ObjectsContext } from '../objects/context.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, type StatusCode } from '../http/errors.js';
-import { readJson, type ApiRequest } from '../http/request.js';
-import { RouteTable, type QuerySchema, type Route } from '../http/router.js';
+import type { ApiRequest } from '../http/request.js';
+import { RouteTable, type QuerySchema, type Route, type RouteInput } from '../http/router.js';
 import { HOST_TAG } from '../openapi/tags.js';
-import { parseInput, parseQueryParams } from '../http/validate.js';
 import type { MacroContext } from '../macros/registry.js';
 
 type Output<S> = S extends v.GenericSchema ? v.InferOutput<S> : undefined;
@@ -100,14 +99,12 @@ function toRoute(ctx: ObjectsContext, host: HostRoute<any, any>, path: string): 
     ...(host.examples ? { examples: host.examples } : {}),
     tag: HOST_TAG,
     errors: [...(body === undefined && host.method !== 'GET' ? ['400' as const] : []), ...(host.errors ?? [])],
-    handler: async (request: ApiRequest) => {
+    handler: async (request: ApiRequest, input: RouteInput<Record<string, string>, unknown, unknown>) => {
       // a GET's or DELETE's body is ignored (PROTOCOL.md 1.1); any other is 400 unless the route takes one
       if (body === undefined && request.bodyText.trim() !== '' && request.method !== 'GET' && request.method !== 'DELETE') {
         throw new ApiError('400', `${request.method} ${path} takes no body`);
       }
-      const input = body === undefined ? undefined : parseInput(body, readJson(request));
-      const parsedQuery = query === undefined ? undefined : parseQueryParams(query, request.searchParams);
-      const data = await host.handler(ctx.macroContext(request), { ...request.params }, input, parsedQuery);
+      const data = await host.handler(ctx.macroContext(request), { ...input.params }, input.body, input.query);
       return okReply(data === undefined ? {} : await ctx.serializer.embedded(data, ctx.guard(request)));
     },
   };

@@ -1,5 +1,5 @@
 import { IttyRouter } from 'itty-router';
-import type { GenericSchema, ObjectEntries, ObjectSchema } from 'valibot';
+import type { GenericSchema, InferOutput, ObjectEntries, ObjectSchema } from 'valibot';
 import type { Answer } from './envelope.js';
 import { ApiError, clip, type StatusCode } from './errors.js';
 import type { ApiRequest } from './request.js';
@@ -24,26 +24,51 @@ export interface RawAnswer {
   /** A JSON answer's example for the OpenAPI document (its schema must accept it). */
   example?: unknown;
 }
-
-/** The query parameters a route reads: each entry a string schema (`parseQueryParams` in validate.ts). */
+/** The query parameters a route reads: each entry a string schema, an empty value counting as absent. */
 export type QuerySchema = ObjectSchema<ObjectEntries, undefined>;
+/** The path parameters of a route: each entry a string schema (its `v.description` says what it is). */
+export type ParamsSchema = ObjectSchema<ObjectEntries, undefined>;
 
-export interface Route {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type Output<S, Otherwise> = S extends GenericSchema ? InferOutput<S> : Otherwise;
+
+/** What the dispatcher hands a route's handler: its path parameters, query and body, parsed and checked from the declaration. */
+export interface RouteInput<P = Record<string, string>, Q = undefined, B = undefined> {
+  params: P;
+  query: Q;
+  body: B;
+}
+
+/**
+ * A route, declared once: what it answers, who may call it, the valibot schemas of its input and
+ * answer, and its handler. The dispatcher checks the input against the schemas before the handler
+ * runs (`400` naming the member, http/validate.ts), the OpenAPI document is made from the same
+ * declaration, and the typed client is checked against it.
+ */
+export interface RouteDeclaration<
+  P extends ParamsSchema | undefined = ParamsSchema | undefined,
+  Q extends QuerySchema | undefined = QuerySchema | undefined,
+  B extends GenericSchema | undefined = GenericSchema | undefined,
+> {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
   /** itty-router pattern relative to the service root, e.g. `/v1/object/:id`. */
   path: string;
   auth: RouteAuth;
   /**
-   * One line on what the route does. This and `body`, `bodyTypes`, `query`, `answer` and `rawAnswer`
-   * are what the OpenAPI document (`GET /openapi.json`) says of the route.
+   * One line on what the route does. This and `params`, `body`, `bodyTypes`, `query`, `answer` and
+   * `rawAnswer` are what the OpenAPI document (`GET /openapi.json`) says of the route.
    */
   summary: string;
-  /** The JSON body, as the valibot schema the handler parses it with (`v.optional(...)` when it may be absent). */
-  body?: GenericSchema;
+  /** The path parameters, each a string schema checked before the handler (default: taken as they come). */
+  params?: P;
+  /** The query parameters, each a string schema: each name's first value, an empty value counting as absent. */
+  query?: Q;
+  /**
+   * The JSON body (`v.optional(...)` when it may be absent): read (`415` unless JSON), parsed and
+   * checked before the handler. Without it the body is not read (a route that takes none ignores one).
+   */
+  body?: B;
   /** Media types of a body that is not JSON (uploads, form callbacks). */
   bodyTypes?: readonly string[];
-  /** The query parameters, as the valibot schema the handler parses them with. */
-  query?: QuerySchema;
   /** What `data` of the success envelope holds, in words. */
   answer?: string;
   /**
@@ -66,8 +91,6 @@ export interface Route {
   examples?: { body?: unknown; answer?: unknown };
   /** The OpenAPI tag the route is listed under; by default the group its path belongs to (openapi/document.ts `TAGS`). */
   tag?: string;
-  /** What each path parameter is, by name, when its name does not say it. */
-  params?: Readonly<Record<string, string>>;
   /** False for routes a browser or provider reaches without an `appkey` header (OAuth callbacks). */
   appKey?: boolean;
   /**
@@ -83,78 +106,123 @@ export interface Route {
    */
   rawBody?: boolean;
   /** Answers without a promise where everything it needs is at hand (the read path, PROTOCOL.md 6.1). */
-  handler: (request: ApiRequest) => MaybePromise<Answer>;
+  handler: (request: ApiRequest, input: RouteInput<Output<P, Record<string, string>>, Output<Q, undefined>, Output<B, undefined>>) => MaybePromise<Answer>;
+}
+
+/** A declared route of the table, whatever its input types. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Route = RouteDeclaration<any, any, any>;
+
+/** Declares a route, typing its handler's input from its schemas. */
+export function route<P extends ParamsSchema | undefined = undefined, Q extends QuerySchema | undefined = undefined, B extends GenericSchema | undefined = undefined>(
+  declaration: RouteDeclaration<P, Q, B>,
+): Route {
+  return declaration;
+}
+
+interface Entry<R> {
+  route: Route;
+  /** What the table's owner prepared for the route when it was added (the core: its compiled stages). */
+  prepared: R;
+  pattern: RegExp;
+  /** Its place in the table: the first route (in table order) whose pattern and method fit answers. */
+  index: number;
+}
+
+/** A match: the route, what was prepared for it, and its raw (URL-decoded) path parameters. */
+export interface Matched<R = undefined> {
+  route: Route;
+  prepared: R;
+  params: Record<string, string>;
 }
 
 /**
  * The routing table: finds the route for a request, or throws `404`/`405`. Routes can be added any time.
  *
  * itty-router compiles the path patterns (its `:param` syntax and its tolerance of a trailing slash);
- * the matching itself is done here, synchronously against the already parsed path. Going through
- * `router.fetch` parsed the URL again, built a query object and awaited per route (1-3 us of the
- * ~35 us of CPU an authenticated object read took).
+ * the matching itself is done here, synchronously against the already parsed path. Routes are kept
+ * in buckets by the first two segments of their path (`/v1/object`), so a request tests the few
+ * patterns of its bucket and those with a parameter in their first two segments, never the whole table.
  */
-export class RouteTable {
+export class RouteTable<R = undefined> {
   readonly #compiler = IttyRouter();
-  readonly #entries: Array<{ route: Route; pattern: RegExp; prefix: string }> = [];
+  readonly #buckets = new Map<string, Entry<R>[]>();
+  /** Routes with a parameter or wildcard in their first two segments: tried for every path. */
+  readonly #open: Entry<R>[] = [];
+  readonly #prepare: (route: Route) => R;
+  #count = 0;
+
+  /** `prepare` runs once per route as it is added; its result comes with every match of the route. */
+  constructor(prepare?: (route: Route) => R) {
+    this.#prepare = prepare ?? (() => undefined as R);
+  }
 
   add(routes: readonly Route[]): this {
     for (const route of routes) {
       this.#compiler[route.method.toLowerCase() as 'get'](route.path, () => undefined);
       const pattern = this.#compiler.routes[this.#compiler.routes.length - 1]![1];
-      // the literal start every path of the pattern has (before its first parameter or wildcard), tested before the pattern
-      const prefix = route.path.split(/[:*]/, 1)[0]!.replace(/\/+$/, '');
-      this.#entries.push({ route, pattern, prefix });
+      const entry = { route, pattern, index: this.#count++, prepared: this.#prepare(route) };
+      const key = bucketKey(route.path);
+      if (/[:*]/.test(key)) this.#open.push(entry);
+      else {
+        const bucket = this.#buckets.get(key);
+        if (bucket) bucket.push(entry);
+        else this.#buckets.set(key, [entry]);
+      }
     }
     return this;
   }
 
+  /** Every route, in table order. */
+  get routes(): Route[] {
+    return [...this.#buckets.values(), this.#open].flat().sort((a, b) => a.index - b.index).map((entry) => entry.route);
+  }
+
+  /** The routes whose patterns may fit `path`, in table order. */
+  #candidates(path: string): readonly Entry<R>[] {
+    const bucket = this.#buckets.get(bucketKey(path));
+    if (this.#open.length === 0) return bucket ?? [];
+    if (!bucket) return this.#open;
+    return [...bucket, ...this.#open].sort((a, b) => a.index - b.index);
+  }
+
   /** Whether any route's pattern fits `path`, whatever its method (`match` answers it, if only with `405`). */
   fits(path: string): boolean {
-    return this.#entries.some(({ pattern }) => pattern.test(path));
+    return this.#candidates(path).some(({ pattern }) => pattern.test(path));
   }
 
   /** Whether a route of this table answers `method path` (whatever the order of the table). */
   answers(method: string, path: string): boolean {
-    return this.#entries.some(({ route, pattern }) => route.method === method && pattern.test(path));
-  }
-
-  /** Whether the route that answers this request reads its body as a stream (`Route.rawBody`). */
-  takesRawBody(request: ApiRequest): boolean {
-    try {
-      return this.match(request).route.rawBody === true;
-    } catch {
-      return false; // the dispatch answers the 404 or 405
-    }
+    return this.#candidates(path).some(({ route, pattern }) => route.method === method && pattern.test(path));
   }
 
   /** The first route whose pattern and method fit; `405` with `Allow` when only the method does not. */
-  match(request: ApiRequest): { route: Route; params: Record<string, string> } {
+  match(method: string, path: string): Matched<R> {
     let allowed: Set<string> | undefined;
-    const path = request.path;
-    for (const { route, pattern, prefix } of this.#entries) {
-      if (!path.startsWith(prefix)) continue;
+    for (const { route, pattern, prepared } of this.#candidates(path)) {
       const found = pattern.exec(path);
       if (!found) continue;
-      if (route.method !== request.method) {
+      if (route.method !== method) {
         (allowed ??= new Set()).add(route.method);
         continue;
       }
-      return { route, params: decodeParams(found.groups) };
+      return { route, prepared, params: decodeParams(found.groups) };
     }
     if (allowed) {
       const allow = [...allowed].join(', ');
-      throw new ApiError('405', `method ${clip(request.method)} not allowed here; use ${allow}`, { headers: { allow } });
+      throw new ApiError('405', `method ${clip(method)} not allowed here; use ${allow}`, { headers: { allow } });
     }
-    throw new ApiError('404', `no route ${clip(request.method)} ${clip(request.path)}`);
+    throw new ApiError('404', `no route ${clip(method)} ${clip(path)}`);
   }
 }
 
-/** Throws `400` when a `/v1/multi` item names a route that may not run in a batch (PROTOCOL.md 6.5). */
-export function checkBatchItem(request: ApiRequest, route: Route): void {
-  if (request.batchItem && (route.auth === 'none' || route.batch === false)) {
-    throw new ApiError('400', `${clip(request.method)} ${clip(request.path)} is not allowed in /v1/multi (logins, logout and batches are not)`);
-  }
+/** The first two segments of a path (`/v1/object/A1` -> `/v1/object`), a trailing slash ignored. */
+function bucketKey(path: string): string {
+  const second = path.indexOf('/', 1);
+  if (second < 0) return path;
+  const third = path.indexOf('/', second + 1);
+  const key = third < 0 ? path : path.slice(0, third);
+  return key.length > 1 && key.endsWith('/') ? key.slice(0, -1) : key;
 }
 
 function decodeParams(groups: Record<string, string | undefined> | undefined): Record<string, string> {

@@ -1,20 +1,48 @@
 import * as v from 'valibot';
 import { ApiError } from './errors.js';
+import { readJson, type ApiRequest } from './request.js';
+import type { Route, RouteInput } from './router.js';
+
+const OBJECT_TYPES = new Set(['object', 'loose_object', 'strict_object', 'object_with_rest']);
 
 /**
  * Parses `value` with a valibot schema; a failure is `400` whose message names the member
- * ("user is required", "appNames must be an array of strings or a string").
+ * ("user is required", "appNames must be an array of strings or a string"). The one translator of
+ * validation issues, for every route's path parameters, query and body, host routes' and macros'
+ * parameters alike.
  */
 export function parseInput<S extends v.GenericSchema>(schema: S, value: unknown, what = 'request body'): v.InferOutput<S> {
   const result = v.safeParse(schema, value, { abortEarly: true });
   if (result.success) return result.output;
-  const issue = result.issues[0];
-  const path = issue.path?.map((item) => String(item.key)).join('.');
-  let message: string;
-  if (!path) message = `${what} must be a JSON object`;
-  else if (issue.received === 'undefined' && issue.type === 'object') message = `${path} is required`;
-  else message = issue.message.startsWith('Invalid') ? `${path} is invalid` : issue.message;
-  throw new ApiError('400', message);
+  throw new ApiError('400', issueMessage(result.issues[0], what));
+}
+
+/**
+ * A validation issue as a sentence naming the member. A schema's own message is either a sentence
+ * that names its member ("user must be a string") or a predicate starting with "must" that the
+ * member's path is put before ("must be true or false"). An issue inside an item of a list body
+ * (the v2 group, PROTOCOL.md 6.9) names the item: "item 2: className is required".
+ */
+function issueMessage(issue: v.BaseIssue<unknown>, what: string): string {
+  // a union without a message of its own (a body of two forms): what its first form found
+  if (issue.type === 'union' && issue.issues?.length && issue.message.startsWith('Invalid')) return issueMessage(issue.issues[0]!, what);
+  let keys = issue.path?.map((item) => String(item.key)) ?? [];
+  let subject = what;
+  let prefix = '';
+  const inItem = issue.path?.[0]?.type === 'array';
+  if (inItem) {
+    subject = `item ${keys[0]}`;
+    prefix = `${subject}: `;
+    keys = keys.slice(1);
+  }
+  const path = keys.join('.');
+  if (!path) return issue.message.startsWith('Invalid') ? `${subject} must be a JSON object` : issue.message;
+  if (issue.expected === 'never') return `${prefix}unknown member ${path}`;
+  if (inItem ? issue.input === undefined : issue.received === 'undefined' && OBJECT_TYPES.has(issue.type)) return `${prefix}${path} is required`;
+  if (issue.message.startsWith('must ')) return `${prefix}${path} ${issue.message}`;
+  if (issue.message.startsWith('Invalid type') && issue.expected) return `${prefix}${path} must be ${issue.expected}`;
+  if (issue.message.startsWith('Invalid')) return `${prefix}${path} is invalid`;
+  return prefix + issue.message;
 }
 
 /**
@@ -22,10 +50,46 @@ export function parseInput<S extends v.GenericSchema>(schema: S, value: unknown,
  * the schema's names, its first value, an empty value counting as absent (so the entry's own message
  * says what is missing or wrong).
  */
-export function parseQueryParams<S extends v.ObjectSchema<v.ObjectEntries, undefined>>(schema: S, searchParams: URLSearchParams): v.InferOutput<S> {
+function parseQueryParams<S extends v.ObjectSchema<v.ObjectEntries, undefined>>(schema: S, searchParams: URLSearchParams): v.InferOutput<S> {
   const input: Record<string, string | undefined> = {};
   for (const name of Object.keys(schema.entries)) input[name] = searchParams.get(name) || undefined;
   return parseInput(schema, input, 'query');
+}
+
+/** The schema under `optional`, `nullish` and `pipe` wrappers. */
+function innermost(schema: v.GenericSchema): v.GenericSchema {
+  let inner = schema as v.GenericSchema & { wrapped?: v.GenericSchema; pipe?: readonly unknown[] };
+  for (;;) {
+    if (inner.wrapped) inner = inner.wrapped as typeof inner;
+    else if (inner.pipe && inner.pipe[0] !== inner) inner = inner.pipe[0] as typeof inner;
+    else return inner;
+  }
+}
+
+/**
+ * A route's input, parsed and checked from its declaration before its handler runs: the path
+ * parameters, the query and the JSON body (`415` unless JSON, `400` naming the member). A route that
+ * declares no body does not read one.
+ */
+export function routeInput(route: Route, request: ApiRequest): RouteInput<unknown, unknown, unknown> {
+  const params = route.params ? parseInput(route.params, request.params, 'path') : request.params;
+  const query = route.query ? parseQueryParams(route.query, request.searchParams) : undefined;
+  let body: unknown;
+  if (route.body && !route.rawBody) {
+    const value = readJson(request);
+    // valibot takes a list for an object; a body that must be an object is refused as one
+    if (Array.isArray(value) && OBJECT_TYPES.has(innermost(route.body).type)) throw new ApiError('400', 'request body must be a JSON object');
+    body = parseInput(route.body, value);
+  }
+  return { params, query, body };
+}
+
+/**
+ * A JSON object, handed on as it came (`v.record` and `v.looseObject` drop `__proto__` members; a
+ * route that refuses them by name must see them). The OpenAPI document shows it as an object.
+ */
+export function jsonObject(message: string) {
+  return v.custom<Record<string, unknown>>((input) => typeof input === 'object' && input !== null && !Array.isArray(input), message);
 }
 
 /** An optional whole-number query parameter from 0 to `max` (`page`, `perPage`), `400` naming it otherwise. */

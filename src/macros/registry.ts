@@ -1,3 +1,5 @@
+import type * as v from 'valibot';
+import { parseInput } from '../http/validate.js';
 import type { Session } from '../auth/sessions.js';
 import type { JsonObject } from '../http/json.js';
 import type { Fields, KeyValueStore, ObjectStore, OrderBy, StoredObject, Where } from '../storage/types.js';
@@ -43,6 +45,22 @@ export type Macro<P extends Record<string, unknown> = Record<string, unknown>, R
   context: MacroContext,
   params: P,
 ) => R | Promise<R>;
+
+/** A macro whose parameters are declared: a valibot schema of the JSON object it takes, and the function that runs. */
+export interface MacroDeclaration<S extends v.GenericSchema, R> {
+  params: S;
+  run(context: MacroContext, params: v.InferOutput<S>): R | Promise<R>;
+}
+
+/**
+ * A macro with declared parameters: they are checked before it runs (`400` naming the member, as a
+ * route's body is: `{"city": 42}` for a `city: v.string()` is "city must be string"), and `run` gets
+ * them typed and parsed. Register the result like any macro.
+ */
+export function defineMacro<S extends v.GenericSchema, R>(declaration: MacroDeclaration<S, R>): Macro<Record<string, unknown>, R> & { params: S } {
+  const { params, run } = declaration;
+  return Object.assign((context: MacroContext, given: Record<string, unknown>) => run(context, parseInput(params, given, 'macro parameters')), { params });
+}
 
 /** What `xApi_DBCreateInit_xApiUserProvider` receives (PROTOCOL.md 5.2 step 4). */
 export interface ExternalUserParams extends Record<string, unknown> {
@@ -119,7 +137,8 @@ export class MacroRegistry {
   }
 
   register<N extends HookName>(name: N, hook: Hooks[N]): this;
-  register(name: string, macro: Macro<any, any>): this;
+  /** Any other name: a macro (a hook's name takes only the hook's signature, above). */
+  register<N extends string>(name: N extends HookName ? never : N, macro: Macro<any, any>): this;
   register(name: string, macro: Macro<any, any>): this {
     checkMacro(name, macro);
     this.#macros.set(name, macro);

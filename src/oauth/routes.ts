@@ -4,9 +4,8 @@ import type { LoginContext } from '../auth/context.js';
 import { isFormContentType } from '../http/body.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
-import { readJsonObject, type ApiRequest } from '../http/request.js';
-import type { Route } from '../http/router.js';
-import { parseInput } from '../http/validate.js';
+import type { ApiRequest } from '../http/request.js';
+import { route, type Route } from '../http/router.js';
 import type { ExternalLogin } from './flow.js';
 import { LoginAnswer } from '../openapi/schemas.js';
 
@@ -74,7 +73,7 @@ function callbackParams(request: ApiRequest): URLSearchParams {
 export function externalLoginRoutes(ctx: LoginContext, flow: ExternalLogin): Route[] {
   const callback = (request: ApiRequest) => flow.callback(request, flow.provider(request.params.name!), callbackParams(request));
   return [
-    {
+    route({
       method: 'GET',
       path: '/v1/auth/:name',
       auth: 'none',
@@ -87,9 +86,9 @@ export function externalLoginRoutes(ctx: LoginContext, flow: ExternalLogin): Rou
         checkAppKey(ctx, request);
         return flow.start(flow.provider(request.params.name!), appNamesParam(request), request.clientAddress);
       },
-    },
+    }),
     // The provider's redirect carries no app key; the one-time state authenticates it.
-    {
+    route({
       method: 'GET',
       path: '/v1/:name/callback',
       auth: 'none',
@@ -100,8 +99,8 @@ export function externalLoginRoutes(ctx: LoginContext, flow: ExternalLogin): Rou
       answerSchema: CallbackAnswer,
       errors: ['101', '306', '321', '322', '323', '340', '403'],
       handler: callback,
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/v1/:name/callback',
       auth: 'none',
@@ -112,8 +111,8 @@ export function externalLoginRoutes(ctx: LoginContext, flow: ExternalLogin): Rou
       answerSchema: CallbackAnswer,
       errors: ['101', '306', '321', '322', '323', '340', '403'],
       handler: callback,
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/v1/extLogin',
       auth: 'none',
@@ -122,14 +121,13 @@ export function externalLoginRoutes(ctx: LoginContext, flow: ExternalLogin): Rou
       answer: LOGIN_ANSWER,
       answerSchema: LoginAnswer,
       errors: ['101', '302', '303', '306', '320', '340', '341', '342'],
-      handler: async (request) => {
-        const body = parseInput(ExtLoginSchema, readJsonObject(request));
+      handler: async (request, { body }) => {
         await flow.checkDfUuid(body.dfUuid);
         const user = await authenticate(ctx, body, request.clientAddress);
         await flow.link(body.dfUuid, user);
         const { data } = await startSession(ctx, 'session', user, body);
         return okReply(data);
       },
-    },
+    }),
   ];
 }

@@ -9,11 +9,11 @@ import type { ObjectsContext } from './context.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import type { Route } from '../http/router.js';
-import { integerParam, parseQueryParams } from '../http/validate.js';
+import { route, type Route } from '../http/router.js';
+import { integerParam } from '../http/validate.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, selectPage, SERIALIZATION_PARAM, served, setAnswer } from './read/index.js';
 import type { Guard } from './access.js';
-import { CLASS_NAME, validName } from './names.js';
+import { CLASS_NAME, ObjectIdParams } from './names.js';
 import { SECURITY_FIELD } from './access.js';
 import { classCountsOf, referencingOf } from '../storage/optional.js';
 import type { ClassCount, StoredObject } from '../storage/types.js';
@@ -108,7 +108,7 @@ async function referencedBy(ctx: ObjectsContext, guard: Guard, id: string, offse
 
 export function classesRoutes(ctx: ObjectsContext): Route[] {
   return [
-    {
+    route({
       method: 'GET',
       path: '/v1/classes',
       auth: 'objects',
@@ -119,8 +119,8 @@ export function classesRoutes(ctx: ObjectsContext): Route[] {
         const classes = await classSummaries(ctx, request);
         return okReply({ '~Count': classes.length, '~UnfilteredCount': classes.length, '~Elements': classes });
       },
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/v1/object/:id/referencedBy',
       auth: 'objects',
@@ -129,17 +129,15 @@ export function classesRoutes(ctx: ObjectsContext): Route[] {
       answer: 'a set: ~Count, ~UnfilteredCount and ~Elements (the referencing objects, by class name, then creation order)',
       answerSchema: ObjectSet,
       examples: { answer: REFERENCED_BY },
-      params: { id: 'the id of the referenced object' },
+      params: ObjectIdParams('the id of the referenced object'),
       errors: ['404'],
-      handler: async (request) => {
-        const id = validName(request.params.id!, 'object id');
-        const { page = 0, perPage = DEFAULT_PER_PAGE } = parseQueryParams(ReferencedByQuerySchema, request.searchParams);
+      handler: async (request, { params: { id }, query: { page = 0, perPage = DEFAULT_PER_PAGE } }) => {
         const guard = ctx.guard(request);
         // an object the session may not read is answered as a missing one (6.4)
         if (!(await served(ctx, guard, await ctx.store.get(id)))) throw new ApiError('404', `no object ${id}`);
         const { objects, unfiltered } = await referencedBy(ctx, guard, id, page * perPage, perPage);
         return setAnswer(ctx, request, guard, objects, unfiltered);
       },
-    },
+    }),
   ];
 }

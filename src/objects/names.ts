@@ -3,6 +3,7 @@
  * be, how long a path segment may be, and which fields are internal (`_`, never served or written
  * through the routes).
  */
+import * as v from 'valibot';
 import { ApiError, clip } from '../http/errors.js';
 import type { Fields, StoredObject } from '../storage/types.js';
 
@@ -19,6 +20,10 @@ export function validName(value: string, what: string): string {
   if (value.length > 128) throw new ApiError('400', `${what} is longer than 128 characters`);
   return value;
 }
+
+/** The path parameter `id` naming an object (for `GET /v1/object/{id}`, also a class with no object of that id): at most 128 characters. */
+export const ObjectIdParams = (description: string) =>
+  v.object({ id: v.pipe(v.string(), v.maxLength(128, 'object id is longer than 128 characters'), v.description(description)) });
 
 /** The internal (`_`) fields of a stored object, kept as they are by an update. */
 export function internalFields(object: StoredObject): Fields {

@@ -1,13 +1,13 @@
 import * as v from 'valibot';
 import type { ObjectsContext } from './context.js';
 import type { JsonReply } from '../http/envelope.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError, clip } from '../http/errors.js';
 import { andThen } from '../maybe.js';
 import type { ApiRequest } from '../http/request.js';
-import type { Route } from '../http/router.js';
-import { integerParam, parseQueryParams } from '../http/validate.js';
+import { route, type Route } from '../http/router.js';
+import { integerParam } from '../http/validate.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, objectAnswer, selectPage, SERIALIZATION_PARAM, served, setAnswer } from './read/index.js';
-import { checkClassName, validName } from './names.js';
+import { CLASS_NAME, ObjectIdParams } from './names.js';
 import { classSelection, isClass, requireClass } from './known-classes.js';
 import { bulkRoutes, lockRoutes, recycleRoutes, writeRoutes } from './write/index.js';
 import { classesRoutes } from './classes-routes.js';
@@ -23,28 +23,34 @@ const ListingQuerySchema = v.object({
   ...SERIALIZATION_PARAM,
 });
 
-async function listing(ctx: ObjectsContext, request: ApiRequest, className: string): Promise<JsonReply> {
+type ListingQuery = v.InferOutput<typeof ListingQuerySchema>;
+
+async function listing(ctx: ObjectsContext, request: ApiRequest, className: string, query: ListingQuery): Promise<JsonReply> {
   const guard = ctx.guard(request);
-  const selection = classSelection(ctx, className, parseQueryParams(ListingQuerySchema, request.searchParams));
+  const selection = classSelection(ctx, className, query);
   const { objects, unfiltered } = await selectPage(ctx, request, guard, selection);
   await requireClass(ctx, className, unfiltered);
   return setAnswer(ctx, request, guard, objects, unfiltered);
 }
 
 /** A listing's class name: a name that cannot be a class is `400`. */
-function className(name: string): string {
-  return checkClassName(validName(name, 'class name'), 'class name');
-}
+const ClassNameParams = v.object({
+  className: v.pipe(
+    v.string(),
+    v.check((name) => name.length <= 128, 'class name is longer than 128 characters'),
+    v.check((name) => CLASS_NAME.test(name), (issue) => `class name ${clip(String(issue.input))} must match [A-Za-z][A-Za-z0-9_]{0,63}`),
+  ),
+});
 
 /** `GET /v1/object/{segment}` where no object answers: the class's listing (6.2), or `404`. */
-async function classOrMissing(ctx: ObjectsContext, request: ApiRequest, segment: string): Promise<JsonReply> {
-  if (await isClass(ctx, segment)) return listing(ctx, request, segment);
+async function classOrMissing(ctx: ObjectsContext, request: ApiRequest, segment: string, query: ListingQuery): Promise<JsonReply> {
+  if (await isClass(ctx, segment)) return listing(ctx, request, segment, query);
   throw new ApiError('404', `no object or class ${segment}`);
 }
 
 export function objectRoutes(ctx: ObjectsContext): Route[] {
   return [
-    {
+    route({
       method: 'GET',
       path: '/v1/object/:id',
       auth: 'objects',
@@ -52,30 +58,30 @@ export function objectRoutes(ctx: ObjectsContext): Route[] {
       query: ListingQuerySchema,
       answer: 'the serialized object (~ClassName, ~ObjectID, ~StoreTime and its fields), or a listing as for /v1/objects/{className}',
       answerSchema: v.union([ServedObject, ObjectSet]),
-      params: { id: 'an object id, or a class name with no object of that id (lists the class)' },
+      params: ObjectIdParams('an object id, or a class name with no object of that id (lists the class)'),
       errors: ['403', '404'],
       // without a promise where the store has the object at hand (`getNow`) and the class rules decide
-      handler: (request) => {
-        const id = validName(request.params.id!, 'object id');
+      handler: (request, { params: { id }, query }) => {
         const guard = ctx.guard(request);
         const stored = ctx.store.getNow ? ctx.store.getNow(id) : ctx.store.get(id);
         return andThen(
           andThen(stored, (object) => served(ctx, guard, object)),
-          (object) => (object ? objectAnswer(ctx, request, guard, object) : classOrMissing(ctx, request, id)),
+          (object) => (object ? objectAnswer(ctx, request, guard, object) : classOrMissing(ctx, request, id, query)),
         );
       },
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/v1/objects/:className',
       auth: 'objects',
       summary: 'The objects of a class, filtered, ordered and paged',
+      params: ClassNameParams,
       query: ListingQuerySchema,
       answer: 'a set: ~Count, ~UnfilteredCount and ~Elements (the serialized objects); a class without objects is the empty set, a name that is no class 404',
       answerSchema: ObjectSet,
       errors: ['403', '404'],
-      handler: (request) => listing(ctx, request, className(request.params.className!)),
-    },
+      handler: (request, { params, query }) => listing(ctx, request, params.className, query),
+    }),
     ...classesRoutes(ctx),
     ...writeRoutes(ctx),
     ...bulkRoutes(ctx),

@@ -1,5 +1,5 @@
 import { toJsonSchema, toJsonSchemaDefs, type ConversionConfig } from '@valibot/to-json-schema';
-import type { GenericSchema } from 'valibot';
+import type { GenericSchema, ObjectEntries, ObjectSchema } from 'valibot';
 import { STATUS_CODES, type StatusCode } from '../http/errors.js';
 import type { RawAnswer, Route } from '../http/router.js';
 import type { ClassDeclaration, FieldDeclaration, SchemaDeclarations } from '../objects/model/index.js';
@@ -36,6 +36,10 @@ const CONVERSION: ConversionConfig = {
   typeMode: 'input',
   definitions: SHARED_SCHEMAS,
   overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
+  // checks of a member's value the document cannot state (a class name's pattern, a body's allowed members)
+  ignoreActions: ['check'],
+  // `jsonObject` (http/validate.ts): a JSON object taken as it came
+  overrideSchema: ({ valibotSchema }) => (valibotSchema.type === 'custom' ? { type: 'object' } : undefined),
 };
 
 /** A valibot schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect), as the client sends it (before transforms). */
@@ -46,6 +50,21 @@ function jsonSchema(schema: GenericSchema): JsonObject {
 
 const isOptional = (schema: GenericSchema) => schema.type === 'optional' || schema.type === 'nullish';
 
+/** A route's operation id: its method and path in camel case (`GET /v1/object/:id` -> `getV1ObjectId`), as Swagger UI links it. */
+export function operationId(route: Pick<Route, 'method' | 'path'>): string {
+  return `${route.method.toLowerCase()}${route.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_, next: string | undefined) => (next ?? '').toUpperCase())}`;
+}
+
+/**
+ * The operations of a route table as the typed client and the studio know them (src/client/operations.ts
+ * is this, generated; a test fails when they differ): by operation id, the method, the OpenAPI path and the tag.
+ */
+export function operationsOf(routes: readonly Route[]): Record<string, { method: string; path: string; tag: string }> {
+  const operations: Record<string, { method: string; path: string; tag: string }> = {};
+  for (const route of routes) operations[operationId(route)] = { method: route.method, path: openApiPath(route.path).path, tag: tagOf(route) };
+  return operations;
+}
+
 /** itty's `/v1/object/:id` as OpenAPI's `/v1/object/{id}`, and its parameter names. */
 export function openApiPath(path: string): { path: string; names: string[] } {
   const names = [...path.matchAll(/:(\w+)/g)].map((match) => match[1]!);
@@ -53,8 +72,12 @@ export function openApiPath(path: string): { path: string; names: string[] } {
 }
 
 function parameters(route: Route, names: string[]): JsonObject[] {
-  const inPath = names.map((name) => ({ name, in: 'path', required: true, ...(route.params?.[name] ? { description: route.params[name] } : {}), schema: { type: 'string' } }));
-  const inQuery = Object.entries(route.query?.entries ?? {}).map(([name, entry]) => {
+  const inPath = names.map((name) => {
+    const entry = (route.params as ObjectSchema<ObjectEntries, undefined> | undefined)?.entries[name];
+    const { description, ...schema } = entry ? jsonSchema(entry) : { type: 'string' };
+    return { name, in: 'path', required: true, ...(description ? { description } : {}), schema };
+  });
+  const inQuery = Object.entries((route.query as ObjectSchema<ObjectEntries, undefined> | undefined)?.entries ?? {}).map(([name, entry]) => {
     const { description, ...schema } = jsonSchema(entry);
     return { name, in: 'query', required: !isOptional(entry), ...(description ? { description } : {}), schema };
   });
@@ -216,7 +239,7 @@ function operation(route: Route, names: string[], schemas: Record<string, JsonOb
   const body = requestBody(route, schemas);
   const params = parameters(route, names);
   return {
-    operationId: `${route.method.toLowerCase()}${route.path.replace(/[^A-Za-z0-9]+(\w)?/g, (_, next: string | undefined) => (next ?? '').toUpperCase())}`,
+    operationId: operationId(route),
     tags: [tagOf(route)],
     summary: route.summary,
     ...(route.answer ? { description: `Answers: ${route.answer}.` } : {}),

@@ -1,4 +1,4 @@
-import { sessionLogin } from '../auth/login.js';
+import { parseLoginBody, sessionLogin } from '../auth/login.js';
 import type { LoginContext } from '../auth/context.js';
 import { envelope, okReply, type Answer, type JsonReply } from '../http/envelope.js';
 import { LOGIN_SIGNATURE_HEADER, signLoginAnswer } from './login-signature.js';
@@ -25,7 +25,7 @@ export async function hybridLogin(ctx: LoginContext, body: HybridLoginBody, clie
     await ctx.limiter.addressFailed(clientAddress);
     throw hybridRefusal();
   }
-  const data = await sessionLogin(ctx, opened.login, clientAddress);
+  const data = await sessionLogin(ctx, parseLoginBody(opened.login), clientAddress);
   if (!opened.clientKey || opened.publicKey === undefined) return okReply(data);
   const sealed = new TextEncoder().encode(await sealHybridAnswer(opened.clientKey, JSON.stringify(envelope(data))));
   // bound to the server key (PROTOCOL.md 3.3), so a pinned client can tell it from an attacker's answer

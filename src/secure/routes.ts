@@ -9,10 +9,9 @@ import type { LoginContext } from '../auth/context.js';
 import { envelope, okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import { parseJsonText } from '../http/json.js';
-import { asJsonObject, readJsonObject, type ApiRequest } from '../http/request.js';
-import type { Route } from '../http/router.js';
+import { asJsonObject, type ApiRequest } from '../http/request.js';
+import { route, type Route } from '../http/router.js';
 import type { StoredObject } from '../storage/types.js';
-import { parseInput } from '../http/validate.js';
 import { newSecureState, type SecureSessionState } from './replay.js';
 import { startWindow } from './window-updates.js';
 import { base64Bytes } from './base64.js';
@@ -79,8 +78,7 @@ async function openLogin(privateKey: CryptoKey, credentials: string, publicKeyTe
   return { login, clientKey: await importClientPublicKey(keyDer) };
 }
 
-async function secureLogin(ctx: LoginContext, request: ApiRequest): Promise<Response> {
-  const input = parseInput(SecureLoginSchema, readJsonObject(request));
+async function secureLogin(ctx: LoginContext, request: ApiRequest, input: v.InferOutput<typeof SecureLoginSchema>): Promise<Response> {
   const publicKeyText = input.publicKey ?? input.publickey;
   if (publicKeyText === undefined) throw new ApiError('400', 'publicKey is required');
   // An address over its failed-login limit gets no RSA work; every `310` counts against it.
@@ -150,7 +148,7 @@ async function sealAnswer(
 /** The secure login, and `/v2/login` in both its forms: hybrid (PROTOCOL.md 3.4) and the JWT login (2.2). */
 export function secureLoginRoutes(ctx: LoginContext): Route[] {
   return [
-    {
+    route({
       method: 'POST',
       path: '/v2/login',
       auth: 'none',
@@ -161,12 +159,10 @@ export function secureLoginRoutes(ctx: LoginContext): Route[] {
       answerSchema: v.union([TokenLoginAnswer, LoginAnswer]),
       rawAnswer: { status: 200, contentType: 'text/plain', description: 'the hybrid login with publicKey: the envelope sealed to that key' },
       errors: ['101', '302', '303', '306', '310', '340', '341', '342'],
-      handler: async (request) => {
-        const json = readJsonObject(request);
-        return isHybridLoginBody(json) ? hybridLogin(ctx, json, request.clientAddress) : tokenLogin(ctx, json, request.clientAddress);
-      },
-    },
-    {
+      // the body parsed as a login when it is one, else as the hybrid form (string aesKey and data, PROTOCOL.md 3.4)
+      handler: async (request, { body }) => (isHybridLoginBody(body) ? hybridLogin(ctx, body, request.clientAddress) : tokenLogin(ctx, body, request.clientAddress)),
+    }),
+    route({
       method: 'GET',
       path: '/v2/login/key',
       auth: 'none',
@@ -176,8 +172,8 @@ export function secureLoginRoutes(ctx: LoginContext): Route[] {
       answer: 'key: the RSA public key as an SPKI PEM',
       answerSchema: PublicKey,
       handler: () => loginKeyReply(ctx),
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/v2/login/secure/key',
       auth: 'none',
@@ -187,8 +183,8 @@ export function secureLoginRoutes(ctx: LoginContext): Route[] {
       answer: 'key: the RSA public key as an SPKI PEM (CR LF line breaks)',
       answerSchema: PublicKey,
       handler: async () => okReply({ key: (await ctx.serverKey.get()).publicKeyPem }),
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/v2/login/secure',
       auth: 'none',
@@ -200,7 +196,7 @@ export function secureLoginRoutes(ctx: LoginContext): Route[] {
         description: 'base64 of the envelope (sessionId: the Secure-Token, user, symmetricKey, databaseName), RSA-OAEP-SHA-1 encrypted to publicKey in blocks',
       },
       errors: ['101', '302', '303', '306', '310', '340', '341', '342'],
-      handler: (request) => secureLogin(ctx, request),
-    },
+      handler: (request, { body }) => secureLogin(ctx, request, body),
+    }),
   ];
 }

@@ -8,12 +8,12 @@ import type { ObjectsContext } from '../objects/context.js';
 import { download } from '../files/downloads.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
-import { asJsonObject, readJson, type ApiRequest } from '../http/request.js';
-import type { Route } from '../http/router.js';
+import type { ApiRequest } from '../http/request.js';
+import { route, type Route } from '../http/router.js';
 import type { MacroContext } from '../macros/registry.js';
 import { served } from '../objects/read/index.js';
 import type { StoredObject } from '../storage/types.js';
-import { readItems, passed, text } from './items.js';
+import { itemsBody, passed, text } from './items.js';
 import { ByIdItem, byId, byParentObject, ByParentItem, byQuery, ByQueryItem, listReply } from './objectdata.js';
 
 /** JSON the host gives, or a function of the request's context answering it. */
@@ -63,22 +63,22 @@ async function hostJson(ctx: ObjectsContext, request: ApiRequest, given: HostJso
   return okReply(typeof given === 'function' ? ((await given(ctx.macroContext(request))) ?? {}) : (given ?? {}));
 }
 
-function listRoute(path: string, summary: string, item: v.GenericSchema, answer: (request: ApiRequest, item: any, where: string) => Promise<string>): Route {
-  return {
+function listRoute<S extends v.GenericSchema>(path: string, summary: string, item: S, answer: (request: ApiRequest, item: v.InferOutput<S>, where: string) => Promise<string>): Route {
+  return route({
     method: 'POST',
     path,
     auth: 'objects',
     batch: false,
     summary,
-    body: v.array(item),
+    body: itemsBody(item),
     answer: 'a list in item order, each a set (~Count, ~UnfilteredCount, ~Elements)',
-    handler: async (request) => {
-      const items = readItems(request, item);
+    handler: async (request, { body }) => {
+      const items = body as v.InferOutput<S>[];
       const parts: string[] = [];
       for (const [index, each] of items.entries()) parts.push(await answer(request, each, `item ${index}`));
       return listReply(parts);
     },
-  };
+  });
 }
 
 export function v2Routes(ctx: ObjectsContext, options: V2Options = {}): Route[] {
@@ -92,41 +92,39 @@ export function v2Routes(ctx: ObjectsContext, options: V2Options = {}): Route[] 
     ),
     { method: 'GET', path: '/v2/appConfig', auth: 'objects', batch: false, summary: "The host's application configuration ({} by default)", answer: 'host-given JSON', handler: (request) => hostJson(ctx, request, options.appConfig) },
     { method: 'GET', path: '/v2/appTheme', auth: 'objects', batch: false, summary: "The host's application theme ({} by default)", answer: 'host-given JSON', handler: (request) => hostJson(ctx, request, options.appTheme) },
-    {
+    route({
       method: 'POST',
       path: '/v2/view/load',
       auth: 'objects',
       batch: false,
       summary: "Views, answered by the host's views hook (404 without one)",
-      body: v.array(ViewLoadSchema),
+      body: itemsBody(ViewLoadSchema),
       answer: 'a list in item order, each what the hook answers',
-      handler: async (request) => {
+      handler: async (request, { body: items }) => {
         const load = views?.load;
         if (!load) throw new ApiError('404', 'this service has no views (the host gives no views.load hook)');
-        const items = readItems(request, ViewLoadSchema);
         const context = ctx.macroContext(request);
         const answers = [];
         for (const item of items) answers.push((await load(context, item)) ?? null);
         return okReply(answers);
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/v2/view/action',
       auth: 'objects',
       batch: false,
       summary: "A view's action, answered by the host's views hook (404 without one)",
-      body: v.object({ action: v.record(v.string(), v.unknown()) }),
+      // the hook gets the whole body, its other members too
+      body: v.looseObject({ action: v.record(v.string(), v.unknown(), 'must be a JSON object') }),
       answer: 'what the hook answers',
-      handler: async (request) => {
+      handler: async (request, { body }) => {
         const action = views?.action;
         if (!action) throw new ApiError('404', 'this service has no view actions (the host gives no views.action hook)');
-        const body = asJsonObject(readJson(request), 'the body');
-        asJsonObject(body.action, 'action');
         return okReply((await action(ctx.macroContext(request), body)) ?? {});
       },
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/v2/file/:id',
       auth: 'objects',
@@ -145,6 +143,6 @@ export function v2Routes(ctx: ObjectsContext, options: V2Options = {}): Route[] 
         for (const name of asked) params[name] = request.searchParams.get(name)!;
         return fileVariants(ctx.macroContext(request), { file, params });
       },
-    },
+    }),
   ];
 }

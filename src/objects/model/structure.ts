@@ -7,10 +7,8 @@ import * as v from 'valibot';
 import type { ModelContext } from './context.js';
 import { okReply } from '../../http/envelope.js';
 import { ApiError } from '../../http/errors.js';
-import type { ApiRequest } from '../../http/request.js';
-import type { Route } from '../../http/router.js';
-import { parseQueryParams } from '../../http/validate.js';
-import { flag, readItems, text } from '../../v2/items.js';
+import { route, type Route } from '../../http/router.js';
+import { flag, itemsBody, text } from '../../v2/items.js';
 import type { Guard } from '../access.js';
 import { checkClassName } from '../names.js';
 
@@ -100,7 +98,7 @@ const MAX_CLASSES = 100;
 
 export function modelRoutes(ctx: ModelContext): Route[] {
   return [
-    {
+    route({
       method: 'GET',
       path: '/v1/model/structure',
       auth: 'objects',
@@ -108,25 +106,23 @@ export function modelRoutes(ctx: ModelContext): Route[] {
       examples: { answer: { '~Count': 1, '~UnfilteredCount': 1, '~Elements': [{ Name: 'UserGroup', ClassID: 33534406, Declared: true, Members: [{ Name: 'Name', Type: 'string', Required: true }, { Name: 'Description', Type: 'string', Required: false }], Indices: [] }] } },
       query: ModelQuerySchema,
       answer: 'a set (~Count, ~UnfilteredCount, ~Elements) of {Name, ClassID, Declared, Members, Indices}',
-      handler: async (request: ApiRequest) => {
-        const { classes } = parseQueryParams(ModelQuerySchema, request.searchParams);
+      handler: async (request, { query: { classes } }) => {
         const named = classes === undefined ? ctx.schema.classNames : [...new Set(classes.split(',').map((name) => name.trim()).filter(Boolean))];
         if (named.length > MAX_CLASSES) throw new ApiError('400', `classes names at most ${MAX_CLASSES} classes`);
         for (const name of named) checkClassName(name, 'classes: class name');
         const shown = (await visibleOnly(ctx, ctx.guard(request), named)).map((name) => structure(ctx, name, { members: true, baseMembers: false, indices: true, valueMapping: true }));
         return okReply({ '~Count': shown.length, '~UnfilteredCount': shown.length, '~Elements': shown });
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/v2/model/structure',
       auth: 'objects',
       batch: false,
       summary: 'The model as the 0.2 client asks for it: per item, the class and (for Object) its derived classes',
-      body: v.array(V2ItemSchema),
+      body: itemsBody(V2ItemSchema),
       answer: 'a list in item order; each a list of {Name, ClassID, Declared, Members, Indices}: the class (none when the session may not read it), then the classes derived from it',
-      handler: async (request: ApiRequest) => {
-        const items = readItems(request, V2ItemSchema);
+      handler: async (request, { body: items }) => {
         const guard = ctx.guard(request);
         const answers = [];
         for (const [index, item] of items.entries()) {
@@ -138,6 +134,6 @@ export function modelRoutes(ctx: ModelContext): Route[] {
         }
         return okReply(answers);
       },
-    },
+    }),
   ];
 }

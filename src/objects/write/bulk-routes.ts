@@ -6,9 +6,8 @@
 import * as v from 'valibot';
 import type { WriteContext } from './context.js';
 import { ApiError } from '../../http/errors.js';
-import { readJsonObject } from '../../http/request.js';
-import type { Route } from '../../http/router.js';
-import { integerParam, parseQueryParams } from '../../http/validate.js';
+import { route, type Route } from '../../http/router.js';
+import { integerParam, jsonObject } from '../../http/validate.js';
 import { parseActions, runActions } from './actions.js';
 import { MAX_PER_PAGE, parseSerialization, requestSerialization, selectAll, selectPage, SERIALIZATION_PARAM, setAnswer } from '../read/index.js';
 import { validName } from '../names.js';
@@ -33,7 +32,7 @@ const ActionQuerySchema = v.object({
 
 export function bulkRoutes(ctx: WriteContext): Route[] {
   return [
-    {
+    route({
       method: 'POST',
       path: '/v1/action/:className',
       auth: 'objects',
@@ -41,9 +40,8 @@ export function bulkRoutes(ctx: WriteContext): Route[] {
       query: ActionQuerySchema,
       answer: 'the selection as a set (as GET /v1/objects/{className} answers it)',
       errors: ['404', '423'],
-      handler: async (request) => {
+      handler: async (request, { query: params }) => {
         const className = validName(request.params.className!, 'class name');
-        const params = parseQueryParams(ActionQuerySchema, request.searchParams);
         const actions = parseActions(params.actions, ctx.writeOptions.actions);
         const w = writerOf(ctx, request);
         const selection = classSelection(ctx, className, { query: params.query, page: params.page, perPage: params.perPage });
@@ -52,22 +50,21 @@ export function bulkRoutes(ctx: WriteContext): Route[] {
         for (const object of objects) await runActions(w, actions, 'success', object, 'the actions before it stand');
         return setAnswer(ctx, request, w.guard, objects, unfiltered);
       },
-    },
-    {
+    }),
+    route({
       method: 'PATCH',
       path: '/v1/objects/:className',
       auth: 'objects',
       summary: `Changes the given members on every object of a selection (at most ${MAX_BULK_OBJECTS}), all or nothing`,
       query: BulkQuerySchema,
-      body: v.pipe(v.record(v.string(), v.unknown()), v.description('the fields to change on every selected object, as for PATCH /v1/object/{id}')),
+      body: v.pipe(jsonObject('object must be a JSON object'), v.description('the fields to change on every selected object, as for PATCH /v1/object/{id}')),
       answer: 'the changed objects as a set',
       errors: ['404', '423'],
-      handler: async (request) => {
+      handler: async (request, { query: { query }, body }) => {
         const className = validName(request.params.className!, 'class name');
-        const { query } = parseQueryParams(BulkQuerySchema, request.searchParams);
         const w = writerOf(ctx, request);
         const selection = classSelection(ctx, className, { query });
-        const changes = await bodyFields(readJsonObject(request, 'object'), ctx.store, w.guard, ctx.internalClasses);
+        const changes = await bodyFields(body, ctx.store, w.guard, ctx.internalClasses);
         const select = async () => {
           const { objects, unfiltered } = await selectAll(ctx, request, w.guard, selection, MAX_BULK_OBJECTS);
           await requireClass(ctx, className, unfiltered);
@@ -81,6 +78,6 @@ export function bulkRoutes(ctx: WriteContext): Route[] {
         const objects = await updateObjects(w, select, changes);
         return setAnswer(ctx, request, w.guard, objects, objects.length, shape);
       },
-    },
+    }),
   ];
 }

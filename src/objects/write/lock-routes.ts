@@ -7,9 +7,7 @@ import * as v from 'valibot';
 import type { WriteContext } from './context.js';
 import { okReply } from '../../http/envelope.js';
 import { ApiError, clip } from '../../http/errors.js';
-import { readJson } from '../../http/request.js';
-import type { Route } from '../../http/router.js';
-import { parseInput } from '../../http/validate.js';
+import { route, type Route } from '../../http/router.js';
 import type { Fields, FieldValue, StoredObject } from '../../storage/types.js';
 import { SECURITY_FIELD, securityEntries, type SecurityEntry } from '../access.js';
 import { currentLock, DEFAULT_LOCK_MINUTES, lockMessage, MAX_LOCK_MINUTES, releaseLock, takeLock } from './locks.js';
@@ -56,7 +54,7 @@ export function lockRoutes(ctx: WriteContext): Route[] {
     return object;
   };
   return [
-    {
+    route({
       method: 'GET',
       path: '/v1/lock/object/:id',
       auth: 'objects',
@@ -69,8 +67,8 @@ export function lockRoutes(ctx: WriteContext): Route[] {
         const held = await currentLock(ctx, object.id);
         return okReply({ isLocked: held !== undefined && held.lock.session !== request.session?.id, messages: held ? [lockMessage(held.lock)] : [] });
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/v1/lock/object/:id',
       auth: 'objects',
@@ -79,15 +77,15 @@ export function lockRoutes(ctx: WriteContext): Route[] {
       body: LockBodySchema,
       answer: LOCK_ANSWER,
       errors: ['404', '423'],
-      handler: async (request) => {
-        const { minutes = DEFAULT_LOCK_MINUTES } = parseInput(LockBodySchema, readJson(request)) ?? {};
+      handler: async (request, { body }) => {
+        const { minutes = DEFAULT_LOCK_MINUTES } = body ?? {};
         const w = writerOf(ctx, request);
         const object = await updatable(w);
         const lock = await takeLock(ctx, request.session!, object.id, minutes);
         return okReply({ isLocked: false, messages: [lockMessage(lock)] });
       },
-    },
-    {
+    }),
+    route({
       method: 'DELETE',
       path: '/v1/lock/object/:id',
       auth: 'objects',
@@ -100,16 +98,15 @@ export function lockRoutes(ctx: WriteContext): Route[] {
         await releaseLock(ctx, request.session!, object.id);
         return okReply({ isLocked: false, messages: [] });
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/v1/setObjectSecurity/:id',
       auth: 'objects',
       summary: 'Sets per-object security entries: the object is then usable only by the users and groups listed, for their rights',
       body: SecurityBodySchema,
       answer: 'nothing ({})',
-      handler: async (request) => {
-        const body = parseInput(SecurityBodySchema, readJson(request));
+      handler: async (request, { body }) => {
         for (const [i, entry] of body.security.entries()) {
           if (!(await ctx.access.knownName(entry.userObjectName, ctx.principals.userClass))) {
             throw new ApiError('400', `security[${i}].userObjectName ${clip(entry.userObjectName)} names no user or group`);
@@ -128,6 +125,6 @@ export function lockRoutes(ctx: WriteContext): Route[] {
         await updateObject(w, () => named(ctx, w.guard, request), {}, undefined, { right: 'security', internal });
         return okReply({});
       },
-    },
+    }),
   ];
 }

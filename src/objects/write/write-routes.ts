@@ -6,12 +6,12 @@ import * as v from 'valibot';
 import type { WriteContext } from './context.js';
 import { okReply } from '../../http/envelope.js';
 import { ApiError, clip } from '../../http/errors.js';
-import { readJsonObject, type ApiRequest } from '../../http/request.js';
-import type { Route } from '../../http/router.js';
+import type { ApiRequest } from '../../http/request.js';
+import { route, type Route } from '../../http/router.js';
 import type { StoredObject } from '../../storage/types.js';
 import type { Guard } from '../access.js';
 import { objectAnswer, requestSerialization, SERIALIZATION_PARAM, served } from '../read/index.js';
-import { parseQueryParams } from '../../http/validate.js';
+import { jsonObject } from '../../http/validate.js';
 import { parseActions, runActions } from './actions.js';
 import { checkClassName, validName } from '../names.js';
 import { createObject, deleteObject, updateObject, type Writer, writerOf } from './write-path.js';
@@ -27,11 +27,11 @@ export async function named(ctx: WriteContext, guard: Guard, request: ApiRequest
 }
 
 /**
- * A create or update body as documented: a JSON object of fields. `readJsonObject` checks that it is
- * one (a valibot record would take an array and drop `__proto__` members), `bodyFields` each member.
+ * A create or update body: a JSON object of fields, handed on as it came (a valibot record would drop
+ * `__proto__` members, which `bodyFields` refuses by name), `bodyFields` checks each member.
  */
 const ObjectBodySchema = v.pipe(
-  v.record(v.string(), v.unknown()),
+  jsonObject('object must be a JSON object'),
   v.description('the fields by name; a reference is {"~ObjectID": id}, a set of references {"~Elements": [...]}; ~ members are ignored, _ and $ members refused'),
 );
 const STORED_ANSWER = 'the stored object, serialized as GET /v1/object/{id} answers it';
@@ -63,9 +63,9 @@ async function withActions(w: Writer, actions: readonly WriteAction[], write: ()
 }
 
 export function writeRoutes(ctx: WriteContext): Route[] {
-  const fieldsOf = (request: ApiRequest, guard: Guard) => bodyFields(readJsonObject(request, 'object'), ctx.store, guard, ctx.internalClasses);
+  const fieldsOf = (body: Record<string, unknown>, guard: Guard) => bodyFields(body, ctx.store, guard, ctx.internalClasses);
   return [
-    {
+    route({
       method: 'POST',
       // one template with GET, PATCH and DELETE /v1/object/:id (OpenAPI allows no second name for the segment)
       path: '/v1/object/:id',
@@ -76,21 +76,20 @@ export function writeRoutes(ctx: WriteContext): Route[] {
       query: WriteQuerySchema,
       answer: STORED_ANSWER,
       answerSchema: ServedObject,
-      params: { id: 'the class of the new object (for GET, PATCH and DELETE this segment is an object id)' },
+      params: v.object({ id: v.pipe(v.string(), v.description('the class of the new object (for GET, PATCH and DELETE this segment is an object id)')) }),
       errors: ['403', '404'],
-      handler: async (request) => {
+      handler: async (request, { query: params, body }) => {
         requestSerialization(ctx, request);
         const className = checkClassName(request.params.id!, 'class name');
         if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
-        const params = parseQueryParams(WriteQuerySchema, request.searchParams);
         const actions = parseActions(params.actions, ctx.writeOptions.actions);
         const w = writerOf(ctx, request);
         if ((await w.guard.scope('create', className)) !== 'all') throw new ApiError('403', `this session may not create ${className} objects`);
-        const fields = await fieldsOf(request, w.guard);
+        const fields = await fieldsOf(body, w.guard);
         return objectAnswer(ctx, request, w.guard, await withActions(w, actions, () => createObject(w, className, fields)));
       },
-    },
-    {
+    }),
+    route({
       method: 'PATCH',
       path: '/v1/object/:id',
       auth: 'objects',
@@ -101,19 +100,17 @@ export function writeRoutes(ctx: WriteContext): Route[] {
       answer: STORED_ANSWER,
       answerSchema: ServedObject,
       errors: ['403', '404', '409', '423'],
-      handler: async (request) => {
+      handler: async (request, { query: params, body }) => {
         requestSerialization(ctx, request);
-        const params = parseQueryParams(WriteQuerySchema, request.searchParams);
         const actions = parseActions(params.actions, ctx.writeOptions.actions);
         const w = writerOf(ctx, request);
-        const body = readJsonObject(request, 'object');
         const expected = Object.hasOwn(body, '~StoreTime') ? parseStoreTime(body['~StoreTime']) : undefined;
-        const changes = await fieldsOf(request, w.guard);
+        const changes = await fieldsOf(body, w.guard);
         const replace = params.storeMode === '10';
         return objectAnswer(ctx, request, w.guard, await withActions(w, actions, () => updateObject(w, () => named(ctx, w.guard, request), changes, expected, { replace })));
       },
-    },
-    {
+    }),
+    route({
       method: 'DELETE',
       path: '/v1/object/:id',
       auth: 'objects',
@@ -122,13 +119,12 @@ export function writeRoutes(ctx: WriteContext): Route[] {
       answer: 'nothing ({})',
       answerSchema: Nothing,
       errors: ['403', '404', '423'],
-      handler: async (request) => {
-        const { moveToRecycler } = parseQueryParams(DeleteQuerySchema, request.searchParams);
+      handler: async (request, { query: { moveToRecycler } }) => {
         const recycle = moveToRecycler === undefined ? ctx.writeOptions.deleteMode === 'recycle' : moveToRecycler === 'true';
         const w = writerOf(ctx, request);
         await deleteObject(w, await named(ctx, w.guard, request), { recycle });
         return okReply({});
       },
-    },
+    }),
   ];
 }

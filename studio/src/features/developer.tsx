@@ -1,5 +1,5 @@
 import { useSignal } from '@preact/signals';
-import type { OdbRestClient } from 'odbrest/client';
+import { OPERATIONS, type OdbRestClient, type OperationId } from 'odbrest/client';
 import { config } from '../config.js';
 import { t } from '../i18n/index.js';
 
@@ -10,20 +10,27 @@ export type Target = { className: string; queryText: string; orderBy?: string; p
 const shell = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 const js = (value: unknown) => JSON.stringify(value);
 
-/** The route and query of `target`, as the client sends them (`listObjects`, `getObject`). */
+/** The operation of the route table that `target` calls (`getObject`, `listObjects`). */
+const operationIdOf = (target: Target): OperationId => ('objectId' in target ? 'getV1ObjectId' : 'getV1ObjectsClassName');
+
+/** An operation's path with its parameters filled in (`/v1/object/{id}` -> `/v1/object/A1`). */
+const filled = (id: OperationId, params: Record<string, string>) => OPERATIONS[id].path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+
+/** The route and query of `target`, as the client sends them. */
 function pathOf(target: Target): string {
-  if ('objectId' in target) return `/v1/object/${encodeURIComponent(target.objectId)}`;
+  if ('objectId' in target) return filled(operationIdOf(target), { id: target.objectId });
   const query = new URLSearchParams({ page: String(target.page), perPage: String(target.perPage) });
   if (target.queryText.trim()) query.set('query', JSON.stringify({ queryString: target.queryText }));
   if (target.orderBy) query.set('orderBy', target.orderBy);
-  return `/v1/objects/${encodeURIComponent(target.className)}?${query}`;
+  return `${filled(operationIdOf(target), { className: target.className })}?${query}`;
 }
 
-/**
- * The operation `target` calls, as Swagger UI deep-links it on the host's reference page:
- * `#/{tag}/{operationId}` (src/openapi/document.ts names operations by method and path).
- */
-const operationOf = (target: Target) => ('objectId' in target ? { route: 'GET /v1/object/{id}', link: '#/Objects/getV1ObjectId' } : { route: 'GET /v1/objects/{className}', link: '#/Objects/getV1ObjectsClassName' });
+/** The operation `target` calls, as Swagger UI deep-links it on the host's reference page: `#/{tag}/{operationId}`. */
+function operationOf(target: Target): { route: string; link: string } {
+  const id = operationIdOf(target);
+  const { method, path, tag } = OPERATIONS[id];
+  return { route: `${method} ${path}`, link: `#/${tag.replace(/\s/g, '_')}/${id}` };
+}
 
 /**
  * The session as a copy can use it: a plain session's id; a secure session's key never leaves the
