@@ -66,6 +66,13 @@ function innermost(schema: v.GenericSchema): v.GenericSchema {
   }
 }
 
+/** Whether a body schema takes only JSON objects: an object schema, or a union of them (a body of two forms). */
+function takesObject(schema: v.GenericSchema): boolean {
+  const inner = innermost(schema) as v.GenericSchema & { options?: readonly v.GenericSchema[] };
+  if (inner.type === 'union' && inner.options) return inner.options.every(takesObject);
+  return OBJECT_TYPES.has(inner.type);
+}
+
 /**
  * A route's input, parsed and checked from its declaration before its handler runs: the path
  * parameters, the query and the JSON body (`415` unless JSON, `400` naming the member). A route that
@@ -78,7 +85,7 @@ export function routeInput(route: Route, request: ApiRequest): RouteInput<unknow
   if (route.body && !route.rawBody) {
     const value = readJson(request);
     // valibot takes a list for an object; a body that must be an object is refused as one
-    if (Array.isArray(value) && OBJECT_TYPES.has(innermost(route.body).type)) throw new ApiError('400', 'request body must be a JSON object');
+    if (Array.isArray(value) && takesObject(route.body)) throw new ApiError('400', 'request body must be a JSON object');
     body = parseInput(route.body, value);
   }
   return { params, query, body };
