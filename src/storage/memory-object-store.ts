@@ -32,7 +32,8 @@ export interface MemoryObjectStoreOptions {
  * array in creation order (deleted ones leave a hole until the array is compacted), so an unfiltered
  * page costs its own length; equality, `$in` and reference filters use an index per field, `$exists`
  * one of the objects holding the field, `$oids` the ids themselves (also inside an `$and`, as folders
- * and `self` listings narrow a filter), and ordered listings an index per order, each built the first
+ * and `self` listings narrow a filter), range filters the run of the field's order index they select,
+ * and ordered listings an index per order, each built the first
  * time a query needs it and then kept up to date by every write to the class. Where the number of
  * matches is known without walking (the class's live count, an index's length), a walk that tests
  * objects stops after the page.
@@ -261,6 +262,21 @@ function termsOf(where: unknown, depth = 0): Term[] | undefined {
   return terms;
 }
 
+const RANGE_OPERATORS = new Set(['$gt', '$gte', '$lt', '$lte']);
+
+/**
+ * A condition's operators when all are range operators with operands of one kind, numbers (not NaN)
+ * or strings: such a condition selects a run of the field's order index.
+ */
+function rangeOf(condition: unknown): Array<[string, number | string]> | undefined {
+  if (typeof condition !== 'object' || condition === null || Array.isArray(condition)) return undefined;
+  const operators = Object.entries(condition);
+  const kind = typeof operators[0]?.[1];
+  if (kind !== 'number' && kind !== 'string') return undefined;
+  const valid = ([operator, operand]: [string, unknown]) => RANGE_OPERATORS.has(operator) && typeof operand === kind && !Number.isNaN(operand);
+  return operators.every(valid) ? (operators as Array<[string, number | string]>) : undefined;
+}
+
 /** Whether `condition` is an operator object holding `operator` and nothing else. */
 function isOnly<K extends string>(condition: unknown, operator: K): condition is Record<K, unknown> {
   return typeof condition === 'object' && condition !== null && Object.keys(condition).length === 1 && operator in condition;
@@ -388,16 +404,39 @@ class ClassObjects {
    */
   #plan(terms: Term[] | undefined): { candidates?: readonly Entry[]; exact: boolean; total?: number } {
     if (terms?.length === 0) return { exact: true, total: this.live };
-    const best = terms && this.#fromIndex(terms);
-    if (terms?.length === 1) {
-      if (best?.exact) return { candidates: best.entries, exact: true, total: best.entries.length };
+    if (terms?.length === 1 && !terms[0]![0].startsWith('$')) {
       const [name, condition] = terms[0]!;
       // the objects without a field: the class less those with it (an empty or small index)
-      if (!name.startsWith('$') && isOnly(condition, '$exists') && condition.$exists === false) {
-        return { exact: false, total: this.live - this.#presenceIndex(name).entries.length };
-      }
+      if (isOnly(condition, '$exists') && condition.$exists === false) return { exact: false, total: this.live - this.#presenceIndex(name).entries.length };
+      // a range too large to put in creation order: counted from the order index, the page found by walking
+      const run = this.#range(name, condition);
+      if (run && run.end - run.start > SORT_CANDIDATES_UP_TO) return { exact: false, total: run.end - run.start };
     }
+    const best = terms && this.#fromIndex(terms);
+    if (terms?.length === 1 && best?.exact) return { candidates: best.entries, exact: true, total: best.entries.length };
     return { candidates: best?.entries, exact: false };
+  }
+
+  /**
+   * A range condition (`$gt`, `$gte`, `$lt`, `$lte`, all with numbers or all with strings) as the run
+   * `[start, end)` of the field's ascending order index that it selects: exactly its matches, in value order.
+   */
+  #range(name: string, condition: unknown): { ordered: readonly Entry[]; start: number; end: number } | undefined {
+    const bounds = rangeOf(condition);
+    if (!bounds) return undefined;
+    const ordered = this.#orderIndex({ field: name }).entries;
+    const first = (before: (value: FieldValue | undefined) => boolean) => lowerBound(ordered, (entry) => before(fieldValue(entry.fields, name)));
+    const kind = bounds[0]![1];
+    // the values of the operands' kind, then narrowed by each operator
+    let start = first((value) => compareFieldValues(value, typeof kind === 'number' ? -Infinity : '') < 0);
+    let end = first(typeof kind === 'number' ? (value) => compareFieldValues(value, Infinity) <= 0 : (value) => typeof value === 'string' || compareFieldValues(value, '') < 0);
+    for (const [operator, operand] of bounds) {
+      if (operator === '$gt') start = Math.max(start, first((value) => compareFieldValues(value, operand) <= 0));
+      else if (operator === '$gte') start = Math.max(start, first((value) => compareFieldValues(value, operand) < 0));
+      else if (operator === '$lt') end = Math.min(end, first((value) => compareFieldValues(value, operand) < 0));
+      else end = Math.min(end, first((value) => compareFieldValues(value, operand) <= 0));
+    }
+    return { ordered, start, end: Math.max(start, end) };
   }
 
   /** A page of the whole class in creation order, found past holes by counting live entries per block. */
@@ -455,6 +494,8 @@ class ClassObjects {
       return { entries: lists.length <= 1 ? (lists[0] ?? NONE) : lists.flat().sort(byPosition), exact };
     }
     if ('$exists' in condition && condition.$exists === true) return { entries: this.#presenceIndex(name).entries, exact };
+    const run = this.#range(name, condition);
+    if (run && run.end - run.start <= SORT_CANDIDATES_UP_TO) return { entries: run.ordered.slice(run.start, run.end).sort(byPosition), exact: true };
     return undefined;
   }
 
