@@ -1,9 +1,13 @@
 // Listings through the service (issue 30, target 3): `GET /v1/objects/Customer` through service.fetch
 // with alice's plain session and the demo's class rules, each page as a ratio against the least the
 // same answer costs without odbrest, in alternating rounds:
-// - in memory (300 customers of the demo, pages of 50): the store's find of the page plus one
-//   JSON.stringify of the same envelope (target <= 1.5); and, beside it, a bare fetch handler doing the
-//   same find and stringify inside the same Request/Response round (the web objects' share);
+// - in memory (300 customers of the demo, and 100,000 customers beside the demo's other objects, pages
+//   of 50): the store's find of the page plus one JSON.stringify of the same envelope (target <= 1.5);
+//   and, beside it, a bare fetch handler doing the same find and stringify inside the same
+//   Request/Response round (the web objects' share);
+// - the first page of 50 of 100,000 customers (issue 42): CPU per request of this process with the
+//   memory store against the same listing with the PostgreSQL store below (target <= 0.5; the
+//   PostgreSQL server's own CPU is not counted, so the reference is the least it could be), and the p50 of each;
 // - on PostgreSQL (100,000 customers, `indexedFields` City and Revenue): every statement the store runs
 //   for the listing, recorded from its connections and replayed as recorded through `pg` on a pool of
 //   its own (target <= 1.3), for the pages of the peer bench and descending orders served by the index.
@@ -12,7 +16,7 @@ import pg from 'pg';
 import { createService, importObjects, MemoryObjectStore } from '../dist/index.js';
 import { PostgresObjectStore } from '../dist/postgres.js';
 import { demoAccess } from '../examples/demo-access.mjs';
-import { alternatingMedians, APP_KEY, demoData, loginAlice, seedCustomers } from './common.mjs';
+import { alternatingMedians, alternatingRates, APP_KEY, customer, demoData, loginAlice, seedCustomers } from './common.mjs';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const RUN = `${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
@@ -33,15 +37,36 @@ async function lister(service) {
   };
 }
 
-async function inMemory() {
+/**
+ * The objects of the PostgreSQL rows in the memory store's import form: the demo's without its
+ * customers, the 40 account managers the customers reference, then `COUNT` customers (`seedCustomers`' ids).
+ */
+function manyCustomers() {
+  const objects = demoData().objects.filter((object) => object['~ClassName'] !== 'Customer');
+  const taken = new Set(objects.map((object) => object['~ObjectID']));
+  for (let i = 0; i < 40; i++) {
+    const id = `EMP${String(i).padStart(5, '0')}`;
+    if (!taken.has(id)) objects.push({ '~ClassName': 'Employee', '~ObjectID': id, Name1: `Manager ${i}`, Name2: 'Example' });
+  }
+  for (let i = 0; i < COUNT; i++) objects.push({ '~ClassName': 'Customer', '~ObjectID': `CUS${String(i).padStart(6, '0')}`, ...customer(i) });
+  return { objects };
+}
+
+/** A service on a memory store holding `data`, ready. */
+async function memoryService(data, access = demoRules) {
+  const store = new MemoryObjectStore();
+  const service = createService({ store, data, access, users: { passwordIterations: 1 } });
+  await service.ready;
+  return { store, service };
+}
+
+async function inMemory(data, size) {
   const rows = [];
   for (const [rules, access] of [
     ['class rules', demoRules],
     ['class rules and the demo authorize (asked per object)', demoAccess],
   ]) {
-    const store = new MemoryObjectStore();
-    const service = createService({ store, data: demoData(), access, users: { passwordIterations: 1 } });
-    await service.ready;
+    const { store, service } = await memoryService(data(), access);
     const list = await lister(service);
     for (const [label, query, path] of [
       ['first page', { limit: 50 }, '/v1/objects/Customer'],
@@ -59,7 +84,7 @@ async function inMemory() {
       };
       const bareRound = async () => (await bare(new Request(`http://bench${path}`, { headers: { appkey: APP_KEY } }))).text();
       const [service_, floorMs, bareMs] = await alternatingMedians([() => list(path), floor, bareRound], ROUNDS);
-      const name = `memory store listing through service.fetch (${rules}), ${label} of 50, p50`;
+      const name = `memory store listing through service.fetch (${rules}), ${size}, ${label} of 50, p50`;
       rows.push({ name: `${name} (reference: the store's find + JSON.stringify of the envelope)`, value: service_ * 1000, unit: 'µs', reference: floorMs * 1000, ratio: service_ / floorMs, target: '<= 1.5' });
       rows.push({ name: `${name} (reference: a bare fetch handler, same find and stringify)`, value: service_ * 1000, unit: 'µs', reference: bareMs * 1000, ratio: service_ / bareMs });
     }
@@ -78,7 +103,7 @@ const PG_CASES = [
   ['first page, ordered by a number field, reversed', 'orderBy=Revenue&reverseOrder=true'],
 ];
 
-async function onPostgres(admin) {
+async function onPostgres(admin, rates) {
   const rows = [];
   const schema = `odbrest_bench_${RUN}`;
   // the store's own pool, whose connections record what the store sends while `recording`
@@ -115,6 +140,7 @@ async function onPostgres(admin) {
     const listEventual = await lister(eventual);
     const [roundTrip] = await alternatingMedians([() => replayPool.query('SELECT 1')], 101);
     rows.push({ name: 'PostgreSQL round trip through pg (SELECT 1), p50', value: roundTrip, unit: 'ms' });
+    rows.push(...(await memoryAgainstPostgres(list, rates)));
     for (const [label, parameters] of PG_CASES) {
       const path = `/v1/objects/Customer?${encodeURI(parameters)}`;
       await list(path); // warm: totals cached, page starts learned, references cached
@@ -165,8 +191,42 @@ async function onPostgres(admin) {
   return rows;
 }
 
-export default async function bench() {
-  const rows = process.env.LISTING_BENCH === 'postgres' ? [] : await inMemory();
+/**
+ * The first page of 50 of the same 100,000 customers through a service on the memory store and
+ * through `listPostgres` (a service on the PostgreSQL store): CPU per request of this process, in
+ * alternating rounds, and the p50 of each. The pages are checked alike first.
+ */
+async function memoryAgainstPostgres(listPostgres, rates) {
+  const { service } = await memoryService(manyCustomers());
+  const listMemory = await lister(service);
+  const path = '/v1/objects/Customer';
+  const page = (text) => {
+    const { data } = JSON.parse(text);
+    return JSON.stringify([data['~UnfilteredCount'], data['~Elements'].map((element) => element['~ObjectID'])]);
+  };
+  if (page(await listMemory(path)) !== page(await listPostgres(path))) throw new Error('first page of 100,000: the memory store answers another page than PostgreSQL');
+  const { cpu } = await alternatingRates(rates, () => listPostgres(path), () => listMemory(path), { rounds: 9, ms: 500 });
+  const [memoryMs, postgresMs] = await alternatingMedians([() => listMemory(path), () => listPostgres(path)], 301);
+  const count = COUNT.toLocaleString('en');
+  return [
+    {
+      name: `first page of 50 of ${count} customers through service.fetch, memory store, CPU per request of this process (reference: the PostgreSQL store's, its server's CPU not counted)`,
+      value: 1e6 / cpu.b,
+      unit: 'µs',
+      reference: 1e6 / cpu.a,
+      ratio: cpu.ratio,
+      target: '<= 0.5',
+    },
+    { name: `first page of 50 of ${count} customers through service.fetch, memory store, p50 (reference: the PostgreSQL store's)`, value: memoryMs, unit: 'ms', reference: postgresMs, ratio: memoryMs / postgresMs },
+  ];
+}
+
+export default async function bench({ rates }) {
+  const rows = [];
+  if (process.env.LISTING_BENCH !== 'postgres') {
+    rows.push(...(await inMemory(demoData, "the demo's 300 customers")));
+    rows.push(...(await inMemory(manyCustomers, `${COUNT.toLocaleString('en')} customers`)));
+  }
   if (process.env.LISTING_BENCH === 'memory') return rows;
   const admin = new pg.Client({ connectionString: DATABASE_URL });
   try {
@@ -175,7 +235,7 @@ export default async function bench() {
     return [...rows, { name: 'PostgreSQL listings: skipped', value: 'PostgreSQL unreachable', unit: '' }];
   }
   try {
-    return [...rows, ...(await onPostgres(admin))];
+    return [...rows, ...(await onPostgres(admin, rates))];
   } finally {
     await admin.end();
   }

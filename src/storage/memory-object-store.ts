@@ -30,9 +30,13 @@ export interface MemoryObjectStoreOptions {
  *
  * A page is answered without walking the class where it can be: each class keeps its objects in an
  * array in creation order (deleted ones leave a hole until the array is compacted), so an unfiltered
- * page costs its own length; equality, `$in` and reference filters use an index per field, and
- * ordered listings an index per order, each built the first time a query needs it and then kept up
- * to date by every write to the class.
+ * page costs its own length; equality, `$in` and reference filters use an index per field, `$exists`
+ * one of the objects holding the field, `$oids` the ids themselves (also inside an `$and`, as folders
+ * and `self` listings narrow a filter), range filters the run of the field's order index they select,
+ * and ordered listings an index per order, each built the first
+ * time a query needs it and then kept up to date by every write to the class. Where the number of
+ * matches is known without walking (the class's live count, an index's length), a walk that tests
+ * objects stops after the page.
  */
 export class MemoryObjectStore implements ObjectStore {
   readonly #byId = new Map<string, Entry>();
@@ -183,7 +187,7 @@ export class MemoryObjectStore implements ObjectStore {
     const entry = new Entry(stored.id, stored.className, stored.storeTime, stored.fields);
     this.#byId.set(entry.id, entry);
     let objects = this.#classes.get(entry.className);
-    if (!objects) this.#classes.set(entry.className, (objects = new ClassObjects()));
+    if (!objects) this.#classes.set(entry.className, (objects = new ClassObjects(this.#byId)));
     objects.append(entry);
     this.#refer(entry, true);
     return entry;
@@ -234,6 +238,61 @@ const MAX_UNION_BRANCHES = 64;
 const MAX_INDEXES = 16;
 /** A filtered, ordered listing with at most this many candidates sorts them instead of walking an order index. */
 const SORT_CANDIDATES_UP_TO = 2048;
+/** `$and`s nested deeper than this are left to the test (which answers them as `compileWhere` does). */
+const MAX_NESTING = 16;
+
+/** One member of a conjunction: a field and its condition, or a `WhereNodes` member and its operand. */
+type Term = readonly [name: string, condition: unknown];
+/** Entries that include every match of a filter, in creation order; `exact`: only matches. */
+type Candidates = { entries: readonly Entry[]; exact: boolean };
+
+/**
+ * The members of the conjunction `where` is, its `$and`s flattened (`{ $and: [{}, { $oids: [...] }] }`,
+ * as a folder or a `self` listing narrows a filter, is one term); `undefined` for what is not a filter
+ * object (the test answers it).
+ */
+function termsOf(where: unknown, depth = 0): Term[] | undefined {
+  if (typeof where !== 'object' || where === null || Array.isArray(where)) return undefined;
+  const terms: Term[] = [];
+  for (const [name, condition] of Object.entries(where)) {
+    const flat = name === '$and' && Array.isArray(condition) && depth < MAX_NESTING ? condition.map((item) => termsOf(item, depth + 1)) : undefined;
+    if (flat?.every((items) => items !== undefined)) terms.push(...flat.flat());
+    else terms.push([name, condition]);
+  }
+  return terms;
+}
+
+const RANGE_OPERATORS = new Set(['$gt', '$gte', '$lt', '$lte']);
+
+/**
+ * A condition's operators when all are range operators with operands of one kind, numbers (not NaN)
+ * or strings: such a condition selects a run of the field's order index.
+ */
+function rangeOf(condition: unknown): Array<[string, number | string]> | undefined {
+  if (typeof condition !== 'object' || condition === null || Array.isArray(condition)) return undefined;
+  const operators = Object.entries(condition);
+  const kind = typeof operators[0]?.[1];
+  if (kind !== 'number' && kind !== 'string') return undefined;
+  const valid = ([operator, operand]: [string, unknown]) => RANGE_OPERATORS.has(operator) && typeof operand === kind && !Number.isNaN(operand);
+  return operators.every(valid) ? (operators as Array<[string, number | string]>) : undefined;
+}
+
+/** Whether `condition` is an operator object holding `operator` and nothing else. */
+function isOnly<K extends string>(condition: unknown, operator: K): condition is Record<K, unknown> {
+  return typeof condition === 'object' && condition !== null && Object.keys(condition).length === 1 && operator in condition;
+}
+
+/**
+ * Calls `visit` on each entry of `list` (holes skipped), backwards with `reverse`, until it answers
+ * false.
+ */
+function walk(list: readonly (Entry | undefined)[], reverse: boolean | undefined, visit: (entry: Entry) => boolean): void {
+  const step = reverse ? -1 : 1;
+  for (let i = reverse ? list.length - 1 : 0; i >= 0 && i < list.length; i += step) {
+    const entry = list[i];
+    if (entry && !visit(entry)) return;
+  }
+}
 
 /** One class's objects: creation order, field indexes and order indexes. */
 class ClassObjects {
@@ -243,7 +302,15 @@ class ClassObjects {
   #blockLive: number[] = [];
   live = 0;
   readonly #fieldIndexes = new Map<string, FieldIndex>();
+  readonly #presenceIndexes = new Map<string, PresenceIndex>();
   readonly #orderIndexes = new Map<string, OrderIndex>();
+
+  /** Every stored object by id (the store's), for `$oids`. */
+  readonly #byId: ReadonlyMap<string, Entry>;
+
+  constructor(byId: ReadonlyMap<string, Entry>) {
+    this.#byId = byId;
+  }
 
   append(entry: Entry): void {
     entry.position = this.#slots.length;
@@ -275,8 +342,9 @@ class ClassObjects {
     for (const entry of this.#slots) if (entry) yield entry;
   }
 
-  *#indexes(): IterableIterator<FieldIndex | OrderIndex> {
+  *#indexes(): IterableIterator<FieldIndex | PresenceIndex | OrderIndex> {
     yield* this.#fieldIndexes.values();
+    yield* this.#presenceIndexes.values();
     yield* this.#orderIndexes.values();
   }
 
@@ -300,26 +368,18 @@ class ClassObjects {
     const offset = Math.max(0, query.offset ?? 0);
     const limit = Math.max(0, query.limit ?? Infinity);
     const where = query.where ?? {};
-    const names = Object.keys(where);
-    const indexed = this.#fromIndex(where, names.filter((name) => !name.startsWith('$')));
-    // exact: the candidates are exactly the matches (one condition, answered by an index)
-    const exact = names.length === 0 || (indexed !== undefined && indexed.exact && names.length === 1);
+    const { candidates, exact, total } = this.#plan(termsOf(where));
+    if (total !== undefined && limit === 0) return { entries: [], total };
     const compiled = exact ? undefined : compileWhere(where, lookup);
     const test = compiled && ((entry: Entry) => compiled(entry.fields, entry));
-    const candidates = indexed?.entries;
     const page = new Page(offset, limit);
 
     if (query.orderBy && (!candidates || candidates.length > SORT_CANDIDATES_UP_TO)) {
       const ordered = this.#orderIndex(query.orderBy).entries;
-      const total = exact ? (candidates?.length ?? this.live) : undefined;
       if (!test && !candidates) return { entries: sliceOf(ordered, offset, limit, query.reverse), total: total! };
       // walk the order index, testing each entry; stop early when the total is already known
       const member = test ?? ((entry: Entry) => compileWhere(where, lookup)(entry.fields, entry));
-      const step = query.reverse ? -1 : 1;
-      for (let i = query.reverse ? ordered.length - 1 : 0; i >= 0 && i < ordered.length; i += step) {
-        const entry = ordered[i]!;
-        if (member(entry) && !page.add(entry) && total !== undefined) break;
-      }
+      walk(ordered, query.reverse, (entry) => !member(entry) || page.add(entry) || total === undefined);
       return { entries: page.entries, total: total ?? page.seen };
     }
 
@@ -328,16 +388,55 @@ class ClassObjects {
       source = candidates;
       if (query.orderBy) source = sortedCopy(candidates, query.orderBy);
     } else {
-      if (exact) return { entries: this.#creationPage(offset, limit, query.reverse), total: this.live };
+      if (exact) return { entries: this.#creationPage(offset, limit, query.reverse), total: total! };
       source = this.#slots;
     }
     if (!test) return { entries: sliceOf(source as Entry[], offset, limit, query.reverse), total: source.length };
-    const step = query.reverse ? -1 : 1;
-    for (let i = query.reverse ? source.length - 1 : 0; i >= 0 && i < source.length; i += step) {
-      const entry = source[i];
-      if (entry && test(entry)) page.add(entry);
+    walk(source, query.reverse, (entry) => !test(entry) || page.add(entry) || total === undefined);
+    return { entries: page.entries, total: total ?? page.seen };
+  }
+
+  /**
+   * How to answer the conjunction `terms` without testing every entry of the class: the candidates of
+   * its most selective indexed term (creation order; absent: the whole class), whether they are exactly
+   * the matches, and the number of matches where it is known without walking (then a walk stops after
+   * the page).
+   */
+  #plan(terms: Term[] | undefined): { candidates?: readonly Entry[]; exact: boolean; total?: number } {
+    if (terms?.length === 0) return { exact: true, total: this.live };
+    if (terms?.length === 1 && !terms[0]![0].startsWith('$')) {
+      const [name, condition] = terms[0]!;
+      // the objects without a field: the class less those with it (an empty or small index)
+      if (isOnly(condition, '$exists') && condition.$exists === false) return { exact: false, total: this.live - this.#presenceIndex(name).entries.length };
+      // a range too large to put in creation order: counted from the order index, the page found by walking
+      const run = this.#range(name, condition);
+      if (run && run.end - run.start > SORT_CANDIDATES_UP_TO) return { exact: false, total: run.end - run.start };
     }
-    return { entries: page.entries, total: page.seen };
+    const best = terms && this.#fromIndex(terms);
+    if (terms?.length === 1 && best?.exact) return { candidates: best.entries, exact: true, total: best.entries.length };
+    return { candidates: best?.entries, exact: false };
+  }
+
+  /**
+   * A range condition (`$gt`, `$gte`, `$lt`, `$lte`, all with numbers or all with strings) as the run
+   * `[start, end)` of the field's ascending order index that it selects: exactly its matches, in value order.
+   */
+  #range(name: string, condition: unknown): { ordered: readonly Entry[]; start: number; end: number } | undefined {
+    const bounds = rangeOf(condition);
+    if (!bounds) return undefined;
+    const ordered = this.#orderIndex({ field: name }).entries;
+    const first = (before: (value: FieldValue | undefined) => boolean) => lowerBound(ordered, (entry) => before(fieldValue(entry.fields, name)));
+    const kind = bounds[0]![1];
+    // the values of the operands' kind, then narrowed by each operator
+    let start = first((value) => compareFieldValues(value, typeof kind === 'number' ? -Infinity : '') < 0);
+    let end = first(typeof kind === 'number' ? (value) => compareFieldValues(value, Infinity) <= 0 : (value) => typeof value === 'string' || compareFieldValues(value, '') < 0);
+    for (const [operator, operand] of bounds) {
+      if (operator === '$gt') start = Math.max(start, first((value) => compareFieldValues(value, operand) <= 0));
+      else if (operator === '$gte') start = Math.max(start, first((value) => compareFieldValues(value, operand) < 0));
+      else if (operator === '$lt') end = Math.min(end, first((value) => compareFieldValues(value, operand) < 0));
+      else end = Math.min(end, first((value) => compareFieldValues(value, operand) <= 0));
+    }
+    return { ordered, start, end: Math.max(start, end) };
   }
 
   /** A page of the whole class in creation order, found past holes by counting live entries per block. */
@@ -364,49 +463,68 @@ class ClassObjects {
   }
 
   /**
-   * Candidates from the field index of the most selective equality, reference or `$in` condition, in
-   * creation order; `exact` when that condition is all its field asks.
+   * Candidates from the index of the most selective term of a conjunction: an equality, reference,
+   * `$in` or `$exists: true` condition, `$oids`, or an `$or` of such terms; in creation order, `exact`
+   * when that term is all its field (or node) asks.
    */
-  #fromIndex(where: Where, names: string[]): { entries: readonly Entry[]; exact: boolean } | undefined {
-    let best: { entries: readonly Entry[]; exact: boolean } | undefined;
-    for (const name of names) {
-      const condition: unknown = where[name];
-      let found: { entries: readonly Entry[]; exact: boolean } | undefined;
-      if (isScalar(condition)) found = { entries: this.#fieldIndex(name).withValue(condition), exact: true };
-      else if (isRef(condition)) found = { entries: this.#fieldIndex(name).referencing(condition.$ref), exact: true };
-      else if (typeof condition === 'object' && condition !== null && '$in' in condition) {
-        const values = condition.$in;
-        if (!Array.isArray(values) || !values.every(isScalar)) continue;
-        found = { entries: this.#fieldIndex(name).withAnyOf(values), exact: Object.keys(condition).length === 1 };
-      } else if (typeof condition === 'object' && condition !== null && '$eq' in condition && isScalar(condition.$eq)) {
-        // query text's "=": the value, or (a string) a reference to the object with that id
-        const index = this.#fieldIndex(name);
-        const value = condition.$eq;
-        const lists = [index.withValue(value), typeof value === 'string' ? index.referencing(value) : NONE].filter((list) => list.length > 0);
-        found = { entries: lists.length <= 1 ? (lists[0] ?? NONE) : lists.flat().sort(byPosition), exact: Object.keys(condition).length === 1 };
-      }
+  #fromIndex(terms: readonly Term[]): Candidates | undefined {
+    let best: Candidates | undefined;
+    for (const [name, condition] of terms) {
+      const found = name === '$or' ? this.#fromEither(condition) : name === '$oids' ? this.#withIds(condition) : name.startsWith('$') ? undefined : this.#forField(name, condition);
       if (found && (!best || found.entries.length < best.entries.length)) best = found;
     }
-    const either = this.#fromEither(where.$or);
-    if (either && (!best || either.entries.length < best.entries.length)) best = either;
     return best;
+  }
+
+  /** Candidates of one field's condition, from its field or presence index. */
+  #forField(name: string, condition: unknown): Candidates | undefined {
+    if (isScalar(condition)) return { entries: this.#fieldIndex(name).withValue(condition), exact: true };
+    if (isRef(condition)) return { entries: this.#fieldIndex(name).referencing(condition.$ref), exact: true };
+    if (typeof condition !== 'object' || condition === null) return undefined;
+    const exact = Object.keys(condition).length === 1;
+    if ('$in' in condition) {
+      const values = condition.$in;
+      if (Array.isArray(values) && values.every(isScalar)) return { entries: this.#fieldIndex(name).withAnyOf(values), exact };
+    }
+    if ('$eq' in condition && isScalar(condition.$eq)) {
+      // query text's "=": the value, or (a string) a reference to the object with that id
+      const index = this.#fieldIndex(name);
+      const value = condition.$eq;
+      const lists = [index.withValue(value), typeof value === 'string' ? index.referencing(value) : NONE].filter((list) => list.length > 0);
+      return { entries: lists.length <= 1 ? (lists[0] ?? NONE) : lists.flat().sort(byPosition), exact };
+    }
+    if ('$exists' in condition && condition.$exists === true) return { entries: this.#presenceIndex(name).entries, exact };
+    const run = this.#range(name, condition);
+    if (run && run.end - run.start <= SORT_CANDIDATES_UP_TO) return { entries: run.ordered.slice(run.start, run.end).sort(byPosition), exact: true };
+    return undefined;
+  }
+
+  /** `$oids`: the entries of this class with those ids (an operand of another shape is left to the test). */
+  #withIds(ids: unknown): Candidates | undefined {
+    if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) return undefined;
+    const entries = new Set<Entry>();
+    for (const id of ids) {
+      const entry = this.#byId.get(id);
+      if (entry && this.#slots[entry.position] === entry) entries.add(entry);
+    }
+    return { entries: [...entries].sort(byPosition), exact: true };
   }
 
   /**
    * Candidates of an `$or` whose every branch an index answers (query text's `City = A or City = B`):
    * the union of the branches' candidates, in creation order; `exact` when every branch is.
    */
-  #fromEither(branches: unknown): { entries: readonly Entry[]; exact: boolean } | undefined {
+  #fromEither(branches: unknown): Candidates | undefined {
     if (!Array.isArray(branches) || branches.length === 0 || branches.length > MAX_UNION_BRANCHES) return undefined;
     const union = new Set<Entry>();
     let exact = true;
     for (const branch of branches) {
-      if (typeof branch !== 'object' || branch === null || Array.isArray(branch)) return undefined;
-      const names = Object.keys(branch);
-      if (names.some((name) => name.startsWith('$'))) return undefined;
-      const found = this.#fromIndex(branch as Where, names);
+      const terms = termsOf(branch, MAX_NESTING);
+      // a nested `$or` is left to the test (each level would multiply the branches)
+      if (!terms || terms.some(([name]) => name === '$or')) return undefined;
+      const found = this.#fromIndex(terms);
       if (!found) return undefined;
-      exact &&= found.exact && names.length === 1;
+      exact &&= found.exact && terms.length === 1;
       for (const entry of found.entries) union.add(entry);
     }
     return { entries: [...union].sort(byPosition), exact };
@@ -414,6 +532,10 @@ class ClassObjects {
 
   #fieldIndex(name: string): FieldIndex {
     return recentlyUsed(this.#fieldIndexes, name, () => new FieldIndex(name, this.entries()));
+  }
+
+  #presenceIndex(name: string): PresenceIndex {
+    return recentlyUsed(this.#presenceIndexes, name, () => new PresenceIndex(name, this.entries()));
   }
 
   #orderIndex(orderBy: OrderBy): OrderIndex {
@@ -526,6 +648,26 @@ class FieldIndex {
         for (const id of new Set(value.$set)) if (typeof id === 'string' && !(isRef(value) && id === value.$ref)) visit(this.#refs, id);
       }
     }
+  }
+}
+
+/** The entries holding one field (any value, `null` included), in creation order: `$exists`. */
+class PresenceIndex {
+  readonly entries: Entry[] = [];
+
+  constructor(
+    readonly field: string,
+    entries: Iterable<Entry>,
+  ) {
+    for (const entry of entries) this.add(entry);
+  }
+
+  add(entry: Entry): void {
+    if (Object.hasOwn(entry.fields, this.field)) insertByPosition(this.entries, entry);
+  }
+
+  remove(entry: Entry): void {
+    if (Object.hasOwn(entry.fields, this.field)) this.entries.splice(searchByPosition(this.entries, entry.position), 1);
   }
 }
 

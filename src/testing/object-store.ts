@@ -643,6 +643,40 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
         expect(await keys({ v: { $in: [1, 10] }, missing: { $exists: true } })).toEqual([]);
         expect(await keys({ v: 'a', missing: null })).toEqual([]);
       });
+
+      it('pages $exists and an $and narrowed by $oids (as folders and self listings ask), ordered and reversed, following writes', async () => {
+        const store = await fresh();
+        const all = await fill(store, 'P', 30, (i): Fields => (i % 4 === 0 ? { i, flag: i % 8 === 0 ? null : 'x' } : { i }));
+        const other = await store.put({ className: 'Q', fields: { i: 0, flag: 'x' } });
+        const page = async (where: Where, query: Partial<FindQuery> = {}) => {
+          const found = await store.find({ className: 'P', where, ...query });
+          expect(await store.count('P', where)).toBe(found.total);
+          return { total: found.total, ids: byIds(found.objects) };
+        };
+        const expectPages = async (live: StoredObject[], chosen: string[]) => {
+          const flagged = live.filter((object) => 'flag' in object.fields);
+          const bare = live.filter((object) => !('flag' in object.fields));
+          expect(await page({ flag: { $exists: true } }, { offset: 2, limit: 3 })).toEqual({ total: flagged.length, ids: byIds(flagged.slice(2, 5)) });
+          expect(await page({ flag: { $exists: false } }, { offset: 5, limit: 4 })).toEqual({ total: bare.length, ids: byIds(bare.slice(5, 9)) });
+          expect(await page({ flag: { $exists: false } }, { limit: 3, reverse: true })).toEqual({ total: bare.length, ids: byIds(bare.slice(-3).reverse()) });
+          expect(await page({ flag: { $exists: false } }, { orderBy: { field: 'i', descending: true }, limit: 2 })).toEqual({ total: bare.length, ids: byIds(bare.slice(-2).reverse()) });
+          expect(await page({ flag: { $exists: false } }, { limit: 0 })).toEqual({ total: bare.length, ids: [] });
+          const narrowed = live.filter((object) => chosen.includes(object.id));
+          expect(await page({ $and: [{}, { $oids: chosen }] }, { limit: 2 })).toEqual({ total: narrowed.length, ids: byIds(narrowed.slice(0, 2)) });
+          expect(await page({ $and: [{}, { $oids: chosen }] }, { offset: 1, reverse: true })).toEqual({ total: narrowed.length, ids: byIds(narrowed.reverse().slice(1)) });
+          const above = live.filter((object) => chosen.includes(object.id) && (object.fields.i as number) >= 10);
+          expect(await page({ $and: [{ i: { $gte: 10 } }, { $and: [{ $oids: chosen }] }] })).toEqual({ total: above.length, ids: byIds(above) });
+        };
+        const chosen = [all[20]!.id, all[3]!.id, all[11]!.id, other.id, all[3]!.id, 'NOSUCH01'];
+        await expectPages(all, chosen);
+        // a deleted one, one moved to another class, a field removed and one added
+        await store.delete(all[11]!.id);
+        await store.put({ id: all[20]!.id, className: 'Q', fields: { i: 20 } });
+        const unflagged = await store.put({ id: all[4]!.id, className: 'P', fields: { i: 4 } });
+        const flagged = await store.put({ id: all[5]!.id, className: 'P', fields: { i: 5, flag: 'y' } });
+        const live = all.filter((_, i) => i !== 11 && i !== 20).map((object) => (object.id === unflagged.id ? unflagged : object.id === flagged.id ? flagged : object));
+        await expectPages(live, chosen);
+      });
     });
 
     describe('filters on references', () => {

@@ -60,6 +60,11 @@ describe('MemoryObjectStore against the definition of find', () => {
       }
     };
 
+    /** `count` ids of stored objects, of any class. */
+    const ids = (count: number) => {
+      const stored = [...where.keys()];
+      return Array.from({ length: count }, () => pick(stored));
+    };
     const randomCondition = (): Where => {
       const conditions: Where[] = [
         { g: pick(KINDS.filter((kind) => kind === null || typeof kind !== 'object')) ?? null },
@@ -73,8 +78,27 @@ describe('MemoryObjectStore against the definition of find', () => {
         { n: { $gte: Math.floor(next() * 20), $lt: 15 } },
         { s: { $gt: pick(TEXTS) } },
         { s: { $prefix: pick(['', 'a', '😀']) } },
+        // ranges: answered from the field's order index (counted there when too many to sort)
+        { n: { $gt: Math.floor(next() * 20) - 1 } },
+        { n: { $lte: Math.floor(next() * 24) - 2, $gte: 2 } },
+        { g: { $gt: pick([0, 1, -1]) } },
+        { g: { $lt: pick(['0', 'a', '']) } },
+        { s: { $gte: pick(TEXTS), $lt: pick(TEXTS) } },
+        { n: { $gt: 3, $lt: 'z' } },
+        { h: { $gte: 1 }, n: { $lt: 10 } },
         { h: { $in: [0, 1] }, n: { $lt: 10 } },
         { h: 1, g: { $exists: true } },
+        { h: { $exists: next() < 0.5 } },
+        { h: { $exists: true, $ne: 1 } },
+        // as a folder or a `self` listing narrows a filter: `$and` with `$oids` (ids of both classes and unknown ones)
+        { $and: [{}, { $oids: [...pick([[], ids(3), ids(40)]), 'NOSUCH01'] }] },
+        { $and: [{ n: { $lt: 10 } }, { $and: [{ $oids: ids(60) }] }] },
+        { $and: [{}, { h: { $exists: false } }] },
+        { $and: [{ s: pick(TEXTS) }, { g: { $exists: true } }] },
+        { $and: [null as unknown as Where, { h: 1 }] },
+        { $and: 'not a list' as unknown as Where[] },
+        { $or: [{ $oids: ids(20) }, { h: 2 }] },
+        { $or: [{ h: { $exists: true } }, { n: 3 }] },
         {},
       ];
       return pick(conditions);
@@ -86,7 +110,7 @@ describe('MemoryObjectStore against the definition of find', () => {
       if (next() < 0.3) query.reverse = true;
       if (next() < 0.7) query.offset = Math.floor(next() * next() * 2000);
       if (next() < 0.8) query.limit = Math.floor(next() * 60);
-      let expected = classes.get(className)!.filter((object) => matches(object.fields, query.where));
+      let expected = classes.get(className)!.filter((object) => matches(object.fields, query.where, { id: object.id, storeTime: 0, className }));
       if (query.orderBy) expected = expected.sort((a, b) => orderComparator(query.orderBy!)(a.fields, b.fields));
       if (query.reverse) expected.reverse();
       const offset = query.offset ?? 0;
