@@ -51,8 +51,11 @@ interface Answer {
   data: Record<string, unknown>;
 }
 
-/** One client of a service on `store`: logged in with a custom login (the principal lives in the store). */
-async function client(store: ObjectStore) {
+/**
+ * One client of a new service on `store` (the contract's and the crash test's): logged in with a
+ * custom login whose principal lives in the store, with every right on `BinItem`.
+ */
+export async function binClient(store: ObjectStore) {
   const principal = (await store.find({ className: 'BinTester', limit: 1 })).objects[0] ?? (await store.put({ className: 'BinTester', fields: { Name: 'tester', _licences: [APP] } }));
   const service: Service = createService({ store, kv: new MemoryKeyValueStore(), onError: () => undefined, customLogin: { className: 'BinTester', authenticate: async () => principal },
     access: { rules: { BinItem: { read: ['*'], create: ['*'], update: ['*'], delete: ['*'] } } },
@@ -72,7 +75,7 @@ async function client(store: ObjectStore) {
   return call;
 }
 
-type Call = Awaited<ReturnType<typeof client>>;
+type Call = Awaited<ReturnType<typeof binClient>>;
 type Step = 'update' | 'recycle' | 'restore';
 /** Three rounds of a change, a move to the bin and a restore: what a cut may fall between. */
 const STEPS: Step[] = ['update', 'recycle', 'restore', 'update', 'recycle', 'restore', 'update', 'recycle', 'restore'];
@@ -100,16 +103,16 @@ export function recycleBinContract(harness: ObjectStoreHarness, { describe, expe
       let stop!: () => void;
       // settles once, when the cut write stopped its process; never again after that
       let stopped = new Promise<'stopped'>((resolve) => (stop = () => resolve('stopped')));
-      let call = await client(store);
+      let call = await binClient(store);
       const created = await call('POST', '/v1/object/BinItem', { v: 0 });
       const id = created.data['~ObjectID'] as string;
       expect(created.status, JSON.stringify(created)).toBe(200);
-      call = await client(cutStore(store, at, cut, stop));
+      call = await binClient(cutStore(store, at, cut, stop));
       let v = 0;
       let live = true;
       for (const [i, step] of [...STEPS, 'update', 'recycle', 'restore'].entries()) {
         const context = `${cut === 'fails' ? 'write' : 'stop after write'} ${at}, step ${i} (${step})`;
-        if (i === STEPS.length) call = await client(store); // no cut from here on
+        if (i === STEPS.length) call = await binClient(store); // no cut from here on
         if ((step === 'update' && !live) || (step === 'recycle' && !live) || (step === 'restore' && live)) continue;
         const next = step === 'update' ? v + 1 : v;
         const answer = await Promise.race([
@@ -117,7 +120,7 @@ export function recycleBinContract(harness: ObjectStoreHarness, { describe, expe
           stopped,
         ]);
         if (answer === 'stopped') {
-          call = await client(store); // the process stopped: a new one on the same store
+          call = await binClient(store); // the process stopped: a new one on the same store
           stopped = new Promise(() => undefined);
         }
         else if (answer.status === 200 && step === 'restore') expect(answer.data.v, `${context}: the restore answered v=${String(answer.data.v)}, the last written is ${v}`).toBe(v);
@@ -144,7 +147,7 @@ export function recycleBinContract(harness: ObjectStoreHarness, { describe, expe
     it('old bins (an entry per deletion under ids of their own): the newest deletion is restored, a live object always wins', async () => {
       const store = await harness.create();
       try {
-        const call0 = await client(store);
+        const call0 = await binClient(store);
         const principal = (await store.find({ className: 'BinTester', limit: 1 })).objects[0] as StoredObject;
         const now = Date.now();
         const old = (id: string, v: number, deletedAt: number) =>
@@ -157,7 +160,7 @@ export function recycleBinContract(harness: ObjectStoreHarness, { describe, expe
         const live = (await call0('POST', '/v1/object/BinItem', { v: 7 })).data['~ObjectID'] as string;
         expect(live).toBeTypeOf('string');
         await old(live, 6, now - 10_000);
-        const call = await client(store);
+        const call = await binClient(store);
         const bin = await call('GET', '/v1/recycleBin');
         expect((bin.data['~Elements'] as Array<Record<string, unknown>>).map((element) => [element['~ObjectID'], element.v])).toEqual([['OLDBIN01', 3]]);
         expect((await call('GET', `/v1/object/${live}`)).data.v).toBe(7);
