@@ -43,9 +43,10 @@ events: { retainMinutes: 1 }
 /**
  * The backends that LISTEN (the object caches' and the event buses' connections, stores/pg-cache.ts
  * ChangeFeed): their last query is the LISTEN, or the round trip each sends every 5 s and for reads
- * that wait for the feed (`SELECT pg_current_wal_insert_lsn()...`), which no other connection sends.
+ * that wait for the feed (its FEED_SQL, the only query that reads `pg_current_snapshot()`; the pools'
+ * connections read the WAL position alone after a write, and are left alone).
  */
-const LISTENING = `backend_type = 'client backend' AND state = 'idle' AND (query ILIKE 'LISTEN %' OR query LIKE 'SELECT pg_current_wal_insert_lsn()%')`;
+const LISTENING = `backend_type = 'client backend' AND state = 'idle' AND (query ILIKE 'LISTEN %' OR query LIKE '%pg_current_snapshot()%')`;
 const FAULT_KINDS = ['postgres', 'redis', 'kill', 'listen', 'disk'];
 const FAULT_NAMES = { postgres: 'PostgreSQL restarted', redis: 'Redis restarted', kill: 'instance SIGKILLed', listen: 'LISTEN connections ended', disk: 'blob disk full' };
 

@@ -8,7 +8,6 @@
 import { createService, type Service } from '../index.js';
 import { MemoryKeyValueStore } from '../storage/memory-kv.js';
 import type { ObjectStore, StoredObject } from '../storage/types.js';
-import type { ObjectStoreHarness } from './object-store.js';
 import type { TestApi } from './test-api.js';
 
 const BIN_CLASS = 'RecycledObject';
@@ -80,7 +79,8 @@ type Step = 'update' | 'recycle' | 'restore';
 /** Three rounds of a change, a move to the bin and a restore: what a cut may fall between. */
 const STEPS: Step[] = ['update', 'recycle', 'restore', 'update', 'recycle', 'restore', 'update', 'recycle', 'restore'];
 
-export function recycleBinContract(harness: ObjectStoreHarness, { describe, expect, it }: TestApi): void {
+/** Registers the cases; `harness.create` makes a new, empty store (the ObjectStore contract's harness). */
+export function recycleBinContract(harness: { create(): Promise<ObjectStore> }, { describe, expect, it }: TestApi): void {
   describe('the recycle bin over this store (PROTOCOL.md 6.3): no cut brings back an older version', () => {
     /**
      * Where the object is, checked against the versions it may have (`allowed`: the last one written,
