@@ -41,11 +41,12 @@ loginLimit: { perUser: 1000, perAddress: 100000 }
 events: { retainMinutes: 1 }
 `;
 /**
- * The backends that LISTEN (the object caches' and the event buses' connections): their last query is
- * the LISTEN, or the heartbeat `SELECT 1` each sends while idle (a pool connection that last ran a
- * bare `SELECT 1` is ended too, which does no harm).
+ * The backends that LISTEN (the object caches' and the event buses' connections, stores/pg-cache.ts
+ * ChangeFeed): their last query is the LISTEN, or the round trip each sends every 5 s and for reads
+ * that wait for the feed (its FEED_SQL, the only query that reads `pg_current_snapshot()`; the pools'
+ * connections read the WAL position alone after a write, and are left alone).
  */
-const LISTENING = `backend_type = 'client backend' AND state = 'idle' AND (query ILIKE 'LISTEN %' OR query = 'SELECT 1')`;
+const LISTENING = `backend_type = 'client backend' AND state = 'idle' AND (query ILIKE 'LISTEN %' OR query LIKE '%pg_current_snapshot()%')`;
 const FAULT_KINDS = ['postgres', 'redis', 'kill', 'listen', 'disk'];
 const FAULT_NAMES = { postgres: 'PostgreSQL restarted', redis: 'Redis restarted', kill: 'instance SIGKILLed', listen: 'LISTEN connections ended', disk: 'blob disk full' };
 
@@ -217,9 +218,14 @@ async function inject(kind, round) {
     fault.t1 = Date.now();
     await instances[1].start();
   } else if (kind === 'listen') {
-    listeners = (await listening()).length;
-    await postgres.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE ${LISTENING}`);
+    // a connection between two queries, or still connecting after an earlier fault, is tried again
+    for (let tries = 0; listeners === 0 && tries < 50; tries++) {
+      listeners = await endListening();
+      if (listeners === 0) await sleep(100);
+    }
     fault.t1 = Date.now();
+    // a fault that ended nothing tested nothing: it counts against the run
+    if (listeners === 0) fault.notInjected = 'no listening connection found to end';
   } else if (kind === 'disk') {
     disk.fill();
     await sleep(2000);
@@ -229,7 +235,13 @@ async function inject(kind, round) {
   const recovered = await recovery(kind, listeners, fault.t1 + RECOVERY_BOUND_MS * 2);
   fault.t2 = recovered ? Date.now() : undefined;
   fault.recoveryMs = recovered ? fault.t2 - fault.t1 : undefined;
-  say(`${FAULT_NAMES[kind]}: ${recovered ? `recovered ${(fault.recoveryMs / 1000).toFixed(1)} s after the repair` : 'NOT recovered'}${kind === 'listen' ? ` (${listeners} listening connections ended)` : ''}`);
+  say(`${FAULT_NAMES[kind]}: ${fault.notInjected ? `NOT INJECTED (${fault.notInjected}); ` : ''}${recovered ? `recovered ${(fault.recoveryMs / 1000).toFixed(1)} s after the repair` : 'NOT recovered'}${kind === 'listen' ? ` (${listeners} listening connections ended)` : ''}`);
+}
+
+/** Ends the backends that LISTEN (see LISTENING); answers how many it ended. */
+async function endListening() {
+  const rows = await postgres.query(`SELECT count(*) AS n FROM (SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE ${LISTENING}) t WHERE ended`).catch(() => [{ n: 0 }]);
+  return Number(rows[0]?.n ?? 0);
 }
 
 /** The backends that LISTEN (see LISTENING). */
@@ -317,6 +329,7 @@ function report({ subscribers, samples, expectedEvents, loadStart }) {
   const sessionsLost = history.failures.filter((f) => f.outcome === 'session' && !faults.list.some((fault) => fault.kind === 'redis' && fault.t0 <= f.t1));
   const otherErrors = history.failures.filter((f) => !['unavailable', 'network', 'session', 'conflict', 'locked', 'missing'].includes(f.outcome));
   const unrecovered = faults.list.filter((fault) => fault.recoveryMs === undefined || fault.recoveryMs > RECOVERY_BOUND_MS);
+  const notInjected = faults.list.filter((fault) => fault.notInjected);
 
   const lines = [];
   const row = (cells, widths) => lines.push(cells.map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]) : String(cell).padStart(widths[i]))).join('  '));
@@ -332,7 +345,7 @@ function report({ subscribers, samples, expectedEvents, loadStart }) {
   const faultWidths = [26, 9, 28];
   row(['fault', 'injected', 'recovery (s)'], faultWidths);
   for (const kind of FAULT_KINDS) {
-    const list = faults.list.filter((fault) => fault.kind === kind);
+    const list = faults.list.filter((fault) => fault.kind === kind && !fault.notInjected);
     row([FAULT_NAMES[kind], list.length, list.map((fault) => (fault.recoveryMs === undefined ? 'never' : (fault.recoveryMs / 1000).toFixed(1))).join(', ') || '-'], faultWidths);
   }
   lines.push('', 'checks');
@@ -351,6 +364,7 @@ function report({ subscribers, samples, expectedEvents, loadStart }) {
     ['sessions lost', sessionsLost.length, 'a 201 with no Redis restart since the login'],
     ['other errors', otherErrors.length, 'answers the load did not expect'],
     ['faults not recovered', unrecovered.length, `within ${RECOVERY_BOUND_MS / 1000} s`],
+    ['faults not injected', notInjected.length, 'a fault that found nothing to break (no listening connection)'],
     ['other violations', found.other.length, 'locks'],
   ];
   for (const [name, count, note] of checks) lines.push(`${name.padEnd(26)} ${String(count).padStart(5)}   ${note}`);
@@ -378,7 +392,7 @@ function report({ subscribers, samples, expectedEvents, loadStart }) {
 
   const total =
     found.lost.length + found.stale.length + found.duplicated.length + found.phantom.length + found.events.length + found.order.length +
-    fiveHundreds.length + bare503.length + outside503.length + outsideNet.length + sessionsLost.length + otherErrors.length + unrecovered.length + found.other.length + memoryViolations;
+    fiveHundreds.length + bare503.length + outside503.length + outsideNet.length + sessionsLost.length + otherErrors.length + unrecovered.length + notInjected.length + found.other.length + memoryViolations;
   lines.push('', `violations: ${total}`);
   console.log(lines.join('\n'));
   const details = [
@@ -389,6 +403,7 @@ function report({ subscribers, samples, expectedEvents, loadStart }) {
     ...outsideNet.map((r) => `no answer outside a kill: ${r.method} ${r.path} on ${r.instance} (${r.error}) at +${((r.t0 - faults.start) / 1000).toFixed(1)} s`),
     ...sessionsLost.map((f) => `session lost: ${f.kind} ${f.message}`),
     ...otherErrors.map((f) => `other error: ${f.kind} ${f.outcome} ${f.message}`),
+    ...notInjected.map((fault) => `fault not injected: ${FAULT_NAMES[fault.kind]} at +${((fault.t0 - faults.start) / 1000).toFixed(1)} s (${fault.notInjected})`),
   ];
   if (details.length > 0) {
     console.log(`\nfirst violations (of ${details.length}):`);

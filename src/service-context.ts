@@ -21,7 +21,7 @@ import { MacroRegistry, macroContext, type MacroContext } from './macros/registr
 import { Access } from './objects/access.js';
 import { ClassSchemas } from './objects/model/index.js';
 import { Serializer, serializerOptions } from './objects/read/index.js';
-import { RECYCLED_CLASS, sessionObjectStore, writeOptions } from './objects/write/index.js';
+import { RECYCLED_CLASS, sessionObjectStore, withoutRecycled, writeOptions } from './objects/write/index.js';
 import { IDENTITY_CLASS } from './oauth/links.js';
 import { PROVIDER_CLASS } from './oauth/providers.js';
 import type { ServiceOptions } from './options.js';
@@ -40,7 +40,8 @@ export function serviceContext(
   caches: CacheSizes,
 ): AssembledContext {
   const now = options.now ?? Date.now;
-  const store = telemetry.instrument(options.store ?? new MemoryObjectStore({ now }), 'odbrest.objects', OBJECT_STORE_OPERATIONS);
+  // a recycled object's id holds its bin entry: every read by id meets it as deleted
+  const store = withoutRecycled(telemetry.instrument(options.store ?? new MemoryObjectStore({ now }), 'odbrest.objects', OBJECT_STORE_OPERATIONS));
   const kv = telemetry.instrument(options.kv ?? new MemoryKeyValueStore({ now }), 'odbrest.kv', KV_OPERATIONS);
   const macros = new MacroRegistry(options.macros, options.objects?.serialization?.macros);
   // the service's own internal classes (OAuth providers and links, recycle bin entries) and the host's

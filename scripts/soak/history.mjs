@@ -13,6 +13,8 @@ export class History {
     this.ids = [];
     /** tag -> 'attempt' | 'acked' | 'doubt' */
     this.creates = new Map();
+    /** tag -> when its create was sent: its event may arrive before the answer does. */
+    this.createdFrom = new Map();
     this.files = [];
     /** owner -> the Bulk values it wrote (with their status): they reach objects its creates in doubt made too. */
     this.bulks = new Map();
@@ -33,6 +35,7 @@ export class History {
   // what the load tells it
   attemptCreate(tag) {
     this.creates.set(tag, 'attempt');
+    this.createdFrom.set(tag, Date.now());
   }
 
   created(tag, object, owner) {
@@ -49,7 +52,7 @@ export class History {
   #register(id, owner, tag, status) {
     const t = Date.now();
     const fields = Object.fromEntries(FIELDS.map((field) => [field, [{ value: INITIAL[field], status, t }]]));
-    const entry = { owner, tag, fields, states: [{ state: 'live', status, t, done: t }], created: t };
+    const entry = { owner, tag, fields, states: [{ state: 'live', status, t, done: t }], created: t, sent: this.createdFrom.get(tag) ?? t };
     if (status === 'doubt') {
       // made by a create whose answer never came: its owner does not know it, but its bulk writes reach it
       entry.unowned = true;
@@ -232,7 +235,8 @@ export class History {
           this.found.events.push(`${subscriber.name}: no event for ${id} ${what} (written at +${((t - this.faults.start) / 1000).toFixed(1)} s)`);
         }
       };
-      if (entry.states[0].status === 'acked') need(entry.created, (event) => event.type === 'create', 'create');
+      // from when the create was sent (its event may come before its answer), as for the other writes
+      if (entry.states[0].status === 'acked') need(entry.sent, (event) => event.type === 'create', 'create', entry.created);
       for (const field of FIELDS) {
         for (const write of entry.fields[field].slice(1)) {
           if (write.status === 'acked') need(write.t, (event) => event.object?.[field] === write.value, `${field}=${JSON.stringify(write.value)}`, write.done);

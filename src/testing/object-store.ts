@@ -8,6 +8,7 @@
  * store and opens the same data again; the contract then checks that nothing was lost.
  */
 import type { TestApi } from './test-api.js';
+import { recycleBinContract } from './recycle-bin.js';
 import { StoreConflictError, StoreValueError } from '../storage/errors.js';
 import type { Fields, FindQuery, ObjectStore, StoredObject, Where } from '../storage/types.js';
 
@@ -1087,6 +1088,36 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
         expect((await store.find({ className: 'Item' })).objects).toEqual([items[0], replaced, items[2], items[3]]);
       });
     });
+
+    describe('a conditional write into another class (the recycle bin, PROTOCOL.md 6.3)', () => {
+      it('moves an object into another class and back, each in one conditional put; a stale version moves nothing', async () => {
+        const store = await fresh();
+        const [item, other] = await fill(store, 'Item', 2);
+        const moved = await store.put({ id: item!.id, className: 'Binned', fields: { was: 'Item' }, ifStoreTime: item!.storeTime });
+        expect(moved.storeTime).toBeGreaterThan(item!.storeTime);
+        expect(await store.get(item!.id)).toEqual(moved);
+        expect(byIds((await store.find({ className: 'Item' })).objects)).toEqual([other!.id]);
+        expect(await store.count('Binned')).toBe(1);
+        // the version read before the move no longer matches: neither a second move nor a write of the old class happens
+        await expect(store.put({ id: item!.id, className: 'Binned', fields: { was: 'again' }, ifStoreTime: item!.storeTime })).rejects.toBeInstanceOf(StoreConflictError);
+        await expect(store.put({ id: item!.id, className: 'Item', fields: { i: 'stale' }, ifStoreTime: item!.storeTime })).rejects.toBeInstanceOf(StoreConflictError);
+        await expect(store.put({ id: item!.id, className: 'Item', fields: { i: 'new' }, ifStoreTime: null })).rejects.toBeInstanceOf(StoreConflictError);
+        const back = await store.put({ id: item!.id, className: 'Item', fields: { i: 0 }, ifStoreTime: moved.storeTime });
+        expect(back.storeTime).toBeGreaterThan(moved.storeTime);
+        expect(await store.get(item!.id)).toEqual(back);
+        expect(await store.count('Binned')).toBe(0);
+        expect((await store.find({ className: 'Item' })).objects.map((object) => object.fields.i).sort()).toEqual([0, 1]);
+        // of two writers moving the same version, exactly one wins
+        const raced = await Promise.allSettled([
+          store.put({ id: item!.id, className: 'Binned', fields: { by: 1 }, ifStoreTime: back.storeTime }),
+          store.put({ id: item!.id, className: 'Item', fields: { by: 2 }, ifStoreTime: back.storeTime }),
+        ]);
+        expect(raced.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+        expect((await store.count('Binned')) + (await store.count('Item'))).toBe(2);
+      });
+    });
+
+    recycleBinContract(harness, { afterEach, describe, expect, it });
 
     describe('exports and imports (classNames, storeTime)', () => {
       it('classNames lists exactly the classes that hold objects', async () => {

@@ -6,7 +6,7 @@
 export { afterWrite, beforeWrite, type Writer } from './write-path.js';
 export { retryOnConflict, type HostAction, type WriteChange, type WriteHooks, type WriteOptions, type WriteResult } from './writes.js';
 export { writeOptions } from './writes.js';
-export { RECYCLED_CLASS } from './recycle.js';
+export { RECYCLED_CLASS, withoutRecycled } from './recycle.js';
 export { sessionObjectStore } from './session-store.js';
 export { writeRoutes } from './write-routes.js';
 export { bulkRoutes } from './bulk-routes.js';

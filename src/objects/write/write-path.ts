@@ -14,6 +14,7 @@ import type { Guard } from '../access.js';
 import { checkUnlocked } from './locks.js';
 import { recycle } from './recycle.js';
 import { internalFields, withoutInternal } from '../names.js';
+import { served } from '../read/index.js';
 import { retryOnConflict, type WriteChange, type WriteResult } from './writes.js';
 
 /** Who writes: the service, the request being answered and its session's view of the rules. */
@@ -157,7 +158,15 @@ export async function deleteObject(writer: Writer, before: StoredObject, options
   await checkUnlocked(ctx, request.session, before.id);
   await beforeWrite(writer, { action: 'delete', className: before.className, before });
   if (options.recycle && request.session) {
-    await recycle(ctx, before, request.session.principalId);
+    // the bin takes the version deleted: one written since the read is read (and checked) again
+    let current: StoredObject | undefined = before;
+    for (let attempt = 1; current && !(await recycle(ctx, current, request.session.principalId)); attempt++) {
+      if (attempt >= 5) throw new StoreConflictError();
+      current = await served(ctx, guard, await ctx.store.get(before.id));
+      if (current && !(await guard.may('delete', current.className, current))) throw new ApiError('403', `this session may not delete ${current.className} objects`);
+    }
+    if (!current) return; // deleted by another request meanwhile: as a delete of an object already gone
+    before = current;
   } else {
     // a file's bytes go first: should the object's delete then fail, a retry finds it and nothing is
     // left behind; and again after it, should a replaceOID have put new bytes in between
