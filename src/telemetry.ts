@@ -168,4 +168,4 @@ export class Telemetry {
 
 /** The operations of `ObjectStore` and `KeyValueStore` that are timed (see `storage/types.ts`). */
 export const OBJECT_STORE_OPERATIONS = ['get', 'getMany', 'find', 'count', 'put', 'delete'] as const;
-export const KV_OPERATIONS = ['get', 'set', 'compareAndSet', 'take', 'delete', 'increment', 'ttl', 'expire', 'getAndExpire'] as const;
+export const KV_OPERATIONS = ['get', 'set', 'compareAndSet', 'take', 'delete', 'increment', 'ttl', 'expire', 'getAndExpire', 'lineUp', 'leaveLine'] as const;

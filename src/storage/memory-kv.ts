@@ -77,6 +77,9 @@ export class MemoryKeyValueStore implements KeyValueStore {
   readonly #now: () => number;
   readonly #partitions: Array<[prefix: string, partition: Partition, bound: number]>;
   readonly #rest: Partition;
+  /** Lines by key: members in the order they came (a Map keeps insertion order), each with the end of its time. */
+  readonly #lines = new Map<string, Map<string, number>>();
+  readonly #lineWatchers = new Set<(key: string) => void>();
 
   constructor(options: MemoryKeyValueStoreOptions = {}) {
     this.#now = options.now ?? Date.now;
@@ -150,6 +153,33 @@ export class MemoryKeyValueStore implements KeyValueStore {
     const entry = this.#live(key);
     if (entry) entry.expiresAt = this.#now() + ttlMs;
     return entry?.value;
+  }
+
+  async lineUp(key: string, member: string, ttlMs: number): Promise<number> {
+    let line = this.#lines.get(key);
+    if (!line) this.#lines.set(key, (line = new Map()));
+    const now = this.#now();
+    line.set(member, now + ttlMs); // a member already standing keeps its place
+    let ahead = 0;
+    for (const [other, expiresAt] of line) {
+      if (other === member) break;
+      if (expiresAt <= now) line.delete(other);
+      else ahead++;
+    }
+    return ahead;
+  }
+
+  async leaveLine(key: string, member: string): Promise<void> {
+    const line = this.#lines.get(key);
+    if (!line?.delete(member)) return;
+    if (line.size === 0) this.#lines.delete(key);
+    for (const listener of this.#lineWatchers) listener(key);
+  }
+
+  async watchLines(listener: (key: string) => void): Promise<() => void> {
+    const watcher = (key: string) => listener(key);
+    this.#lineWatchers.add(watcher);
+    return () => void this.#lineWatchers.delete(watcher);
   }
 
   #of(key: string): Partition {

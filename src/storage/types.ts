@@ -262,6 +262,25 @@ export interface KeyValueStore {
    * (in memory), else the promise `getAndExpire` answers: a request's session is then found without waiting.
    */
   getAndExpireNow?(key: string, ttlMs: number): MaybePromise<string | undefined>;
+  /**
+   * Optional, with `leaveLine` and `watchLines`: a line under `key` where members stand in the order
+   * they came (first come, first served: the failed-login limit's waiting, PROTOCOL.md 2.4, across all
+   * instances sharing the store). Puts `member` at the end unless it stands in the line already (then
+   * it keeps its place), gives it `ttlMs` to live from now (a member whose time passes leaves by
+   * itself, as if its instance stopped), and answers how many members stand ahead of it (0: first),
+   * all in one atomic step. Lines are apart from the other keys: a line and a value may share a key.
+   * A store without lines: the limit's waiters look again after growing pauses (correct, less fair).
+   */
+  lineUp?(key: string, member: string, ttlMs: number): Promise<number>;
+  /** Optional, with `lineUp`: takes `member` out of the line `key` and, when it stood in it, tells every watcher (`watchLines`). */
+  leaveLine?(key: string, member: string): Promise<void>;
+  /**
+   * Optional, with `lineUp`: calls `listener` with a line's key whenever a member leaves that line
+   * through `leaveLine`, on this instance or any other sharing the store, soon after (a notice may be
+   * lost while the connection is down: watchers look again now and then). Resolves once watching,
+   * with a function that stops it.
+   */
+  watchLines?(listener: (key: string) => void): Promise<() => void>;
   close?(): Promise<void>;
 }
 

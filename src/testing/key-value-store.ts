@@ -313,5 +313,88 @@ export function keyValueStoreContract(name: string, create: () => Promise<KeyVal
         expect(await kv.get('n')).toBe('100');
       });
     });
+
+    // Optional (lineUp, leaveLine, watchLines): skipped for a store without lines.
+    describe('lines', () => {
+      const lined = async (skip: () => void) => {
+        const kv = await fresh();
+        if (!kv.lineUp || !kv.leaveLine || !kv.watchLines) skip();
+        return kv as Required<KeyValueStore>;
+      };
+
+      it('answers how many stand ahead, in the order members came; a member lining up again keeps its place', async ({ skip }) => {
+        const kv = await lined(skip);
+        expect(await kv.lineUp('line', 'a', LONG)).toBe(0);
+        expect(await kv.lineUp('line', 'b', LONG)).toBe(1);
+        expect(await kv.lineUp('line', 'c', LONG)).toBe(2);
+        expect(await kv.lineUp('line', 'a', LONG)).toBe(0);
+        expect(await kv.lineUp('line', 'c', LONG)).toBe(2);
+        expect(await kv.lineUp('other line', 'c', LONG)).toBe(0);
+      });
+
+      it('moves those behind up when a member leaves; leaving twice, or a line one is not in, changes nothing', async ({ skip }) => {
+        const kv = await lined(skip);
+        for (const member of ['a', 'b', 'c']) await kv.lineUp('line', member, LONG);
+        await kv.leaveLine('line', 'b');
+        await kv.leaveLine('line', 'b');
+        await kv.leaveLine('no line', 'a');
+        expect(await kv.lineUp('line', 'c', LONG)).toBe(1);
+        await kv.leaveLine('line', 'a');
+        expect(await kv.lineUp('line', 'c', LONG)).toBe(0);
+        expect(await kv.lineUp('line', 'a', LONG)).toBe(1); // back at the end
+      });
+
+      it('keeps lines apart from values under the same key', async ({ skip }) => {
+        const kv = await lined(skip);
+        await kv.set('k', 'value', LONG);
+        expect(await kv.increment('n', LONG)).toBe(1);
+        expect(await kv.lineUp('k', 'a', LONG)).toBe(0);
+        expect(await kv.lineUp('n', 'a', LONG)).toBe(0);
+        expect(await kv.get('k')).toBe('value');
+        expect(await kv.increment('n', LONG)).toBe(2);
+        await kv.delete('k');
+        expect(await kv.lineUp('k', 'b', LONG)).toBe(1);
+        await kv.leaveLine('k', 'a');
+        expect(await kv.get('n')).toBe('2');
+      });
+
+      it('lets a member whose time passed leave by itself; lining up again renews the time', async ({ skip }) => {
+        const kv = await lined(skip);
+        await kv.lineUp('line', 'gone', SHORT);
+        await kv.lineUp('line', 'renewed', SHORT);
+        expect(await kv.lineUp('line', 'waiting', LONG)).toBe(2);
+        expect(await kv.lineUp('line', 'renewed', LONG)).toBe(1);
+        await clock.advance(SHORT + 150);
+        expect(await kv.lineUp('line', 'waiting', LONG)).toBe(1);
+        expect(await kv.lineUp('line', 'renewed', LONG)).toBe(0);
+        expect(await kv.lineUp('line', 'gone', LONG)).toBe(2); // back at the end
+      });
+
+      it('gives each of many members lining up at once its own place', async ({ skip }) => {
+        const kv = await lined(skip);
+        const ahead = await Promise.all(Array.from({ length: 50 }, (_, i) => kv.lineUp('line', `member ${i}`, LONG)));
+        expect([...ahead].sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+        const again = await Promise.all(Array.from({ length: 50 }, (_, i) => kv.lineUp('line', `member ${i}`, LONG)));
+        expect(again).toEqual(ahead);
+      });
+
+      it('tells its watchers the key of a line a member left, until they stop watching', async ({ skip }) => {
+        const kv = await lined(skip);
+        const heard: string[] = [];
+        const stop = await kv.watchLines((key) => heard.push(key));
+        await kv.lineUp('line', 'a', LONG);
+        await kv.lineUp('other', 'a', LONG);
+        await kv.leaveLine('line', 'b'); // not in it: nothing changed
+        await kv.leaveLine('line', 'a');
+        await kv.leaveLine('other', 'a');
+        for (let waited = 0; heard.length < 2 && waited < 2000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(heard).toEqual(['line', 'other']);
+        stop();
+        await kv.lineUp('line', 'a', LONG);
+        await kv.leaveLine('line', 'a');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(heard).toEqual(['line', 'other']);
+      });
+    });
   });
 }
