@@ -214,6 +214,7 @@ async function cleanUp() {
 async function inject(kind, round) {
   const fault = { kind, t0: Date.now(), t1: undefined, t2: undefined };
   faults.list.push(fault);
+  if (VERBOSE) say(`${FAULT_NAMES[kind]}: injecting`);
   let listeners = 0;
   if (kind === 'postgres') {
     await postgres.stop(round % 2 === 0 ? 'immediate' : 'fast');
@@ -254,6 +255,7 @@ async function inject(kind, round) {
   // replica from the new primary, the killed Redis master back (as a replica)
   if (kind === 'pg-failover') await postgres.rebuildStandby();
   if (kind === 'redis-failover') await redis.start();
+  if (VERBOSE && FAILOVER) say(`${FAULT_NAMES[kind]}: topology whole again`);
 }
 
 /** The backends that LISTEN (see LISTENING). */

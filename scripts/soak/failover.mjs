@@ -5,7 +5,7 @@
 // then a new synchronous replica made from the new primary; a Redis master killed with SIGKILL until
 // the cluster has promoted its replica, then started again (it comes back as a replica). Only
 // processes started here are ever signalled, by their own pid.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
@@ -58,14 +58,18 @@ class Node extends PostgresServer {
     super(join(root, name), port);
   }
 
-  /** A fresh data folder copied from the running `primary`, which then streams to it. */
-  backupFrom(primary) {
+  /**
+   * A fresh data folder copied from the running `primary`, which then streams to it. Not spawnSync:
+   * the copy takes seconds, and the endpoint and the load run in this process.
+   */
+  async backupFrom(primary) {
     rmSync(this.dir, { recursive: true, force: true });
     mkdirSync(this.dir, { mode: 0o700 });
     if (this.user.uid !== undefined) chownSync(this.dir, this.user.uid, this.user.gid);
-    const args = ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', join(this.dir, 'data'), '-R', '-X', 'stream', '--no-sync'];
-    const result = spawnSync(join(PG_BIN, 'pg_basebackup'), args, { ...this.user, encoding: 'utf8' });
-    if (result.status !== 0) throw new Error(`pg_basebackup failed: ${result.stderr || result.error}`);
+    const args = ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', join(this.dir, 'data'), '-R', '-X', 'stream', '--no-sync', '--checkpoint=fast'];
+    const copy = start(join(PG_BIN, 'pg_basebackup'), args, this.user);
+    const code = await copy.exited;
+    if (code !== 0) throw new Error(`pg_basebackup failed (${code}): ${copy.output}`);
   }
 
   kill() {
@@ -138,7 +142,7 @@ export class ReplicatedPostgres {
 
   async #attachStandby() {
     const standby = this.standby;
-    standby.backupFrom(this.primary);
+    await standby.backupFrom(this.primary);
     await standby.start();
     await this.primary.query(`ALTER SYSTEM SET synchronous_standby_names = '*'`);
     await this.primary.query('SELECT pg_reload_conf()');
