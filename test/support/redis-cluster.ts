@@ -18,13 +18,15 @@ export interface RedisCluster {
   masterOf(key: string): number;
   /** Kills the master at `port` with SIGKILL and waits until its slots have a new master and the cluster is ok. */
   killMaster(port: number): Promise<void>;
+  /** Starts a killed node again; answers once it answers (it then learns it is a replica of its slots' new master). */
+  restart(port: number): Promise<void>;
   close(): Promise<void>;
 }
 
 export interface ClusterOptions {
   /** Replicas per master (0 or 1). Default 0. */
   replicas?: number;
-  /** `cluster-node-timeout`: how long a master may be unreachable before its replica takes over. Default 1000 ms. */
+  /** `cluster-node-timeout` with replicas: how long a master may be unreachable before its replica takes over. Default 1000 ms. */
   nodeTimeoutMs?: number;
 }
 
@@ -44,8 +46,15 @@ export async function startRedisCluster(suites: string, options: ClusterOptions 
   if (reason) return requireOrSkip(reason, suites) || undefined;
   const folder = mkdtempSync(join(tmpdir(), 'odbrest-redis-cluster-'));
   const servers: ChildProcess[] = [];
-  const nodes: RedisCluster['nodes'] = [];
   const replicas = options.replicas ?? 0;
+  const startNode = (port: number) => {
+    const dir = join(folder, String(port));
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--dir', dir, '--save', '', '--appendonly', 'no'];
+    // a short node timeout only where a replica is to take over (elsewhere Redis's default, 15 s)
+    if (replicas > 0) args.push('--cluster-node-timeout', String(options.nodeTimeoutMs ?? 1000));
+    return spawn('redis-server', args, { stdio: 'ignore' });
+  };
+  const nodes: RedisCluster['nodes'] = [];
   const cli = (port: number, ...args: string[]) => execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8', stdio: 'pipe' });
   const close = async () => {
     await Promise.all(
@@ -61,11 +70,8 @@ export async function startRedisCluster(suites: string, options: ClusterOptions 
   try {
     for (let i = 0; i < 3 * (1 + replicas); i++) {
       const port = await freePort();
-      const dir = join(folder, String(port));
-      execFileSync('mkdir', ['-p', dir]);
-      const args = ['--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--dir', dir, '--save', '', '--appendonly', 'no'];
-      args.push('--cluster-node-timeout', String(options.nodeTimeoutMs ?? 1000));
-      servers.push(spawn('redis-server', args, { stdio: 'ignore' }));
+      execFileSync('mkdir', ['-p', join(folder, String(port))]);
+      servers.push(startNode(port));
       nodes.push({ host: '127.0.0.1', port });
     }
     for (const node of nodes) await until(() => cli(node.port, 'PING').trim() === 'PONG');
@@ -103,6 +109,11 @@ export async function startRedisCluster(suites: string, options: ClusterOptions 
         const ranges = JSON.parse(cli(first.port, '--json', 'CLUSTER', 'SLOTS')) as Array<[number, number, [string, number]]>;
         return ranges.every((range) => range[2][1] !== port);
       }, 30_000);
+    },
+    async restart(port: number) {
+      const index = nodes.findIndex((node) => node.port === port);
+      servers[index] = startNode(port);
+      await until(() => cli(port, 'PING').trim() === 'PONG');
     },
     close,
   };
