@@ -66,6 +66,9 @@ async function failoverTopology(name: string, options: PairOptions) {
 
 type Topology = Awaited<ReturnType<typeof failoverTopology>>;
 
+/** The ids of the second page of three customers, in creation order. */
+const secondPage = async (service: Service, sessionId: string) =>
+  ((await call(service, 'GET', '/v1/objects/Customer?page=1&perPage=3', { headers: { sessionId } })).body.data['~Elements'] as Array<Record<string, unknown>>).map((object) => object['~ObjectID']);
 const get = (service: Service, sessionId: string, id: string) => call(service, 'GET', `/v1/object/${id}`, { headers: { sessionId } });
 const patch = (service: Service, sessionId: string, id: string, json: unknown) => call(service, 'PATCH', `/v1/object/${id}`, { headers: { sessionId }, json });
 
@@ -97,6 +100,9 @@ describe.runIf(redisUp)('PostgreSQL failover, asynchronous replication', () => {
     // B's cache was told (the old primary's notification) and holds the lost version
     await eventually(async () => (await get(B, reader, 'CUS00001')).body.data.City === 'Lost City');
     expect((await get(B, writer, 'CUS00001')).body.data.City).toBe('Lost City');
+    // and a delete, after which B learns where its second page starts (keyset paging, at that version)
+    expect((await call(A, 'DELETE', '/v1/object/CUS00002', { headers: { sessionId: writer } })).status).toBe(200);
+    expect(await secondPage(B, reader)).toEqual(['CUS00005', 'CUS00006', 'CUS00007']);
 
     const started = performance.now();
     await pair.killPrimary();
@@ -130,6 +136,10 @@ describe.runIf(redisUp)('PostgreSQL failover, asynchronous replication', () => {
     expect((await patch(A, writer, 'CUS00003', { City: 'New Timeline' })).status).toBe(200);
     expect((await get(B, writer, 'CUS00003')).body.data.City).toBe('New Timeline');
     await eventually(async () => (await get(B, reader, 'CUS00003')).body.data.City === 'New Timeline', 5000);
+    // a create brings the class to the version the lost delete had reached on the old primary: the
+    // page start B learned there must not be used (it would skip CUS00004)
+    expect((await call(A, 'POST', '/v1/object/Customer', { headers: { sessionId: writer }, json: { Name: 'New Timeline Ltd' } })).status).toBe(200);
+    expect(await secondPage(B, reader)).toEqual(['CUS00004', 'CUS00005', 'CUS00006']);
     console.log(`PostgreSQL failover (asynchronous): answered again ${(recoveredMs / 1000).toFixed(1)} s after the SIGKILL; 1 acknowledged write lost (sent while the replica was cut off)`);
   });
 });
