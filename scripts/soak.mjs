@@ -15,6 +15,7 @@ import { buildIfStale } from './build-if-stale.mjs';
 import { History } from './soak/history.mjs';
 import { CLASS, Requests, Subscriber, TwoFactor, TwoFactorWorker, Worker } from './soak/load.mjs';
 import { BlobDisk, freePort, Instance, PostgresServer, RedisServer, removeFolder, sleep } from './soak/servers.mjs';
+import { RedisClusterServers, ReplicatedPostgres } from './soak/failover.mjs';
 
 const env = process.env;
 const MINUTES = Number(env.SOAK_MINUTES ?? 5);
@@ -27,6 +28,14 @@ const RECOVERY_BOUND_MS = Number(env.SOAK_RECOVERY_BOUND_MS ?? 15_000);
 const RSS_SLOPE_BOUND = Number(env.SOAK_RSS_SLOPE_MIB ?? 4);
 const HANDLES_BOUND = Number(env.SOAK_HANDLES_BOUND ?? 25);
 const VERBOSE = env.SOAK_VERBOSE === '1';
+/**
+ * `--failover`: a primary and a synchronous replica behind an endpoint, and a Redis Cluster of three
+ * masters with a replica each (scripts/soak/failover.mjs); the Redis restart becomes a master killed
+ * and started again, and the primary's failover is one fault more.
+ */
+const FAILOVER = process.argv.includes('--failover');
+/** No request may wait longer than this for its answer. */
+const HUNG_MS = 30_000;
 const CONFIG = `# written by scripts/soak.mjs for its two instances
 requestLog: false
 access:
@@ -47,8 +56,12 @@ events: { retainMinutes: 1 }
  * connections read the WAL position alone after a write, and are left alone).
  */
 const LISTENING = `backend_type = 'client backend' AND state = 'idle' AND (query ILIKE 'LISTEN %' OR query LIKE '%pg_current_snapshot()%')`;
-const FAULT_KINDS = ['postgres', 'redis', 'kill', 'listen', 'disk'];
+const FAULT_KINDS = FAILOVER ? ['postgres', 'pg-failover', 'redis-failover', 'kill', 'listen', 'disk'] : ['postgres', 'redis', 'kill', 'listen', 'disk'];
 const FAULT_NAMES = { postgres: 'PostgreSQL restarted', redis: 'Redis restarted', kill: 'instance SIGKILLed', listen: 'LISTEN connections ended', disk: 'blob disk full' };
+FAULT_NAMES['pg-failover'] = 'PostgreSQL failed over';
+FAULT_NAMES['redis-failover'] = 'Redis master failed over';
+/** The event channel of examples/cluster (its slot's master is the one killed). */
+const EVENT_CHANNEL = 'odbrest-demo:events';
 
 if (!(MINUTES > 0) || !(WORKERS >= 2) || !(ROUNDS >= 1)) {
   console.error('SOAK_MINUTES must be above 0, SOAK_WORKERS 2 or more, SOAK_FAULT_ROUNDS 1 or more');
@@ -68,8 +81,8 @@ const faults = {
 
 buildIfStale({ say });
 const root = mkdtempSync(join(tmpdir(), 'odbrest-soak-'));
-const postgres = new PostgresServer(root, await freePort());
-const redis = new RedisServer(await freePort());
+const postgres = FAILOVER ? new ReplicatedPostgres(root, [await freePort(), await freePort()]) : new PostgresServer(root, await freePort());
+const redis = FAILOVER ? new RedisClusterServers(root) : new RedisServer(await freePort());
 const disk = new BlobDisk(root);
 const instances = [];
 let exitCode = 1;
@@ -103,7 +116,7 @@ try {
   writeFileSync(join(root, 'api-config.yml'), CONFIG);
   const instanceEnv = {
     DATABASE_URL: postgres.url,
-    REDIS_URL: redis.url,
+    ...(FAILOVER ? { REDIS_CLUSTER_NODES: redis.nodesEnv } : { REDIS_URL: redis.url }),
     ODBREST_JWT_SECRET: `soak-${Math.random().toString(36).slice(2)}-shared-by-both-instances`,
     ODBREST_SERVER_KEY_FILE: join(root, 'server-key.pem'),
     ODBREST_CONFIG: join(root, 'api-config.yml'),
@@ -191,6 +204,7 @@ async function cleanUp() {
     if (VERBOSE) for (const instance of instances) console.log(`\n--- instance ${instance.name}: last output\n${instance.proc?.output ?? ''}`);
     await redis.stop().catch(() => undefined);
     await postgres.stop('fast').catch(() => undefined);
+    if (FAILOVER) await postgres.stopAll().catch(() => undefined);
     disk.remove();
     removeFolder(root);
   })();
@@ -201,6 +215,7 @@ async function cleanUp() {
 async function inject(kind, round) {
   const fault = { kind, t0: Date.now(), t1: undefined, t2: undefined };
   faults.list.push(fault);
+  if (VERBOSE) say(`${FAULT_NAMES[kind]}: injecting`);
   let listeners = 0;
   if (kind === 'postgres') {
     await postgres.stop(round % 2 === 0 ? 'immediate' : 'fast');
@@ -226,6 +241,12 @@ async function inject(kind, round) {
     fault.t1 = Date.now();
     // a fault that ended nothing tested nothing: it counts against the run
     if (listeners === 0) fault.notInjected = 'no listening connection found to end';
+  } else if (kind === 'pg-failover') {
+    await postgres.failover();
+    fault.t1 = Date.now();
+  } else if (kind === 'redis-failover') {
+    await redis.failover(EVENT_CHANNEL);
+    fault.t1 = Date.now();
   } else if (kind === 'disk') {
     disk.fill();
     await sleep(2000);
@@ -236,6 +257,11 @@ async function inject(kind, round) {
   fault.t2 = recovered ? Date.now() : undefined;
   fault.recoveryMs = recovered ? fault.t2 - fault.t1 : undefined;
   say(`${FAULT_NAMES[kind]}: ${fault.notInjected ? `NOT INJECTED (${fault.notInjected}); ` : ''}${recovered ? `recovered ${(fault.recoveryMs / 1000).toFixed(1)} s after the repair` : 'NOT recovered'}${kind === 'listen' ? ` (${listeners} listening connections ended)` : ''}`);
+  // the topology made whole again for the next fault (inside this fault's window): a new synchronous
+  // replica from the new primary, the killed Redis master back (as a replica)
+  if (kind === 'pg-failover') await postgres.rebuildStandby();
+  if (kind === 'redis-failover') await redis.start();
+  if (VERBOSE && FAILOVER) say(`${FAULT_NAMES[kind]}: topology whole again`);
 }
 
 /** Ends the backends that LISTEN (see LISTENING); answers how many it ended. */
@@ -330,10 +356,13 @@ function report({ subscribers, samples, expectedEvents, loadStart }) {
   const otherErrors = history.failures.filter((f) => !['unavailable', 'network', 'session', 'conflict', 'locked', 'missing'].includes(f.outcome));
   const unrecovered = faults.list.filter((fault) => fault.recoveryMs === undefined || fault.recoveryMs > RECOVERY_BOUND_MS);
   const notInjected = faults.list.filter((fault) => fault.notInjected);
+  // answered after more than HUNG_MS, or never (still waiting when the run ended)
+  const hung = requests.filter((r) => (r.t1 || Date.now()) - r.t0 > HUNG_MS);
 
   const lines = [];
   const row = (cells, widths) => lines.push(cells.map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]) : String(cell).padStart(widths[i]))).join('  '));
   lines.push('', `odbrest soak: ${MINUTES} min, instances A and B (examples/cluster), PostgreSQL 15 and Redis of its own, blob folder on ${disk.why}`);
+  if (FAILOVER) lines.push('failover topology: a PostgreSQL primary and a synchronous replica behind an endpoint, a Redis Cluster of 3 masters with a replica each');
   lines.push('', 'operations by kind');
   const opWidths = [22, 7, 7, 6, 6, 8, 6];
   row(['kind', 'total', 'ok', '503', 'net', 'session', 'refused'], opWidths);
@@ -365,6 +394,7 @@ function report({ subscribers, samples, expectedEvents, loadStart }) {
     ['other errors', otherErrors.length, 'answers the load did not expect'],
     ['faults not recovered', unrecovered.length, `within ${RECOVERY_BOUND_MS / 1000} s`],
     ['faults not injected', notInjected.length, 'a fault that found nothing to break (no listening connection)'],
+    ['hung', hung.length, `requests answered after more than ${HUNG_MS / 1000} s, or never`],
     ['other violations', found.other.length, 'locks'],
   ];
   for (const [name, count, note] of checks) lines.push(`${name.padEnd(26)} ${String(count).padStart(5)}   ${note}`);
@@ -392,7 +422,8 @@ function report({ subscribers, samples, expectedEvents, loadStart }) {
 
   const total =
     found.lost.length + found.stale.length + found.duplicated.length + found.phantom.length + found.events.length + found.order.length +
-    fiveHundreds.length + bare503.length + outside503.length + outsideNet.length + sessionsLost.length + otherErrors.length + unrecovered.length + notInjected.length + found.other.length + memoryViolations;
+    fiveHundreds.length + bare503.length + outside503.length + outsideNet.length + sessionsLost.length + otherErrors.length + unrecovered.length + notInjected.length + found.other.length + memoryViolations +
+    hung.length;
   lines.push('', `violations: ${total}`);
   console.log(lines.join('\n'));
   const details = [
@@ -404,6 +435,7 @@ function report({ subscribers, samples, expectedEvents, loadStart }) {
     ...sessionsLost.map((f) => `session lost: ${f.kind} ${f.message}`),
     ...otherErrors.map((f) => `other error: ${f.kind} ${f.outcome} ${f.message}`),
     ...notInjected.map((fault) => `fault not injected: ${FAULT_NAMES[fault.kind]} at +${((fault.t0 - faults.start) / 1000).toFixed(1)} s (${fault.notInjected})`),
+    ...hung.map((r) => `hung: ${r.method} ${r.path} on ${r.instance} at +${((r.t0 - faults.start) / 1000).toFixed(1)} s, ${r.t1 ? `answered after ${((r.t1 - r.t0) / 1000).toFixed(1)} s` : 'never answered'}`),
   ];
   if (details.length > 0) {
     console.log(`\nfirst violations (of ${details.length}):`);

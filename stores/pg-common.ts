@@ -15,8 +15,12 @@ export interface PostgresPoolOptions {
   maxConnections?: number;
 }
 
-/** Server states that mean "unreachable or overloaded, retry later" (SQLSTATE classes 08, 53, 57). */
-const UNAVAILABLE_STATES = /^(08|53|57P0|57014)/;
+/**
+ * Server states that mean "unreachable or overloaded, retry later" (SQLSTATE classes 08, 53, 57), and
+ * a write refused by a server in recovery (25006): the address leads to a standby (an endpoint moved
+ * before the promotion, or a primary being demoted), so there is no primary to write to right now.
+ */
+const UNAVAILABLE_STATES = /^(08|53|57P0|57014|25006)/;
 /** Client-side failures of the connection itself (pg raises these as plain errors). */
 const CONNECTION_FAILURE =
   /Connection terminated|connection timeout|timeout exceeded when trying to connect|not queryable|Query read timeout|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN/i;

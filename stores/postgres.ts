@@ -86,6 +86,8 @@ interface ListingRow {
   v: string;
   /** The version that page starts are valid at: the class's moves when unfiltered (see the stats), else `v`. */
   pv: string;
+  /** The answering server's start (`pg_postmaster_start_time()`): versions of another server, or timeline, are not comparable. */
+  srv: string;
   total: string;
   cached: string | null;
   id: string | null;
@@ -211,8 +213,9 @@ export class PostgresObjectStore implements ObjectStore {
     const page = head.id === null ? [] : rows;
     if (listing.startsKey !== undefined && page.length > 0) {
       const offset = query.offset!;
-      this.#starts.learn(listing.startsKey, head.pv, offset, page[0]!.seq!);
-      if (query.limit !== undefined && page.length > query.limit) this.#starts.learn(listing.startsKey, head.pv, offset + query.limit, page[query.limit]!.seq!);
+      const at = { version: head.pv, server: head.srv };
+      this.#starts.learn(listing.startsKey, at, offset, page[0]!.seq!);
+      if (query.limit !== undefined && page.length > query.limit) this.#starts.learn(listing.startsKey, at, offset + query.limit, page[query.limit]!.seq!);
     }
     const objects = page.slice(0, query.limit ?? page.length).map((row) => toObject({ id: row.id!, class_name: query.className, store_time: row.store_time!, body: row.body! }));
     return { objects, total };
@@ -302,12 +305,17 @@ export class PostgresObjectStore implements ObjectStore {
     if (startsKey !== undefined && offset > 0) {
       const find = `(SELECT seq ${from} ORDER BY seq ${keys[0]!.dir} OFFSET ${offset} LIMIT 1)`;
       const known = this.#starts.get(startsKey, offset);
-      const start = known ? `CASE WHEN head.pv = ${params.add(known.version)}::int8 THEN ${params.add(known.seq)}::int8 ELSE ${find} END` : find;
+      // learned on this server at this version: after a failover the promoted replica's versions may
+      // reach the same numbers by other writes (the lost ones), so a start learned on another server
+      // is found again (a replica's too: it costs that page its shortcut, never its rows)
+      const start = known
+        ? `CASE WHEN head.pv = ${params.add(known.version)}::int8 AND pg_postmaster_start_time() = ${params.add(known.server)}::timestamptz THEN ${params.add(known.seq)}::int8 ELSE ${find} END`
+        : find;
       from += ` AND seq ${keys[0]!.dir === 'ASC' ? '>=' : '<='} ${start}`;
     } else if (offset > 0) paging = ` OFFSET ${offset}`;
     if (limit !== undefined) paging = ` LIMIT ${startsKey === undefined ? limit : limit + 1}${paging}`;
     const page = `SELECT id, store_time, body, ${select.join(', ')} ${from} ORDER BY ${order('')}${paging}`;
-    const sql = `${head} SELECT head.v, head.pv, head.total, head.cached, p.id, p.store_time, p.body, p.seq
+    const sql = `${head} SELECT head.v, head.pv, pg_postmaster_start_time()::text AS srv, head.total, head.cached, p.id, p.store_time, p.body, p.seq
       FROM head LEFT JOIN LATERAL (${page}) p ON true ORDER BY ${order('p.')}`;
     return { sql, params: params.values, filterKey, startsKey };
   }
@@ -677,24 +685,25 @@ export class PostgresObjectStore implements ObjectStore {
 
 /**
  * Where pages of a listing start (the seq of the row at an offset), learned from pages answered, per
- * listing (direction and filter) and valid at one version of the class: the listing statement checks
- * the version before using one, so a position learned before a write is never used after it.
+ * listing (direction and filter) and valid at one version of the class on one server: the listing
+ * statement checks both before using one, so a position learned before a write, or on the old
+ * primary before a failover, is never used after it.
  */
 class PageStarts {
-  readonly #byListing = new Map<string, { version: string; seqs: Map<number, string> }>();
+  readonly #byListing = new Map<string, { version: string; server: string; seqs: Map<number, string> }>();
 
-  get(listing: string, offset: number): { version: string; seq: string } | undefined {
+  get(listing: string, offset: number): { version: string; server: string; seq: string } | undefined {
     const known = this.#byListing.get(listing);
     const seq = known?.seqs.get(offset);
-    return seq === undefined ? undefined : { version: known!.version, seq };
+    return seq === undefined ? undefined : { version: known!.version, server: known!.server, seq };
   }
 
-  learn(listing: string, version: string, offset: number, seq: string): void {
+  learn(listing: string, { version, server }: { version: string; server: string }, offset: number, seq: string): void {
     let known = this.#byListing.get(listing);
-    if (!known || known.version !== version) {
+    if (!known || known.version !== version || known.server !== server) {
       this.#byListing.delete(listing);
       if (this.#byListing.size >= MAX_LISTINGS) this.#byListing.delete(this.#byListing.keys().next().value!);
-      this.#byListing.set(listing, (known = { version, seqs: new Map() }));
+      this.#byListing.set(listing, (known = { version, server, seqs: new Map() }));
     }
     if (known.seqs.size >= MAX_STARTS) known.seqs.delete(known.seqs.keys().next().value!);
     known.seqs.set(offset, seq);

@@ -55,9 +55,31 @@ export class RedisEventBus implements EventBus {
     // ioredis subscribes again after a lost connection; what was published meanwhile never came
     let connected = false;
     this.#subscriber.on('ready', () => {
-      if (connected) for (const listener of this.#listeners) listener({ kind: 'gap' });
+      if (connected) this.#gap();
       connected = true;
     });
+    // On a cluster, the channel's master may fail while the cluster client stays ready: ioredis drops
+    // that sharded subscriber ('-subscriber') and, once it knows the slot's new master, subscribes
+    // there ('subscribersReady'). Messages published in between are lost: a gap, told once the
+    // subscription is confirmed (a repeated SSUBSCRIBE answers once it took effect).
+    if (this.#sharded) {
+      let lost = false;
+      this.#subscriber.on('-subscriber', () => void (lost = true));
+      this.#subscriber.on('subscribersReady', () => {
+        if (!lost) return;
+        (this.#subscriber as Cluster).ssubscribe(this.#channel).then(
+          () => {
+            lost = false;
+            this.#gap();
+          },
+          () => undefined, // still failing over: the next 'subscribersReady' tries again
+        );
+      });
+    }
+  }
+
+  #gap(): void {
+    for (const listener of this.#listeners) listener({ kind: 'gap' });
   }
 
   async publish(message: BusMessage): Promise<void> {

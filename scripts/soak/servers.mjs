@@ -21,7 +21,7 @@ export async function freePort() {
 }
 
 /** A child process whose output is kept (the last lines), and whose exit can be awaited. */
-function start(command, args, options = {}) {
+export function start(command, args, options = {}) {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
   const proc = { child, output: '', exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal))) };
   const keep = (chunk) => void (proc.output = (proc.output + chunk).slice(-20_000));
@@ -30,7 +30,7 @@ function start(command, args, options = {}) {
   return proc;
 }
 
-async function until(what, check, timeoutMs) {
+export async function until(what, check, timeoutMs) {
   const end = Date.now() + timeoutMs;
   for (;;) {
     if (await check().catch(() => false)) return;
@@ -39,7 +39,7 @@ async function until(what, check, timeoutMs) {
   }
 }
 
-async function stopProcess(proc, signal) {
+export async function stopProcess(proc, signal) {
   if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) return;
   proc.child.kill(signal);
   const timer = setTimeout(() => proc.child.kill('SIGKILL'), 10_000);
@@ -48,7 +48,7 @@ async function stopProcess(proc, signal) {
 }
 
 /** `postgres` refuses to run as root: as root, the data folder and the server belong to the `postgres` user. */
-function postgresUser() {
+export function postgresUser() {
   if (process.getuid?.() !== 0) return {};
   const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((entry) => entry.startsWith('postgres:'));
   if (!line) throw new Error('running as root needs a postgres user to run PostgreSQL as');

@@ -6,13 +6,20 @@ import { spawnLines, type LineProcess } from './processes.js';
 /**
  * Forwards 127.0.0.1:port to a target. `cut()` closes the listener and every connection (the server
  * looks gone to clients: resets, then refused connections); `restore()` listens on the same port again.
+ * `switchTo(port)` sends later connections elsewhere (a virtual IP or PgBouncer moved to a new primary).
  */
 export class TcpProxy {
   #server: Server | undefined;
   readonly #sockets = new Set<Socket>();
   port = 0;
 
-  constructor(private readonly targetHost: string, private readonly targetPort: number) {}
+  constructor(private readonly targetHost: string, private targetPort: number) {}
+
+  /** New connections go to `targetPort` from now on; open ones are reset (they led to the old target). */
+  switchTo(targetPort: number): void {
+    this.targetPort = targetPort;
+    for (const socket of this.#sockets) socket.resetAndDestroy();
+  }
 
   async start(port = 0): Promise<void> {
     const server = createServer((client) => {
@@ -35,7 +42,7 @@ export class TcpProxy {
     const server = this.#server;
     this.#server = undefined;
     for (const socket of this.#sockets) socket.resetAndDestroy();
-    await new Promise((resolve) => server?.close(resolve));
+    if (server) await new Promise((resolve) => server.close(resolve)); // cut already: nothing to wait for
   }
 
   restore(): Promise<void> {
