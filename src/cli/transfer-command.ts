@@ -22,7 +22,8 @@ function flags(args: string[], names: string[], usage: string): Record<string, s
 /** Opens the configured stores as the service would (seed data only for an export of an in-memory store). */
 async function openStores(config: string | undefined, env: Record<string, string | undefined>, forImport: boolean) {
   const host = loadConfig(config === undefined ? env : { ...env, ODBREST_CONFIG: config });
-  const options = await openConfig(host);
+  // the API reference page is the server's alone
+  const options = await openConfig({ ...host, file: { ...host.file, apiReference: undefined } });
   if (forImport && options.store === undefined) throw new UsageError('import needs a durable store (store: file:... or postgres://...): an in-memory one is gone on exit', IMPORT_USAGE);
   const blobs = options.files?.blobs ?? new MemoryBlobStore();
   const service = createService({ ...options, data: forImport ? undefined : options.data, files: { ...options.files, blobs } });

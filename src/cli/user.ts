@@ -90,7 +90,7 @@ export async function runUserCommand(flags: UserFlags, env: Record<string, strin
   const config = loadConfig(flags.config === undefined ? env : { ...env, ODBREST_CONFIG: flags.config });
   const store = await openObjectStore(config.file.store, config.baseDir);
   if (!store) throw new Error('the configured store is memory: nothing would last; name the store the server uses (store: in api-config.yml or ODBREST_STORE)');
-  const kv = await openKeyValueStore(config.file.kv).catch(async (error: unknown) => {
+  const kv = await openKeyValueStore(config.file.kv, config.baseDir).catch(async (error: unknown) => {
     await store.close?.();
     throw error;
   });
