@@ -3,7 +3,7 @@ import { PACKAGE_VERSION } from '../version.js';
 import { CHECK_USAGE, checkCommand } from './check.js';
 import { keygen, KEYGEN_USAGE, parseKeygenArgs } from './keygen.js';
 import { parseServeArgs, SERVE_USAGE, startServer, UsageError } from './serve.js';
-import { EXPORT_USAGE, exportCommand, IMPORT_USAGE, importCommand } from './transfer-command.js';
+import { EXPORT_USAGE, exportCommand, IMPORT_USAGE, importCommand, JsonFailure } from './transfer-command.js';
 import { parseUserArgs, runUserCommand, USER_USAGE } from './user.js';
 import { parseTypesArgs, TYPES_USAGE, writeTypes } from './types.js';
 
@@ -16,11 +16,11 @@ const USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H] [--met
                             check the configuration and say what serve would start, without starting it
        odbrest keygen [--bits 2048] [--out dir]
                             write a secure-login key pair (server-key.pem, server-key.pub.pem)
-       odbrest export --out DIR [--config FILE]
+       odbrest export --out DIR [--config FILE] [--json]
                             write every object and file of the configured stores to DIR
-       odbrest import --from DIR [--config FILE]
+       odbrest import --from DIR [--config FILE] [--json]
                             check an export whole, then write it into the configured stores
-       odbrest user add|disable|groups|password NAME ...
+       odbrest user add|disable|groups|password|delete NAME ... | odbrest user list
                             administer users in the configured stores (odbrest user --help)
        odbrest types [--config FILE] [--schema MODULE] [--out FILE]
                             write TypeScript types of the declared classes (odbrest types --help)
@@ -87,6 +87,7 @@ if (invokedDirectly) {
   main(process.argv.slice(2)).then(
     (code) => code >= 0 && process.exit(code),
     (error: unknown) => {
+      if (error instanceof JsonFailure) return console.log(error.message), process.exit(1);
       console.error(`odbrest: ${error instanceof Error ? error.message : String(error)}`);
       if (error instanceof UsageError) console.error(error.usage ?? USAGE);
       process.exit(error instanceof UsageError ? 2 : 1);
