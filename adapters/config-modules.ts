@@ -9,13 +9,16 @@ import type { FileConfig } from './config-schema.js';
  * the macro module. The store packages load only when chosen, so `pg` and `ioredis` stay optional.
  */
 
-/** Loads a store subpath; a missing driver package is named with the command that installs it. */
-async function load<T>(loading: Promise<T>, option: string, driver: string): Promise<T> {
+/**
+ * Loads an optional package (a store's driver, the OpenTelemetry SDK, Swagger UI) for the option that
+ * needs it; a missing package is named with the command that installs it.
+ */
+export async function load<T>(loading: Promise<T>, option: string, driver: string, install = driver): Promise<T> {
   try {
     return await loading;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' || (error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') {
-      throw new Error(`${option} needs the ${driver} package: npm install ${driver}`);
+      throw new Error(`${option} needs the ${driver} package: npm install ${install}`);
     }
     throw error;
   }
@@ -29,9 +32,38 @@ export function fileStoreFolder(url: string, baseDir: string, option = 'store.ur
   return isAbsolute(path) ? path : resolve(baseDir, path);
 }
 
+/** The methods a store module's store must have (the optional ones are described in docs/stores.md). */
+const REQUIRED = {
+  store: ['get', 'getMany', 'find', 'count', 'put', 'delete'],
+  kv: ['get', 'set', 'compareAndSet', 'take', 'delete', 'increment', 'ttl', 'expire', 'getAndExpire'],
+} as const;
+
+/**
+ * The store made by the module at `path` (`store.module`, `kv.module`): its default export, a function
+ * of `options` (the group's `options` mapping) answering the store or a promise of it. The store is
+ * checked for the interface's required methods, so a wrong module fails at start-up, naming them.
+ */
+export async function loadStoreModule<T>(option: 'store' | 'kv', path: string, options: Record<string, unknown> | undefined, baseDir: string): Promise<T> {
+  const file = resolve(baseDir, path);
+  let module: { default?: unknown };
+  try {
+    module = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' ? 'not found' : (error as Error).message;
+    throw new Error(`cannot load the ${option} module ${file}: ${reason}`);
+  }
+  const kind = option === 'store' ? 'ObjectStore' : 'KeyValueStore';
+  if (typeof module.default !== 'function') throw new Error(`${option} module ${file}: its default export must be a function that makes the ${kind}`);
+  const made = (await (module.default as (options: Record<string, unknown>) => unknown)(options ?? {})) as Record<string, unknown> | null;
+  const missing = REQUIRED[option].filter((name) => typeof made?.[name] !== 'function');
+  if (missing.length > 0) throw new Error(`${option} module ${file}: what its default export made is not a ${kind} (no ${missing.join(', ')})`);
+  return made as T;
+}
+
 /** The object store `store` names; `undefined` for the in-memory default. */
 export async function openObjectStore(store: FileConfig['store'], baseDir: string): Promise<ObjectStore | undefined> {
-  if (!store || store.url === 'memory') return undefined;
+  if (store?.module !== undefined) return loadStoreModule<ObjectStore>('store', store.module, store.options, baseDir);
+  if (!store?.url || store.url === 'memory') return undefined;
   if (store.url.startsWith('file:')) {
     const folder = fileStoreFolder(store.url, baseDir);
     await mkdir(folder, { recursive: true });
@@ -54,8 +86,9 @@ export async function openBlobStore(blobs: NonNullable<FileConfig['files']>['blo
 }
 
 /** The key-value store `kv` names; `undefined` for the in-memory default. */
-export async function openKeyValueStore(kv: FileConfig['kv']): Promise<KeyValueStore | undefined> {
-  if (!kv || kv.url === 'memory') return undefined;
+export async function openKeyValueStore(kv: FileConfig['kv'], baseDir: string): Promise<KeyValueStore | undefined> {
+  if (kv?.module !== undefined) return loadStoreModule<KeyValueStore>('kv', kv.module, kv.options, baseDir);
+  if (!kv?.url || kv.url === 'memory') return undefined;
   const { RedisKeyValueStore } = await load(import('../stores/redis.js'), 'kv: redis://', 'ioredis');
   return new RedisKeyValueStore({ url: kv.url, prefix: kv.prefix });
 }

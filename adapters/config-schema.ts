@@ -38,6 +38,8 @@ const given = (issue: v.BaseIssue<unknown>) => {
 };
 const isStoreUrl = (url: string) => url === 'memory' || url.startsWith('file:') || /^postgres(ql)?:\/\//.test(url);
 const isKvUrl = (url: string) => url === 'memory' || /^rediss?:\/\//.test(url);
+/** A store module's path: relative to the config file's folder (`./my-store.mjs`) or absolute. */
+export const isModulePath = (value: string) => /^\.{1,2}[/\\]|^\//.test(value);
 
 export const ConfigSchema = v.strictObject({
   port: optional(whole('port', 0, 65535)),
@@ -49,14 +51,21 @@ export const ConfigSchema = v.strictObject({
   /** One line per request on standard output. Default true. */
   requestLog: optional(flag('requestLog')),
   store: group('store', {
-    url: v.pipe(text('store.url'), v.check(isStoreUrl, (issue) => `store must be ${STORE_KINDS}, ${given(issue)}`)),
+    url: optional(v.pipe(text('store.url'), v.check(isStoreUrl, (issue) => `store must be ${STORE_KINDS}, ${given(issue)}`))),
+    /** A module whose default export makes the ObjectStore (a function of `options`), instead of `url`. */
+    module: optional(v.pipe(text('store.module'), v.check(isModulePath, 'store.module must be a path to a module (./my-store.mjs)'))),
+    /** What the module's function receives. */
+    options: optional(v.record(v.string(), v.unknown(), 'store.options must be a mapping')),
     schema: optional(text('store.schema')),
     table: optional(text('store.table')),
     /** PostgreSQL only: fields listings filter or order by, each given a column and btree indexes. */
     indexedFields: optional(names('store.indexedFields', 'field names')),
   }),
   kv: group('kv', {
-    url: v.pipe(text('kv.url'), v.check(isKvUrl, (issue) => `kv must be ${KV_KINDS}, ${given(issue)}`)),
+    url: optional(v.pipe(text('kv.url'), v.check(isKvUrl, (issue) => `kv must be ${KV_KINDS}, ${given(issue)}`))),
+    /** A module whose default export makes the KeyValueStore (a function of `options`), instead of `url`. */
+    module: optional(v.pipe(text('kv.module'), v.check(isModulePath, 'kv.module must be a path to a module (./my-kv.mjs)'))),
+    options: optional(v.record(v.string(), v.unknown(), 'kv.options must be a mapping')),
     prefix: optional(text('kv.prefix')),
   }),
   /** Files (PROTOCOL.md 6.6): where their bytes live, by URL as `store`, the upload limit and the file class. */
@@ -180,6 +189,10 @@ export const ConfigSchema = v.strictObject({
   ),
   /** Serve `GET {base}/openapi.json`. Default true. */
   openApi: optional(flag('openApi')),
+  /** The API reference page (Swagger UI, from the swagger-ui-dist package) at `{base}/docs` or `path`. Default off. */
+  apiReference: optional(
+    v.union([flag('apiReference'), v.strictObject({ path: optional(text('apiReference.path')) }, 'apiReference must be true, false or a mapping of path')], 'apiReference must be true, false or a mapping of path'),
+  ),
   /** The studio, the data browser (docs/studio.md): `true`, or where and with what it logs in. Default off. */
   studio: optional(
     v.union(

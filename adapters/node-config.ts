@@ -5,7 +5,8 @@ import * as v from 'valibot';
 import { parse as parseYaml } from 'yaml';
 import type { SeedData, ServiceOptions } from '../src/index.js';
 import { openBlobStore, openKeyValueStore, openObjectStore, loadMacros } from './config-modules.js';
-import { ConfigSchema, describeIssue, ENV, type FileConfig } from './config-schema.js';
+import { ConfigSchema, describeIssue, ENV, isModulePath, type FileConfig } from './config-schema.js';
+import { swaggerUiFiles } from './swagger-ui.js';
 import { nodeCrypto } from './node-crypto.js';
 
 export type { FileConfig } from './config-schema.js';
@@ -71,7 +72,7 @@ const CONVERTED = {
   }),
 };
 /** Top-level entries that configure the host, not a service option of the same name. */
-const HOST_ENTRIES = ['port', 'hostname', 'dataFile', 'macros', 'requestLog', 'store', 'kv', 'secure', 'externalLogin'] as const;
+const HOST_ENTRIES = ['port', 'hostname', 'dataFile', 'macros', 'requestLog', 'store', 'kv', 'secure', 'externalLogin', 'apiReference'] as const;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env, cwd = process.cwd()): HostConfig {
   const path = env.ODBREST_CONFIG ? resolve(cwd, env.ODBREST_CONFIG) : resolve(cwd, 'api-config.yml');
@@ -86,7 +87,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const baseDir = found ? dirname(path) : cwd;
   // `store: postgres://...` is short for `store: {url: postgres://...}` (ODBREST_STORE then sets the url)
-  for (const name of ['store', 'kv']) if (typeof raw[name] === 'string') raw[name] = { url: raw[name] };
+  // `store: ./my-store.mjs` is short for `store: {module: ./my-store.mjs}`
+  for (const name of ['store', 'kv']) if (typeof raw[name] === 'string') raw[name] = isModulePath(raw[name]) ? { module: raw[name] } : { url: raw[name] };
+  // a store URL from the environment replaces the file's store, module or URL
+  for (const [name, variable] of [['store', 'ODBREST_STORE'], ['kv', 'ODBREST_KV']] as const) {
+    const group = raw[name] as Record<string, unknown> | undefined;
+    if (env[variable] && typeof group === 'object' && group !== null) delete group.module;
+  }
   const files = raw.files as Record<string, unknown> | undefined;
   if (typeof files === 'object' && files !== null && typeof files.blobs === 'string') files.blobs = { url: files.blobs };
   // A key from the environment replaces the file's key in either form; both key variables set at
@@ -103,6 +110,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const result = v.safeParse(ConfigSchema, raw);
   if (!result.success) throw new Error(describeIssue(result.issues[0]));
   const file = result.output;
+  for (const name of ['store', 'kv'] as const) {
+    if (file[name]?.url !== undefined && file[name].module !== undefined) throw new Error(`invalid configuration (${name}): give ${name}.url or ${name}.module, not both`);
+    if (file[name] && file[name].url === undefined && file[name].module === undefined) throw new Error(`invalid configuration (${name}): give ${name}.url or ${name}.module`);
+    if (file[name]?.options !== undefined && file[name].module === undefined) throw new Error(`invalid configuration (${name}.options): options are for ${name}.module`);
+  }
   const options: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(file)) {
     if (value === undefined || (HOST_ENTRIES as readonly string[]).includes(name)) continue;
@@ -139,10 +151,14 @@ export async function openConfig(config: HostConfig, extra: Pick<ServiceOptions,
     if (extra.macros && name in extra.macros) throw new Error(`macros module ${file.macros}: ${name} is already a macro of this server`);
   }
   const store = await openObjectStore(file.store, baseDir);
-  let kv, blobs;
+  let kv, blobs, apiReference: ServiceOptions['apiReference'];
   try {
-    kv = await openKeyValueStore(file.kv);
+    kv = await openKeyValueStore(file.kv, baseDir);
     blobs = await openBlobStore(file.files?.blobs, baseDir);
+    if (file.apiReference) {
+      const { path } = file.apiReference === true ? {} : file.apiReference;
+      apiReference = { path, swaggerUi: await swaggerUiFiles() };
+    }
   } catch (error) {
     await Promise.all([store?.close?.(), kv?.close?.()]);
     throw error;
@@ -150,7 +166,7 @@ export async function openConfig(config: HostConfig, extra: Pick<ServiceOptions,
   let data = config.options.data;
   if (store && data && (await holdsAny(store, data))) data = undefined;
   const files = blobs ? { ...config.options.files, blobs } : config.options.files;
-  return { ...config.options, data, store, kv, files, macros: { ...extra.macros, ...moduleMacros } };
+  return { ...config.options, data, store, kv, files, apiReference, macros: { ...extra.macros, ...moduleMacros } };
 }
 
 /** Whether `store` holds an object of a class the seed data has. */

@@ -1,4 +1,6 @@
 import { Core } from './core.js';
+import { Mount } from './http/mount.js';
+import { ApiReference } from './reference/serve.js';
 import type { RequestContext } from './http/request.js';
 import type { MacroRegistry } from './macros/registry.js';
 import type { ServiceOptions } from './options.js';
@@ -35,9 +37,21 @@ export interface Service {
 /** Creates the service. Every option has a default; see `ServiceOptions`. */
 export function createService(options: ServiceOptions = {}): Service {
   const core = new Core(options);
+  const reference = options.apiReference ? new ApiReference(options.apiReference) : undefined;
+  const mount = reference ? new Mount(options.mount) : undefined;
+  /** The reference page's path relative to the service root, when the request is for it. */
+  const referencePath = (url: string) => {
+    const path = reference && URL.canParse(url) ? mount!.relativePath(new URL(url).pathname) : undefined;
+    return path !== undefined && reference!.claims(path) ? path : undefined;
+  };
   return {
-    fetch: (request, context) => core.fetch(request, context),
-    serves: (url) => core.serves(url),
+    fetch: reference
+      ? (request, context) => {
+          const path = referencePath(request.url);
+          return path === undefined ? core.fetch(request, context) : reference.answer(request, path);
+        }
+      : (request, context) => core.fetch(request, context),
+    serves: (url) => core.serves(url) || referencePath(String(url)) !== undefined,
     macros: core.ctx.macros,
     store: core.ctx.store,
     kv: core.ctx.kv,
@@ -56,6 +70,7 @@ export function createService(options: ServiceOptions = {}): Service {
   };
 }
 
+export type { ApiReferenceOptions, SwaggerUiFiles } from './reference/serve.js';
 export type { ServiceOptions, SecureOptions, ObjectOptions, SerializationOptions, FoldersHook } from './options.js';
 export { defineRoute, type HostRoute } from './host/routes.js';
 export type { BusMessage, ChangeMessage, EndMessage, EventBus, EventOptions, GapMessage } from './events/types.js';

@@ -20,6 +20,7 @@ import type { ExternalLoginOptions } from './oauth/types.js';
 import type { SymmetricCrypto } from './secure/symmetric.js';
 import type { SeedData } from './storage/seed.js';
 import type { StudioOptions } from './studio/serve.js';
+import type { ApiReferenceOptions } from './reference/serve.js';
 import type { KeyValueStore, ObjectStore } from './storage/types.js';
 import type { V2Options } from './v2/routes.js';
 
@@ -159,6 +160,12 @@ export interface ServiceOptions {
    * Off unless turned on: `true` or `{ path?, appKey?, appNames?, docs? }`.
    */
   studio?: boolean | StudioOptions;
+  /**
+   * The API reference page: Swagger UI on the service's `openapi.json`, served at `{base}/docs` (or
+   * `path`) from the files given in `swaggerUi` (on Node: `await swaggerUiFiles()` of `odbrest/node`,
+   * which reads the optional `swagger-ui-dist` package). Default: none.
+   */
+  apiReference?: ApiReferenceOptions;
   /** Sizes of the per-process caches (entries). */
   caches?: Partial<CacheSizes>;
   /** Clock in epoch ms, for tests. */

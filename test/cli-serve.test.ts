@@ -196,6 +196,75 @@ describe('odbrest serve', () => {
     expect(text).toContain('&quot;docs&quot;:&quot;https://api.example.com/docs&quot;');
   });
 
+  test('apiReference: Swagger UI on the service\'s openapi.json at {base}/docs, its files from swagger-ui-dist, no other origin', async () => {
+    const dir = dirWith({ 'api-config.yml': 'mount: { basePath: /api }\napiReference: true\n' });
+    const { url } = await serve(['--port', '0', '--host', '127.0.0.1'], dir);
+    const page = await fetch(`${url}/docs`);
+    expect([page.status, page.headers.get('content-type'), page.headers.get('content-security-policy')]).toEqual([
+      200,
+      'text/html; charset=utf-8',
+      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    ]);
+    const html = await page.text();
+    const sources = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]);
+    expect(sources).toEqual(['data:,', 'docs/swagger-ui.css', 'docs/swagger-ui-bundle.js', 'docs/start.js']);
+    const dist = join(root, 'node_modules/swagger-ui-dist');
+    for (const [name, type] of [['swagger-ui-bundle.js', 'text/javascript; charset=utf-8'], ['swagger-ui.css', 'text/css; charset=utf-8']]) {
+      const file = await fetch(new URL(`docs/${name}`, `${url}/docs`));
+      expect([file.status, file.headers.get('content-type'), await file.text()]).toEqual([200, type, readFileSync(join(dist, name!), 'utf8')]);
+    }
+    // the page's start finds the document relative to the page: /api/docs -> /api/openapi.json
+    const start = await (await fetch(`${url}/docs/start.js`)).text();
+    const spec = new URL(JSON.parse(/url: new URL\(("[^"]+")/.exec(start)![1]!) as string, `${url}/docs`).href;
+    expect(spec).toBe(`${url}/openapi.json`);
+    expect((await (await fetch(spec)).json()).openapi).toMatch(/^3\.1/);
+    const missing = await fetch(`${url}/docs/index.html`);
+    expect([missing.status, (await missing.json()).status.internalStatus]).toEqual([404, '404']);
+    const post = await fetch(`${url}/docs`, { method: 'POST' });
+    expect([post.status, post.headers.get('allow')]).toEqual([405, 'GET, HEAD']);
+  });
+
+  test('store: and kv: name modules whose default export makes the store, given kv.options; objects live in it', async () => {
+    const dist = join(root, 'dist/index.js');
+    const dir = dirWith({
+      'api-config.yml': 'dataFile: ./data.json\nusers: { passwordIterations: 1000 }\nstore: ./my-store.mjs\nkv: { module: ./my-kv.mjs, options: { label: second } }\naccess: { Customer: { create: ["*"] } }\n',
+      'data.json': seed,
+      'my-store.mjs': `import { appendFileSync } from 'node:fs';
+import { MemoryObjectStore } from ${JSON.stringify(dist)};
+export default async (options) => {
+  const store = new MemoryObjectStore();
+  const put = store.put.bind(store);
+  store.put = (object) => (appendFileSync('puts.log', object.className + ' ' + JSON.stringify(options) + '\\n'), put(object));
+  return store;
+};
+`,
+      'my-kv.mjs': `import { writeFileSync } from 'node:fs';
+import { MemoryKeyValueStore } from ${JSON.stringify(dist)};
+export default (options) => (writeFileSync('kv.log', options.label), new MemoryKeyValueStore());
+`,
+    });
+    const { url, stderr } = await serve(['--port', '0', '--host', '127.0.0.1'], dir);
+    const service = remoteService(url) as never;
+    const sessionId = (await call(service, 'POST', '/v1/login', { json: loginBody('alice', USERS.alice), headers: { appkey: 'x' } })).body.data.sessionId as string;
+    const created = await call(service, 'POST', '/v1/object/Customer', { json: { Name: 'Nord', City: 'Kiel' }, headers: { appkey: 'x', sessionId } });
+    expect(created.body.status.internalStatus).toBe('0');
+    expect(readFileSync(join(dir, 'puts.log'), 'utf8').trim().split('\n')).toEqual(['User {}', 'Customer {}', 'Customer {}', 'Customer {}']);
+    expect(readFileSync(join(dir, 'kv.log'), 'utf8')).toBe('second');
+    expect(stderr.join('')).toBe(''); // not the in-memory notice: the module is the store
+  });
+
+  test.each([
+    ['store: ./none.mjs\n', 'odbrest: cannot load the store module {dir}/none.mjs: not found\n'],
+    ['store: ./not-a-function.mjs\n', 'odbrest: store module {dir}/not-a-function.mjs: its default export must be a function that makes the ObjectStore\n'],
+    ['kv: ./half.mjs\n', 'odbrest: kv module {dir}/half.mjs: what its default export made is not a KeyValueStore (no set, compareAndSet, take, delete, increment, ttl, expire, getAndExpire)\n'],
+    ['store: { url: memory, module: ./half.mjs }\n', 'odbrest: invalid configuration (store): give store.url or store.module, not both\n'],
+    ['store: { url: memory, options: { a: 1 } }\n', 'odbrest: invalid configuration (store.options): options are for store.module\n'],
+    ['store: { module: my-store.mjs }\n', 'odbrest: invalid configuration (store.module): store.module must be a path to a module (./my-store.mjs)\n'],
+  ])('a store module that cannot make a store: %j stops with one line (exit 1)', async (yaml, message) => {
+    const dir = dirWith({ 'api-config.yml': yaml, 'not-a-function.mjs': 'export default {};\n', 'half.mjs': 'export default () => ({ get: async () => undefined });\n' });
+    expect(await runCli(['serve', '--port', '0'], { cwd: dir })).toEqual({ code: 1, stdout: '', stderr: message.replace('{dir}', dir) });
+  });
+
   test('with the in-memory store and no data it says so in one line', async () => {
     const { child, stderr } = await serve(['--port', '0', '--host', '127.0.0.1'], dirWith({}));
     await child.stop();
@@ -209,7 +278,7 @@ describe('odbrest serve', () => {
   });
 
   // Every command the main usage lists answers --help (and -h, and `help COMMAND`) with its own usage, before reading any flag or configuration.
-  const commands = ['serve', 'keygen', 'export', 'import', 'user', 'types'];
+  const commands = ['serve', 'check', 'keygen', 'export', 'import', 'user', 'types'];
   test('the main usage lists exactly these commands', async () => {
     const { stdout } = await runCli(['--help']);
     expect([...new Set([...stdout.matchAll(/^(?:usage:|\s+) odbrest ([a-z]+) /gm)].map((match) => match[1]))]).toEqual(commands);
@@ -255,7 +324,7 @@ describe('odbrest serve', () => {
   });
 
   test.each([
-    ['prot: 80\n', 'odbrest: invalid configuration (prot): unknown option "prot"; allowed: port, hostname, dataFile, macros, requestLog, store, kv, files, databaseName, mount, appKeys, trustProxy, cors, serviceCheck, maxBodyBytes, session, loginLimit, twoFactor, access, users, passkeys, customLogin, secure, externalLogin, objects, schema, openApi, studio, events, caches\n'],
+    ['prot: 80\n', 'odbrest: invalid configuration (prot): unknown option "prot"; allowed: port, hostname, dataFile, macros, requestLog, store, kv, files, databaseName, mount, appKeys, trustProxy, cors, serviceCheck, maxBodyBytes, session, loginLimit, twoFactor, access, users, passkeys, customLogin, secure, externalLogin, objects, schema, openApi, apiReference, studio, events, caches\n'],
     ['session: { idle: 5 }\n', 'odbrest: invalid configuration (session.idle): unknown option "idle" in session; allowed: idleTimeoutMinutes, absoluteTimeoutHours, jwtSecret, maxPerUser\n'],
     ['store: mysql://user:secret@db/x\n', 'odbrest: invalid configuration (store.url): store must be memory, file:<folder> or a postgres:// URL, not "mysql:"\n'],
     ['kv: { url: memory, prefix: 3 }\n', 'odbrest: invalid configuration (kv.prefix): kv.prefix must be a string\n'],

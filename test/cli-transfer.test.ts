@@ -103,12 +103,13 @@ describe.runIf(pgAvailable)(`${COUNT} objects and a 100 MB file: file store -> P
     const out1 = join(source, 'export-1');
     const out2 = join(source, 'export-2');
     const exported = await runCli(['export', '--out', out1, '--config', join(fileConfig(source), 'api-config.yml')], source);
-    expect(exported.stderr).toBe('');
+    // not a terminal: one progress line per tenth of the objects
+    expect(exported.stderr.split('\n').filter(Boolean).map((line) => line.replace(/ \(.*\)$/, ''))).toEqual(Array.from({ length: 10 }, (_, i) => `export: ${(i + 1) * 10}%`));
     expect(exported.stdout.trim()).toBe(`exported ${COUNT + 2} objects and 1 files to ${out1}`);
 
     const pg = dirWith({ 'api-config.yml': `store: { url: "${DATABASE_URL}", schema: ${schema}, table: objects }\nfiles: { blobs: { url: "${DATABASE_URL}", schema: ${schema}, table: blobs } }\n` });
     const imported = await runCli(['import', '--from', out1, '--config', join(pg, 'api-config.yml')], pg);
-    expect(imported.stderr).toBe('');
+    expect(imported.stderr.split('\n').filter(Boolean).map((line) => line.replace(/ \(.*\)$/, ''))).toEqual(Array.from({ length: 10 }, (_, i) => `import: ${(i + 1) * 10}%`));
     expect(imported.stdout.trim()).toBe(`imported ${COUNT + 2} objects and 1 files from ${out1}`);
     const again = await runCli(['export', '--out', out2, '--config', join(pg, 'api-config.yml')], pg);
     expect(again.stdout.trim()).toBe(`exported ${COUNT + 2} objects and 1 files to ${out2}`);
@@ -210,5 +211,53 @@ describe('a broken export is refused with its line number, the target unchanged'
     writeFileSync(join(changed, 'odbrest-export.jsonl'), `${all.map((line) => line.replace('"Customer 1"', '"Customer one"')).join('\n')}\n`);
     const refused = await runCli(['import', '--from', changed, '--config', config], target);
     expect(refused.stderr).toMatch(/^odbrest: line \d: the target already holds object \w+ in another version/);
+  });
+});
+
+describe('progress and --json of export and import (a file store)', () => {
+  /** A source of 1 employee, 1 document (10 bytes of file) and 198 customers, and its config. */
+  async function source(): Promise<{ dir: string; config: string }> {
+    const dir = mkdtempSync(join(tmpdir(), 'odbrest-transfer-'));
+    await fillSource(dir, 198, 10);
+    return { dir, config: join(fileConfig(dir), 'api-config.yml') };
+  }
+
+  test('to a pipe: one line per 10% with objects, bytes, rate and time left; the result on standard output', { timeout: 60_000 }, async () => {
+    const { dir, config } = await source();
+    const run = await runCli(['export', '--out', join(dir, 'out'), '--config', config], dir);
+    expect(run.stdout).toBe(`exported 200 objects and 1 files to ${join(dir, 'out')}\n`);
+    const progress = run.stderr.split('\n').filter(Boolean);
+    expect(progress).toHaveLength(10);
+    expect(progress[4]).toMatch(/^export: 50% \(100\/200 objects, [\d.]+ KB, [\d,]+ objects\/s, (\d+s|\?) left\)$/);
+    expect(progress[9]).toMatch(/^export: 100% \(200\/200 objects, [\d.]+ KB, [\d,]+ objects\/s, done\)$/);
+  });
+
+  test('--json: no progress, one summary line (counts, bytes, seconds); a refused import is a summary too, exit 1', { timeout: 60_000 }, async () => {
+    const { dir, config } = await source();
+    const out = join(dir, 'out');
+    const exported = await runCli(['export', '--out', out, '--config', config, '--json'], dir);
+    expect([exported.code, exported.stderr]).toEqual([0, '']);
+    const bytes = statSync(join(out, 'odbrest-export.jsonl')).size - readFileSync(join(out, 'odbrest-export.jsonl'), 'utf8').split('\n')[0]!.length - 1 - readFileSync(join(out, 'odbrest-export.jsonl'), 'utf8').trim().split('\n').at(-1)!.length - 1 + 10;
+    expect(JSON.parse(exported.stdout)).toEqual({ objects: 200, files: 1, bytes, seconds: expect.any(Number) });
+    const target = mkdtempSync(join(tmpdir(), 'odbrest-target-'));
+    const targetConfig = join(fileConfig(target), 'api-config.yml');
+    const imported = await runCli(['import', '--from', out, '--config', targetConfig, '--json'], target);
+    expect([imported.code, imported.stderr]).toEqual([0, '']);
+    expect(JSON.parse(imported.stdout)).toEqual({ objects: 200, written: 200, skipped: 0, files: 1, bytes, refused: null, seconds: expect.any(Number) });
+    appendFileSync(join(out, 'odbrest-export.jsonl'), '{"extra":1}\n');
+    const refused = await runCli(['import', '--from', out, '--config', targetConfig, '--json'], target);
+    expect([refused.code, refused.stderr]).toEqual([1, '']);
+    expect(JSON.parse(refused.stdout)).toEqual({ objects: 0, written: 0, skipped: 0, files: 0, bytes: 0, refused: { line: 203, message: "line 203: follows the export's last line" }, seconds: expect.any(Number) });
+  });
+
+  test('on a terminal: a bar redrawn in place, ending at 100%', { timeout: 60_000 }, async () => {
+    const { dir, config } = await source();
+    // script(1) gives the CLI a pseudo-terminal (of no width: the bar takes 120 columns); its output is the terminal's
+    const command = [process.execPath, cli, 'export', '--out', join(dir, 'out'), '--config', config].map((word) => `'${word}'`).join(' ');
+    const text = await new Promise<string>((resolve, reject) => execFile('script', ['-qec', command, '/dev/null'], { cwd: dir, timeout: 30_000 }, (error, stdout) => (error ? reject(error) : resolve(stdout))));
+    const frames = text.split('\r').filter((frame) => frame.startsWith('export ['));
+    expect(frames.length).toBeGreaterThanOrEqual(1);
+    expect(frames.at(-1)).toMatch(/^export \[#{20}\] 100% 200\/200 objects, [\d.]+ KB, [\d,]+ objects\/s, done\x1b\[K$/);
+    expect(text).toContain(`exported 200 objects and 1 files to ${join(dir, 'out')}`);
   });
 });

@@ -113,6 +113,26 @@ console.log(JSON.stringify([await ask('/v1/execute/refuse', { sessionId }, {}), 
   ]);
 });
 
+test('a host installs no OpenTelemetry SDK and no Swagger UI; odbrest serve names the package a flag or option needs', async () => {
+  const { stdout } = await run('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: app }).catch((error: { stdout: string }) => ({ stdout: error.stdout }));
+  const names = stdout.split('\n').map((path) => path.replace(/^.*node_modules\//, ''));
+  expect(names).toContain('@opentelemetry/api');
+  expect(names.filter((name) => /^@opentelemetry\/(sdk-|exporter-|core$|resources$)|^swagger-ui-dist$/.test(name))).toEqual([]);
+  const cli = join(app, 'node_modules/odbrest/dist/cli.js');
+  const serve = (args: string[], config: string) =>
+    run(process.execPath, [cli, 'serve', '--port', '0', '--host', '127.0.0.1', ...args], { cwd: app, env: { ...process.env, ODBREST_CONFIG: join(app, config) }, timeout: 20_000 }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+    );
+  writeFileSync(join(app, 'plain.yml'), 'requestLog: false\n');
+  writeFileSync(join(app, 'reference.yml'), 'apiReference: true\n');
+  expect(await serve(['--metrics', '0'], 'plain.yml')).toEqual({
+    code: 1,
+    stderr: 'odbrest: --metrics needs the @opentelemetry/sdk-metrics package: npm install @opentelemetry/sdk-metrics @opentelemetry/exporter-prometheus\n',
+  });
+  expect(await serve([], 'reference.yml')).toEqual({ code: 1, stderr: 'odbrest: apiReference needs the swagger-ui-dist package: npm install swagger-ui-dist\n' });
+}, 60_000);
+
 /** How each runtime runs the consumer's runtime.mjs from the consumer folder (odbrest resolves from its node_modules). */
 const RUNTIMES: Record<string, { command: string; args: string[] }> = {
   node: { command: process.execPath, args: ['runtime.mjs'] },

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 import { PACKAGE_VERSION } from '../version.js';
+import { CHECK_USAGE, checkCommand } from './check.js';
 import { keygen, KEYGEN_USAGE, parseKeygenArgs } from './keygen.js';
 import { parseServeArgs, SERVE_USAGE, startServer, UsageError } from './serve.js';
-import { EXPORT_USAGE, exportCommand, IMPORT_USAGE, importCommand } from './transfer-command.js';
+import { EXPORT_USAGE, exportCommand, IMPORT_USAGE, importCommand, JsonFailure } from './transfer-command.js';
 import { parseUserArgs, runUserCommand, USER_USAGE } from './user.js';
 import { parseTypesArgs, TYPES_USAGE, writeTypes } from './types.js';
 
@@ -11,13 +12,15 @@ const VERSION = PACKAGE_VERSION;
 
 const USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H] [--metrics PORT]
                             start the service (api-config.yml and ODBREST_* variables; odbrest serve --help)
+       odbrest check [--config FILE]
+                            check the configuration and say what serve would start, without starting it
        odbrest keygen [--bits 2048] [--out dir]
                             write a secure-login key pair (server-key.pem, server-key.pub.pem)
-       odbrest export --out DIR [--config FILE]
+       odbrest export --out DIR [--config FILE] [--json]
                             write every object and file of the configured stores to DIR
-       odbrest import --from DIR [--config FILE]
+       odbrest import --from DIR [--config FILE] [--json]
                             check an export whole, then write it into the configured stores
-       odbrest user add|disable|groups|password NAME ...
+       odbrest user add|disable|groups|password|delete NAME ... | odbrest user list
                             administer users in the configured stores (odbrest user --help)
        odbrest types [--config FILE] [--schema MODULE] [--out FILE]
                             write TypeScript types of the declared classes (odbrest types --help)
@@ -30,6 +33,7 @@ export { startServer, type RunningServer } from './serve.js';
 /** Each command's own usage, printed by `odbrest COMMAND --help` (or -h, or `odbrest help COMMAND`). */
 const COMMAND_USAGE: Record<string, string> = {
   serve: SERVE_USAGE,
+  check: CHECK_USAGE,
   keygen: KEYGEN_USAGE,
   export: EXPORT_USAGE,
   import: IMPORT_USAGE,
@@ -54,6 +58,7 @@ async function main(args: string[]): Promise<number> {
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void running.close().then(() => process.exit(0)));
     return -1;
   }
+  if (command === 'check') return console.log(await checkCommand(rest)), 0;
   if (command === 'keygen') {
     const { privateKeyPath, publicKeyPath } = await keygen(parseKeygenArgs(rest));
     console.log(`wrote ${privateKeyPath} (private, give it as serverKeyFile) and ${publicKeyPath}`);
@@ -82,6 +87,7 @@ if (invokedDirectly) {
   main(process.argv.slice(2)).then(
     (code) => code >= 0 && process.exit(code),
     (error: unknown) => {
+      if (error instanceof JsonFailure) return console.log(error.message), process.exit(1);
       console.error(`odbrest: ${error instanceof Error ? error.message : String(error)}`);
       if (error instanceof UsageError) console.error(error.usage ?? USAGE);
       process.exit(error instanceof UsageError ? 2 : 1);

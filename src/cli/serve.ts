@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import { createService, type Service } from '../index.js';
 import { loadConfig, openConfig, serve } from '../../adapters/node.js';
+import { load } from '../../adapters/config-modules.js';
 import { studioPath } from '../studio/serve.js';
 
 /** A mistake on the command line (exit 2), as against a configuration or start-up failure (exit 1). */
@@ -69,15 +70,18 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+const METRICS_PACKAGES = '@opentelemetry/sdk-metrics @opentelemetry/exporter-prometheus';
+
 /**
  * Registers an OpenTelemetry meter provider whose metrics a Prometheus exporter serves on its own
  * port, before the service is made (the service looks for an SDK once, when it is made).
  */
 async function serveMetrics(port: number, host: string | undefined): Promise<{ url: string; close(): Promise<void> }> {
+  // optional peers: only `serve --metrics` needs the SDK, so a host that embeds odbrest does not install it
   const [{ metrics }, { MeterProvider }, { PrometheusExporter }] = await Promise.all([
     import('@opentelemetry/api'),
-    import('@opentelemetry/sdk-metrics'),
-    import('@opentelemetry/exporter-prometheus'),
+    load(import('@opentelemetry/sdk-metrics'), '--metrics', '@opentelemetry/sdk-metrics', METRICS_PACKAGES),
+    load(import('@opentelemetry/exporter-prometheus'), '--metrics', '@opentelemetry/exporter-prometheus', METRICS_PACKAGES),
   ]);
   const exporter = new PrometheusExporter({ port, host, preventServerStart: true });
   await exporter.startServer();
@@ -125,7 +129,7 @@ export async function startServer(
     await metricsEndpoint?.close();
     throw listenFailure(error as NodeJS.ErrnoException, port, hostname);
   }
-  if ((config.file.store?.url ?? 'memory') === 'memory' && !config.file.dataFile) {
+  if (config.file.store?.module === undefined && (config.file.store?.url ?? 'memory') === 'memory' && !config.file.dataFile) {
     notice('odbrest: serving an empty in-memory database, gone on exit; choose store: and dataFile: in api-config.yml (docs/operations.md, "Options")');
   }
   const address = server.address();

@@ -55,6 +55,16 @@ export interface TransferStores {
   fileClass: string;
 }
 
+/**
+ * How far an export or import is: objects and bytes (object lines and file bytes) so far, and the
+ * objects in all (an import counts them while it checks the export, before it writes).
+ */
+export interface TransferProgress {
+  objects: number;
+  bytes: number;
+  totalObjects: number;
+}
+
 /** A refusal of an import, naming the line at fault (0: the export as a whole). */
 export class ImportError extends Error {
   constructor(
@@ -66,8 +76,11 @@ export class ImportError extends Error {
 }
 
 /** Writes the whole store to `dir`; the export file appears only once complete. Answers the counts. */
-export async function exportStores({ store, blobs, fileClass }: TransferStores, dir: string): Promise<{ objects: number; files: number }> {
+export async function exportStores({ store, blobs, fileClass }: TransferStores, dir: string, onProgress: (progress: TransferProgress) => void = () => {}): Promise<{ objects: number; files: number; bytes: number }> {
   if (!store.classNames) throw new Error('this object store cannot list its classes, so it cannot be exported');
+  const classNames = (await store.classNames()).sort();
+  const totalObjects = (await Promise.all(classNames.map((className) => store.count(className)))).reduce((sum, n) => sum + n, 0);
+  let bytes = 0;
   await mkdir(join(dir, FILES_DIR), { recursive: true });
   const partial = join(dir, `${EXPORT_FILE}.partial`);
   const out = createWriteStream(partial, { encoding: 'utf8' });
@@ -76,17 +89,20 @@ export async function exportStores({ store, blobs, fileClass }: TransferStores, 
   let files = 0;
   try {
     await write({ format: FORMAT, version: VERSION });
-    for (const className of (await store.classNames()).sort()) {
+    for (const className of classNames) {
       for (let offset = 0; ; offset += PAGE) {
         const page = (await store.find({ className, offset, limit: PAGE })).objects;
         for (const object of page) {
           const line: ObjectLine = { id: object.id, className, storeTime: object.storeTime, fields: object.fields };
           if (className === fileClass) {
             const size = await exportBytes(blobs, object.id, join(dir, FILES_DIR, object.id));
-            if (size !== undefined) (line.blob = { size }), files++;
+            if (size !== undefined) (line.blob = { size }), files++, (bytes += size);
           }
-          await write(line);
+          const text = JSON.stringify(line);
+          await writeLine(out, text);
           objects++;
+          bytes += Buffer.byteLength(text) + 1;
+          onProgress({ objects, bytes, totalObjects });
         }
         if (page.length < PAGE) break;
       }
@@ -100,7 +116,7 @@ export async function exportStores({ store, blobs, fileClass }: TransferStores, 
     throw error;
   }
   await rename(partial, join(dir, EXPORT_FILE));
-  return { objects, files };
+  return { objects, files, bytes };
 }
 
 async function writeLine(out: WriteStream, text: string): Promise<void> {
@@ -185,14 +201,20 @@ export interface ImportResult {
 }
 
 /** Checks the export in `dir` against the target, then writes it (see the module comment). */
-export async function importStores({ store, blobs }: TransferStores, dir: string, { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = {}): Promise<ImportResult> {
+export async function importStores(
+  { store, blobs }: TransferStores,
+  dir: string,
+  { maxLineBytes = DEFAULT_MAX_LINE_BYTES, onProgress = () => {} }: { maxLineBytes?: number; onProgress?: (progress: TransferProgress) => void } = {},
+): Promise<ImportResult> {
   const path = join(dir, EXPORT_FILE);
   await stat(path).catch(() => {
     throw new ImportError(0, `no ${EXPORT_FILE} in ${dir}`);
   });
-  const present = await check(store, dir, path, maxLineBytes);
+  const { present, objects: totalObjects } = await check(store, dir, path, maxLineBytes);
   let written = 0;
   let files = 0;
+  let objects = 0;
+  let bytes = 0;
   const batch = new LineBatch<ObjectInput>();
   // a batch is one all-or-nothing step where the store has putMany (one statement per thousand on PostgreSQL)
   const writeBatch = async () => {
@@ -206,6 +228,9 @@ export async function importStores({ store, blobs }: TransferStores, dir: string
     const value = parseLine(number, text) as Record<string, unknown>;
     if (Object.hasOwn(value, 'end')) break;
     const line = objectLine(number, value);
+    objects++;
+    bytes += Buffer.byteLength(text) + 1 + (line.blob?.size ?? 0);
+    onProgress({ objects, bytes, totalObjects });
     if (present.has(line.id)) continue;
     if (line.blob) {
       // a file's bytes are stored before its object (a run stopped between the two writes them again)
@@ -247,7 +272,7 @@ class LineBatch<T> {
  * The whole export checked before anything is written; answers the ids the target already holds in
  * the exported version (to skip). Every refusal names its line.
  */
-async function check(store: ObjectStore, dir: string, path: string, maxLineBytes: number): Promise<Set<string>> {
+async function check(store: ObjectStore, dir: string, path: string, maxLineBytes: number): Promise<{ present: Set<string>; objects: number }> {
   const firstLineOf = new Map<string, number>();
   const referencedBy = new Map<string, number>(); // referenced id -> first line naming it
   const present = new Set<string>();
@@ -302,7 +327,7 @@ async function check(store: ObjectStore, dir: string, path: string, maxLineBytes
     const absent = slice.find(([id]) => !there.has(id));
     if (absent) throw new ImportError(absent[1], `references ${absent[0]}, which is neither in the export nor in the target`);
   }
-  return present;
+  return { present, objects };
 }
 
 /** Whether the target's object is the exported one (an earlier run of this import wrote it). */

@@ -44,11 +44,11 @@ export const STUDIO_SECURITY_HEADERS: Readonly<Record<string, string>> = {
 const SEGMENT = /^[A-Za-z0-9_.~-]+$/;
 const RESERVED = new Set(['v1', 'v2', 'openapi.json', '.', '..']);
 
-/** `/name/` from `name`, `/name`, `name/` ...; throws for a path that could shadow a route. */
-function normalPath(path: string): string {
+/** `/name/` from `name`, `/name`, `name/` ...; throws for a path that could shadow a route (`option` names it). */
+export function normalPath(path: string, option = 'studio.path'): string {
   const segments = path.split('/').filter(Boolean);
   if (segments.length === 0 || !segments.every((segment) => SEGMENT.test(segment)) || RESERVED.has(segments[0]!) || segments[0]!.startsWith('_Check')) {
-    throw new Error(`studio.path ${JSON.stringify(path)} is not allowed (path segments of letters, digits, _ . ~ -; not under v1, v2, _Check* or openapi.json)`);
+    throw new Error(`${option} ${JSON.stringify(path)} is not allowed (path segments of letters, digits, _ . ~ -; not under v1, v2, _Check* or openapi.json)`);
   }
   return `/${segments.join('/')}/`;
 }
@@ -105,14 +105,8 @@ export class Studio {
   /** The answer to a request for one of the studio's paths: the page, a file, or an error envelope. */
   async answer(request: Request, path: string): Promise<Response> {
     const headers = new Headers(STUDIO_SECURITY_HEADERS);
-    const refuse = (error: ApiError) => {
-      const response = errorResponse(error);
-      headers.forEach((value, name) => response.headers.set(name, value));
-      return response;
-    };
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
-      return refuse(new ApiError('405', `method ${clip(request.method)} not allowed here; use GET`, { headers: { allow: 'GET, HEAD' } }));
-    }
+    const refuse = refusal(headers);
+    if (request.method !== 'GET' && request.method !== 'HEAD') return refuse(notGet(request));
     if (path === this.path.slice(0, -1)) {
       // relative, so it holds behind any proxy: `/api/_studio` -> `/api/_studio/`
       headers.set('location', `${path.slice(path.lastIndexOf('/') + 1)}/`);
@@ -160,8 +154,20 @@ export class Studio {
   }
 }
 
+/** An error envelope that carries a static page's headers. */
+export function refusal(headers: Headers): (error: ApiError) => Response {
+  return (error) => {
+    const response = errorResponse(error);
+    headers.forEach((value, name) => response.headers.set(name, value));
+    return response;
+  };
+}
+
+/** The refusal of a method other than GET and HEAD on a static page. */
+export const notGet = (request: Request) => new ApiError('405', `method ${clip(request.method)} not allowed here; use GET`, { headers: { allow: 'GET, HEAD' } });
+
 /** A file's gzip form, made once per file on first request (CompressionStream: every runtime has it). */
-function gzipOnce(cache: Map<string, Promise<Uint8Array<ArrayBuffer>>>, name: string, text: string): Promise<Uint8Array<ArrayBuffer>> {
+export function gzipOnce(cache: Map<string, Promise<Uint8Array<ArrayBuffer>>>, name: string, text: string): Promise<Uint8Array<ArrayBuffer>> {
   let found = cache.get(name);
   if (!found) {
     found = new Response(new Blob([text]).stream().pipeThrough(new CompressionStream('gzip'))).arrayBuffer().then((buffer) => new Uint8Array(buffer));

@@ -34,6 +34,32 @@ async function loginCode(store: ObjectStore, user: string, password: string, kv?
 }
 
 describe('odbrest user on a file store (the built CLI)', () => {
+  test('list shows every user (table or --json); delete removes one, its sessions ended; an unknown name is exit 1', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'odbrest-user-'));
+    writeFileSync(join(dir, 'api-config.yml'), 'store: file:./data\n');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(join(dir, 'data'));
+    const seed = await FileObjectStore.open({ path: join(dir, 'data', 'objects.journal') });
+    await importObjects(seed, { objects: demoData().objects.filter((object) => object['~ClassName'] === 'UserGroup') }, 1000);
+    await seed.close();
+    expect((await runCli(['user', 'add', 'erin', '--groups', 'sales,support', '--licences', 'crm'], dir, 'erin long secret\n')).code).toBe(0);
+    expect((await runCli(['user', 'add', 'bob', '--password', 'bob long secret'], dir)).code).toBe(0);
+    expect((await runCli(['user', 'disable', 'bob'], dir)).code).toBe(0);
+    const table = await runCli(['user', 'list'], dir);
+    expect(table.code).toBe(0);
+    expect(table.stdout.replace(/\b(?=[0-9A-Z]*\d)[0-9A-Z]{8}\b/g, 'ID').replace(/ +/g, ' ')).toBe('NAME ID GROUPS LICENCES DISABLED\nbob ID - - yes\nerin ID sales,support crm no\n2 users\n');
+    const listed = JSON.parse((await runCli(['user', 'list', '--json'], dir)).stdout) as Array<{ name: string; groups: string[] }>;
+    expect(listed.map(({ name, groups }) => [name, groups])).toEqual([['bob', []], ['erin', ['sales', 'support']]]);
+    const deleted = await runCli(['user', 'delete', 'erin'], dir);
+    expect(deleted).toMatchObject({ code: 0, stdout: expect.stringMatching(/^deleted user erin \([0-9A-Z]{8}\); 0 sessions ended\n/) });
+    expect(JSON.parse((await runCli(['user', 'list', '--json'], dir)).stdout).map((user: { name: string }) => user.name)).toEqual(['bob']);
+    expect(await runCli(['user', 'delete', 'erin'], dir)).toMatchObject({ code: 1, stderr: 'odbrest: no user named "erin"\n' });
+    expect(await runCli(['user', 'list', 'extra'], dir)).toMatchObject({ code: 2, stderr: expect.stringMatching(/^odbrest: unexpected argument extra\n/) });
+    const store = await FileObjectStore.open({ path: join(dir, 'data', 'objects.journal') });
+    expect((await loginCode(store, 'erin', 'erin long secret')).code).toBe('302');
+    await store.close();
+  });
+
   test('add, groups, password, disable and enable, each in one line; mistakes in one line with exit 1 or 2', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'odbrest-user-'));
     writeFileSync(join(dir, 'api-config.yml'), 'store: file:./data\n');

@@ -1,0 +1,113 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { loadConfig, type HostConfig } from '../../adapters/node.js';
+import { fileStoreFolder, loadMacros } from '../../adapters/config-modules.js';
+import { swaggerUiFiles } from '../../adapters/swagger-ui.js';
+import { createService } from '../index.js';
+import { ApiReference } from '../reference/serve.js';
+import { studioPath } from '../studio/serve.js';
+import { UsageError } from './serve.js';
+
+export const CHECK_USAGE = `usage: odbrest check [--config FILE]
+  checks the configuration (api-config.yml, ODBREST_CONFIG, ODBREST_* variables) and says what
+  odbrest serve would start: stores, studio, API reference, logins, providers. It starts nothing and
+  connects to no store; a wrong configuration exits 1 naming the option.`;
+
+export function parseCheckArgs(args: string[]): { config?: string } {
+  try {
+    return parseArgs({ args, options: { config: { type: 'string' } }, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw new UsageError((error as Error).message.split('\n')[0]!, CHECK_USAGE);
+  }
+}
+
+/** A store URL as shown: without the password it may carry. */
+function shownUrl(url: string): string {
+  if (!URL.canParse(url)) return url;
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.href;
+}
+
+type StoreGroup = { url?: string; module?: string; schema?: string; table?: string; prefix?: string } | undefined;
+
+/** What a store option opens, in words. */
+function storeLine(group: StoreGroup, baseDir: string, memory: string): string {
+  if (group?.module !== undefined) return `module ${resolve(baseDir, group.module)}`;
+  const url = group?.url ?? 'memory';
+  if (url === 'memory') return memory;
+  if (url.startsWith('file:')) return `the folder ${fileStoreFolder(url, baseDir)}`;
+  const where = [group?.schema && `schema ${group.schema}`, group?.table && `table ${group.table}`, group?.prefix && `prefix ${group.prefix}`].filter(Boolean);
+  return `${shownUrl(url)}${where.length > 0 ? ` (${where.join(', ')})` : ''}`;
+}
+
+/** The modules the configuration names, each there and loadable (a store module's function is not called: it would connect). */
+async function checkModules(config: HostConfig): Promise<void> {
+  const { file, baseDir } = config;
+  if (file.macros !== undefined) await loadMacros(file.macros, baseDir);
+  for (const name of ['store', 'kv'] as const) {
+    const module = file[name]?.module;
+    if (module === undefined) continue;
+    const path = resolve(baseDir, module);
+    if (!existsSync(path)) throw new Error(`invalid configuration (${name}.module): ${path} not found`);
+    const loaded = (await import(pathToFileURL(path).href)) as { default?: unknown };
+    if (typeof loaded.default !== 'function') throw new Error(`invalid configuration (${name}.module): the default export of ${path} must be a function that makes the store`);
+  }
+  if (file.apiReference) await swaggerUiFiles('apiReference');
+}
+
+/**
+ * `odbrest check`: the configuration read and checked as `serve` reads it, the service options checked
+ * by making a service on in-memory stores (without seed data), and a summary of what would start.
+ */
+export async function checkCommand(args: string[], env: Record<string, string | undefined> = process.env): Promise<string> {
+  const flags = parseCheckArgs(args);
+  const config = loadConfig(flags.config === undefined ? env : { ...env, ODBREST_CONFIG: flags.config });
+  await checkModules(config);
+  const { options, file, baseDir } = config;
+  // every check of createService (schema declarations, studio, reference and mount paths, keys, providers)
+  // without a store or a port; the failure is the command's message, not a log line
+  const reference = file.apiReference ? new ApiReference({ path: file.apiReference === true ? undefined : file.apiReference.path, swaggerUi: { script: '', style: '' } }) : undefined;
+  // Provider entries live in the store: with the in-memory one they come from the seed data and are
+  // checked; a durable store is not opened, so its entries are left to the start.
+  const durable = file.store?.module !== undefined || (file.store?.url ?? 'memory') !== 'memory';
+  const providers = file.externalLogin?.providers?.map((provider) => provider.name) ?? [];
+  const service = createService({
+    ...options,
+    data: !durable && providers.length > 0 ? options.data : undefined,
+    externalLogin: durable ? { ...options.externalLogin, providers: undefined } : options.externalLogin,
+    store: undefined,
+    kv: undefined,
+    logger: undefined,
+    onError: () => {},
+  });
+  try {
+    await service.ready;
+  } finally {
+    await service.close();
+  }
+  const mount = `${options.mount?.basePath ?? ''}${options.mount?.alias ? `/${options.mount.alias}` : ''}`;
+  const logins = ['plain (/v1/login)', options.session?.jwtSecret ? 'token (/v2/login, configured key)' : 'token (/v2/login, a key per process)'];
+  logins.push(file.secure?.serverKeyFile ? `secure (key ${resolve(baseDir, file.secure.serverKeyFile)})` : file.secure?.serverKey ? 'secure (configured key)' : 'secure (a key generated at start)');
+  if (options.passkeys) logins.push(`passkeys (${options.passkeys.rpID})`);
+  if (options.twoFactor?.policies) logins.push(`two-factor (${Object.entries(options.twoFactor.policies).map(([app, policy]) => `${app}: ${policy}`).join(', ')})`);
+
+  const lines = [
+    `${config.path ?? 'no configuration file (defaults and ODBREST_* variables)'}: valid`,
+    `listen         ${file.hostname ?? 'every address'}, port ${config.port}${mount ? `, under ${mount}` : ''}`,
+    `objects        ${storeLine(file.store, baseDir, 'memory (gone on exit)')}`,
+    `key-value      ${storeLine(file.kv, baseDir, 'memory (this process only)')}`,
+    `files          ${storeLine(file.files?.blobs, baseDir, 'memory (gone on exit)')}`,
+    `seed data      ${file.dataFile ? `${resolve(baseDir, file.dataFile)} (${options.data?.objects.length ?? 0} objects)` : 'none'}`,
+    `macros         ${file.macros ? resolve(baseDir, file.macros) : 'none'}`,
+    `studio         ${options.studio ? `${mount}${studioPath(options.studio)}` : 'off'}`,
+    `API reference  ${reference ? `${mount}${reference.path}` : 'off'}`,
+    `OpenAPI        ${options.openApi === false ? 'off' : `${mount}/openapi.json`}`,
+    `logins         ${logins.join(', ')}`,
+    `providers      ${providers.length === 0 ? 'none' : `${providers.join(', ')}${durable ? ' (their OAuthProvider entries are read from the store at start)' : ''}`}`,
+    `request log    ${file.requestLog === false ? 'off' : 'on, standard output'}`,
+  ];
+  return lines.join('\n');
+}

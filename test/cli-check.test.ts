@@ -1,0 +1,105 @@
+/**
+ * `odbrest check` as an operator runs it: the built CLI in its own process, reading a configuration,
+ * saying what `serve` would start, starting nothing, and exit 1 naming the option that is wrong.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+
+const root = new URL('..', import.meta.url).pathname;
+const cli = join(root, 'dist/cli.js');
+
+function runCli(args: string[], cwd: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [cli, ...args], { cwd, env: { ...process.env, ...env }, timeout: 20_000 }, (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }));
+  });
+}
+
+function dirWith(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'odbrest-check-'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+describe('odbrest check', () => {
+  test('a valid configuration: what serve would start, credentials hidden, nothing connected or listened on', async () => {
+    const dir = dirWith({
+      'api-config.yml': [
+        'port: 9191',
+        'hostname: 127.0.0.1',
+        'mount: { basePath: /api }',
+        'dataFile: ./data.json',
+        'macros: ./macros.mjs',
+        // nothing listens on port 1: a check that connected would fail
+        'store: { url: "postgres://app:hunter2@127.0.0.1:1/crm", schema: crm }',
+        'kv: { module: ./my-kv.mjs, options: { size: 3 } }',
+        'files: { blobs: file:./blobs }',
+        'studio: { appNames: [crm] }',
+        'apiReference: true',
+        'session: { jwtSecret: "0123456789abcdef0123456789abcdef" }',
+        'twoFactor: { policies: { hr: optional }, key: "a two-factor key of 32 characters or more" }',
+        'passkeys: { rpID: crm.example.com, rpName: CRM, origins: ["https://crm.example.com"] }',
+        'externalLogin: { publicUrl: "https://crm.example.com/api", providers: [{ name: google }, { name: github }] }',
+        '',
+      ].join('\n'),
+      'data.json': JSON.stringify({ objects: [{ '~ClassName': 'Customer', Name: 'Hansen' }, { '~ClassName': 'Customer', Name: 'Berg' }] }),
+      'macros.mjs': 'export const hello = () => "hello";\n',
+      // made only by serve: a check that called it would leave made.txt
+      'my-kv.mjs': "import { writeFileSync } from 'node:fs';\nexport default () => { writeFileSync('made.txt', 'x'); throw new Error('made'); };\n",
+    });
+    const { code, stdout, stderr } = await runCli(['check', '--config', 'api-config.yml'], dir);
+    expect([code, stderr]).toEqual([0, '']);
+    expect(stdout).toBe(
+      [
+        `${dir}/api-config.yml: valid`,
+        'listen         127.0.0.1, port 9191, under /api',
+        'objects        postgres://app:***@127.0.0.1:1/crm (schema crm)',
+        `key-value      module ${dir}/my-kv.mjs`,
+        `files          the folder ${dir}/blobs`,
+        `seed data      ${dir}/data.json (2 objects)`,
+        `macros         ${dir}/macros.mjs`,
+        'studio         /api/_studio/',
+        'API reference  /api/docs',
+        'OpenAPI        /api/openapi.json',
+        'logins         plain (/v1/login), token (/v2/login, configured key), secure (a key generated at start), passkeys (crm.example.com), two-factor (hr: optional)',
+        'providers      google, github (their OAuthProvider entries are read from the store at start)',
+        'request log    on, standard output',
+        '',
+      ].join('\n'),
+    );
+    expect(stdout).not.toContain('hunter2');
+  });
+
+  test('no configuration file: the defaults', async () => {
+    const { code, stdout } = await runCli(['check'], dirWith({}));
+    expect(code).toBe(0);
+    expect(stdout).toContain('no configuration file (defaults and ODBREST_* variables): valid\n');
+    expect(stdout).toContain('\nobjects        memory (gone on exit)\n');
+  });
+
+  test.each([
+    ['stroe: memory\n', 'odbrest: invalid configuration (stroe): unknown option "stroe"; allowed: port,'],
+    ['session: { idleTimeoutMinutes: -1 }\n', 'odbrest: invalid configuration (session.idleTimeoutMinutes): session.idleTimeoutMinutes must be a number above 0\n'],
+    ['studio: { path: v1 }\n', 'odbrest: studio.path "v1" is not allowed'],
+    ['apiReference: { path: openapi.json }\n', 'odbrest: apiReference.path "openapi.json" is not allowed'],
+    ['schema: { Customer: { fields: { Name: { type: nonsense } } } }\n', 'odbrest: schema'],
+    ['externalLogin: { providers: [{ name: google }] }\n', 'odbrest: externalLogin.publicUrl (the external https address of the service) is required when externalLogin.providers are configured\n'],
+    ['kv: ./absent.mjs\n', 'odbrest: invalid configuration (kv.module): {dir}/absent.mjs not found\n'],
+    ['store: ./exports-nothing.mjs\n', 'odbrest: invalid configuration (store.module): the default export of {dir}/exports-nothing.mjs must be a function that makes the store\n'],
+    ['macros: ./absent.mjs\n', 'odbrest: cannot load the macros module {dir}/absent.mjs: not found\n'],
+  ])('%j: exit 1, one line naming the option', async (yaml, message) => {
+    const dir = dirWith({ 'api-config.yml': yaml, 'exports-nothing.mjs': 'export const x = 1;\n' });
+    const { code, stdout, stderr } = await runCli(['check'], dir);
+    const expected = message.replace('{dir}', dir);
+    expect([code, stdout, stderr.slice(0, expected.length)]).toEqual([1, '', expected]);
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  test('an unknown flag is a usage error (exit 2)', async () => {
+    const { code, stderr } = await runCli(['check', '--port', '1'], dirWith({}));
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^odbrest: Unknown option '--port'.*\nusage: odbrest check/s);
+  });
+});
