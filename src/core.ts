@@ -52,7 +52,7 @@ export class Core {
     this.#routes.add(serviceRoutes(ctx, externalLogin, options));
     const seeded = options.data ? importObjects(ctx.store, options.data, options.users?.passwordIterations) : Promise.resolve();
     // Provider entries live in the store, so they are checked once the seed data is in.
-    this.ready = Promise.all([seeded.then(() => externalLogin.load()), ctx.serverKey.ready]).then(() => undefined);
+    this.ready = Promise.all([seeded.then(() => externalLogin.load()), ctx.serverKey.ready, ctx.runtimeModel.load()]).then(() => undefined);
     // a failure is logged once; requests get a 500 envelope
     this.ready.then(() => (this.#loaded = true), ctx.onError);
   }

@@ -13,7 +13,7 @@ import type { Route } from './http/router.js';
 import { macroRoutes } from './macros/routes.js';
 import type { ExternalLogin } from './oauth/flow.js';
 import { externalLoginRoutes } from './oauth/routes.js';
-import { modelRoutes } from './objects/model/index.js';
+import { classDeclarationRoutes, modelRoutes } from './objects/model/index.js';
 import { objectRoutes } from './objects/routes.js';
 import { openApiRoutes } from './openapi/routes.js';
 import type { ServiceOptions } from './options.js';
@@ -36,6 +36,7 @@ export function serviceRoutes(ctx: AssembledContext, externalLogin: ExternalLogi
     ...passkeyRoutes(new Passkeys(ctx, account.users, options.passkeys)),
     ...objectRoutes(ctx),
     ...modelRoutes(ctx),
+    ...classDeclarationRoutes(ctx),
     ...fileRoutes(ctx),
     ...macroRoutes(ctx),
     ...externalLoginRoutes(ctx, externalLogin),
@@ -46,7 +47,7 @@ export function serviceRoutes(ctx: AssembledContext, externalLogin: ExternalLogi
   ];
   const { applicationName = 'odbrest', applicationVersion = PACKAGE_VERSION } = options.serviceCheck ?? {};
   const documented: Route[] = []; // filled below; the document is made on its first request
-  const openApi = options.openApi === false ? [] : openApiRoutes(documented, { mount: options.mount, title: applicationName, version: applicationVersion, schema: options.schema });
+  const openApi = options.openApi === false ? [] : openApiRoutes(documented, { mount: options.mount, title: applicationName, version: applicationVersion, schema: ctx.schema });
   const routes = [...builtIn, ...hostRoutes(ctx, options.routes, [...builtIn, ...openApi])];
   documented.push(...routes);
   return [...routes, ...openApi];

@@ -29,7 +29,7 @@ export interface RawAnswer {
 export type QuerySchema = ObjectSchema<ObjectEntries, undefined>;
 
 export interface Route {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** itty-router pattern relative to the service root, e.g. `/v1/object/:id`. */
   path: string;
   auth: RouteAuth;
