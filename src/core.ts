@@ -6,7 +6,6 @@ import { errorReply, toApiError, toResponse, type Answer } from './http/envelope
 import { ApiError, clip } from './http/errors.js';
 import { Mount } from './http/mount.js';
 import { decodeQb64, toApiRequest, type ApiRequest, type RequestContext } from './http/request.js';
-import { logRequests, noteAnswer } from './http/request-log.js';
 import { isPending, andThen, type MaybePromise } from './maybe.js';
 import { checkBatchItem, RouteTable } from './http/router.js';
 import { ExternalLogin } from './oauth/flow.js';
@@ -17,6 +16,11 @@ import { importObjects } from './storage/seed.js';
 import { serviceContext, type AssembledContext } from './service-context.js';
 import { Studio } from './studio/serve.js';
 import { Telemetry } from './telemetry.js';
+import { InstanceMetrics } from './admin/metrics.js';
+import { RequestIds } from './admin/request-ids.js';
+import { withHeader } from './http/light-response.js';
+import { logRequests, noteAnswer, noteRequestId } from './http/request-log.js';
+import { randomToken } from './storage/ids.js';
 
 /** Assembles the service from its options and dispatches requests to its routes. Hosts use `createService`. */
 export class Core {
@@ -30,6 +34,8 @@ export class Core {
   readonly #trustProxy: boolean;
   readonly #telemetry: Telemetry;
   readonly #studio: Studio | undefined;
+  /** The instance's metrics and recent requests (PROTOCOL.md 6.12); absent with `metrics: false`. */
+  readonly #metrics: InstanceMetrics | undefined;
   #loaded = false;
   constructor(options: ServiceOptions = {}) {
     const telemetry = (this.#telemetry = new Telemetry(options.telemetry !== false));
@@ -38,7 +44,20 @@ export class Core {
     this.#trustProxy = options.trustProxy ?? false;
     const cors = new Cors(options.cors);
     const answer = (request: Request, context?: RequestContext) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context));
-    const logged = logRequests(options.logger, (request: Request, context?: RequestContext) => telemetry.request(request, () => answer(request, context)));
+    const metrics = (this.#metrics = options.metrics === false ? undefined : new InstanceMetrics(randomToken(6), options.now ?? Date.now));
+    const ids = new RequestIds();
+    // every answer carries its X-Request-Id; the metrics count it once its headers are there
+    const identified = (request: Request, context?: RequestContext) => {
+      const id = ids.of(request);
+      noteRequestId(request, id);
+      const started = metrics && performance.now();
+      return andThen(answer(request, context), (response) => {
+        const answered = withHeader(response, 'x-request-id', id);
+        if (metrics) metrics.record(request, answered.status, performance.now() - started!, id);
+        return answered;
+      });
+    };
+    const logged = logRequests(options.logger, (request: Request, context?: RequestContext) => telemetry.request(request, () => identified(request, context)));
     // a request answered without waiting (the read path) costs one settled promise here, no turn of awaits
     this.fetch = (request, context) => {
       const response = logged(request, context);
@@ -49,7 +68,7 @@ export class Core {
     this.#studio = options.studio ? new Studio(options.studio, { appKeys: options.appKeys, files: ctx.files }) : undefined;
     this.#secure = new SecureTransport(ctx, caches.secureSessions);
     const externalLogin = new ExternalLogin(ctx, { ...options.externalLogin, alias: this.#mount.alias, userClass: ctx.principals.userClass });
-    this.#routes.add(serviceRoutes(ctx, externalLogin, options));
+    this.#routes.add(serviceRoutes(ctx, externalLogin, options, metrics));
     const seeded = options.data ? importObjects(ctx.store, options.data, options.users?.passwordIterations) : Promise.resolve();
     // Provider entries live in the store, so they are checked once the seed data is in.
     this.ready = Promise.all([seeded.then(() => externalLogin.load()), ctx.serverKey.ready, ctx.runtimeModel.load()]).then(() => undefined);
@@ -100,7 +119,10 @@ export class Core {
    */
   #dispatch(request: ApiRequest): MaybePromise<Answer> {
     let template: string | undefined;
-    const answered = (answer: Answer) => this.#telemetry.routed(request.raw, template, noteAnswer(request.raw, answer));
+    const answered = (answer: Answer) => {
+      this.#metrics?.routed(request.raw, template, 'internalStatus' in answer ? answer.internalStatus : undefined, request.session);
+      return this.#telemetry.routed(request.raw, template, noteAnswer(request.raw, answer));
+    };
     const failed = (error: unknown) => answered(errorReply(toApiError(error, this.ctx.onError)));
     try {
       let matched: ReturnType<RouteTable['match']>;

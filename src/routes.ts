@@ -1,4 +1,6 @@
 import { passkeyRoutes, Passkeys } from './accounts/passkeys.js';
+import type { InstanceMetrics } from './admin/metrics.js';
+import { adminRoutes } from './admin/routes.js';
 import { accountRoutes, accounts } from './accounts/routes.js';
 import { licenceRoutes } from './auth/licence-routes.js';
 import { loginRoutes } from './auth/login.js';
@@ -25,7 +27,7 @@ import { PACKAGE_VERSION } from './version.js';
  * Every route of the service, from each folder's route module, then the host's own (`routes`, which
  * may not shadow these), and (unless turned off) the OpenAPI document of them all.
  */
-export function serviceRoutes(ctx: AssembledContext, externalLogin: ExternalLogin, options: ServiceOptions): Route[] {
+export function serviceRoutes(ctx: AssembledContext, externalLogin: ExternalLogin, options: ServiceOptions, metrics?: InstanceMetrics): Route[] {
   const account = accounts(ctx, options.users);
   const builtIn: Route[] = [
     ...loginRoutes(ctx),
@@ -44,6 +46,7 @@ export function serviceRoutes(ctx: AssembledContext, externalLogin: ExternalLogi
     ...batchRoutes(ctx),
     ...v2Routes(ctx, options.v2),
     ...eventRoutes(ctx),
+    ...adminRoutes(ctx, metrics),
   ];
   const { applicationName = 'odbrest', applicationVersion = PACKAGE_VERSION } = options.serviceCheck ?? {};
   const documented: Route[] = []; // filled below; the document is made on its first request
