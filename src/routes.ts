@@ -1,6 +1,7 @@
 import { passkeyRoutes, Passkeys } from './accounts/passkeys.js';
 import type { InstanceMetrics } from './admin/metrics.js';
 import { adminRoutes } from './admin/routes.js';
+import { savedQueryRoutes } from './saved-queries/routes.js';
 import { accountRoutes, accounts } from './accounts/routes.js';
 import { licenceRoutes } from './auth/licence-routes.js';
 import { loginRoutes } from './auth/login.js';
@@ -47,6 +48,7 @@ export function serviceRoutes(ctx: AssembledContext, externalLogin: ExternalLogi
     ...v2Routes(ctx, options.v2),
     ...eventRoutes(ctx),
     ...adminRoutes(ctx, metrics),
+    ...savedQueryRoutes(ctx),
   ];
   const { applicationName = 'odbrest', applicationVersion = PACKAGE_VERSION } = options.serviceCheck ?? {};
   const documented: Route[] = []; // filled below; the document is made on its first request

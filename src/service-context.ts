@@ -23,6 +23,7 @@ import { InProcessBus } from './events/bus.js';
 import { ClassSchemas, MODEL_CLASS, RuntimeModel } from './objects/model/index.js';
 import { Serializer, serializerOptions } from './objects/read/index.js';
 import { RECYCLED_CLASS, sessionObjectStore, writeOptions } from './objects/write/index.js';
+import { SAVED_QUERIES_CLASS } from './saved-queries/saved-queries.js';
 import { IDENTITY_CLASS } from './oauth/links.js';
 import { PROVIDER_CLASS } from './oauth/providers.js';
 import type { ServiceOptions } from './options.js';
@@ -46,7 +47,7 @@ export function serviceContext(
   const kv = telemetry.instrument(options.kv ?? new MemoryKeyValueStore({ now }), 'odbrest.kv', KV_OPERATIONS);
   const macros = new MacroRegistry(options.macros, options.objects?.serialization?.macros);
   // the service's own internal classes (OAuth providers and links, recycle bin entries) and the host's
-  const internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, RECYCLED_CLASS, MODEL_CLASS, ...(options.objects?.internalClasses ?? [])]);
+  const internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, RECYCLED_CLASS, MODEL_CLASS, SAVED_QUERIES_CLASS, ...(options.objects?.internalClasses ?? [])]);
   // one bus for the change events and the model's run-time declarations (PROTOCOL.md 6.12)
   const bus = options.events?.bus ?? new InProcessBus();
   const onError = options.onError ?? ((error: unknown) => console.error('odbrest: unexpected error', error));
