@@ -174,7 +174,7 @@ export interface ReferencingQuery {
  * A class's declaration as a store checks stored objects against it (PROTOCOL.md 6.8, 6.12): per
  * declared field its type and limits, and whether undeclared fields are refused. An object violates it
  * when its fields (those not starting with `_`) would be refused by a write:
- * - a `required` field absent or `null`; any other declared field may be absent or `null`;
+ * - a `required` field absent, or `null` unless its type is `json`; any other declared field may be absent or `null`;
  * - `string`: a string, at most `maxLength` characters (UTF-16 code units), one of `enum`;
  * - `number`: a finite number; `integer`: a whole one; each within `min`/`max` and one of `enum`;
  * - `boolean`: a boolean; `json`: anything;
