@@ -34,14 +34,14 @@ const RequestsQuery = v.object({
 });
 
 async function metricsAnswer(ctx: AdminContext, metrics: InstanceMetrics, request: ApiRequest) {
+  const { minutes = 15 } = parseQueryParams(MetricsQuery, request.searchParams); // malformed: 400 for anyone, as GET /v1/users
   await requireAdmin(ctx, request);
-  const { minutes = 15 } = parseQueryParams(MetricsQuery, request.searchParams);
   return okReply(metrics.answer(minutes));
 }
 
 async function requestsAnswer(ctx: AdminContext, metrics: InstanceMetrics, request: ApiRequest) {
-  await requireAdmin(ctx, request);
   const { page = 0, perPage = 50 } = parseQueryParams(RequestsQuery, request.searchParams);
+  await requireAdmin(ctx, request);
   const { entries, total } = metrics.recent(page * perPage, perPage);
   const elements = entries.map((entry) => ({ ...entry, Time: formatStoreTime(entry.Time) }));
   return okReply({ '~Count': elements.length, '~UnfilteredCount': total, '~Elements': elements });

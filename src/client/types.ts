@@ -1,7 +1,11 @@
 import type { StatusCode } from '../http/errors.js';
+import type { MetricsAnswer as InstanceMetrics } from '../admin/metrics.js';
 import type { ClassStructure } from '../objects/model/index.js';
+import type { SavedQuery } from '../saved-queries/saved-queries.js';
 
 export type { ClassStructure, ModelMember } from '../objects/model/index.js';
+export type { MetricsAnswer as InstanceMetrics } from '../admin/metrics.js';
+export type { SavedQuery } from '../saved-queries/saved-queries.js';
 
 /** Every `internalStatus` the service answers: the codes of PROTOCOL.md 1.4. */
 export type KnownInternalStatus = StatusCode;
@@ -439,16 +443,6 @@ export interface ClassDeclarationInput {
   Access?: Partial<Record<'read' | 'create' | 'update' | 'delete' | 'security', string[]>>;
 }
 
-/** The instance's metrics (`GET /v1/admin/metrics`, PROTOCOL.md 6.12). */
-export interface InstanceMetrics {
-  Instance: string;
-  /** Seconds per point of the series. */
-  Interval: number;
-  /** Oldest point first; the last is the interval in progress. `P50Ms`/`P99Ms` are null where no request was answered. */
-  Series: { Requests: number[]; Errors: number[]; P50Ms: Array<number | null>; P99Ms: Array<number | null>; Sessions: number[] };
-  Routes: Array<{ Route: string; Method: string; Count: number; Errors: number; P50Ms: number | null; P99Ms: number | null }>;
-}
-
 /** One of the instance's recent requests (`GET /v1/admin/requests`). */
 export interface RecentRequest {
   /** `~StoreTime` form. */
@@ -474,16 +468,6 @@ export interface AdminCalls {
   metrics(minutes?: number): Promise<InstanceMetrics>;
   /** The answering instance's recent requests, newest first. */
   requests(options?: { page?: number; perPage?: number }): Promise<SerializedSet<RecentRequest>>;
-}
-
-/** A saved query (PROTOCOL.md 6.12): a view's class, query text, order and columns. */
-export interface SavedQuery {
-  Name: string;
-  Class: string;
-  /** Query text (PROTOCOL.md 6.2); `""` for none. */
-  Query: string;
-  OrderBy?: string;
-  Columns?: string[];
 }
 
 /** The logged-in user's saved queries (at most 200). */

@@ -72,18 +72,23 @@ function declarable(ctx: ClassRoutesContext, request: ApiRequest): string {
   return className;
 }
 
+/** The request is checked before the group (as `GET /v1/users` does): a malformed one is `400` for anyone. */
 async function declare(ctx: ClassRoutesContext, request: ApiRequest) {
-  await requireAdmin(ctx, request);
   const className = declarable(ctx, request);
-  const entry = runtimeClass(parseInput(ClassDeclarationBody, readJsonObject(request)));
+  const raw = readJsonObject(request);
+  if (Array.isArray(raw.Fields)) throw new ApiError('400', 'Fields must map field names to {Type, ...}'); // valibot's record takes a list
+  const entry = runtimeClass(parseInput(ClassDeclarationBody, raw));
+  ctx.runtimeModel.check(className, entry);
+  await requireAdmin(ctx, request);
   if (entry.access !== undefined && ctx.access.hostNames(className)) throw new ApiError('403', `the access rule of ${className} is set by the host (its access option) and read-only here`);
   await ctx.runtimeModel.declare(className, entry);
   return okReply(classStructure(ctx, className));
 }
 
 async function undeclare(ctx: ClassRoutesContext, request: ApiRequest) {
+  const className = declarable(ctx, request);
   await requireAdmin(ctx, request);
-  await ctx.runtimeModel.remove(declarable(ctx, request));
+  await ctx.runtimeModel.remove(className);
   return okReply({});
 }
 

@@ -71,6 +71,11 @@ export class RuntimeModel {
     return this.#entries.get(className);
   }
 
+  /** `400` when the declaration contradicts itself (a range, an enum, an index of no field...). */
+  check(className: string, entry: RuntimeClass): void {
+    compileOrRefuse(this.#parts.schema, className, entry.declaration);
+  }
+
   /**
    * Declares `className` or replaces its declaration, after checking every stored object of the class
    * against it: `409` with the count and the first ids when any would be refused (nothing changes then).
