@@ -17,9 +17,8 @@ import { serviceContext, type AssembledContext } from './service-context.js';
 import { Studio } from './studio/serve.js';
 import { Telemetry } from './telemetry.js';
 import { InstanceMetrics } from './admin/metrics.js';
-import { RequestIds } from './admin/request-ids.js';
-import { withHeader } from './http/light-response.js';
-import { logRequests, noteAnswer, noteRequestId } from './http/request-log.js';
+import { identifiedAnswers } from './admin/request-ids.js';
+import { logRequests, noteAnswer } from './http/request-log.js';
 import { randomToken } from './storage/ids.js';
 
 /** Assembles the service from its options and dispatches requests to its routes. Hosts use `createService`. */
@@ -45,18 +44,7 @@ export class Core {
     const cors = new Cors(options.cors);
     const answer = (request: Request, context?: RequestContext) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context));
     const metrics = (this.#metrics = options.metrics === false ? undefined : new InstanceMetrics(randomToken(6), options.now ?? Date.now));
-    const ids = new RequestIds();
-    // every answer carries its X-Request-Id; the metrics count it once its headers are there
-    const identified = (request: Request, context?: RequestContext) => {
-      const id = ids.of(request);
-      noteRequestId(request, id);
-      const started = metrics && performance.now();
-      return andThen(answer(request, context), (response) => {
-        const answered = withHeader(response, 'x-request-id', id);
-        if (metrics) metrics.record(request, answered.status, performance.now() - started!, id);
-        return answered;
-      });
-    };
+    const identified = identifiedAnswers(answer, metrics);
     const logged = logRequests(options.logger, (request: Request, context?: RequestContext) => telemetry.request(request, () => identified(request, context)));
     // a request answered without waiting (the read path) costs one settled promise here, no turn of awaits
     this.fetch = (request, context) => {

@@ -69,11 +69,12 @@ function fieldViolation(v: string, rule: FieldRule, params: Params): string {
       return `(${v} IS NULL)`;
     case 'ref':
     case 'file':
-      wrong = `NOT (${type} = 'object' AND (SELECT count(*) FROM jsonb_object_keys(${v})) = 1 AND jsonb_typeof(${v} -> '$ref') IS NOT DISTINCT FROM 'string')`;
+      // no subquery per row (jsonb_object_keys): the object without $ref is empty
+      wrong = `NOT (${type} = 'object' AND jsonb_typeof(${v} -> '$ref') IS NOT DISTINCT FROM 'string' AND ${v} - '$ref' = '{}'::jsonb)`;
       break;
     case 'set':
-      wrong = `NOT (${type} = 'object' AND (SELECT count(*) FROM jsonb_object_keys(${v})) = 1 AND jsonb_typeof(${v} -> '$set') IS NOT DISTINCT FROM 'array'
-        AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(${v} -> '$set') e WHERE jsonb_typeof(e) <> 'string'))`;
+      wrong = `NOT (${type} = 'object' AND jsonb_typeof(${v} -> '$set') IS NOT DISTINCT FROM 'array' AND ${v} - '$set' = '{}'::jsonb
+        AND NOT jsonb_path_exists(${v} -> '$set', 'strict $[*] ? (@.type() != "string")'))`;
       break;
   }
   return rule.required ? `(${absent} OR ${wrong})` : `(NOT ${absent} AND ${wrong})`;

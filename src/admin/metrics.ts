@@ -118,7 +118,9 @@ export interface MetricsAnswer {
 
 export class InstanceMetrics {
   readonly #slots = Array.from({ length: SLOTS }, () => new Slot());
-  readonly #routes = new Map<string, RouteSlots>();
+  /** Per route template, per method (no key string made per request). */
+  readonly #routes = new Map<string, Map<string, RouteSlots>>();
+  #routeCount = 0;
   readonly #recent: RecentRequest[] = [];
   #next = 0;
   /** What the dispatch noted of each request (the first route: a `/v1/multi` item shares its outer request). */
@@ -151,9 +153,13 @@ export class InstanceMetrics {
     if (routed?.sessionId !== undefined) slot.sessions.add(sessionHash(routed.sessionId));
     const route = routed?.route;
     if (route !== undefined) {
-      const key = `${method} ${route}`;
-      let slots = this.#routes.get(key);
-      if (!slots && this.#routes.size < MAX_ROUTES) this.#routes.set(key, (slots = new RouteSlots(method, route)));
+      let methods = this.#routes.get(route);
+      let slots = methods?.get(method);
+      if (!slots && this.#routeCount < MAX_ROUTES) {
+        if (!methods) this.#routes.set(route, (methods = new Map()));
+        methods.set(method, (slots = new RouteSlots(method, route)));
+        this.#routeCount++;
+      }
       slots?.add(Math.floor(second / 60), bucket, error);
     }
     const entry: RecentRequest = { Time: time, Method: method, Route: route ?? null, Status: status, Code: routed?.code ?? null, DurationMs: Math.round(ms * 100) / 100, User: routed?.user ?? null, RequestId: requestId };
@@ -206,7 +212,7 @@ export class InstanceMetrics {
   #routeTable(minute: number, minutes: number): MetricsAnswer['Routes'] {
     const rows: MetricsAnswer['Routes'] = [];
     const latency = new Uint32Array(BUCKETS);
-    for (const slots of this.#routes.values()) {
+    for (const slots of [...this.#routes.values()].flatMap((methods) => [...methods.values()])) {
       let count = 0;
       let errors = 0;
       latency.fill(0);

@@ -1,3 +1,7 @@
+import type { InstanceMetrics } from './metrics.js';
+import { withHeader } from '../http/light-response.js';
+import { noteRequestId } from '../http/request-log.js';
+import { andThen, type MaybePromise } from '../maybe.js';
 import { randomToken } from '../storage/ids.js';
 
 /** A client's own request id is kept when it is at most 64 of these characters (PROTOCOL.md 6.12). */
@@ -15,4 +19,19 @@ export class RequestIds {
     const given = request.headers.get('x-request-id');
     return given !== null && VALID.test(given) ? given : `${this.#prefix}.${(++this.#count).toString(36)}`;
   }
+}
+
+/** `answer` with every answer carrying its `X-Request-Id`, counted by `metrics` (when kept) once its headers are there. */
+export function identifiedAnswers<C>(answer: (request: Request, context?: C) => MaybePromise<Response>, metrics: InstanceMetrics | undefined) {
+  const ids = new RequestIds();
+  return (request: Request, context?: C): MaybePromise<Response> => {
+    const id = ids.of(request);
+    noteRequestId(request, id);
+    const started = metrics && performance.now();
+    return andThen(answer(request, context), (response) => {
+      const answered = withHeader(response, 'x-request-id', id);
+      if (metrics) metrics.record(request, answered.status, performance.now() - started!, id);
+      return answered;
+    });
+  };
 }

@@ -137,6 +137,17 @@ export class RuntimeModel {
   }
 }
 
+/** The run-time declarations `store` holds, by class name (`odbrest types` adds them to the host's). */
+export async function storedDeclarations(store: ObjectStore): Promise<Record<string, ClassDeclaration>> {
+  const { objects } = await store.find({ className: MODEL_CLASS, limit: 100_000 });
+  const found: Record<string, ClassDeclaration> = {};
+  for (const object of objects) {
+    const read = entryOf(object);
+    if (read) found[read.className] = read.entry.declaration;
+  }
+  return found;
+}
+
 /** The declaration compiled, or `400` saying what contradicts itself. */
 function compileOrRefuse(schema: ClassSchemas, className: string, declaration: ClassDeclaration): CompiledDeclaration {
   try {
