@@ -1,6 +1,6 @@
 /** `odbrest types`: TypeScript types of the declared classes, which compile and type a client's calls. */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -56,6 +56,7 @@ export const fields: ClassFields['Customer'] = { Name: 3 };
 
   test('adds the classes declared at run time that the configured store holds (PROTOCOL.md 6.12)', async () => {
     const folder = join(dir, 'runtime');
+    mkdirSync(join(folder, 'data'), { recursive: true });
     const store = await FileObjectStore.open({ path: join(folder, 'data', 'objects.journal') });
     const service = await demoService({ store, users: { admins: 'admins' } });
     const alice = await login(service, 'alice');
