@@ -128,6 +128,13 @@ export class MemoryObjectStore implements ObjectStore {
     return nextStoreTime(this.#now(), existing?.storeTime);
   }
 
+  /** Builds the field index of `field` now and keeps it (never dropped for less used ones), for a declared index. */
+  async ensureIndex(className: string, field: string): Promise<void> {
+    let objects = this.#classes.get(className);
+    if (!objects) this.#classes.set(className, (objects = new ClassObjects()));
+    objects.pinIndex(field);
+  }
+
   async classNames(): Promise<string[]> {
     return [...this.#classes].filter(([, objects]) => objects.select({ className: '', limit: 0 }).total > 0).map(([name]) => name);
   }
@@ -244,6 +251,13 @@ class ClassObjects {
   live = 0;
   readonly #fieldIndexes = new Map<string, FieldIndex>();
   readonly #orderIndexes = new Map<string, OrderIndex>();
+  /** Field indexes a declaration asks for (`ensureIndex`): built at once, never dropped. */
+  readonly #pinned = new Map<string, FieldIndex>();
+
+  pinIndex(field: string): void {
+    if (!this.#pinned.has(field)) this.#pinned.set(field, this.#fieldIndexes.get(field) ?? new FieldIndex(field, this.entries()));
+    this.#fieldIndexes.delete(field);
+  }
 
   append(entry: Entry): void {
     entry.position = this.#slots.length;
@@ -276,6 +290,7 @@ class ClassObjects {
   }
 
   *#indexes(): IterableIterator<FieldIndex | OrderIndex> {
+    yield* this.#pinned.values();
     yield* this.#fieldIndexes.values();
     yield* this.#orderIndexes.values();
   }
@@ -413,7 +428,7 @@ class ClassObjects {
   }
 
   #fieldIndex(name: string): FieldIndex {
-    return recentlyUsed(this.#fieldIndexes, name, () => new FieldIndex(name, this.entries()));
+    return this.#pinned.get(name) ?? recentlyUsed(this.#fieldIndexes, name, () => new FieldIndex(name, this.entries()));
   }
 
   #orderIndex(orderBy: OrderBy): OrderIndex {
