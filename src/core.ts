@@ -51,8 +51,7 @@ export class Core {
       const response = logged(request, context);
       return isPending(response) ? response : Promise.resolve(response);
     };
-    const ctx = serviceContext(options, telemetry, caches);
-    this.ctx = ctx;
+    const ctx = (this.ctx = serviceContext(options, telemetry, caches));
     this.#studio = options.studio ? new Studio(options.studio, { appKeys: options.appKeys, files: ctx.files }) : undefined;
     const secure = (this.#secure = new SecureTransport(ctx, caches.secureSessions));
     const externalLogin = new ExternalLogin(ctx, { ...options.externalLogin, alias: this.#mount.alias, userClass: ctx.principals.userClass });
