@@ -265,6 +265,13 @@ describe.skipIf(!hasBrowser)('studio console', () => {
     await call(main.service, 'POST', '/v1/object/Customer', { headers: { sessionId: second }, json: { Name: 'Not shown' } });
     await page.waitForSelector(`table.event-log tr[data-kind=create][data-object="${teamId}"]`);
     expect(await page.$$eval('table.event-log tbody tr', (rows) => rows.map((row) => row.children[2]!.textContent))).toEqual(['Team']);
+    // German throughout
+    await page.selectOption('header select >> nth=1', 'de');
+    await page.waitForSelector('h1:text("Ereignisse")');
+    expect(await page.textContent(`table.event-log tr[data-object="${teamId}"]`)).toContain('angelegt');
+    expect(await page.textContent('.events')).toContain('Anhalten');
+    await expectAccessible(page, 'events in German');
+    await page.selectOption('header select >> nth=1', 'en');
     await page.click(`table.event-log tr[data-object="${teamId}"] a`);
     await page.waitForSelector(`.panel.top[data-object="${teamId}"] [data-field=Name] dd:has-text("Live team")`);
     expect(problems).toEqual([]);
