@@ -21,6 +21,7 @@ type ClassRoutesContext = ModelContext & Pick<AuthContext, 'principals'> & { rea
 
 const MAX_FIELDS = 200;
 const groupNames = v.pipe(v.array(v.pipe(v.string(), v.maxLength(200, 'a group name has at most 200 characters'))), v.maxLength(100, 'a rule names at most 100 groups'));
+const ENUM_VALUES = 'Enum must be a list of strings or numbers';
 const FieldBody = v.strictObject({
   Type: v.picklist(FIELD_TYPES, `Type must be one of ${FIELD_TYPES.join(', ')}`),
   Required: v.optional(v.boolean('Required must be true or false')),
@@ -28,7 +29,8 @@ const FieldBody = v.strictObject({
   MaxLength: v.optional(v.pipe(v.number('MaxLength must be a whole number'), v.integer('MaxLength must be a whole number'), v.minValue(0, 'MaxLength must be 0 or more'))),
   Min: v.optional(v.number('Min must be a number')),
   Max: v.optional(v.number('Max must be a number')),
-  Enum: v.optional(v.pipe(v.array(v.union([v.string(), v.number()]), 'Enum must be a list of strings or numbers'), v.maxLength(1000, 'Enum lists at most 1000 values'))),
+  // the union's own message: the translator names no member for an issue inside a union's form
+  Enum: v.optional(v.pipe(v.array(v.union([v.string(), v.number()], ENUM_VALUES), ENUM_VALUES), v.maxLength(1000, 'Enum lists at most 1000 values'))),
 });
 export const ClassDeclarationBody = v.strictObject({
   Fields: v.pipe(
