@@ -1,5 +1,5 @@
-// The studio (issue 34): how much it sends and how quickly its first page of a large class shows.
-// - gzip size of all its files (target <= 100 KB), and of what a browser loads before the first
+// The studio (issues 34 and 43): how much it sends and how quickly its first page of a large class shows.
+// - gzip size of all its files (target <= 150 KB since the console's screens, each a chunk of its own), and of what a browser loads before the first
 //   screen shows (the page, its style sheet and the scripts it imports before it draws; target <= 50 KB),
 //   as the service sends them (it gzips its files itself where the browser accepts gzip);
 // - in Chromium, the time from opening a class's table to its first row drawn, for a class of
@@ -36,7 +36,7 @@ export default async function studio() {
   const service = createService({ store, data: demoData(), schema: demoSchema, studio: { appKey: APP_KEY, appNames: ['crm'] }, users: { passwordIterations: 1000 } });
   await service.ready;
   const all = (await sentBytes(service, '')) + (await Promise.all(Object.keys(studioFiles).map((name) => sentBytes(service, name)))).reduce((a, b) => a + b, 0);
-  const rows = [{ name: 'studio: all files, gzip', value: kb(all), unit: 'KB', target: '<= 100' }];
+  const rows = [{ name: 'studio: all files, gzip', value: kb(all), unit: 'KB', target: '<= 150' }];
   if (!existsSync(CHROMIUM)) return [...rows, { name: 'studio: first page in Chromium', value: 'skipped (no Chromium)', unit: '' }];
 
   const server = createServer(createNodeHandler(service));

@@ -5,7 +5,6 @@ import { errorReply, toApiError, toResponse, type Answer } from './http/envelope
 import { ApiError, clip } from './http/errors.js';
 import { Mount } from './http/mount.js';
 import { toApiRequest, type ApiRequest, type RequestContext } from './http/request.js';
-import { logRequests, noteAnswer } from './http/request-log.js';
 import { isPending, andThen, type MaybePromise } from './maybe.js';
 import { RouteTable, type Matched, type Route } from './http/router.js';
 import { compileRoute, type RouteRun } from './pipeline.js';
@@ -17,6 +16,10 @@ import { importObjects } from './storage/seed.js';
 import { serviceContext, type AssembledContext } from './service-context.js';
 import { Studio } from './studio/serve.js';
 import { Telemetry } from './telemetry.js';
+import { InstanceMetrics } from './admin/metrics.js';
+import { identifiedAnswers } from './admin/request-ids.js';
+import { logRequests, noteAnswer } from './http/request-log.js';
+import { randomToken } from './storage/ids.js';
 
 /** Assembles the service from its options and dispatches requests to its routes. Hosts use `createService`. */
 export class Core {
@@ -30,6 +33,8 @@ export class Core {
   readonly #trustProxy: boolean;
   readonly #telemetry: Telemetry;
   readonly #studio: Studio | undefined;
+  /** The instance's metrics and recent requests (PROTOCOL.md 6.12); absent with `metrics: false`. */
+  readonly #metrics: InstanceMetrics | undefined;
   #loaded = false;
   constructor(options: ServiceOptions = {}) {
     const telemetry = (this.#telemetry = new Telemetry(options.telemetry !== false));
@@ -38,23 +43,24 @@ export class Core {
     this.#trustProxy = options.trustProxy ?? false;
     const cors = new Cors(options.cors);
     const answer = (request: Request, context?: RequestContext) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context));
-    const logged = logRequests(options.logger, (request: Request, context?: RequestContext) => telemetry.request(request, () => answer(request, context)));
+    const metrics = (this.#metrics = options.metrics === false ? undefined : new InstanceMetrics(randomToken(6), options.now ?? Date.now));
+    const identified = identifiedAnswers(answer, metrics);
+    const logged = logRequests(options.logger, (request: Request, context?: RequestContext) => telemetry.request(request, () => identified(request, context)));
     // a request answered without waiting (the read path) costs one settled promise here, no turn of awaits
     this.fetch = (request, context) => {
       const response = logged(request, context);
       return isPending(response) ? response : Promise.resolve(response);
     };
-    const ctx = serviceContext(options, telemetry, caches);
-    this.ctx = ctx;
+    const ctx = (this.ctx = serviceContext(options, telemetry, caches));
     this.#studio = options.studio ? new Studio(options.studio, { appKeys: options.appKeys, files: ctx.files }) : undefined;
     const secure = (this.#secure = new SecureTransport(ctx, caches.secureSessions));
     const externalLogin = new ExternalLogin(ctx, { ...options.externalLogin, alias: this.#mount.alias, userClass: ctx.principals.userClass });
     // each route's stages composed once, here; the batch and the events stream get the dispatch and the secure sessions handed to them
     this.#routes = new RouteTable((route) => compileRoute(route, ctx, secure));
-    this.#routes.add(serviceRoutes(ctx, externalLogin, options, { dispatch: (inner) => this.#dispatch(inner), secure }));
+    this.#routes.add(serviceRoutes(ctx, externalLogin, options, { dispatch: (inner) => this.#dispatch(inner), secure, metrics }));
     const seeded = options.data ? importObjects(ctx.store, options.data, options.users?.passwordIterations) : Promise.resolve();
     // Provider entries live in the store, so they are checked once the seed data is in.
-    this.ready = Promise.all([seeded.then(() => externalLogin.load()), ctx.serverKey.ready]).then(() => undefined);
+    this.ready = Promise.all([seeded.then(() => externalLogin.load()), ctx.serverKey.ready, ctx.runtimeModel.load()]).then(() => undefined);
     // a failure is logged once; requests get a 500 envelope
     this.ready.then(() => (this.#loaded = true), ctx.onError);
   }
@@ -123,7 +129,10 @@ export class Core {
    */
   #run(request: ApiRequest, matched: Matched<RouteRun> | ApiError): MaybePromise<Answer> {
     const template = matched instanceof Error ? undefined : matched.route.path;
-    const answered = (answer: Answer) => this.#telemetry.routed(request.raw, template, noteAnswer(request.raw, answer));
+    const answered = (answer: Answer) => {
+      this.#metrics?.routed(request.raw, template, 'internalStatus' in answer ? answer.internalStatus : undefined, request.session);
+      return this.#telemetry.routed(request.raw, template, noteAnswer(request.raw, answer));
+    };
     const failed = (error: unknown) => answered(errorReply(toApiError(error, this.ctx.onError)));
     try {
       if (matched instanceof Error) {

@@ -73,7 +73,7 @@ export function createService(options: ServiceOptions = {}): Service {
 export type { ApiReferenceOptions, SwaggerUiFiles } from './reference/serve.js';
 export type { ServiceOptions, SecureOptions, ObjectOptions, SerializationOptions, FoldersHook } from './options.js';
 export { defineRoute, type HostRoute } from './host/routes.js';
-export type { BusMessage, ChangeMessage, EndMessage, EventBus, EventOptions, GapMessage } from './events/types.js';
+export type { BusMessage, ChangeMessage, EndMessage, EventBus, EventOptions, GapMessage, ModelMessage } from './events/types.js';
 export { encodeMessage, decodeMessage } from './events/types.js';
 export { InProcessBus } from './events/bus.js';
 export type { FileOptions } from './files/settings.js';
@@ -111,6 +111,8 @@ export type {
   SetValue,
   ClassCount,
   ReferencingQuery,
+  ClassRules,
+  Violations,
 } from './storage/types.js';
 export { isRef, isSet, referencedIds } from './storage/types.js';
 export type { MaybePromise } from './maybe.js';

@@ -155,6 +155,12 @@ export interface ServiceOptions {
    */
   telemetry?: boolean;
   /**
+   * The instance's metrics and recent requests for `GET /v1/admin/metrics` and `/v1/admin/requests`
+   * (PROTOCOL.md 6.12), kept in memory. Default true; false keeps none (the routes then answer empty
+   * series and lists; every answer still carries `X-Request-Id`).
+   */
+  metrics?: boolean;
+  /**
    * The studio: the service's own data browser (docs/studio.md), a web app served at `{base}/_studio/`
    * (or `path`) that logs in with the service's logins and reads through the API like any client.
    * Off unless turned on: `true` or `{ path?, appKey?, appNames?, docs? }`.
@@ -172,7 +178,7 @@ export interface ServiceOptions {
   now?: () => number;
   /**
    * The request log: one entry per request (method, path with the query's values hidden, HTTP status,
-   * internalStatus, milliseconds), never a header or a body. A function receiving each line, or an
+   * internalStatus, milliseconds, the answer's `X-Request-Id`), never a header value or a body. A function receiving each line, or an
    * object with `info(entry, line)` such as a `pino` logger. Default: none.
    */
   logger?: RequestLogger;

@@ -19,9 +19,11 @@ import { Lifecycle } from './lifecycle.js';
 import { serializationHook } from './macros/hooks.js';
 import { MacroRegistry, macroContext, type MacroContext } from './macros/registry.js';
 import { Access } from './objects/access.js';
-import { ClassSchemas } from './objects/model/index.js';
+import { InProcessBus } from './events/bus.js';
+import { ClassSchemas, MODEL_CLASS, RuntimeModel } from './objects/model/index.js';
 import { Serializer, serializerOptions } from './objects/read/index.js';
 import { RECYCLED_CLASS, sessionObjectStore, withoutRecycled, writeOptions } from './objects/write/index.js';
+import { SAVED_QUERIES_CLASS } from './saved-queries/saved-queries.js';
 import { IDENTITY_CLASS } from './oauth/links.js';
 import { PROVIDER_CLASS } from './oauth/providers.js';
 import type { ServiceOptions } from './options.js';
@@ -45,9 +47,12 @@ export function serviceContext(
   const kv = telemetry.instrument(options.kv ?? new MemoryKeyValueStore({ now }), 'odbrest.kv', KV_OPERATIONS);
   const macros = new MacroRegistry(options.macros, options.objects?.serialization?.macros);
   // the service's own internal classes (OAuth providers and links, recycle bin entries) and the host's
-  const internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, RECYCLED_CLASS, ...(options.objects?.internalClasses ?? [])]);
+  const internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, RECYCLED_CLASS, MODEL_CLASS, SAVED_QUERIES_CLASS, ...(options.objects?.internalClasses ?? [])]);
+  // one bus for the change events and the model's run-time declarations (PROTOCOL.md 6.12)
+  const bus = options.events?.bus ?? new InProcessBus();
   const onError = options.onError ?? ((error: unknown) => console.error('odbrest: unexpected error', error));
   let hookContext: MacroContext | undefined; // what hooks called outside a request see, made once
+  let runtimeModel: RuntimeModel | undefined;
   const ctx: AssembledContext = {
     store,
     kv,
@@ -64,11 +69,14 @@ export function serviceContext(
     ),
     schema: new ClassSchemas(options.schema, options.files?.className ?? 'Document', store),
     access: new Access(store, options.access, [options.users?.className ?? 'User', options.customLogin?.className ?? 'ContactPerson']),
+    get runtimeModel() {
+      return (runtimeModel ??= new RuntimeModel(ctx, bus));
+    },
     folders: options.folders,
     guard: (request) => ctx.access.forRequest(request, ctx.macroContext),
     writeHooks: { beforeWrite: options.objects?.beforeWrite, afterWrite: options.objects?.afterWrite },
     writeOptions: writeOptions(options.objects, options.actions),
-    events: changeEvents(() => ctx, options.events),
+    events: changeEvents(() => ctx, { ...options.events, bus }),
     serverKey: new ServerKeySource(options.secure?.serverKey),
     symmetricCrypto: options.secure?.symmetricCrypto ?? defaultCrypto,
     databaseName: options.databaseName ?? 'odbrest',

@@ -109,6 +109,12 @@ export class FileObjectStore implements ObjectStore {
     return this.#memory.count(className, where);
   }
 
+  /** A field index kept in memory (the journal holds objects only; it is built again at start). */
+  async ensureIndex(className: string, field: string): Promise<void> {
+    await this.#opening;
+    return this.#memory.ensureIndex(className, field);
+  }
+
   async classNames(): Promise<string[]> {
     await this.#opening;
     return this.#memory.classNames();

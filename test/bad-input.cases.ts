@@ -707,7 +707,103 @@ export function generateCases(): Record<string, BadCase[]> {
     'unknown routes and wrong methods': routeCases(),
     'app keys': appKeyCases(),
     'user listing': userListCases(),
+    'the console: run-time classes, metrics, requests, saved queries': consoleCases(),
   };
+}
+
+/**
+ * PROTOCOL.md 6.12: refused credentials, malformed names, bodies and pages (checked before the admin
+ * group, so `400` for anyone, as `GET /v1/users`), internal and host classes, and `403` where no
+ * `users.admins` group is set (this suite's service sets none).
+ */
+function consoleCases(): BadCase[] {
+  const json = { 'content-type': 'application/json' };
+  const send = (method: string, path: string, credential: Credential, code: string, mentions?: string, body?: unknown): BadCase => ({
+    name: `${method} ${short(path)}${body === undefined ? '' : ` ${label(JSON.stringify(body))}`}: ${credential.name}`,
+    method,
+    path,
+    headers: (c) => ({ ...credential.headers(c), ...(body === undefined ? {} : json) }),
+    body: body === undefined ? undefined : () => (typeof body === 'string' ? body : JSON.stringify(body)),
+    expect: { code, mentions },
+  });
+  const ticket = { Fields: { Title: { Type: 'string' } } };
+  const declarations: Array<[unknown, string]> = [
+    [{}, 'Fields'],
+    [{ Fields: [] }, 'Fields'],
+    [{ Fields: { A: 'string' } }, 'Fields.A'],
+    [{ Fields: { A: { Type: 'text' } } }, 'Type must be one of'],
+    [{ Fields: { A: { Type: 'string', Required: 'yes' } } }, 'Required'],
+    [{ Fields: { A: { Type: 'string', MaxLength: -1 } } }, 'MaxLength'],
+    [{ Fields: { A: { Type: 'string', MaxLength: 1.5 } } }, 'MaxLength'],
+    [{ Fields: { A: { Type: 'integer', Min: '1' } } }, 'Min'],
+    [{ Fields: { A: { Type: 'integer', Min: 5, Max: 1 } } }, 'min 5 is above max 1'],
+    [{ Fields: { A: { Type: 'boolean', Enum: [true] } } }, 'Enum'],
+    [{ Fields: { A: { Type: 'string', Enum: [] } } }, 'enum'],
+    [{ Fields: { A: { Type: 'ref' } } }, 'names the class'],
+    [{ Fields: { A: { Type: 'ref', Class: '9x' } } }, 'names the class'],
+    [{ Fields: { A: { Type: 'string', Class: 'Customer' } } }, 'class is for ref'],
+    [{ Fields: { A: { Type: 'string', Unknown: 1 } } }, 'Unknown'],
+    [{ Fields: { _secret: { Type: 'string' } } }, 'does not start with'],
+    [{ Fields: { '': { Type: 'string' } } }, 'field'],
+    [{ Fields: { [`x${'y'.repeat(128)}`]: { Type: 'string' } } }, '128'],
+    [{ Fields: Object.fromEntries(Array.from({ length: 201 }, (_, i) => [`F${i}`, { Type: 'string' }])) }, 'at most 200 fields'],
+    [{ ...ticket, Indexes: ['Nope'] }, 'not a declared field'],
+    [{ ...ticket, Indexes: 'Title' }, 'Indexes'],
+    [{ ...ticket, Strict: 'true' }, 'Strict'],
+    [{ ...ticket, Description: 'x'.repeat(2001) }, 'Description'],
+    [{ ...ticket, Access: { read: '*' } }, 'Access.read'],
+    [{ ...ticket, Access: { list: ['*'] } }, 'Access'],
+    [{ ...ticket, Extra: 1 }, 'Extra'],
+    ['[]', 'JSON object'],
+    ['{"Fields":', 'JSON'],
+  ];
+  const queries: Array<[unknown, string]> = [
+    [{ Class: 'Customer', Query: 'City =' }, 'query text'],
+    [{ Class: 'Customer', Query: 'City = "x" and' }, 'query text'],
+    [{ Class: 'Customer', Query: 'x'.repeat(2001) }, '2000'],
+    [{ Class: 'Customer', Query: '_password = "x"' }, 'field name'],
+    [{ Class: '9x', Query: '' }, 'Class'],
+    [{ Class: 'Customer' }, 'Query'],
+    [{ Query: '' }, 'Class'],
+    [{ Class: 'Customer', Query: 1 }, 'Query'],
+    [{ Class: 'Customer', Query: '', Name: 'other' }, 'differs'],
+    [{ Class: 'Customer', Query: '', Columns: 'Name' }, 'Columns'],
+    [{ Class: 'Customer', Query: '', Columns: Array.from({ length: 201 }, (_, i) => `c${i}`) }, '200'],
+    [{ Class: 'Customer', Query: '', OrderBy: 5 }, 'OrderBy'],
+    [{ Class: 'Customer', Query: '', Extra: true }, 'Extra'],
+  ];
+  return [
+    ...REFUSED.flatMap((credential) => [
+      send('PUT', '/v1/model/classes/Ticket', credential, credential.code!, undefined, ticket),
+      send('DELETE', '/v1/model/classes/Ticket', credential, credential.code!),
+      send('GET', '/v1/admin/metrics', credential, credential.code!),
+      send('GET', '/v1/admin/requests', credential, credential.code!),
+      send('GET', '/v1/savedQueries', credential, credential.code!),
+      send('PUT', '/v1/savedQueries/x', credential, credential.code!, undefined, { Class: 'Customer', Query: '' }),
+    ]),
+    ...declarations.map(([body, mentions], i) => ({ ...send('PUT', '/v1/model/classes/Ticket', VALID.plain, '400', mentions, body), name: `PUT /v1/model/classes/Ticket, declaration ${i} ${label(JSON.stringify(body))}` })),
+    send('PUT', '/v1/model/classes/9lives', VALID.plain, '400', 'class name', ticket),
+    send('PUT', `/v1/model/classes/${'A'.repeat(65)}`, VALID.plain, '400', 'class name', ticket),
+    send('PUT', '/v1/model/classes/Ticket%20x', VALID.plain, '400', 'class name', ticket),
+    send('PUT', '/v1/model/classes/%zz', VALID.plain, '400', 'percent-encoding', ticket),
+    send('PUT', '/v1/model/classes/RecycledObject', VALID.plain, '400', 'internal', ticket),
+    send('DELETE', '/v1/model/classes/ModelClass', VALID.plain, '400', 'internal'),
+    send('PUT', '/v1/model/classes/Ticket', VALID.plain, '403', 'users.admins', ticket),
+    send('PUT', '/v1/model/classes/Ticket', VALID.token, '403', 'users.admins', ticket),
+    send('DELETE', '/v1/model/classes/Ticket', VALID.plain, '403', 'users.admins'),
+    send('PUT', '/v1/model/classes/Ticket', VALID.macroOnly, '307', undefined, ticket),
+    send('GET', '/v1/model/classes/Ticket', VALID.plain, '405'),
+    ...['0', '61', '-1', 'x', '1.5', '9'.repeat(1000)].map((minutes) => send('GET', `/v1/admin/metrics?minutes=${minutes}`, VALID.plain, '400', 'minutes')),
+    send('GET', '/v1/admin/metrics', VALID.plain, '403', 'users.admins'),
+    ...['page=-1', 'page=x', 'perPage=1001', 'perPage=0.5'].map((query) => send('GET', `/v1/admin/requests?${query}`, VALID.plain, '400', query.split('=')[0])),
+    send('GET', '/v1/admin/requests', VALID.token, '403', 'users.admins'),
+    send('POST', '/v1/admin/requests', VALID.plain, '405'),
+    ...queries.map(([body, mentions], i) => ({ ...send('PUT', '/v1/savedQueries/view', VALID.plain, '400', mentions, body), name: `PUT /v1/savedQueries/view, body ${i} ${label(JSON.stringify(body))}` })),
+    send('PUT', `/v1/savedQueries/${'q'.repeat(129)}`, VALID.plain, '400', '128', { Class: 'Customer', Query: '' }),
+    send('DELETE', '/v1/savedQueries/never-saved', VALID.plain, '404', 'never-saved'),
+    send('DELETE', '/v1/savedQueries/never-saved', VALID.token, '404', 'never-saved'),
+    send('POST', '/v1/savedQueries', VALID.plain, '405'),
+  ];
 }
 
 export { SECRET_PASS };

@@ -1,9 +1,11 @@
 /** `odbrest types`: TypeScript types of the declared classes, which compile and type a client's calls. */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, test } from 'vitest';
+import { FileObjectStore } from '../stores/file-store.js';
+import { call, demoService, login } from './helpers.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -51,6 +53,21 @@ export const fields: ClassFields['Customer'] = { Name: 3 };
     expect(await tsc('tsconfig.good.json', ['good.ts'])).toBe('');
     expect(await tsc('tsconfig.bad.json', ['bad.ts'])).toMatch(/bad\.ts.*Type 'number' is not assignable to type 'string'/s);
   }, 120_000);
+
+  test('adds the classes declared at run time that the configured store holds (PROTOCOL.md 6.12)', async () => {
+    const folder = join(dir, 'runtime');
+    mkdirSync(join(folder, 'data'), { recursive: true });
+    const store = await FileObjectStore.open({ path: join(folder, 'data', 'objects.journal') });
+    const service = await demoService({ store, users: { admins: 'admins' } });
+    const alice = await login(service, 'alice');
+    const put = await call(service, 'PUT', '/v1/model/classes/Ticket', { headers: { sessionId: alice }, json: { Fields: { Title: { Type: 'string', Required: true }, Priority: { Type: 'integer', Enum: [1, 2, 3] } } } });
+    expect(put.status).toBe(200);
+    await store.close();
+    writeFileSync(join(folder, 'api-config.yml'), 'store:\n  url: file:./data\n');
+    const { stdout } = await run(process.execPath, [join(root, 'dist/cli.js'), 'types'], { cwd: folder });
+    expect(stdout).toContain('export interface Ticket {');
+    expect(stdout).toContain('  Priority?: 1 | 2 | 3 | null;');
+  }, 60_000);
 
   test('a declaration that contradicts itself fails naming class and field', async () => {
     writeFileSync(join(dir, 'broken.json'), JSON.stringify({ A: { fields: { X: { type: 'number', min: 3, max: 1 } } } }));

@@ -8,7 +8,8 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../adapters/node.js';
-import { ClassSchemas, type FieldSpec, type SchemaDeclarations } from '../objects/model/index.js';
+import { openObjectStore } from '../../adapters/config-modules.js';
+import { ClassSchemas, storedDeclarations, type FieldSpec, type SchemaDeclarations } from '../objects/model/index.js';
 import { MemoryObjectStore } from '../storage/memory-object-store.js';
 import { UsageError } from './serve.js';
 
@@ -43,8 +44,12 @@ export function parseTypesArgs(args: string[]): TypesFlags {
 export async function readDeclarations(flags: TypesFlags, env: Record<string, string | undefined> = process.env): Promise<SchemaDeclarations> {
   if (flags.schema === undefined) {
     const config = loadConfig(flags.config === undefined ? env : { ...env, ODBREST_CONFIG: flags.config });
-    if (!config.options.schema) throw new Error('the configuration declares no classes (schema:); give --schema MODULE to read them elsewhere');
-    return config.options.schema;
+    // the classes declared at run time (PROTOCOL.md 6.12) live in the configured store, beside the data
+    const store = await openObjectStore(config.file.store, config.baseDir);
+    const runtime = store ? await storedDeclarations(store).finally(() => store.close?.()) : {};
+    const declared = { ...runtime, ...config.options.schema };
+    if (Object.keys(declared).length === 0) throw new Error('the configuration declares no classes (schema:) and its store holds none declared at run time; give --schema MODULE to read them elsewhere');
+    return declared;
   }
   const path = resolve(flags.schema);
   const module = flags.schema.endsWith('.json') ? { default: JSON.parse(await readFile(path, 'utf8')) as unknown } : ((await import(pathToFileURL(path).href)) as Record<string, unknown>);

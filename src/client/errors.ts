@@ -13,20 +13,23 @@ export class OdbRestError extends Error {
   readonly httpStatus: number;
   /** Seconds from `Retry-After` (codes 303 and 503), when sent. */
   readonly retryAfter: number | undefined;
+  /** The failure envelope's `data` when it says more than `{}` (a declaration's `409`: `{Violations, Examples}`, PROTOCOL.md 6.12). */
+  readonly data: Record<string, unknown> | undefined;
 
-  constructor(internalStatus: InternalStatus, httpStatus: number, message: string, retryAfter?: number) {
+  constructor(internalStatus: InternalStatus, httpStatus: number, message: string, retryAfter?: number, data?: Record<string, unknown>) {
     super(message);
     this.name = 'OdbRestError';
     this.internalStatus = internalStatus;
     this.httpStatus = httpStatus;
     this.retryAfter = retryAfter;
+    this.data = data;
   }
 }
 
 /** `409`: the object changed since the client read it (its `~StoreTime` differs); read it again and retry. */
 export class OdbRestConflictError extends OdbRestError {
-  constructor(httpStatus: number, message: string) {
-    super('409', httpStatus, message);
+  constructor(httpStatus: number, message: string, data?: Record<string, unknown>) {
+    super('409', httpStatus, message, undefined, data);
     this.name = 'OdbRestConflictError';
   }
 }

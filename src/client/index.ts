@@ -14,6 +14,8 @@ import { verifyLoginSignature } from '../secure/login-signature.js';
 import type { SymmetricCrypto } from '../secure/symmetric.js';
 import type {
   AccountCalls,
+  AdminCalls,
+  SavedQueryCalls,
   FetchFunction,
   PasswordInput,
   BatchItem,
@@ -240,6 +242,10 @@ export interface OdbRestClient {
   releaseLicences(appNames: string[] | string): Promise<void>;
   /** Password change and reset, sessions, user administration and passkeys (PROTOCOL.md 2.8). */
   readonly accounts: AccountCalls;
+  /** Classes declared at run time, the instance's metrics and recent requests (PROTOCOL.md 6.12; `users.admins` only). */
+  readonly admin: AdminCalls;
+  /** The logged-in user's saved queries (PROTOCOL.md 6.12). */
+  readonly savedQueries: SavedQueryCalls;
   /** The kind of the current login, if any. */
   readonly sessionKind: SessionKind | undefined;
   /** `GET /v1/model/structure`: the declared classes (or those named) the session may read. */
@@ -457,6 +463,19 @@ export function createClient(options: ClientOptions): OdbRestClient {
   }
 
   const userQuery = (user?: string) => (user === undefined ? '' : `?user=${encodeURIComponent(user)}`);
+  const classPath = (className: string) => `/v1/model/classes/${encodeURIComponent(className)}`;
+  const admin: AdminCalls = {
+    declareClass: (className, declaration) => request('PUT', classPath(className), declaration),
+    removeClassDeclaration: async (className) => void (await request('DELETE', classPath(className))),
+    metrics: (minutes) => request('GET', `/v1/admin/metrics${minutes === undefined ? '' : `?minutes=${minutes}`}`),
+    requests: (page = {}) => request('GET', `/v1/admin/requests${searchOf(pageParams(page))}`),
+  };
+  const savedPath = (name: string) => `/v1/savedQueries/${encodeURIComponent(name)}`;
+  const savedQueries: SavedQueryCalls = {
+    list: async () => (await request<{ '~Elements': Awaited<ReturnType<SavedQueryCalls['list']>> }>('GET', '/v1/savedQueries'))['~Elements'],
+    save: (name, query) => request('PUT', savedPath(name), query),
+    remove: async (name) => void (await request('DELETE', savedPath(name))),
+  };
   const accounts: AccountCalls = {
     changePassword: async (current, next) => void (await request('POST', '/v1/user/password', { pass: passOf(current), newPass: newPassOf(next) })),
     requestPasswordReset: async (user) => void (await request('POST', '/v1/user/password/reset', { user }, false)),
@@ -481,6 +500,8 @@ export function createClient(options: ClientOptions): OdbRestClient {
 
   const client: OdbRestClient = {
     accounts,
+    admin,
+    savedQueries,
     login: remember((credentials: LoginCredentials) => sessionLogin('/v1/login', loginBody(credentials))),
     loginCustom: remember((credentials: LoginCredentials) => sessionLogin('/v1/auth/df', loginBody(credentials))),
     loginHybrid: remember(loginHybrid),
@@ -733,10 +754,11 @@ function unwrap<T>(httpStatus: number, headers: Headers, text: string): T {
     const data = parsed.data as { sessionId?: unknown } | undefined;
     throw new TwoFactorError(status.internalStatus, httpStatus, status.statusMessage, typeof data?.sessionId === 'string' ? data.sessionId : undefined);
   }
-  if (status.internalStatus === '409') throw new OdbRestConflictError(httpStatus, status.statusMessage);
+  const data = typeof parsed.data === 'object' && parsed.data !== null && !Array.isArray(parsed.data) && Object.keys(parsed.data).length > 0 ? (parsed.data as Record<string, unknown>) : undefined;
+  if (status.internalStatus === '409') throw new OdbRestConflictError(httpStatus, status.statusMessage, data);
   if (status.internalStatus !== '0') {
     const retryAfter = Number(headers.get('retry-after') ?? Number.NaN);
-    throw new OdbRestError(status.internalStatus, httpStatus, status.statusMessage, Number.isFinite(retryAfter) ? retryAfter : undefined);
+    throw new OdbRestError(status.internalStatus, httpStatus, status.statusMessage, Number.isFinite(retryAfter) ? retryAfter : undefined, data);
   }
   return parsed.data as T;
 }

@@ -50,6 +50,8 @@ export const OPERATIONS = {
   patchV1PersonalEmptyRecycleBin: { method: 'PATCH', path: '/v1/personal/emptyRecycleBin', tag: 'Objects' },
   getV1ModelStructure: { method: 'GET', path: '/v1/model/structure', tag: 'Model and v2' },
   postV2ModelStructure: { method: 'POST', path: '/v2/model/structure', tag: 'Model and v2' },
+  putV1ModelClassesClassName: { method: 'PUT', path: '/v1/model/classes/{className}', tag: 'Model and v2' },
+  deleteV1ModelClassesClassName: { method: 'DELETE', path: '/v1/model/classes/{className}', tag: 'Model and v2' },
   getV1UploadFile: { method: 'GET', path: '/v1/uploadFile', tag: 'Files' },
   postV1UploadFileId: { method: 'POST', path: '/v1/uploadFile/{id}', tag: 'Files' },
   getV1UploadFileId: { method: 'GET', path: '/v1/uploadFile/{id}', tag: 'Files' },
@@ -77,6 +79,11 @@ export const OPERATIONS = {
   getV2FileId: { method: 'GET', path: '/v2/file/{id}', tag: 'Files' },
   getV1Events: { method: 'GET', path: '/v1/events', tag: 'Realtime' },
   postV1EventsTicket: { method: 'POST', path: '/v1/events/ticket', tag: 'Realtime' },
+  getV1AdminMetrics: { method: 'GET', path: '/v1/admin/metrics', tag: 'Administration' },
+  getV1AdminRequests: { method: 'GET', path: '/v1/admin/requests', tag: 'Administration' },
+  getV1SavedQueries: { method: 'GET', path: '/v1/savedQueries', tag: 'Administration' },
+  putV1SavedQueriesName: { method: 'PUT', path: '/v1/savedQueries/{name}', tag: 'Administration' },
+  deleteV1SavedQueriesName: { method: 'DELETE', path: '/v1/savedQueries/{name}', tag: 'Administration' },
   getOpenapiJson: { method: 'GET', path: '/openapi.json', tag: 'Sessions and service' },
 } as const;
 

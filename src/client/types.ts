@@ -1,7 +1,11 @@
 import type { StatusCode } from '../http/errors.js';
+import type { MetricsAnswer as InstanceMetrics } from '../admin/metrics.js';
 import type { ClassStructure } from '../objects/model/index.js';
+import type { SavedQuery } from '../saved-queries/saved-queries.js';
 
 export type { ClassStructure, ModelMember } from '../objects/model/index.js';
+export type { MetricsAnswer as InstanceMetrics } from '../admin/metrics.js';
+export type { SavedQuery } from '../saved-queries/saved-queries.js';
 
 /** Every `internalStatus` the service answers: the codes of PROTOCOL.md 1.4. */
 export type KnownInternalStatus = StatusCode;
@@ -415,6 +419,64 @@ export interface AccountCalls {
   removePasskey(id: string): Promise<void>;
 }
 
+/** A field of a class declared at run time (PROTOCOL.md 6.12; the types and limits of 6.8). */
+export interface DeclaredField {
+  Type: 'string' | 'number' | 'integer' | 'boolean' | 'date' | 'json' | 'ref' | 'set' | 'file';
+  Required?: boolean;
+  /** `ref`, `set`: the class referenced. */
+  Class?: string;
+  MaxLength?: number;
+  Min?: number;
+  Max?: number;
+  Enum?: ReadonlyArray<string | number>;
+}
+
+/** The body of `PUT /v1/model/classes/{className}` (PROTOCOL.md 6.12). */
+export interface ClassDeclarationInput {
+  Fields: Record<string, DeclaredField>;
+  /** Fields the store indexes. */
+  Indexes?: string[];
+  /** Refuse undeclared fields. */
+  Strict?: boolean;
+  Description?: string;
+  /** The class's access rule (PROTOCOL.md 6.4): group names, `"*"` or `"self"` per action. */
+  Access?: Partial<Record<'read' | 'create' | 'update' | 'delete' | 'security', string[]>>;
+}
+
+/** One of the instance's recent requests (`GET /v1/admin/requests`). */
+export interface RecentRequest {
+  /** `~StoreTime` form. */
+  Time: string;
+  Method: string;
+  /** The route template (`/v1/object/:id`); null when no route matched. */
+  Route: string | null;
+  Status: number;
+  /** `internalStatus`; null for an answer that is no envelope. */
+  Code: string | null;
+  DurationMs: number;
+  User: string | null;
+  RequestId: string;
+}
+
+/** The administration of the model and the instance (PROTOCOL.md 6.12): members of `users.admins` only. */
+export interface AdminCalls {
+  /** Declares a class or replaces its declaration; `OdbRestError` 409 with `data` `{Violations, Examples}` when stored objects would not satisfy it. */
+  declareClass(className: string, declaration: ClassDeclarationInput): Promise<ClassStructure>;
+  /** Removes the run-time declaration of a class without objects. */
+  removeClassDeclaration(className: string): Promise<void>;
+  /** The answering instance's metrics over the last `minutes` (1 to 60, default 15). */
+  metrics(minutes?: number): Promise<InstanceMetrics>;
+  /** The answering instance's recent requests, newest first. */
+  requests(options?: { page?: number; perPage?: number }): Promise<SerializedSet<RecentRequest>>;
+}
+
+/** The logged-in user's saved queries (at most 200). */
+export interface SavedQueryCalls {
+  list(): Promise<SavedQuery[]>;
+  /** Saves (or replaces) the query `name`; query text that does not parse throws `OdbRestError` 400. */
+  save(name: string, query: Omit<SavedQuery, 'Name'>): Promise<SavedQuery>;
+  remove(name: string): Promise<void>;
+}
 
 /** `type` and `context` of a v2 item: passed to the host's hooks as sent. */
 type Passed = string | number | null;

@@ -217,6 +217,7 @@ export class EventHub implements ChangeEvents {
 
   async #receive(message: BusMessage | GapMessage): Promise<void> {
     if (message.kind === 'gap') return this.#gap();
+    if (message.kind === 'model') return; // the model's own listener (objects/model/runtime.ts) reads it
     if (message.kind === 'end') {
       for (const stream of [...(this.#bySession.get(message.sessionId) ?? [])]) await stream.end(ENDED);
       return;

@@ -62,7 +62,16 @@ export interface EndMessage {
   sessionId: string;
 }
 
-export type BusMessage = ChangeMessage | EndMessage;
+/**
+ * A class's run-time declaration changed (PROTOCOL.md 6.12): every instance reads it again from the
+ * store and checks writes against it from then on.
+ */
+export interface ModelMessage {
+  kind: 'model';
+  className: string;
+}
+
+export type BusMessage = ChangeMessage | EndMessage | ModelMessage;
 
 /**
  * Told by a bus to its own instance's listeners (never sent to others) when messages may have been
@@ -115,6 +124,7 @@ export function decodeMessage(text: string): BusMessage | undefined {
   try {
     const message = JSON.parse(text) as BusMessage;
     if (message?.kind === 'end' && typeof message.sessionId === 'string') return message;
+    if (message?.kind === 'model' && typeof message.className === 'string') return message;
     if (message?.kind === 'change' && typeof message.id === 'string' && typeof message.className === 'string') return message;
   } catch {
     // not ours

@@ -1,6 +1,7 @@
 /** The web object a stand-in (see `standsFor`) makes on first use. Global, so that every copy of the module (ESM and CommonJS builds) agrees. */
 const TO_WEB: unique symbol = Symbol.for('odbrest.toWeb') as never;
 const ANSWER: unique symbol = Symbol.for('odbrest.lightAnswer') as never;
+const SET_HEADER: unique symbol = Symbol.for('odbrest.setHeader') as never;
 type StandIn = { [TO_WEB](): object };
 
 /**
@@ -21,7 +22,7 @@ type StandIn = { [TO_WEB](): object };
 class LightResponse {
   readonly #text: string | Uint8Array<ArrayBuffer>;
   readonly #status: number;
-  readonly #init: Record<string, string>;
+  #init: Record<string, string>;
   #headers: Headers | undefined;
   #web: Response | undefined;
 
@@ -50,6 +51,12 @@ class LightResponse {
 
   [TO_WEB](): Response {
     return (this.#web ??= new Response(this.#text, { status: this.#status, headers: this.#headers ?? this.#init }));
+  }
+
+  /** Adds a header without making `Headers` (or the web `Response`) when nothing has yet. */
+  [SET_HEADER](name: string, value: string): void {
+    if (this.#web || this.#headers) this.headers.set(name, value);
+    else this.#init = { ...this.#init, [name]: value };
   }
 
   [ANSWER](): LightAnswer | undefined {
@@ -97,6 +104,26 @@ export interface LightAnswer {
  */
 export function lightAnswer(response: Response): LightAnswer | undefined {
   return (response as Partial<Record<typeof ANSWER, () => LightAnswer | undefined>>)[ANSWER]?.();
+}
+
+/**
+ * `response` with the header `name` set: a light response keeps it in its record, a web one in its
+ * headers, and one whose headers are immutable (a `Response.redirect`, a fetched one) is copied.
+ */
+export function withHeader(response: Response, name: string, value: string): Response {
+  const light = (response as Partial<Record<typeof SET_HEADER, (name: string, value: string) => void>>)[SET_HEADER];
+  if (light) {
+    light.call(response, name, value);
+    return response;
+  }
+  try {
+    response.headers.set(name, value);
+    return response;
+  } catch {
+    const copy = new Response(response.body, response);
+    copy.headers.set(name, value);
+    return copy;
+  }
 }
 
 /**

@@ -12,6 +12,8 @@ export interface RequestLogEntry {
   internalStatus: string;
   /** Milliseconds from the request's arrival to its answer's headers. */
   ms: number;
+  /** The answer's `X-Request-Id` (PROTOCOL.md 6.12): the client's own when it sent a valid one. */
+  requestId?: string;
 }
 
 /**
@@ -24,6 +26,14 @@ export type RequestLogger = ((line: string, entry: RequestLogEntry) => void) | {
 const answered = new WeakMap<Request, string>();
 /** Whether any service of this process logs requests: else no answer is noted (an entry per request costs the collector). */
 let noting = false;
+
+/** The `X-Request-Id` each request is answered with, noted when it is chosen. */
+const requestIds = new WeakMap<Request, string>();
+
+/** Notes the request id `request` is answered with, for the log. */
+export function noteRequestId(request: Request, id: string): void {
+  if (noting) requestIds.set(request, id);
+}
 
 /** Notes `answer` as the answer to `request` for the log; returns it. */
 export function noteAnswer<A extends Answer>(request: Request, answer: A): A {
@@ -61,8 +71,10 @@ export function logRequests<C>(logger: RequestLogger | undefined, handle: Handle
   function logged(request: Request, response: Response, started: number): Response {
     try {
       const ms = Math.round((performance.now() - started) * 10) / 10;
-      const entry = { method: request.method.slice(0, 20), path: loggedPath(request.url), status: response.status, internalStatus: answered.get(request) ?? '-', ms };
-      write(`${entry.method} ${entry.path} ${entry.status} ${entry.internalStatus} ${ms}ms`, entry);
+      const requestId = requestIds.get(request);
+      const entry: RequestLogEntry = { method: request.method.slice(0, 20), path: loggedPath(request.url), status: response.status, internalStatus: answered.get(request) ?? '-', ms };
+      if (requestId !== undefined) entry.requestId = requestId;
+      write(`${entry.method} ${entry.path} ${entry.status} ${entry.internalStatus} ${ms}ms${requestId === undefined ? '' : ` ${requestId}`}`, entry);
     } catch {
       // a failing logger never costs the client its answer
     }

@@ -100,6 +100,8 @@ export class Access {
   readonly #authorize: Authorize | undefined;
   /** The classes `authorize` narrows; `undefined`: all. */
   readonly #authorizeClasses: ReadonlySet<string> | undefined;
+  /** Rules of classes declared at run time (PROTOCOL.md 6.12), for classes the host's rules do not name. */
+  readonly #runtime = new Map<string, ClassAccess>();
   readonly groupClass: string;
   readonly #guards = new RequestMemo<Guard>();
 
@@ -122,20 +124,31 @@ export class Access {
     return this.#authorize !== undefined && (this.#authorizeClasses === undefined || this.#authorizeClasses.has(className));
   }
 
-  /** Whether the rules name this class itself (not only through `"*"`). */
+  /** Whether the rules name this class itself (not only through `"*"`), the host's or one declared at run time. */
   names(className: string): boolean {
+    return this.hostNames(className) || this.#runtime.has(className);
+  }
+
+  /** Whether the host's rules (or their defaults, for the principal classes) name this class: its rule is then read-only at run time (PROTOCOL.md 6.12). */
+  hostNames(className: string): boolean {
     return className !== '*' && Object.hasOwn(this.#rules, className);
   }
 
   /** The classes the rules name themselves (`GET /v1/classes` lists them, PROTOCOL.md 6.11). */
   namedClasses(): string[] {
-    return Object.keys(this.#rules).filter((name) => name !== '*');
+    return [...Object.keys(this.#rules).filter((name) => name !== '*'), ...this.#runtime.keys()];
+  }
+
+  /** Sets (or, `undefined`, removes) the rule of a class declared at run time; a class the host's rules name keeps the host's. */
+  setRuntimeRule(className: string, rule: ClassAccess | undefined): void {
+    if (rule && !this.hostNames(className)) this.#runtime.set(className, rule);
+    else this.#runtime.delete(className);
   }
 
   /** Who may do `action` on `className`. */
   allowed(action: AccessAction, className: string): readonly string[] {
-    const own = Object.hasOwn(this.#rules, className) ? this.#rules[className]![action] : undefined;
-    return own ?? this.#rules['*']?.[action] ?? [];
+    const rule = Object.hasOwn(this.#rules, className) ? this.#rules[className] : this.#runtime.get(className);
+    return rule?.[action] ?? this.#rules['*']?.[action] ?? [];
   }
 
   /** The guard of a request (one per request, so the session's groups are read once). */

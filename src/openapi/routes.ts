@@ -8,18 +8,19 @@ export interface OpenApiRouteOptions {
   mount?: MountOptions;
   title: string;
   version: string;
-  /** The declared classes, whose objects the document describes (PROTOCOL.md 6.8). */
-  schema?: SchemaDeclarations;
+  /** The declared classes, whose objects the document describes (PROTOCOL.md 6.8): the host's and those declared at run time (6.12). */
+  schema: { declarations(): SchemaDeclarations; readonly version: number };
 }
 
 /**
  * `GET /openapi.json`: the OpenAPI document of `routes` and of itself. It is public, like any API
- * description (no app key, no credential), and made once, on its first request, so a service that
- * is never asked for it never pays for it.
+ * description (no app key, no credential), and made on its first request (so a service that is
+ * never asked for it never pays for it), and again after a class is declared at run time.
  */
 export function openApiRoutes(routes: readonly Route[], { mount, title, version, schema }: OpenApiRouteOptions): Route[] {
   const { basePath, alias } = new Mount(mount);
   let reply: JsonReply | undefined;
+  let madeAt = -1;
   const route: Route = {
     method: 'GET',
     path: '/openapi.json',
@@ -33,7 +34,10 @@ export function openApiRoutes(routes: readonly Route[], { mount, title, version,
       example: { openapi: '3.1.0', info: { title, version }, servers: [{ url: '/' }], paths: { '/v1/login': { post: { summary: 'Logs in: a plain session' } } } },
     },
     handler: async () => {
-      reply ??= new JsonReply(JSON.stringify(openApiDocument([...routes, route], { title, version, schema, serverUrl: `${basePath}${alias ? `/${alias}` : ''}` || '/' })));
+      if (!reply || madeAt !== schema.version) {
+        madeAt = schema.version;
+        reply = new JsonReply(JSON.stringify(openApiDocument([...routes, route], { title, version, schema: schema.declarations(), serverUrl: `${basePath}${alias ? `/${alias}` : ''}` || '/' })));
+      }
       return reply;
     },
   };

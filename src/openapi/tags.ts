@@ -51,6 +51,11 @@ export const TAGS: ReadonlyArray<{ name: string; description: string; paths?: Re
     paths: /^\/v1\/(user|users|sessions|passkey|passkeys|license)\b/,
   },
   { name: 'Realtime', description: 'Changes as Server-Sent Events, and tickets for browsers that cannot send headers with an EventSource.', paths: /^\/v1\/events\b/ },
+  {
+    name: 'Administration',
+    description: "The answering instance's metrics and recent requests (users.admins only, kept in memory), and each user's saved queries.",
+    paths: /^\/v1\/(admin|savedQueries)\b/,
+  },
   { name: HOST_TAG, description: 'Routes of the host application, served with the service\'s app key, credentials, envelope and secure transport.' },
 ];
 

@@ -132,6 +132,13 @@ export class MemoryObjectStore implements ObjectStore {
     return nextStoreTime(this.#now(), existing?.storeTime);
   }
 
+  /** Builds the field index of `field` now and keeps it (never dropped for less used ones), for a declared index. */
+  async ensureIndex(className: string, field: string): Promise<void> {
+    let objects = this.#classes.get(className);
+    if (!objects) this.#classes.set(className, (objects = new ClassObjects(this.#byId)));
+    objects.pinIndex(field);
+  }
+
   async classNames(): Promise<string[]> {
     return [...this.#classes].filter(([, objects]) => objects.select({ className: '', limit: 0 }).total > 0).map(([name]) => name);
   }
@@ -304,6 +311,13 @@ class ClassObjects {
   readonly #fieldIndexes = new Map<string, FieldIndex>();
   readonly #presenceIndexes = new Map<string, PresenceIndex>();
   readonly #orderIndexes = new Map<string, OrderIndex>();
+  /** Field indexes a declaration asks for (`ensureIndex`): built at once, never dropped. */
+  readonly #pinned = new Map<string, FieldIndex>();
+
+  pinIndex(field: string): void {
+    if (!this.#pinned.has(field)) this.#pinned.set(field, this.#fieldIndexes.get(field) ?? new FieldIndex(field, this.entries()));
+    this.#fieldIndexes.delete(field);
+  }
 
   /** Every stored object by id (the store's), for `$oids`. */
   readonly #byId: ReadonlyMap<string, Entry>;
@@ -343,6 +357,7 @@ class ClassObjects {
   }
 
   *#indexes(): IterableIterator<FieldIndex | PresenceIndex | OrderIndex> {
+    yield* this.#pinned.values();
     yield* this.#fieldIndexes.values();
     yield* this.#presenceIndexes.values();
     yield* this.#orderIndexes.values();
@@ -531,7 +546,7 @@ class ClassObjects {
   }
 
   #fieldIndex(name: string): FieldIndex {
-    return recentlyUsed(this.#fieldIndexes, name, () => new FieldIndex(name, this.entries()));
+    return this.#pinned.get(name) ?? recentlyUsed(this.#fieldIndexes, name, () => new FieldIndex(name, this.entries()));
   }
 
   #presenceIndex(name: string): PresenceIndex {

@@ -170,6 +170,31 @@ export interface ReferencingQuery {
   limit?: number;
 }
 
+/**
+ * A class's declaration as a store checks stored objects against it (PROTOCOL.md 6.8, 6.12): per
+ * declared field its type and limits, and whether undeclared fields are refused. An object violates it
+ * when its fields (those not starting with `_`) would be refused by a write:
+ * - a `required` field absent, or `null` unless its type is `json`; any other declared field may be absent or `null`;
+ * - `string`: a string, at most `maxLength` characters (UTF-16 code units), one of `enum`;
+ * - `number`: a finite number; `integer`: a whole one; each within `min`/`max` and one of `enum`;
+ * - `boolean`: a boolean; `json`: anything;
+ * - `date`: a string of `~StoreTime`'s form (`YYYYMMDDThhmmss+hh:mm`) or ISO 8601 (a date, or a date
+ *   and a time `hh:mm[:ss[.fraction]]` with an optional zone `Z`, `+hh:mm` or `+hhmm`) that is a real
+ *   date (not `2026-02-30`);
+ * - `ref`, `file`: exactly `{ $ref: string }`; `set`: exactly `{ $set: [strings] }`;
+ * - `strict`: no field other than the declared ones.
+ */
+export interface ClassRules {
+  fields: Record<string, { type: 'string' | 'number' | 'integer' | 'boolean' | 'date' | 'json' | 'ref' | 'set' | 'file'; required: boolean; maxLength?: number; min?: number; max?: number; enum?: readonly (string | number)[] }>;
+  strict: boolean;
+}
+
+/** What `violations` answers: how many objects violate the rules, and the first of them (creation order). */
+export interface Violations {
+  count: number;
+  ids: string[];
+}
+
 export interface ObjectStore {
   get(id: string): Promise<StoredObject | undefined>;
   /** Several objects at once, for serializing references; missing ids are left out. */
@@ -214,6 +239,19 @@ export interface ObjectStore {
    * only once. A store without it is written one object at a time.
    */
   putMany?(objects: readonly ObjectInput[]): Promise<StoredObject[]>;
+  /**
+   * Optional: how many objects of `className` violate `rules` (see `ClassRules`), and the ids of the
+   * first `limit` of them in creation order, in one pass over the class on the store's side (a run-time
+   * declaration's check, PROTOCOL.md 6.12). A store without it is read a page at a time and each object
+   * checked in process.
+   */
+  violations?(className: string, rules: ClassRules, limit: number): Promise<Violations>;
+  /**
+   * Optional: makes the store answer filters on and orders by `field` of `className` from an index,
+   * built without blocking writes (a run-time declaration's `Indexes`, PROTOCOL.md 6.12). Resolves once
+   * the index is usable. A store without it answers as it always does.
+   */
+  ensureIndex?(className: string, field: string): Promise<void>;
   /**
    * Optional: session consistency for stores shared by several instances (docs/scaling.md). The
    * service runs each request of a session as `inSession(position, work, wrote)`: `position` is what

@@ -1,11 +1,10 @@
 import { Header } from './components/Header.js';
-import { Account, Model, RecycleBin } from './features/index.js';
+import { Account, Events, Model, Objects, RecycleBin } from './features/index.js';
 import { NoticeBar } from './features/notice.js';
 import { PanelStack } from './panels/PanelStack.js';
 import { route } from './router.js';
 import { Classes } from './screens/Classes.js';
 import { Login } from './screens/Login.js';
-import { Objects } from './screens/Objects.js';
 import { session } from './session.js';
 import { t } from './i18n/index.js';
 
@@ -38,6 +37,8 @@ export function App() {
           <Account client={current.client} />
         ) : screen === 'model' ? (
           <Model client={current.client} />
+        ) : screen === 'events' ? (
+          <Events client={current.client} />
         ) : (
           <Classes client={current.client} />
         )}

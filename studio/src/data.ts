@@ -7,8 +7,14 @@ export async function loadClasses(client: OdbRestClient): Promise<ClassSummary[]
   return (await client.classes())['~Elements'];
 }
 
+export interface DeclaredField {
+  name: string;
+  type: string;
+  refClass?: string;
+}
+
 /** The declared fields of a class, in declaration order; empty for an undeclared class. */
-export async function declaredFields(client: OdbRestClient, className: string): Promise<Array<{ name: string; type: string; refClass?: string }>> {
+export async function declaredFields(client: OdbRestClient, className: string): Promise<DeclaredField[]> {
   const model = await client.modelStructure([className]).catch(() => undefined);
   const found = model?.['~Elements'].find((entry) => entry.Name === className);
   if (!found?.Declared) return [];
@@ -29,4 +35,18 @@ export function failureText(error: unknown): string {
     return t('sessionEnded');
   }
   return messageOf(error);
+}
+
+/** A query text the service refused (`400`, PROTOCOL.md 6.2): its message and the position it names, to mark in `text`. */
+export interface QueryFailure {
+  message: string;
+  at?: number;
+  text: string;
+}
+
+/** `cause` as a refused query text, when it is one (a `400` for a non-empty text); else undefined. */
+export function queryFailure(cause: unknown, text: string): QueryFailure | undefined {
+  if (!(cause instanceof OdbRestError) || cause.internalStatus !== '400' || !text.trim()) return undefined;
+  const position = /query text: .* at (\d+)$/.exec(cause.message);
+  return { message: cause.message, at: position ? Number(position[1]) : undefined, text };
 }

@@ -2,10 +2,10 @@ import { signal } from '@preact/signals';
 
 /**
  * Hash routing, so the studio works under any mount path and alias (the server knows only its files):
- * `#/classes`, `#/class/Customer`; `?open=ID1,ID2` is the stack of object panels over either.
+ * `#/classes`, `#/class/Customer`, `#/model`, `#/events`, ...; `?open=ID1,ID2` is the stack of object panels over either.
  */
 export interface Route {
-  screen: 'classes' | 'objects' | 'recycle' | 'account' | 'model';
+  screen: 'classes' | 'objects' | 'recycle' | 'account' | 'model' | 'events';
   className?: string;
   /** The open object panels, bottom first. */
   stack: string[];
@@ -26,11 +26,12 @@ export function parseHash(hash: string): Route {
   if (path === '/recycle') return { screen: 'recycle', stack };
   if (path === '/account') return { screen: 'account', stack };
   if (path === '/model') return { screen: 'model', stack };
+  if (path === '/events') return { screen: 'events', stack };
   return { screen: 'classes', stack };
 }
 
 export function routeHash(route: Route): string {
-  const path = route.screen === 'objects' && route.className ? `/class/${encodeURIComponent(route.className)}` : route.screen === 'recycle' || route.screen === 'account' || route.screen === 'model' ? `/${route.screen}` : '/classes';
+  const path = route.screen === 'objects' && route.className ? `/class/${encodeURIComponent(route.className)}` : route.screen === 'classes' || route.screen === 'objects' ? '/classes' : `/${route.screen}`;
   return `#${path}${route.stack.length > 0 ? `?open=${route.stack.map(encodeURIComponent).join(',')}` : ''}`;
 }
 

@@ -196,7 +196,7 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     await page.waitForSelector('th[aria-sort=descending]');
     await page.click('button[aria-label="Next page"]');
     await page.waitForSelector('.pager:has-text("Page 2 of 2")');
-    await page.waitForFunction(() => document.querySelector('table.objects tbody td')?.textContent === '49');
+    await page.waitForFunction(() => document.querySelector('table.objects tbody td:nth-child(3)')?.textContent === '49');
     const shown = await page.$$eval('table.objects tbody th a', (links) => links.map((link) => link.textContent));
     expect(shown).toHaveLength(50);
 

@@ -55,17 +55,20 @@ describe.skipIf(!hasBrowser)('studio writes', () => {
     await logIn(page);
     await page.waitForSelector('table.objects tbody tr');
     await page.click('button:text("New object")');
-    await page.waitForSelector('form.new-object [data-field=Name] input');
-    // an editor per declared type: text, integer, true/false, number, a reference by id
+    await page.waitForSelector('form.new-object [data-field=AccountManager] input[data-picker-search]');
+    // an editor per declared type: text, integer, true/false, number, a reference picked from its class
     expect(await page.getAttribute('form.new-object [data-field=Number] input', 'step')).toBe('1');
     expect(await page.$('form.new-object [data-field=Active] select')).not.toBeNull();
-    expect(await page.getAttribute('form.new-object [data-field=AccountManager] input', 'placeholder')).toContain('Employee');
+    expect(await page.getAttribute('form.new-object [data-field=AccountManager] input[data-picker-search]', 'placeholder')).toContain('Employee');
     await page.fill('form.new-object [data-field=Name] input', 'Zoe Zimmermann');
     await page.fill('form.new-object [data-field=Number] input', '4711');
     await page.selectOption('form.new-object [data-field=Active] select', 'true');
     await page.fill('form.new-object [data-field=City] input', 'Köln');
     await page.fill('form.new-object [data-field=Revenue] input', '1234.5');
-    await page.fill('form.new-object [data-field=AccountManager] input', 'EMP00002');
+    await page.fill('form.new-object [data-field=AccountManager] input[data-picker-search]', 'Bob');
+    await page.press('form.new-object [data-field=AccountManager] input[data-picker-search]', 'Enter');
+    await page.click('form.new-object [data-field=AccountManager] button[data-pick=EMP00002]');
+    await page.waitForSelector('form.new-object [data-field=AccountManager] [data-chosen=EMP00002]');
     await expectAccessible(page, 'new object');
     await shoot(page, 'create');
     await page.click('form.new-object button:text("Create")');

@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import { ApiError, clip } from '../../http/errors.js';
-import type { Fields, ObjectStore } from '../../storage/types.js';
+import type { ClassRules, Fields, ObjectStore } from '../../storage/types.js';
 import type { ClassDeclaration, FieldDeclaration, FieldType, SchemaDeclarations } from './declarations.js';
 import { CLASS_NAME, withoutInternal } from '../names.js';
 
@@ -55,6 +55,13 @@ export function derivedClassId(name: string): number {
 export class ClassSchemas {
   readonly #classes = new Map<string, CompiledClass>();
   readonly #byId = new Map<number, string>();
+  /** The host's `schema`, as given (read-only at run time, PROTOCOL.md 6.12). */
+  readonly #host: SchemaDeclarations = {};
+  /** Classes declared at run time (PROTOCOL.md 6.12), as declared. */
+  readonly #runtime = new Map<string, ClassDeclaration>();
+  readonly #fileClass: string;
+  /** Raised by every change of a run-time declaration (what is made from the declarations is made again). */
+  version = 0;
   readonly #store: ObjectStore;
   /** The store as macros and hooks get it (`context.store`): its `put` checks declared classes too. */
   readonly checkedStore: ObjectStore;
@@ -62,6 +69,7 @@ export class ClassSchemas {
   /** Throws an `Error` naming the class and field of the first declaration that contradicts itself. */
   constructor(declarations: SchemaDeclarations | undefined, fileClass: string, store: ObjectStore) {
     this.#store = store;
+    this.#fileClass = fileClass;
     this.checkedStore = checkedStore(store, this);
     if (declarations === undefined) return;
     if (typeof declarations !== 'object' || declarations === null || Array.isArray(declarations)) throw new Error('schema must map class names to {fields, indexes?, strict?}');
@@ -71,7 +79,50 @@ export class ClassSchemas {
       if (taken !== undefined) throw new Error(`schema: classes ${taken} and ${name} have the same classId ${compiled.classId}; give one a classId of its own`);
       this.#classes.set(name, compiled);
       this.#byId.set(compiled.classId, name);
+      this.#host[name] = declaration;
     }
+  }
+
+  /** Whether the host declares `className` in `schema` (then it is read-only at run time). */
+  isHostDeclared(className: string): boolean {
+    return Object.hasOwn(this.#host, className);
+  }
+
+  /** Whether `className` is declared at run time (PROTOCOL.md 6.12). */
+  isRuntimeDeclared(className: string): boolean {
+    return this.#runtime.has(className);
+  }
+
+  /**
+   * Checks a run-time declaration (an `Error` saying what contradicts itself) and answers what a write
+   * check and a store's violation count need of it, without applying it.
+   */
+  compile(className: string, declaration: ClassDeclaration): CompiledDeclaration {
+    return new CompiledDeclaration(compileClass(className, declaration, this.#fileClass, `class ${className}`));
+  }
+
+  /**
+   * Applies a run-time declaration of `className` (`undefined`: it has none any more): from now on
+   * every write of the class on this instance is checked against it. Host declarations stay as they are.
+   */
+  applyRuntime(className: string, declaration: ClassDeclaration | undefined): void {
+    if (this.isHostDeclared(className)) return;
+    const previous = this.#classes.get(className);
+    if (previous) this.#byId.delete(previous.classId);
+    this.#classes.delete(className);
+    this.#runtime.delete(className);
+    if (declaration) {
+      const compiled = compileClass(className, declaration, this.#fileClass, `class ${className}`);
+      this.#classes.set(className, compiled);
+      if (!this.#byId.has(compiled.classId)) this.#byId.set(compiled.classId, className);
+      this.#runtime.set(className, declaration);
+    }
+    this.version++;
+  }
+
+  /** Every declaration, the host's and those made at run time (the OpenAPI document and `odbrest types` describe them). */
+  declarations(): SchemaDeclarations {
+    return { ...this.#host, ...Object.fromEntries(this.#runtime) };
   }
 
   /** Declared class names, in declaration order. */
@@ -143,8 +194,32 @@ async function checkTargets(compiled: CompiledClass, fields: Fields, store: Obje
   }
 }
 
-function compileClass(name: string, declaration: ClassDeclaration, fileClass: string): CompiledClass {
-  const where = `schema: class ${name}`;
+/**
+ * A declaration checked and compiled: whether stored fields satisfy it, as a write would be checked
+ * (reference targets aside), and the rules a store counts violations of (`ObjectStore.violations`).
+ */
+export class CompiledDeclaration {
+  readonly #compiled: CompiledClass;
+  constructor(compiled: CompiledClass) {
+    this.#compiled = compiled;
+  }
+
+  /** Whether `fields` (an object's as stored, `_` members included) would be refused by a write of this declaration. */
+  violatedBy(fields: Fields): boolean {
+    return !v.safeParse(this.#compiled.schema, withoutInternal(fields), { abortEarly: true }).success;
+  }
+
+  /** The declaration as the store-neutral rules of `ObjectStore.violations`. */
+  get rules(): ClassRules {
+    const fields: ClassRules['fields'] = {};
+    for (const [name, spec] of Object.entries(this.#compiled.fields)) {
+      fields[name] = { type: spec.type, required: spec.required, maxLength: spec.maxLength, min: spec.min, max: spec.max, enum: spec.enum };
+    }
+    return { fields, strict: this.#compiled.strict };
+  }
+}
+
+function compileClass(name: string, declaration: ClassDeclaration, fileClass: string, where = `schema: class ${name}`): CompiledClass {
   if (!CLASS_NAME.test(name)) throw new Error(`${where}: a class name must match [A-Za-z][A-Za-z0-9_]{0,63}`);
   if (typeof declaration !== 'object' || declaration === null || Array.isArray(declaration)) throw new Error(`${where}: must be {fields, indexes?, strict?, classId?}`);
   for (const key of Object.keys(declaration)) {

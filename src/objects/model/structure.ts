@@ -37,6 +37,11 @@ export interface ClassStructure {
   Declared: boolean;
   Members: ModelMember[];
   Indices: Array<{ Name: string; Members: string[] }>;
+  /** Declared at run time (PROTOCOL.md 6.12), not by the host's `schema`: then also its `Strict`, `Description` and `Access`. */
+  Runtime?: true;
+  Strict?: boolean;
+  Description?: string;
+  Access?: Partial<Record<'read' | 'create' | 'update' | 'delete' | 'security', readonly string[]>>;
 }
 
 const BASE_MEMBERS: ModelMember[] = [
@@ -69,7 +74,20 @@ function structure(ctx: ModelContext, className: string, shape: Shape): ClassStr
     }
   }
   const indices = shape.indices ? ctx.schema.indexes(className).map((field) => ({ Name: `${className}_${field}`, Members: [field] })) : [];
-  return { Name: className, ClassID: ctx.schema.classId(className), Declared: root || fields !== undefined, Members: members, Indices: indices };
+  const answer: ClassStructure = { Name: className, ClassID: ctx.schema.classId(className), Declared: root || fields !== undefined, Members: members, Indices: indices };
+  const runtime = ctx.runtimeModel.entry(className);
+  if (runtime) {
+    answer.Runtime = true;
+    answer.Strict = runtime.declaration.strict ?? false;
+    if (runtime.description !== undefined) answer.Description = runtime.description;
+    if (runtime.access !== undefined) answer.Access = runtime.access;
+  }
+  return answer;
+}
+
+/** A class's entry as `GET /v1/model/structure` answers it (the run-time declaration routes answer it too). */
+export function classStructure(ctx: ModelContext, className: string): ClassStructure {
+  return structure(ctx, className, { members: true, baseMembers: false, indices: true, valueMapping: true });
 }
 
 /** Whether the session sees this class in the model: not internal, and its read rule lets it read some. */
@@ -110,7 +128,7 @@ export function modelRoutes(ctx: ModelContext): Route[] {
         const named = classes === undefined ? ctx.schema.classNames : [...new Set(classes.split(',').map((name) => name.trim()).filter(Boolean))];
         if (named.length > MAX_CLASSES) throw new ApiError('400', `classes names at most ${MAX_CLASSES} classes`);
         for (const name of named) checkClassName(name, 'classes: class name');
-        const shown = (await visibleOnly(ctx, ctx.guard(request), named)).map((name) => structure(ctx, name, { members: true, baseMembers: false, indices: true, valueMapping: true }));
+        const shown = (await visibleOnly(ctx, ctx.guard(request), named)).map((name) => classStructure(ctx, name));
         return okReply({ '~Count': shown.length, '~UnfilteredCount': shown.length, '~Elements': shown });
       },
     }),

@@ -35,7 +35,7 @@ export interface Recycled {
 export function withoutRecycled(store: ObjectStore): ObjectStore {
   const live = (object: StoredObject | undefined) => (object?.className === RECYCLED_CLASS ? undefined : object);
   const liveOnly = (objects: StoredObject[]) => (objects.some((object) => object.className === RECYCLED_CLASS) ? objects.filter((object) => object.className !== RECYCLED_CLASS) : objects);
-  const { getNow, getManyNow, classNames, classCounts, referencing, putMany, inSession, close } = store;
+  const { getNow, getManyNow, classNames, classCounts, referencing, putMany, inSession, violations, ensureIndex, close } = store;
   return {
     get: (id) => store.get(id).then(live),
     getMany: (ids) => store.getMany(ids).then(liveOnly),
@@ -50,6 +50,9 @@ export function withoutRecycled(store: ObjectStore): ObjectStore {
     ...(referencing && { referencing: referencing.bind(store) }),
     ...(putMany && { putMany: putMany.bind(store) }),
     ...(inSession && { inSession: inSession.bind(store) }),
+    // a declaration's check and its indexes (objects/model/runtime.ts) read live objects' classes only
+    ...(violations && { violations: violations.bind(store) }),
+    ...(ensureIndex && { ensureIndex: ensureIndex.bind(store) }),
     ...(close && { close: () => close.call(store) }),
   };
 }

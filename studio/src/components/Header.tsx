@@ -31,6 +31,11 @@ export function Header() {
         </a>
       )}
       {current && (
+        <a href="#/events" class="nav">
+          {t('events')}
+        </a>
+      )}
+      {current && (
         <a href="#/account" class="nav">
           {t('account')}
         </a>

@@ -2,6 +2,7 @@ import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { t } from '../i18n/index.js';
 import { prefs } from '../prefs.js';
+import type { QueryFailure } from '../data.js';
 
 const RECENT = 10;
 
@@ -16,13 +17,25 @@ function MarkedQuery({ text, at }: { text: string; at: number }) {
   );
 }
 
+/** A refused query text: the service's message, and the text with the position it names marked. */
+export function QueryError({ failure, id }: { failure: QueryFailure; id?: string }) {
+  return (
+    <div id={id} class="error query-error" role="alert">
+      <p>{t('queryError', { message: failure.message })}</p>
+      {failure.at !== undefined && <MarkedQuery text={failure.text} at={failure.at} />}
+    </div>
+  );
+}
+
 /**
  * The query text box (PROTOCOL.md 6.2): runs on Enter, offers the recent queries of the class, and
  * shows a `400`'s message with the position it names marked in the text.
  */
-export function QueryBox(props: { className: string; applied: string; ran: string; error?: { message: string; at?: number }; onRun(text: string): void }) {
+export function QueryBox(props: { className: string; applied: string; ran: string; error?: QueryFailure; onRun(text: string): void }) {
   const text = useSignal(props.applied);
   const recent = useSignal<string[]>(prefs.getJson<string[]>(`recent:${props.className}`, []));
+  // text applied from elsewhere (a column's filter) shows in the box, to read and edit
+  useEffect(() => void (text.value = props.applied), [props.applied]);
   useEffect(() => {
     // a query that loaded a page joins the recent ones (one the service refused does not)
     const ran = props.ran.trim();
@@ -96,12 +109,7 @@ export function QueryBox(props: { className: string; applied: string; ran: strin
           </ul>
         </details>
       )}
-      {props.error && (
-        <div id="query-error" class="error" role="alert">
-          <p>{t('queryError', { message: props.error.message })}</p>
-          {props.error.at !== undefined && <MarkedQuery text={props.applied} at={props.error.at} />}
-        </div>
-      )}
+      {props.error && <QueryError failure={props.error} id="query-error" />}
     </form>
   );
 }

@@ -1,5 +1,9 @@
 import type { ModelMember, OdbRestClient, SerializedObject } from 'odbrest/client';
 import { t } from '../i18n/index.js';
+import { lazy } from './lazy.js';
+
+/** The relation picker: a chunk of its own, loaded when a form first shows a reference or set. */
+const Picker = lazy(() => import('./picker.js').then((module) => module.Picker));
 
 /** A field as its editor sees it: the declared type (PROTOCOL.md 6.8), else one read from the value. */
 export interface FieldSpec {
@@ -91,8 +95,8 @@ export function fromText(spec: FieldSpec, text: string): unknown {
   }
 }
 
-/** The editor of one field for its type: text, number, a choice, true/false, an object id, ids of a set, JSON. */
-export function FieldEditor({ spec, id, text, onInput }: { spec: FieldSpec; id: string; text: string; onInput(text: string): void }) {
+/** The editor of one field for its type: text, number, a choice, true/false, a reference or set picked from its class, JSON. */
+export function FieldEditor({ client, spec, id, text, onInput }: { client: OdbRestClient; spec: FieldSpec; id: string; text: string; onInput(text: string): void }) {
   const common = { id, name: spec.name, 'data-editor': spec.type, 'aria-required': spec.required || undefined };
   const input = (e: { currentTarget: { value: string } }) => onInput(e.currentTarget.value);
   if (spec.type === 'boolean' || spec.values?.length) {
@@ -112,6 +116,9 @@ export function FieldEditor({ spec, id, text, onInput }: { spec: FieldSpec; id: 
     return <textarea {...common} rows={Math.min(12, Math.max(3, text.split('\n').length))} spellcheck={spec.type === 'string'} value={text} onInput={input} />;
   }
   if (spec.type === 'file') return <input {...common} readOnly value={text} />;
+  if ((spec.type === 'ref' || spec.type === 'set') && spec.refClass) {
+    return <Picker client={client} type={spec.type} targetClass={spec.refClass} id={id} text={text} onInput={onInput} />;
+  }
   const numeric = spec.type === 'number' || spec.type === 'integer';
   const placeholder =
     spec.type === 'ref' ? t('refPlaceholder', { class: spec.refClass ?? '' }) : spec.type === 'set' ? t('setPlaceholder') : spec.type === 'date' ? '2026-01-15T09:30:00Z' : undefined;
@@ -132,7 +139,7 @@ export function FieldEditor({ spec, id, text, onInput }: { spec: FieldSpec; id: 
 }
 
 /** The form of every field: a label (with its type) and its editor per row. */
-export function FieldForm({ specs, texts, onInput, prefix }: { specs: FieldSpec[]; texts: Record<string, string>; onInput(name: string, text: string): void; prefix: string }) {
+export function FieldForm({ client, specs, texts, onInput, prefix }: { client: OdbRestClient; specs: FieldSpec[]; texts: Record<string, string>; onInput(name: string, text: string): void; prefix: string }) {
   return (
     <div class="edit-fields">
       {specs.map((spec) => {
@@ -143,7 +150,7 @@ export function FieldForm({ specs, texts, onInput, prefix }: { specs: FieldSpec[
               {spec.name}
               {spec.required && <span aria-hidden="true"> *</span>} <span class="hint">{spec.type === 'ref' || spec.type === 'set' ? `${spec.type} ${spec.refClass ?? ''}` : spec.type}</span>
             </label>
-            <FieldEditor spec={spec} id={id} text={texts[spec.name] ?? ''} onInput={(text) => onInput(spec.name, text)} />
+            <FieldEditor client={client} spec={spec} id={id} text={texts[spec.name] ?? ''} onInput={(text) => onInput(spec.name, text)} />
           </div>
         );
       })}

@@ -11,3 +11,7 @@ export const Export = lazy(() => import('./export.js').then((module) => module.E
 export const CopyAs = lazy(() => import('./developer.js').then((module) => module.CopyAs));
 export const FileView = lazy(() => import('./files.js').then((module) => module.FileView));
 export const Upload = lazy(() => import('./upload.js').then((module) => module.Upload));
+export const Objects = lazy(() => import('../screens/Objects.js').then((module) => module.Objects));
+export const Events = lazy(() => import('../screens/Events.js').then((module) => module.Events));
+export const Bulk = lazy(() => import('./bulk.js').then((module) => module.Bulk));
+export const Import = lazy(() => import('./import.js').then((module) => module.Import));

@@ -185,7 +185,7 @@ export function ObjectEditor({ client, object, changedMeanwhile = 0, onDone }: {
       )}
       <Alert text={error.value} />
       {specs.value && locked.value !== 'refused' && (
-        <FieldForm specs={specs.value} texts={texts.value} prefix={`edit-${id}`} onInput={(name, text) => (texts.value = { ...texts.value, [name]: text })} />
+        <FieldForm client={client} specs={specs.value} texts={texts.value} prefix={`edit-${id}`} onInput={(name, text) => (texts.value = { ...texts.value, [name]: text })} />
       )}
       {stored && specs.value && (
         <Conflict
@@ -253,7 +253,7 @@ export function NewObject({ client, className, onDone }: { client: OdbRestClient
     >
       <h2 id="new-object-title">{t('newObjectOf', { class: className })}</h2>
       {!specs.value && <p aria-busy="true">{t('loading')}</p>}
-      {specs.value && <FieldForm specs={specs.value} texts={texts.value} prefix="new" onInput={(name, text) => (texts.value = { ...texts.value, [name]: text })} />}
+      {specs.value && <FieldForm client={client} specs={specs.value} texts={texts.value} prefix="new" onInput={(name, text) => (texts.value = { ...texts.value, [name]: text })} />}
       <Alert text={error.value} />
       <div class="actions">
         <button type="submit" class="primary" disabled={busy.value || !specs.value}>

@@ -1,11 +1,11 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
-import { OdbRestError, type OdbRestClient, type SerializedObject } from 'odbrest/client';
+import type { OdbRestClient, SerializedObject } from 'odbrest/client';
 import { ColumnChooser, type Column } from '../components/ColumnChooser.js';
 import { QueryBox } from '../components/QueryBox.js';
 import { Value } from '../components/Value.js';
-import { declaredFields, failureText, messageOf } from '../data.js';
-import { CopyAs, Export, NewObject, Upload } from '../features/index.js';
+import { declaredFields, failureText, queryFailure, type DeclaredField, type QueryFailure } from '../data.js';
+import { Bulk, CopyAs, Export, Import, NewObject, Upload } from '../features/index.js';
 import { config } from '../config.js';
 import { useLive } from '../features/live.js';
 import { changed, touch } from '../features/notice.js';
@@ -14,6 +14,7 @@ import { useRowKeys } from '../keys.js';
 import { openObject } from '../router.js';
 import { prefs } from '../prefs.js';
 import { Alert } from '../components/Alert.js';
+import { filterClause, withClause } from '../querytext.js';
 
 const PER_PAGE = 50;
 
@@ -30,22 +31,33 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
   const page = useSignal(0);
   const orderBy = useSignal<string | undefined>(undefined);
   const queryText = useSignal('');
-  const queryError = useSignal<{ message: string; at?: number } | undefined>(undefined);
+  const queryError = useSignal<QueryFailure | undefined>(undefined);
   const error = useSignal('');
   const rows = useSignal<SerializedObject[] | undefined>(undefined);
   const total = useSignal(0);
-  const declared = useSignal<string[] | undefined>(undefined);
+  const declared = useSignal<DeclaredField[] | undefined>(undefined);
   const columns = useSignal<Column[]>(prefs.getJson<Column[]>(`columns:${className}`, []));
   const selected = useSignal(0);
   const loading = useSignal(false);
   /** The query text of the last page that loaded: it joins the recent queries. */
   const ran = useSignal('');
   const creating = useSignal(false);
+  const importing = useSignal(false);
+  /** The rows picked for bulk work (ids, kept across pages), or every object the query matches. */
+  const picked = useSignal<Set<string>>(new Set());
+  const allMatching = useSignal(false);
+  /** The row a shift-click extends the selection from. */
+  const anchor = useSignal<number | undefined>(undefined);
+  /** Bulk work began here: its chunk stays on screen (what it refused, its Undo's outcome) after the choice is cleared. */
+  const bulkUsed = useSignal(false);
+  /** Each column's filter box, and the comparison it last wrote into the query text. */
+  const filters = useSignal<Record<string, string>>({});
+  const clauses = useSignal<Record<string, string>>({});
   // live: a change to the class by anyone reads the page again
   useLive(client, { className }, touch, className);
 
   useEffect(() => {
-    void declaredFields(client, className).then((fields) => (declared.value = fields.map((field) => field.name)));
+    void declaredFields(client, className).then((fields) => (declared.value = fields));
   }, [client, className]);
 
   useEffect(() => {
@@ -64,10 +76,8 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
         },
         (cause) => {
           if (!current) return;
-          const position = /query text: .* at (\d+)$/.exec(messageOf(cause));
-          if (cause instanceof OdbRestError && cause.internalStatus === '400' && queryText.value.trim()) {
-            queryError.value = { message: cause.message, at: position ? Number(position[1]) : undefined };
-          } else error.value = failureText(cause);
+          queryError.value = queryFailure(cause, queryText.value);
+          if (!queryError.value) error.value = failureText(cause);
         },
       )
       .finally(() => current && (loading.value = false));
@@ -77,7 +87,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
   }, [client, className, page.value, orderBy.value, queryText.value, changed.value]);
 
   // the columns: the declared fields, else the fields of the page (the model and the page are asked for at once)
-  const names = declared.value?.length ? declared.value : [...new Set((rows.value ?? []).flatMap((object) => Object.keys(object).filter((key) => !key.startsWith('~'))))];
+  const names = declared.value?.length ? declared.value.map((field) => field.name) : [...new Set((rows.value ?? []).flatMap((object) => Object.keys(object).filter((key) => !key.startsWith('~'))))];
   const merged = mergeColumns(columns.value, names);
   const shown = merged.filter((column) => column.shown);
   const list = rows.value ?? [];
@@ -104,6 +114,42 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
     orderBy.value = orderBy.value === name ? `-${name}` : orderBy.value === `-${name}` ? undefined : name;
     page.value = 0;
   };
+  const run = (text: string) => {
+    queryText.value = text;
+    page.value = 0;
+    selected.value = 0;
+    picked.value = new Set();
+    allMatching.value = false;
+  };
+  /** A column's filter written into the query text (its previous comparison replaced), and run. */
+  const filter = (name: string, input: string) => {
+    const type = declared.value?.find((field) => field.name === name)?.type;
+    const clause = filterClause(name, type, input);
+    filters.value = { ...filters.value, [name]: input };
+    run(withClause(queryText.value, clauses.value[name], clause));
+    clauses.value = { ...clauses.value, [name]: clause };
+  };
+  const pageIds = list.map((object) => object['~ObjectID']);
+  const pageChecked = pageIds.length > 0 && pageIds.every((id) => allMatching.value || picked.value.has(id));
+  /** A row's box: a click toggles it, a shift-click sets every row from the last one clicked to it alike. */
+  const check = (index: number, on: boolean, range: boolean) => {
+    const next = new Set(allMatching.value ? pageIds : picked.value);
+    allMatching.value = false;
+    const from = range && anchor.value !== undefined ? Math.min(anchor.value, index) : index;
+    const to = range && anchor.value !== undefined ? Math.max(anchor.value, index) : index;
+    for (const id of pageIds.slice(from, to + 1)) on ? next.add(id) : next.delete(id);
+    picked.value = next;
+    anchor.value = index;
+    bulkUsed.value = true;
+  };
+  const checkPage = (on: boolean) => {
+    const next = new Set(picked.value);
+    for (const id of pageIds) on ? next.add(id) : next.delete(id);
+    allMatching.value = false;
+    picked.value = next;
+    bulkUsed.value = true;
+  };
+  const count = allMatching.value ? total.value : picked.value.size;
   const sortState = (name: string) => (orderBy.value === name ? 'ascending' : orderBy.value === `-${name}` ? 'descending' : undefined);
 
   return (
@@ -116,16 +162,15 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
         applied={queryText.value}
         ran={ran.value}
         error={queryError.value}
-        onRun={(text) => {
-          queryText.value = text;
-          page.value = 0;
-          selected.value = 0;
-        }}
+        onRun={run}
       />
       <div class="toolbar">
         <ColumnChooser columns={merged} onChange={setColumns} />
         <button type="button" onClick={() => (creating.value = true)} disabled={creating.value}>
           {t('newObject')}
+        </button>
+        <button type="button" onClick={() => (importing.value = true)} disabled={importing.value}>
+          {t('import')}
         </button>
         <Export client={client} className={className} queryText={queryText.value} orderBy={orderBy.value} fields={names} />
         <nav class="pager" aria-label={t('page', { page: page.value + 1, pages })}>
@@ -139,16 +184,37 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
         </nav>
       </div>
       <CopyAs client={client} target={{ className, queryText: queryText.value, orderBy: orderBy.value, page: page.value, perPage: PER_PAGE }} />
+      {importing.value && <Import client={client} className={className} onDone={() => (importing.value = false)} />}
+      {pageChecked && !allMatching.value && total.value > list.length && (
+        <p class="select-all">
+          {t('pickedPage', { count: list.length })}{' '}
+          <button type="button" class="link" onClick={() => (allMatching.value = true)}>
+            {t('pickAllMatching', { count: total.value.toLocaleString() })}
+          </button>
+        </p>
+      )}
+      {(count > 0 || bulkUsed.value) && (
+        <Bulk
+          client={client}
+          className={className}
+          selection={allMatching.value ? { queryText: queryText.value } : { ids: [...picked.value] }}
+          count={count}
+          fields={names}
+          onClear={() => ((picked.value = new Set()), (allMatching.value = false))}
+        />
+      )}
       {creating.value && <NewObject client={client} className={className} onDone={() => (creating.value = false)} />}
       {className === config.fileClass && <Upload client={client} onDone={(object) => openObject(object['~ObjectID'])} />}
       <Alert text={error.value} />
       {rows.value === undefined && !error.value && <p aria-busy="true">{t('loading')}</p>}
-      {rows.value !== undefined && list.length === 0 && <p>{t('noObjects')}</p>}
-      {list.length > 0 && declared.value !== undefined && (
+      {rows.value !== undefined && declared.value !== undefined && names.length > 0 && (
         <div class="table-wrap" aria-busy={loading.value}>
           <table class="grid objects">
             <thead>
               <tr>
+                <th scope="col" class="pick">
+                  <input type="checkbox" aria-label={t('pickPage')} checked={pageChecked} onChange={(event) => checkPage(event.currentTarget.checked)} />
+                </th>
                 <th scope="col">~ObjectID</th>
                 {shown.map((column) => (
                   <th scope="col" key={column.name} aria-sort={sortState(column.name) ?? 'none'}>
@@ -159,10 +225,37 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
                   </th>
                 ))}
               </tr>
+              <tr class="filters">
+                <td />
+                <td />
+                {shown.map((column) => (
+                  <td key={column.name}>
+                    <input
+                      type="search"
+                      data-filter={column.name}
+                      aria-label={t('filterColumn', { column: column.name })}
+                      placeholder={t('filterPlaceholder')}
+                      spellcheck={false}
+                      value={filters.value[column.name] ?? ''}
+                      // kept as typed (a page arriving meanwhile redraws the box), written into the query on Enter or leaving it
+                      onInput={(event) => (filters.value = { ...filters.value, [column.name]: event.currentTarget.value })}
+                      onChange={(event) => filter(column.name, event.currentTarget.value)}
+                    />
+                  </td>
+                ))}
+              </tr>
             </thead>
             <tbody>
               {list.map((object, index) => (
                 <tr key={object['~ObjectID']} data-row={index} class={index === at ? 'selected' : undefined} onClick={() => ((selected.value = index), openObject(object['~ObjectID']))}>
+                  <td class="pick" onClick={(event) => event.stopPropagation()}>
+                    <input
+                      type="checkbox"
+                      aria-label={t('pickRow', { object: object['~ObjectID'] })}
+                      checked={allMatching.value || picked.value.has(object['~ObjectID'])}
+                      onClick={(event) => check(index, event.currentTarget.checked, event.shiftKey)}
+                    />
+                  </td>
                   <th scope="row">
                     <a
                       href={`#open:${object['~ObjectID']}`}
@@ -187,6 +280,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
           </table>
         </div>
       )}
+      {rows.value !== undefined && list.length === 0 && <p>{t('noObjects')}</p>}
       <p class="hint">{t('keyboardHelp')}</p>
     </section>
   );

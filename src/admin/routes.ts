@@ -1,0 +1,88 @@
+/**
+ * `GET /v1/admin/metrics` and `GET /v1/admin/requests` (PROTOCOL.md 6.12, *admin*): the answering
+ * instance's metrics and recent requests, from memory (`metrics.ts`).
+ */
+import * as v from 'valibot';
+import { InstanceMetrics, RECENT_REQUESTS } from './metrics.js';
+import { requireAdmin } from './require-admin.js';
+import type { AuthContext } from '../auth/context.js';
+import { okReply } from '../http/envelope.js';
+import type { ApiRequest } from '../http/request.js';
+import { route, type Route } from '../http/router.js';
+import { integerParam } from '../http/validate.js';
+import type { Access } from '../objects/access.js';
+import { formatStoreTime } from '../objects/read/index.js';
+import { randomToken } from '../storage/ids.js';
+
+type AdminContext = Pick<AuthContext, 'principals' | 'now'> & { readonly access: Access };
+
+const MetricsQuery = v.object({
+  minutes: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,2}$/, 'minutes must be a whole number from 1 to 60'),
+      v.transform(Number),
+      v.minValue(1, 'minutes must be a whole number from 1 to 60'),
+      v.maxValue(60, 'minutes must be a whole number from 1 to 60'),
+      v.description('the minutes the series and the route table cover, 1 to 60 (default 15)'),
+    ),
+  ),
+});
+const RequestsQuery = v.object({
+  page: integerParam('page', 1_000_000_000, 'the page, from 0'),
+  perPage: integerParam('perPage', RECENT_REQUESTS, `requests per page, default 50, at most ${RECENT_REQUESTS}`),
+});
+
+/** The query is checked before the handler runs: a malformed one is `400` for anyone, as `GET /v1/users`. */
+async function metricsAnswer(ctx: AdminContext, metrics: InstanceMetrics, request: ApiRequest, { minutes = 15 }: v.InferOutput<typeof MetricsQuery>) {
+  await requireAdmin(ctx, request);
+  return okReply(metrics.answer(minutes));
+}
+
+async function requestsAnswer(ctx: AdminContext, metrics: InstanceMetrics, request: ApiRequest, { page = 0, perPage = 50 }: v.InferOutput<typeof RequestsQuery>) {
+  await requireAdmin(ctx, request);
+  const { entries, total } = metrics.recent(page * perPage, perPage);
+  const elements = entries.map((entry) => ({ ...entry, Time: formatStoreTime(entry.Time) }));
+  return okReply({ '~Count': elements.length, '~UnfilteredCount': total, '~Elements': elements });
+}
+
+/** The admin routes; without metrics (`metrics: false`) they answer from an instance that counts nothing. */
+export function adminRoutes(ctx: AdminContext, metrics = new InstanceMetrics(randomToken(6), ctx.now)): Route[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/v1/admin/metrics',
+      auth: 'objects',
+      summary: "This instance's requests, 5xx errors, p50/p99 latency and sessions over the last minutes, and per route (users.admins only; kept in memory)",
+      query: MetricsQuery,
+      examples: {
+        answer: {
+          Instance: 'k3J9xQ2a',
+          Interval: 10,
+          Series: { Requests: [12, 30], Errors: [0, 1], P50Ms: [0.42, 0.5], P99Ms: [3.36, 4], Sessions: [2, 3] },
+          Routes: [{ Route: '/v1/object/:id', Method: 'GET', Count: 30, Errors: 0, P50Ms: 0.42, P99Ms: 2.83 }],
+        },
+      },
+      answer: '{Instance, Interval (seconds per point), Series: {Requests, Errors, P50Ms, P99Ms, Sessions} (oldest first; the last point is the interval in progress; P50Ms/P99Ms null without requests), Routes: [{Route, Method, Count, Errors, P50Ms, P99Ms}]}',
+      errors: ['403'],
+      handler: (request, { query }) => metricsAnswer(ctx, metrics, request, query),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/admin/requests',
+      auth: 'objects',
+      summary: `This instance's recent requests, newest first (at most ${RECENT_REQUESTS} kept; users.admins only): never a credential, body, query or header value`,
+      query: RequestsQuery,
+      examples: {
+        answer: {
+          '~Count': 1,
+          '~UnfilteredCount': 1,
+          '~Elements': [{ Time: '20261127T161502+00:00', Method: 'GET', Route: '/v1/object/:id', Status: 200, Code: '0', DurationMs: 0.61, User: 'alice', RequestId: 'k3J9xQ2aZ8.2s' }],
+        },
+      },
+      answer: 'a set of {Time, Method, Route (the template; null when no route matched), Status, Code (internalStatus; null when the answer is no envelope), DurationMs, User (null without a session), RequestId}',
+      errors: ['403'],
+      handler: (request, { query }) => requestsAnswer(ctx, metrics, request, query),
+    }),
+  ];
+}

@@ -1,0 +1,134 @@
+/**
+ * `PUT` and `DELETE /v1/model/classes/{className}` (PROTOCOL.md 6.12, *admin*): classes declared at run
+ * time. The handlers only read the request; `runtime.ts` checks, stores and applies.
+ */
+import * as v from 'valibot';
+import type { ModelContext } from './context.js';
+import type { ClassDeclaration, FieldDeclaration } from './declarations.js';
+import type { RuntimeClass } from './runtime.js';
+import { FIELD_TYPES } from './schema.js';
+import { classStructure } from './structure.js';
+import { requireAdmin } from '../../admin/require-admin.js';
+import type { AuthContext } from '../../auth/context.js';
+import { okReply } from '../../http/envelope.js';
+import { ApiError, clip } from '../../http/errors.js';
+import type { ApiRequest } from '../../http/request.js';
+import { route, type Route } from '../../http/router.js';
+import type { Access } from '../access.js';
+import { CLASS_NAME } from '../names.js';
+
+type ClassRoutesContext = ModelContext & Pick<AuthContext, 'principals'> & { readonly access: Access };
+
+const MAX_FIELDS = 200;
+const groupNames = v.pipe(v.array(v.pipe(v.string(), v.maxLength(200, 'a group name has at most 200 characters'))), v.maxLength(100, 'a rule names at most 100 groups'));
+const ENUM_VALUES = 'Enum must be a list of strings or numbers';
+const FieldBody = v.strictObject({
+  Type: v.picklist(FIELD_TYPES, `Type must be one of ${FIELD_TYPES.join(', ')}`),
+  Required: v.optional(v.boolean('Required must be true or false')),
+  Class: v.optional(v.string('Class must be a class name')),
+  MaxLength: v.optional(v.pipe(v.number('MaxLength must be a whole number'), v.integer('MaxLength must be a whole number'), v.minValue(0, 'MaxLength must be 0 or more'))),
+  Min: v.optional(v.number('Min must be a number')),
+  Max: v.optional(v.number('Max must be a number')),
+  // the union's own message: the translator names no member for an issue inside a union's form
+  Enum: v.optional(v.pipe(v.array(v.union([v.string(), v.number()], ENUM_VALUES), ENUM_VALUES), v.maxLength(1000, 'Enum lists at most 1000 values'))),
+});
+export const ClassDeclarationBody = v.strictObject({
+  Fields: v.pipe(
+    // valibot's record takes a list: refused first
+    v.custom<unknown>((input) => !Array.isArray(input), 'Fields must map field names to {Type, ...}'),
+    v.record(v.string(), FieldBody, 'Fields must map field names to {Type, ...}'),
+    v.description(`at most ${MAX_FIELDS} fields`),
+  ),
+  Indexes: v.optional(v.pipe(v.array(v.string(), 'Indexes must be a list of declared field names'), v.maxLength(32, 'Indexes names at most 32 fields'))),
+  Strict: v.optional(v.boolean('Strict must be true or false')),
+  Description: v.optional(v.pipe(v.string('Description must be a string'), v.maxLength(2000, 'Description has at most 2000 characters'))),
+  Access: v.optional(
+    v.strictObject(
+      { read: v.optional(groupNames), create: v.optional(groupNames), update: v.optional(groupNames), delete: v.optional(groupNames), security: v.optional(groupNames) },
+      'Access must be {read, create, update, delete, security?}, each a list of group names, "*" or "self"',
+    ),
+  ),
+});
+type Body = v.InferOutput<typeof ClassDeclarationBody>;
+
+/** The body's declaration in the `schema` option's own form (PROTOCOL.md 6.8), which `ClassSchemas` checks. */
+function runtimeClass(body: Body): RuntimeClass {
+  if (Object.keys(body.Fields).length > MAX_FIELDS) throw new ApiError('400', `Fields declares at most ${MAX_FIELDS} fields`);
+  const fields: Record<string, FieldDeclaration> = {};
+  for (const [name, field] of Object.entries(body.Fields)) {
+    const declared: Exclude<FieldDeclaration, string> = { type: field.Type };
+    if (field.Required !== undefined) declared.required = field.Required;
+    if (field.Class !== undefined && field.Type !== 'file') declared.class = field.Class;
+    if (field.MaxLength !== undefined) declared.maxLength = field.MaxLength;
+    if (field.Min !== undefined) declared.min = field.Min;
+    if (field.Max !== undefined) declared.max = field.Max;
+    if (field.Enum !== undefined) declared.enum = field.Enum;
+    fields[name] = declared;
+  }
+  const declaration: ClassDeclaration = { fields, indexes: body.Indexes ?? [], strict: body.Strict ?? false };
+  return { declaration, description: body.Description, access: body.Access };
+}
+
+/** The path parameter: a name no class could have is `400` (checked before the body). */
+const ClassParams = v.object({
+  className: v.pipe(
+    v.string(),
+    v.check((name) => CLASS_NAME.test(name), (issue) => `class name ${clip(String(issue.input))} must match [A-Za-z][A-Za-z0-9_]{0,63}`),
+    v.description('the class, [A-Za-z][A-Za-z0-9_]{0,63}'),
+  ),
+});
+
+/** `400` for an internal class's name, `403` for a class the host declares. */
+function declarable(ctx: ClassRoutesContext, className: string): string {
+  if (ctx.internalClasses.has(className)) throw new ApiError('400', `${clip(className)} is an internal class of the service`);
+  if (ctx.schema.isHostDeclared(className)) throw new ApiError('403', `${className} is declared by the host (its schema option) and read-only here`);
+  return className;
+}
+
+/** The request is checked before the group (as `GET /v1/users` does): a malformed one is `400` for anyone. */
+async function declare(ctx: ClassRoutesContext, request: ApiRequest, { params, body }: { params: v.InferOutput<typeof ClassParams>; body: Body }) {
+  const className = declarable(ctx, params.className);
+  const entry = runtimeClass(body);
+  ctx.runtimeModel.check(className, entry);
+  await requireAdmin(ctx, request);
+  if (entry.access !== undefined && ctx.access.hostNames(className)) throw new ApiError('403', `the access rule of ${className} is set by the host (its access option) and read-only here`);
+  await ctx.runtimeModel.declare(className, entry);
+  return okReply(classStructure(ctx, className));
+}
+
+async function undeclare(ctx: ClassRoutesContext, request: ApiRequest, className: string) {
+  declarable(ctx, className);
+  await requireAdmin(ctx, request);
+  await ctx.runtimeModel.remove(className);
+  return okReply({});
+}
+
+export function classDeclarationRoutes(ctx: ClassRoutesContext): Route[] {
+  return [
+    route({
+      method: 'PUT',
+      path: '/v1/model/classes/:className',
+      auth: 'objects',
+      summary: 'Declares a class at run time, or replaces its declaration (users.admins only); 409 with Violations and Examples when stored objects would not satisfy it',
+      params: ClassParams,
+      body: ClassDeclarationBody,
+      examples: {
+        body: { Fields: { Title: { Type: 'string', Required: true, MaxLength: 200 }, Priority: { Type: 'integer', Min: 1, Max: 5 }, Customer: { Type: 'ref', Class: 'Customer' } }, Indexes: ['Priority'], Description: 'Support tickets', Access: { read: ['*'], create: ['sales'], update: ['sales'], delete: ['admins'] } },
+        answer: { Name: 'Ticket', ClassID: 1234567, Declared: true, Members: [{ Name: 'Title', Type: 'string', Required: true, MaxLength: 200 }], Indices: [{ Name: 'Ticket_Priority', Members: ['Priority'] }], Runtime: true, Strict: false, Description: 'Support tickets' },
+      },
+      answer: "the class's entry as GET /v1/model/structure gives it, with Runtime, Strict, Description and Access",
+      errors: ['403', '409'],
+      handler: (request, input) => declare(ctx, request, input),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v1/model/classes/:className',
+      auth: 'objects',
+      summary: 'Removes the run-time declaration of a class without objects (users.admins only)',
+      params: ClassParams,
+      answer: 'nothing ({})',
+      errors: ['403', '404', '409'],
+      handler: (request, { params }) => undeclare(ctx, request, params.className),
+    }),
+  ];
+}

@@ -1,0 +1,176 @@
+/**
+ * Classes declared at run time (PROTOCOL.md 6.12): a declaration is an object of an internal class in
+ * the object store (so every store keeps it as it keeps data, and a restart finds it), applied to the
+ * same `ClassSchemas` the host's `schema` lives in, so every write path checks it as it checks those.
+ * A change is told on the event bus; every instance then reads the declaration again from the store.
+ */
+import type { ClassAccess, Access } from '../access.js';
+import { ApiError } from '../../http/errors.js';
+import type { BusMessage, EventBus, GapMessage } from '../../events/types.js';
+import type { ObjectStore, StoredObject, Violations } from '../../storage/types.js';
+import type { ClassDeclaration } from './declarations.js';
+import type { ClassSchemas, CompiledDeclaration } from './schema.js';
+
+/** The internal class of run-time declarations (never served). */
+export const MODEL_CLASS = 'ModelClass';
+/** Ids the violation answer names at most. */
+export const VIOLATION_EXAMPLES = 10;
+/** Objects read at once where the store cannot count violations itself. */
+const PAGE = 1000;
+
+/** A run-time declaration as stored: the checked declaration, and what the model answers beside it. */
+export interface RuntimeClass {
+  declaration: ClassDeclaration;
+  description?: string;
+  access?: ClassAccess;
+}
+
+/** What the runtime model stands on (a slice of the service context). */
+export interface RuntimeModelParts {
+  store: ObjectStore;
+  schema: ClassSchemas;
+  access: Access;
+  onError(error: unknown): void;
+}
+
+/** A class's declaration object has an id of its own, so two instances declaring it at once meet at one object. */
+const entryId = (className: string) => `MODEL_${className}`;
+
+function entryOf(object: StoredObject): { className: string; entry: RuntimeClass } | undefined {
+  const { _className: className, _class: text } = object.fields;
+  if (typeof className !== 'string' || typeof text !== 'string') return undefined;
+  return { className, entry: JSON.parse(text) as RuntimeClass };
+}
+
+export class RuntimeModel {
+  readonly #parts: RuntimeModelParts;
+  readonly #bus: EventBus;
+  readonly #entries = new Map<string, RuntimeClass>();
+
+  constructor(parts: RuntimeModelParts, bus: EventBus) {
+    this.#parts = parts;
+    this.#bus = bus;
+    bus.subscribe((message) => this.#heard(message));
+  }
+
+  /** Reads every run-time declaration from the store and applies it (at start, and after the bus lost messages). */
+  async load(): Promise<void> {
+    const { objects } = await this.#parts.store.find({ className: MODEL_CLASS, limit: 100_000 });
+    const found = new Set<string>();
+    for (const object of objects) {
+      const read = entryOf(object);
+      if (!read) continue;
+      found.add(read.className);
+      this.#apply(read.className, read.entry);
+    }
+    for (const className of [...this.#entries.keys()]) if (!found.has(className)) this.#apply(className, undefined);
+  }
+
+  /** The run-time declaration of `className`, if it has one. */
+  entry(className: string): RuntimeClass | undefined {
+    return this.#entries.get(className);
+  }
+
+  /** `400` when the declaration contradicts itself (a range, an enum, an index of no field...). */
+  check(className: string, entry: RuntimeClass): void {
+    compileOrRefuse(this.#parts.schema, className, entry.declaration);
+  }
+
+  /**
+   * Declares `className` or replaces its declaration, after checking every stored object of the class
+   * against it: `409` with the count and the first ids when any would be refused (nothing changes then).
+   */
+  async declare(className: string, entry: RuntimeClass): Promise<void> {
+    const { store, schema } = this.#parts;
+    const compiled = compileOrRefuse(schema, className, entry.declaration);
+    const found = await violationsOf(store, className, compiled);
+    if (found.count > 0) {
+      throw new ApiError('409', `${found.count} stored ${className} object${found.count === 1 ? '' : 's'} would not satisfy this declaration; nothing was changed`, {
+        data: { Violations: found.count, Examples: found.ids },
+      });
+    }
+    const current = await store.get(entryId(className));
+    await store.put({ id: entryId(className), className: MODEL_CLASS, fields: { _className: className, _class: JSON.stringify(entry) }, ifStoreTime: current?.storeTime ?? null });
+    this.#apply(className, entry);
+    await this.#tell(className);
+  }
+
+  /** Removes the run-time declaration of `className` (`404` when it has none, `409` while it holds objects). */
+  async remove(className: string): Promise<void> {
+    const { store } = this.#parts;
+    if (!this.#entries.has(className)) throw new ApiError('404', `${className} has no declaration made at run time`);
+    const held = await store.count(className);
+    if (held > 0) throw new ApiError('409', `${className} holds ${held} object${held === 1 ? '' : 's'}; delete them before its declaration`);
+    await store.delete(entryId(className));
+    this.#apply(className, undefined);
+    await this.#tell(className);
+  }
+
+  #apply(className: string, entry: RuntimeClass | undefined): void {
+    const { schema, access, store, onError } = this.#parts;
+    const before = this.#entries.get(className);
+    if (entry) this.#entries.set(className, entry);
+    else this.#entries.delete(className);
+    schema.applyRuntime(className, entry?.declaration);
+    access.setRuntimeRule(className, entry?.access);
+    // field indexes the declaration asks for, built in the background (PostgreSQL: without blocking writes)
+    for (const field of entry?.declaration.indexes ?? []) {
+      if (before?.declaration.indexes?.includes(field)) continue;
+      store.ensureIndex?.(className, field).catch(onError);
+    }
+  }
+
+  async #tell(className: string): Promise<void> {
+    await this.#bus.publish({ kind: 'model', className }).catch(this.#parts.onError);
+  }
+
+  #heard(message: BusMessage | GapMessage): void {
+    if (message.kind === 'gap') void this.load().catch(this.#parts.onError);
+    else if (message.kind === 'model') void this.#reload(message.className).catch(this.#parts.onError);
+  }
+
+  /** Reads one class's declaration again (another instance changed it); from the store, not a cache of it. */
+  async #reload(className: string): Promise<void> {
+    const { objects } = await this.#parts.store.find({ className: MODEL_CLASS, where: { $oids: [entryId(className)] }, limit: 1 });
+    const read = objects[0] && entryOf(objects[0]);
+    this.#apply(className, read?.entry);
+  }
+}
+
+/** The run-time declarations `store` holds, by class name (`odbrest types` adds them to the host's). */
+export async function storedDeclarations(store: ObjectStore): Promise<Record<string, ClassDeclaration>> {
+  const { objects } = await store.find({ className: MODEL_CLASS, limit: 100_000 });
+  const found: Record<string, ClassDeclaration> = {};
+  for (const object of objects) {
+    const read = entryOf(object);
+    if (read) found[read.className] = read.entry.declaration;
+  }
+  return found;
+}
+
+/** The declaration compiled, or `400` saying what contradicts itself. */
+function compileOrRefuse(schema: ClassSchemas, className: string, declaration: ClassDeclaration): CompiledDeclaration {
+  try {
+    return schema.compile(className, declaration);
+  } catch (error) {
+    throw new ApiError('400', (error as Error).message);
+  }
+}
+
+/**
+ * The stored objects of `className` the declaration would refuse: counted by the store in one pass
+ * where it can (`ObjectStore.violations`), else read a page at a time and checked here.
+ */
+export async function violationsOf(store: ObjectStore, className: string, compiled: CompiledDeclaration): Promise<Violations> {
+  if (store.violations) return store.violations(className, compiled.rules, VIOLATION_EXAMPLES);
+  const found: Violations = { count: 0, ids: [] };
+  for (let offset = 0; ; offset += PAGE) {
+    const { objects } = await store.find({ className, offset, limit: PAGE });
+    for (const object of objects) {
+      if (!compiled.violatedBy(object.fields)) continue;
+      found.count++;
+      if (found.ids.length < VIOLATION_EXAMPLES) found.ids.push(object.id);
+    }
+    if (objects.length < PAGE) return found;
+  }
+}

@@ -1,0 +1,183 @@
+import { useSignal } from '@preact/signals';
+import type { ModelMember, OdbRestClient } from 'odbrest/client';
+import { Alert } from '../components/Alert.js';
+import { Refusals } from '../components/Refusals.js';
+import { failureText } from '../data.js';
+import { t } from '../i18n/index.js';
+import { batched, refusedItem } from './batch.js';
+import { notice, touch } from './notice.js';
+import { csvRows, declarationRefusal, jsonRows, missingReference, referencedIds, type Row, type RowRefusal } from './rows.js';
+
+/** Ids of one class asked for at once (a listing's `oids`, PROTOCOL.md 6.2). */
+const OIDS = 1000;
+/** `~SecurityRights` bit 3 (PROTOCOL.md 6.1): create in its class. */
+const CREATE = 4;
+
+/** What the dry run found: the rows to write, those refused, and whether the class's create rule could be read. */
+interface DryRun {
+  file: string;
+  rows: Row[];
+  refused: RowRefusal[];
+  /** The class has no object to read the session's rights from: its create rule is met at write time. */
+  ruleUnknown: boolean;
+}
+
+/** The ids of `wanted` (by class) that are no object this session may read. */
+async function missingIds(client: OdbRestClient, wanted: Map<string, Set<string>>): Promise<Map<string, Set<string>>> {
+  const missing = new Map<string, Set<string>>();
+  for (const [className, ids] of wanted) {
+    const all = [...ids];
+    const gone = new Set(all);
+    for (let at = 0; at < all.length; at += OIDS) {
+      const oids = all.slice(at, at + OIDS);
+      const found = await client.listObjects(className, { oids, perPage: oids.length, serialization: { type: 'oid' } }).catch(() => undefined);
+      for (const object of found?.['~Elements'] ?? []) gone.delete(object['~ObjectID']);
+    }
+    missing.set(className, gone);
+  }
+  return missing;
+}
+
+/**
+ * The dry run, from the routes there are: the file read into rows, each checked against the class's
+ * declaration (`GET /v1/model/structure`) and its references against the objects this session may read;
+ * the class's create rule read from an object's `~SecurityRights` (bit 3).
+ */
+async function dryRun(client: OdbRestClient, className: string, file: File): Promise<DryRun> {
+  const text = await file.text();
+  const model = await client.modelStructure([className]).catch(() => undefined);
+  const entry = model?.['~Elements'].find((candidate) => candidate.Name === className);
+  const members: ModelMember[] = entry?.Declared ? entry.Members.filter((member) => !member.Base) : [];
+  const csv = /\.csv$/i.test(file.name) || file.type === 'text/csv';
+  const { rows, refused } = csv ? csvRows(text, members) : jsonRows(text);
+  const missing = await missingIds(client, referencedIds(members, rows));
+  const fine: Row[] = [];
+  for (const row of rows) {
+    const why = declarationRefusal(className, members, row.fields) ?? missingReference(className, members, row.fields, missing);
+    if (why) refused.push({ line: row.line, why });
+    else fine.push(row);
+  }
+  const sample = await client.listObjects(className, { perPage: 1, serialization: { type: 'empty', securityRights: true } });
+  const rights = sample['~Elements'][0]?.['~SecurityRights'];
+  const ruleUnknown = typeof rights !== 'number';
+  if (!ruleUnknown && (rights & CREATE) === 0) refused.unshift({ line: 0, why: t('importMayNotCreate', { class: className }) });
+  if (rows.length === 0 && refused.length === 0) refused.push({ line: 0, why: t('importEmpty') });
+  refused.sort((a, b) => a.line - b.line);
+  return { file: file.name, rows: fine, refused, ruleUnknown };
+}
+
+/**
+ * Import of a JSON Lines or CSV file into a class, as `odbrest import` does it: all or report. A dry run
+ * checks every row first and lists those the declaration or the access rule would refuse; then only a
+ * file without any is written, 100 objects a `/v1/multi` request, with a progress bar. A row the
+ * service still refuses while writing (a check the page cannot make: a strict declaration, the host's
+ * `authorize` or hooks) is reported with its line; the rows written stay, as an import's steps do.
+ */
+export function Import({ client, className, onDone }: { client: OdbRestClient; className: string; onDone(): void }) {
+  const file = useSignal<File | undefined>(undefined);
+  const checked = useSignal<DryRun | undefined>(undefined);
+  const progress = useSignal<{ done: number; total: number } | undefined>(undefined);
+  const refusedWhileWriting = useSignal<RowRefusal[]>([]);
+  const error = useSignal('');
+  const busy = useSignal(false);
+
+  const check = async () => {
+    if (!file.value) return;
+    busy.value = true;
+    error.value = '';
+    checked.value = undefined;
+    refusedWhileWriting.value = [];
+    try {
+      checked.value = await dryRun(client, className, file.value);
+    } catch (cause) {
+      error.value = failureText(cause);
+    } finally {
+      busy.value = false;
+    }
+  };
+
+  const write = async (run: DryRun) => {
+    busy.value = true;
+    progress.value = { done: 0, total: run.rows.length };
+    try {
+      const path = `/v1/object/${encodeURIComponent(className)}`;
+      const results = await batched(
+        client,
+        run.rows.map((row) => ({ method: 'POST', path, data: row.fields })),
+        (done) => (progress.value = { done, total: run.rows.length }),
+      );
+      touch();
+      const refused = run.rows.flatMap((row, index) => (refusedItem(results[index]!) ? [{ line: row.line, why: results[index]!.result.status.statusMessage }] : []));
+      refusedWhileWriting.value = refused;
+      checked.value = undefined;
+      notice.value = { text: t('imported', { count: (run.rows.length - refused.length).toLocaleString(), class: className, file: run.file }), error: refused.length > 0 };
+    } catch (cause) {
+      error.value = failureText(cause);
+    } finally {
+      busy.value = false;
+    }
+  };
+
+  const run = checked.value;
+  const now = progress.value;
+  return (
+    <section class="import card" aria-labelledby="import-title">
+      <h2 id="import-title">{t('importInto', { class: className })}</h2>
+      <p class="hint">{t('importHint')}</p>
+      <div class="actions">
+        <label>
+          <span class="visually-hidden">{t('importFile')}</span>
+          <input
+            type="file"
+            name="import"
+            accept=".jsonl,.ndjson,.json,.csv,application/json,text/csv"
+            aria-label={t('importFile')}
+            disabled={busy.value}
+            onChange={(event) => ((file.value = (event.currentTarget as HTMLInputElement).files?.[0]), (checked.value = undefined), (progress.value = undefined))}
+          />
+        </label>
+        <button type="button" class="primary" disabled={!file.value || busy.value} onClick={() => void check()}>
+          {t('importCheck')}
+        </button>
+        <button type="button" onClick={onDone}>
+          {t('close')}
+        </button>
+      </div>
+      <Alert text={error.value} />
+      {run && (
+        <div class="import-report" data-rows={run.rows.length} data-refused={run.refused.length}>
+          <p role="status">{t('importChecked', { rows: (run.rows.length + run.refused.filter((one) => one.line > 0).length).toLocaleString(), refused: run.refused.length.toLocaleString() })}</p>
+          {run.ruleUnknown && <p class="hint">{t('importRuleUnknown')}</p>}
+          {run.refused.length > 0 ? (
+            <>
+              <p class="error">{t('importRefused')}</p>
+              <RowTable refusals={run.refused} />
+            </>
+          ) : (
+            <button type="button" class="primary" disabled={busy.value} onClick={() => void write(run)}>
+              {t('importWrite', { count: run.rows.length.toLocaleString() })}
+            </button>
+          )}
+        </div>
+      )}
+      {now && (
+        <p class="import-progress">
+          <progress max={now.total || 1} value={now.done} aria-label={t('importProgress')} />
+          <span aria-live="polite">{t('importDone', { done: now.done.toLocaleString(), total: now.total.toLocaleString() })}</span>
+        </p>
+      )}
+      {refusedWhileWriting.value.length > 0 && (
+        <div role="alert">
+          <p class="error">{t('importRefusedWhileWriting', { count: refusedWhileWriting.value.length })}</p>
+          <RowTable refusals={refusedWhileWriting.value} />
+        </div>
+      )}
+    </section>
+  );
+}
+
+/** Refused rows: the line (0: the file as a whole) and why. */
+function RowTable({ refusals }: { refusals: RowRefusal[] }) {
+  const rows = refusals.map(({ line, why }, index) => ({ key: String(index), data: { 'data-line': line }, what: line === 0 ? t('wholeFile') : line, why }));
+  return <Refusals head={t('line')} rows={rows} />;
+}
