@@ -33,7 +33,8 @@ function readmeBodies(): Array<{ method: string; path: string; body: unknown; re
   // the demo's host routes (section "Host routes") are not in this service; test/host/host-routes.test.ts checks them
   return shellBlocks().filter((block) => block.section !== 'Host routes').flatMap(({ code: script, answer: printed }) => {
     const answer = printed?.language === 'json' ? printed.code : undefined;
-    const commands = script.replace(/\\\n\s*/g, ' ').split('\n').filter((line) => /\bcurl\b.* -d ['"]/.test(line));
+    // a `| tr -d '\r'` after a curl is no body of it
+    const commands = script.replace(/\\\n\s*/g, ' ').split('\n').map((line) => line.replace(/ \| *tr -d '[^']*'/g, '')).filter((line) => /\bcurl\b.* -d ['"]/.test(line));
     return commands.map((line, i) => {
       const data = /-d '([^']*)'/.exec(line)?.[1] ?? /-d "((?:[^"\\]|\\.)*)"/.exec(line)![1]!.replace(/\$\([^)]*\)/g, 'x').replace(/\\"/g, '"');
       const url = /(?:https?:\/\/)?(?:localhost|127\.0\.0\.1):\d+(\/[^\s'"?]*)/.exec(line)![1]!;
