@@ -60,7 +60,7 @@ export class Core {
     this.#routes.add(serviceRoutes(ctx, externalLogin, options, { dispatch: (inner) => this.#dispatch(inner), secure, metrics }));
     const seeded = options.data ? importObjects(ctx.store, options.data, options.users?.passwordIterations) : Promise.resolve();
     // Provider entries live in the store, so they are checked once the seed data is in.
-    this.ready = Promise.all([seeded.then(() => externalLogin.load()), ctx.serverKey.ready, ctx.runtimeModel.load()]).then(() => undefined);
+    this.ready = Promise.all([seeded.then(() => externalLogin.load()), ctx.serverKey.ready, ctx.runtimeModel.start()]).then(() => undefined);
     // a failure is logged once; requests get a 500 envelope
     this.ready.then(() => (this.#loaded = true), ctx.onError);
   }

@@ -64,6 +64,25 @@ export class RuntimeModel {
       this.#apply(read.className, read.entry);
     }
     for (const className of [...this.#entries.keys()]) if (!found.has(className)) this.#apply(className, undefined);
+    this.#parts.schema.runtimeLoaded = true;
+  }
+
+  /**
+   * The first load, at start: settled once it succeeded, failed or took `waitMs` (a store that is down
+   * at start must not keep the service from starting and answering `503`); a failed or slow load is
+   * tried again every second in the background until it succeeds, and writes answer `503` until then.
+   */
+  start(waitMs = 2000): Promise<void> {
+    const attempt = (): Promise<void> =>
+      this.load().catch(
+        () =>
+          new Promise<void>((resolve) => {
+            const timer = setTimeout(() => resolve(attempt()), 1000);
+            (timer as { unref?: () => void }).unref?.();
+          }),
+      );
+    const loading = attempt();
+    return Promise.race([loading, new Promise<void>((resolve) => (setTimeout(resolve, waitMs) as { unref?: () => void }).unref?.())]);
   }
 
   /** The run-time declaration of `className`, if it has one. */

@@ -1,3 +1,4 @@
+import { StorageUnavailableError } from '../../storage/errors.js';
 /**
  * Declared classes (PROTOCOL.md 6.8): the `schema` option checked once at start-up and turned into one
  * valibot schema per class, which the one write path (`write-path.ts`) runs on the fields it is about
@@ -105,6 +106,9 @@ export class ClassSchemas {
    * Applies a run-time declaration of `className` (`undefined`: it has none any more): from now on
    * every write of the class on this instance is checked against it. Host declarations stay as they are.
    */
+  /** Whether the run-time declarations have been read from the store once (objects/model/runtime.ts); writes wait for it. */
+  runtimeLoaded = false;
+
   applyRuntime(className: string, declaration: ClassDeclaration | undefined): void {
     if (this.isHostDeclared(className)) return;
     const previous = this.#classes.get(className);
@@ -162,6 +166,8 @@ export class ClassSchemas {
    * aside) that does not fit the declaration of `className`. Undeclared classes take anything.
    */
   async check(className: string, fields: Fields): Promise<void> {
+    // until the run-time declarations are read (the store did not answer at start), no write can be checked against them
+    if (!this.runtimeLoaded) throw new StorageUnavailableError('the run-time class declarations are not read yet: the object store did not answer');
     const compiled = this.#classes.get(className);
     if (!compiled) return;
     const result = v.safeParse(compiled.schema, fields, { abortEarly: true });
