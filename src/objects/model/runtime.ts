@@ -49,6 +49,7 @@ export class RuntimeModel {
 
   constructor(parts: RuntimeModelParts, bus: EventBus) {
     this.#parts = parts;
+    parts.schema.runtimePending = true;
     this.#bus = bus;
     bus.subscribe((message) => this.#heard(message));
   }
@@ -64,7 +65,7 @@ export class RuntimeModel {
       this.#apply(read.className, read.entry);
     }
     for (const className of [...this.#entries.keys()]) if (!found.has(className)) this.#apply(className, undefined);
-    this.#parts.schema.runtimeLoaded = true;
+    this.#parts.schema.runtimePending = false;
   }
 
   /**

@@ -106,8 +106,8 @@ export class ClassSchemas {
    * Applies a run-time declaration of `className` (`undefined`: it has none any more): from now on
    * every write of the class on this instance is checked against it. Host declarations stay as they are.
    */
-  /** Whether the run-time declarations have been read from the store once (objects/model/runtime.ts); writes wait for it. */
-  runtimeLoaded = false;
+  /** Set while a run-time model (objects/model/runtime.ts) has not read its declarations from the store yet: writes answer `503` until then. */
+  runtimePending = false;
 
   applyRuntime(className: string, declaration: ClassDeclaration | undefined): void {
     if (this.isHostDeclared(className)) return;
@@ -167,7 +167,7 @@ export class ClassSchemas {
    */
   async check(className: string, fields: Fields): Promise<void> {
     // until the run-time declarations are read (the store did not answer at start), no write can be checked against them
-    if (!this.runtimeLoaded) throw new StorageUnavailableError('the run-time class declarations are not read yet: the object store did not answer');
+    if (this.runtimePending) throw new StorageUnavailableError('the run-time class declarations are not read yet: the object store did not answer');
     const compiled = this.#classes.get(className);
     if (!compiled) return;
     const result = v.safeParse(compiled.schema, fields, { abortEarly: true });
