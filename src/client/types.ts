@@ -1,5 +1,5 @@
 import type { StatusCode } from '../http/errors.js';
-import type { MetricsAnswer as InstanceMetrics } from '../admin/metrics.js';
+import type { MetricsAnswer as InstanceMetrics, RecentRequest as KeptRequest } from '../admin/metrics.js';
 import type { ClassStructure } from '../objects/model/index.js';
 import type { SavedQuery } from '../saved-queries/saved-queries.js';
 
@@ -443,20 +443,12 @@ export interface ClassDeclarationInput {
   Access?: Partial<Record<'read' | 'create' | 'update' | 'delete' | 'security', string[]>>;
 }
 
-/** One of the instance's recent requests (`GET /v1/admin/requests`). */
-export interface RecentRequest {
-  /** `~StoreTime` form. */
-  Time: string;
-  Method: string;
-  /** The route template (`/v1/object/:id`); null when no route matched. */
-  Route: string | null;
-  Status: number;
-  /** `internalStatus`; null for an answer that is no envelope. */
-  Code: string | null;
-  DurationMs: number;
-  User: string | null;
-  RequestId: string;
-}
+/**
+ * One of the instance's recent requests (`GET /v1/admin/requests`): as the instance keeps it
+ * (`Route` null when no route matched, `Code` null for an answer that is no envelope), its `Time` in
+ * the `~StoreTime` form.
+ */
+export type RecentRequest = Omit<KeptRequest, 'Time'> & { Time: string };
 
 /** The administration of the model and the instance (PROTOCOL.md 6.12): members of `users.admins` only. */
 export interface AdminCalls {
