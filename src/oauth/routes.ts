@@ -25,7 +25,8 @@ const StartQuerySchema = v.object({
 
 /** What a provider's redirect carries (the provider decides the rest); checked by the flow: `322` when wrong. */
 const CallbackParamsSchema = v.object({
-  state: v.pipe(v.string(), v.description('the one-time state of the login')),
+  // optional to the dispatcher: a callback without it is the flow's `322` (PROTOCOL.md 5.2), not a `400`
+  state: v.optional(v.pipe(v.string(), v.description('the one-time state of the login (required: a callback without it is 322)'))),
   code: v.optional(v.pipe(v.string(), v.description('the authorization code'))),
 });
 const CallbackAnswer = v.union([LoginAnswer, v.object({ dfUuid: v.pipe(v.string(), v.description('for /v1/extLogin: the identity has no database user yet')) })]);
