@@ -37,7 +37,7 @@ function issueMessage(issue: v.BaseIssue<unknown>, what: string): string {
   }
   const path = keys.join('.');
   if (!path) return issue.message.startsWith('Invalid') ? `${subject} must be a JSON object` : issue.message;
-  if (issue.expected === 'never') return `${prefix}unknown member ${path}`;
+  if (issue.expected === 'never' && issue.message.startsWith('Invalid')) return `${prefix}unknown member ${path}`;
   if (inItem ? issue.input === undefined : issue.received === 'undefined' && OBJECT_TYPES.has(issue.type)) return `${prefix}${path} is required`;
   if (issue.message.startsWith('must ')) return `${prefix}${path} ${issue.message}`;
   if (issue.message.startsWith('Invalid type') && issue.expected) return `${prefix}${path} must be ${issue.expected}`;
