@@ -52,23 +52,30 @@ export class MemoryObjectStore implements ObjectStore {
   }
 
   async get(id: string): Promise<StoredObject | undefined> {
-    return this.getNow(id);
+    const found = this.#byId.get(id);
+    return found && copy(found);
   }
 
   async getMany(ids: readonly string[]): Promise<StoredObject[]> {
-    return this.getManyNow(ids);
+    const out: StoredObject[] = [];
+    for (const id of ids) {
+      const found = this.#byId.get(id);
+      if (found) out.push(copy(found));
+    }
+    return out;
   }
 
+  /** The object as it is stored, frozen (see `ObjectStore.getNow`): no copy per read. */
   getNow(id: string): StoredObject | undefined {
     const found = this.#byId.get(id);
-    return found && copy(found);
+    return found && snapshotOf(found);
   }
 
   getManyNow(ids: readonly string[]): StoredObject[] {
     const out: StoredObject[] = [];
     for (const id of ids) {
       const found = this.#byId.get(id);
-      if (found) out.push(copy(found));
+      if (found) out.push(snapshotOf(found));
     }
     return out;
   }
@@ -229,6 +236,8 @@ export class MemoryObjectStore implements ObjectStore {
 /** A stored object, with its place in its class's creation order. */
 class Entry implements StoredObject {
   position = 0;
+  /** This version as readers get it (`getNow`): frozen, made on its first read, dropped by the next write. */
+  snapshot: StoredObject | undefined = undefined;
   constructor(
     readonly id: string,
     readonly className: string,
@@ -340,6 +349,7 @@ class ClassObjects {
     for (const index of indexes) index.remove(entry);
     entry.storeTime = storeTime;
     entry.fields = fields;
+    entry.snapshot = undefined;
     for (const index of indexes) index.add(entry);
   }
 
@@ -735,6 +745,21 @@ function insertByPosition(list: Entry[], entry: Entry): void {
   const last = list[list.length - 1];
   if (!last || last.position < entry.position) list.push(entry);
   else list.splice(searchByPosition(list, entry.position), 0, entry);
+}
+
+/**
+ * The entry's current version, frozen to its fields' last member. The store never changes fields it
+ * holds (a write replaces them), so freezing them in place costs one walk per version, not a copy per
+ * read; a reader that tried to change them would throw rather than change the store.
+ */
+function snapshotOf(entry: Entry): StoredObject {
+  return (entry.snapshot ??= Object.freeze({ id: entry.id, className: entry.className, storeTime: entry.storeTime, fields: deepFreeze(entry.fields) }));
+}
+
+function deepFreeze<T extends FieldValue | Fields>(value: T): T {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
+  for (const item of Object.values(value)) deepFreeze(item);
+  return Object.freeze(value);
 }
 
 function copy(object: StoredObject): StoredObject {

@@ -203,6 +203,10 @@ export interface ObjectStore {
    * Optional: `get`, answered without a promise when the store has the object at hand (in memory, or
    * a cache that needs no round trip), else the promise `get` answers; the same answer either way.
    * The read path (`GET /v1/object/{id}` and the references it serializes) then runs without waiting.
+   * Its answers are only read, never changed: a store may answer the object it keeps, frozen
+   * (`Object.freeze`, fields included; the memory store does), where `get` answers a copy. The serializer
+   * keeps the text of a frozen object's fields for as long as the object lives, so a store must answer a
+   * frozen object only while that version is current, and a new one for each write.
    */
   getNow?(id: string): MaybePromise<StoredObject | undefined>;
   /** Optional: `getMany` as `getNow` is `get`. */

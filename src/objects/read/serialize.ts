@@ -143,6 +143,7 @@ export class Serializer {
   readonly #fileClass: string;
   readonly #styles: SerializationStyles;
   readonly #keys = new QuotedNames();
+  readonly #texts: ObjectTexts;
 
   constructor(
     private readonly store: ObjectStore,
@@ -155,6 +156,7 @@ export class Serializer {
     this.#storeTime = cachedStoreTimes(options.storeTimeCache);
     this.#fileClass = options.fileClass ?? 'Document';
     this.#styles = options.styles ?? {};
+    this.#texts = new ObjectTexts(this.#keys, this.#storeTime);
   }
 
   /** The three metadata members of an object. */
@@ -231,42 +233,21 @@ export class Serializer {
   #levelText(objects: StoredObject[], level: number, reader: Reader | undefined): MaybePromise<string[]> {
     return andThen(reader ? unreadable(objects, reader) : undefined, (hidden) => {
       const shown = (object: StoredObject) => !this.#internalClasses.has(object.className) && !hidden?.has(object);
-      if (level > this.#depth) return objects.map((object) => `${this.#metadataText(object)}}`);
+      const texts = objects.map((object) => this.#texts.of(object));
+      if (level > this.#depth) return texts.map((text) => text.hidden);
       const ids = new Set<string>();
-      for (const object of objects) if (shown(object)) forVisible(object, (value) => collectRefs(value, ids));
-      if (ids.size === 0) return this.#objectsText(objects, shown, undefined);
+      for (let i = 0; i < objects.length; i++) if (shown(objects[i]!)) for (const slot of texts[i]!.slots) collectRefs(slot, ids);
+      if (ids.size === 0) return objectsText(objects, texts, shown, undefined);
       const wanted = [...ids];
       const loaded = this.store.getManyNow ? this.store.getManyNow(wanted) : this.store.getMany(wanted);
       return andThen(loaded, (loaded) =>
         andThen(this.#levelText(loaded, level + 1, reader), (loadedText) => {
           const nested = new Map<string, string>();
           for (let i = 0; i < loaded.length; i++) nested.set(loaded[i]!.id, loadedText[i]!);
-          return this.#objectsText(objects, shown, nested);
+          return objectsText(objects, texts, shown, nested);
         }),
       );
     });
-  }
-
-  /** Each object's text, its references written from `nested` (their texts by id). */
-  #objectsText(objects: StoredObject[], shown: (object: StoredObject) => boolean, nested: Map<string, string> | undefined): string[] {
-    const keys = this.#keys;
-    return objects.map((object) => {
-      let text = this.#metadataText(object);
-      if (shown(object)) {
-        const { fields } = object;
-        for (const name of Object.keys(fields)) {
-          if (!visible(name)) continue;
-          const value = fields[name]!;
-          text += `,${keys.text(name)}${typeof value === 'object' && value !== null ? resolveText(value, nested) : JSON.stringify(value)}`;
-        }
-      }
-      return `${text}}`;
-    });
-  }
-
-  /** `metadata` as JSON text, without the closing brace; the part before the id is made once per class. */
-  #metadataText(object: StoredObject): string {
-    return `${this.#keys.classPrefix(object.className)}${JSON.stringify(object.id)},"~StoreTime":"${this.#storeTime(object.storeTime)}"`;
   }
 
   /** The objects an answer serves (never nested ones), shaped as `serialization` says, flags added. */
@@ -371,8 +352,9 @@ export class Serializer {
     const hidden = reader ? await unreadable(objects, reader) : undefined;
     const shown = (object: StoredObject) => !this.#internalClasses.has(object.className) && !hidden?.has(object);
     // objects of internal classes stay metadata only: the hook does not see them
+    // a hook is host code: it gets copies of a store's frozen objects (getNow), which it may change
     const finish = (json: JsonObject[]) =>
-      own ? Promise.all(objects.map((object, i) => (shown(object) ? own(object, json[i]!) : json[i]!))) : json;
+      own ? Promise.all(objects.map((object, i) => (shown(object) ? own(thawed(object), json[i]!) : json[i]!))) : json;
     if (level > this.#depth) return finish(objects.map((object) => this.metadata(object)));
     const ids = new Set<string>();
     for (const object of objects) if (shown(object)) forVisible(object, (value) => collectRefs(value, ids));
@@ -386,7 +368,7 @@ export class Serializer {
       const out = this.metadata(object);
       if (shown(object)) {
         forVisible(object, (value, name) => {
-          out[name] = resolve(value, nested);
+          out[name] = resolve(thawed(value), nested);
         });
       }
       return out;
@@ -420,6 +402,70 @@ function askedEach(asked: StoredObject[], reader: Reader, hidden: Set<StoredObje
   return andThen(all(asked.map((object) => reader.readable(object))), (answers) => {
     for (let i = 0; i < asked.length; i++) if (!answers[i]) hidden.add(asked[i]!);
     return hidden;
+  });
+}
+
+/**
+ * An object's JSON text in parts: the literal text between its reference and set fields (`slots`),
+ * which each answer fills with the referenced objects' texts as that reader may see them.
+ */
+interface ObjectText {
+  /** `slots.length + 1` pieces of text; the last ends with the object's closing brace. */
+  literals: string[];
+  slots: FieldValue[];
+  /** The metadata alone, as objects the reader may not read and those below the depth are written. */
+  hidden: string;
+}
+
+/**
+ * The texts of objects, kept for frozen ones (`ObjectStore.getNow`: a store's own copy of one version,
+ * which never changes) for as long as the object lives; others are written each time.
+ */
+class ObjectTexts {
+  readonly #kept = new WeakMap<StoredObject, ObjectText>();
+  constructor(
+    private readonly keys: QuotedNames,
+    private readonly storeTime: (epochMs: number) => string,
+  ) {}
+
+  of(object: StoredObject): ObjectText {
+    const frozen = Object.isFrozen(object);
+    const kept = frozen ? this.#kept.get(object) : undefined;
+    if (kept) return kept;
+    const text = this.#written(object);
+    if (frozen) this.#kept.set(object, text);
+    return text;
+  }
+
+  #written(object: StoredObject): ObjectText {
+    const metadata = `${this.keys.classPrefix(object.className)}${JSON.stringify(object.id)},"~StoreTime":"${this.storeTime(object.storeTime)}"`;
+    const literals: string[] = [];
+    const slots: FieldValue[] = [];
+    let literal = metadata;
+    const { fields } = object;
+    for (const name of Object.keys(fields)) {
+      if (!visible(name)) continue;
+      const value = fields[name]!;
+      literal += `,${this.keys.text(name)}`;
+      if (isRef(value) || isSet(value)) {
+        literals.push(literal);
+        slots.push(value);
+        literal = '';
+      } else literal += JSON.stringify(value);
+    }
+    literals.push(`${literal}}`);
+    return { literals, slots, hidden: `${metadata}}` };
+  }
+}
+
+/** Each object's text, its references written from `nested` (their texts by id). */
+function objectsText(objects: StoredObject[], texts: ObjectText[], shown: (object: StoredObject) => boolean, nested: Map<string, string> | undefined): string[] {
+  return objects.map((object, i) => {
+    const { literals, slots, hidden } = texts[i]!;
+    if (!shown(object)) return hidden;
+    let text = literals[0]!;
+    for (let slot = 0; slot < slots.length; slot++) text += resolveText(slots[slot]!, nested) + literals[slot + 1]!;
+    return text;
   });
 }
 
@@ -506,6 +552,11 @@ function resolveText(value: FieldValue, nested: Map<string, string> | undefined)
     return `{"~Count":${elements.length},"~UnfilteredCount":${elements.length},"~Elements":[${elements.join(',')}]}`;
   }
   return JSON.stringify(value);
+}
+
+/** `value`, or a copy that may be changed where it is frozen (a store's own, see `ObjectStore.getNow`). */
+function thawed<T>(value: T): T {
+  return typeof value === 'object' && value !== null && Object.isFrozen(value) ? structuredClone(value) : value;
 }
 
 /** A reference to a missing object serializes as `null`; a set leaves such members out. */
