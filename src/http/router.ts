@@ -150,6 +150,8 @@ export class RouteTable<R = undefined> {
   /** Routes with a parameter or wildcard in their first two segments: tried for every path. */
   readonly #open: Entry<R>[] = [];
   readonly #prepare: (route: Route) => R;
+  /** Each bucket with the open routes, in table order: worked out on first use, forgotten when a route is added. */
+  readonly #merged = new Map<string, readonly Entry<R>[]>();
   #count = 0;
 
   /** `prepare` runs once per route as it is added; its result comes with every match of the route. */
@@ -163,6 +165,7 @@ export class RouteTable<R = undefined> {
       const pattern = this.#compiler.routes[this.#compiler.routes.length - 1]![1];
       const entry = { route, pattern, index: this.#count++, prepared: this.#prepare(route) };
       const key = bucketKey(route.path);
+      this.#merged.clear();
       if (/[:*]/.test(key)) this.#open.push(entry);
       else {
         const bucket = this.#buckets.get(key);
@@ -180,10 +183,13 @@ export class RouteTable<R = undefined> {
 
   /** The routes whose patterns may fit `path`, in table order. */
   #candidates(path: string): readonly Entry<R>[] {
-    const bucket = this.#buckets.get(bucketKey(path));
+    const key = bucketKey(path);
+    const bucket = this.#buckets.get(key);
     if (this.#open.length === 0) return bucket ?? [];
     if (!bucket) return this.#open;
-    return [...bucket, ...this.#open].sort((a, b) => a.index - b.index);
+    let merged = this.#merged.get(key);
+    if (!merged) this.#merged.set(key, (merged = [...bucket, ...this.#open].sort((a, b) => a.index - b.index)));
+    return merged;
   }
 
   /** Whether any route's pattern fits `path`, whatever its method (`match` answers it, if only with `405`). */
