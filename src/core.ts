@@ -18,7 +18,8 @@ import { Studio } from './studio/serve.js';
 import { Telemetry } from './telemetry.js';
 import { InstanceMetrics } from './admin/metrics.js';
 import { identifiedAnswers } from './admin/request-ids.js';
-import { logRequests, noteAnswer } from './http/request-log.js';
+import { logRequests } from './http/request-log.js';
+import { newExchange, type Exchange } from './http/exchange.js';
 import { randomToken } from './storage/ids.js';
 
 /** Assembles the service from its options and dispatches requests to its routes. Hosts use `createService`. */
@@ -33,8 +34,6 @@ export class Core {
   readonly #trustProxy: boolean;
   readonly #telemetry: Telemetry;
   readonly #studio: Studio | undefined;
-  /** The instance's metrics and recent requests (PROTOCOL.md 6.12); absent with `metrics: false`. */
-  readonly #metrics: InstanceMetrics | undefined;
   #loaded = false;
   constructor(options: ServiceOptions = {}) {
     const telemetry = (this.#telemetry = new Telemetry(options.telemetry !== false));
@@ -42,13 +41,14 @@ export class Core {
     this.#mount = new Mount(options.mount);
     this.#trustProxy = options.trustProxy ?? false;
     const cors = new Cors(options.cors);
-    const answer = (request: Request, context?: RequestContext) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context));
-    const metrics = (this.#metrics = options.metrics === false ? undefined : new InstanceMetrics(randomToken(6), options.now ?? Date.now));
+    const answer = (request: Request, context: RequestContext | undefined, exchange: Exchange) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context, exchange));
+    // the instance's metrics and recent requests (PROTOCOL.md 6.12); none with `metrics: false`
+    const metrics = options.metrics === false ? undefined : new InstanceMetrics(randomToken(6), options.now ?? Date.now);
     const identified = identifiedAnswers(answer, metrics);
-    const logged = logRequests(options.logger, (request: Request, context?: RequestContext) => telemetry.request(request, () => identified(request, context)));
+    const logged = logRequests(options.logger, (request: Request, context: RequestContext | undefined, exchange: Exchange) => telemetry.request(request, exchange, () => identified(request, context, exchange)));
     // a request answered without waiting (the read path) costs one settled promise here, no turn of awaits
     this.fetch = (request, context) => {
-      const response = logged(request, context);
+      const response = logged(request, context, newExchange());
       return isPending(response) ? response : Promise.resolve(response);
     };
     const ctx = (this.ctx = serviceContext(options, telemetry, caches));
@@ -66,15 +66,19 @@ export class Core {
   }
 
   /** The answer to a request; without a promise where the route answers at once (the read path). Never throws. */
-  #answer(request: Request, context: RequestContext = {}): MaybePromise<Response> {
-    const failed = (error: unknown) => toResponse(noteAnswer(request, errorReply(toApiError(error, this.ctx.onError))), context.lightResponses);
+  #answer(request: Request, context: RequestContext = {}, exchange: Exchange): MaybePromise<Response> {
+    const failed = (error: unknown) => {
+      const reply = errorReply(toApiError(error, this.ctx.onError));
+      exchange.internalStatus = reply.internalStatus;
+      return toResponse(reply, context.lightResponses);
+    };
     try {
-      if (!this.#loaded) return this.#whenReady(request, context).catch(failed);
+      if (!this.#loaded) return this.#whenReady(request, context, exchange).catch(failed);
       const url = new URL(request.url);
       const path = this.#mount.relativePath(url.pathname);
       if (path === undefined) throw new ApiError('404', `no route ${clip(url.pathname)}`);
       if (this.#studio?.claims(path)) return this.#studio.answer(request, path).catch(failed);
-      const apiRequest = toApiRequest(request, url, path, context, this.#trustProxy);
+      const apiRequest = toApiRequest(request, url, path, context, this.#trustProxy, exchange);
       // matched once: a 404 or 405 is answered by the dispatch, after the app key's check
       const matched = this.#match(apiRequest);
       const rawBody = request.body !== null && !(matched instanceof Error) && matched.route.rawBody === true; // file uploads: the route streams it
@@ -91,11 +95,11 @@ export class Core {
   }
 
   /** A request that arrived before the service was ready: answered once it is (a `500` if it failed to start). */
-  async #whenReady(request: Request, context: RequestContext): Promise<Response> {
+  async #whenReady(request: Request, context: RequestContext, exchange: Exchange): Promise<Response> {
     await this.ready.catch(() => {
       throw new ApiError('500', 'the service failed to start (configuration or seed data); see the server log');
     });
-    return this.#answer(request, context);
+    return this.#answer(request, context, exchange);
   }
 
   /** The route table, in table order: every route the service answers (the OpenAPI document's, the client's checks). */
@@ -130,8 +134,13 @@ export class Core {
   #run(request: ApiRequest, matched: Matched<RouteRun> | ApiError): MaybePromise<Answer> {
     const template = matched instanceof Error ? undefined : matched.route.path;
     const answered = (answer: Answer) => {
-      this.#metrics?.routed(request.raw, template, 'internalStatus' in answer ? answer.internalStatus : undefined, request.session);
-      return this.#telemetry.routed(request.raw, template, noteAnswer(request.raw, answer));
+      const { exchange } = request;
+      if (exchange) {
+        exchange.route = template;
+        exchange.internalStatus = 'internalStatus' in answer ? answer.internalStatus : undefined;
+        exchange.session = request.session;
+      }
+      return this.#telemetry.routed(template, answer);
     };
     const failed = (error: unknown) => answered(errorReply(toApiError(error, this.ctx.onError)));
     try {

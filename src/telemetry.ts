@@ -15,6 +15,7 @@
  */
 import { createNoopMeter, metrics, ProxyTracer, SpanKind, SpanStatusCode, trace, type Attributes, type Histogram, type Span, type UpDownCounter, type Counter, type Tracer } from '@opentelemetry/api';
 import type { Answer } from './http/envelope.js';
+import type { Exchange } from './http/exchange.js';
 import type { MaybePromise } from './maybe.js';
 import { PACKAGE_VERSION } from './version.js';
 
@@ -33,8 +34,6 @@ export class Telemetry {
   readonly #logins: Counter;
   readonly #loginRefusals: Counter;
   readonly #activeSessions: UpDownCounter;
-  /** The route template and internalStatus each request was answered by, noted by the dispatch. */
-  readonly #answered = new WeakMap<Request, { route: string; internalStatus?: string }>();
 
   /**
    * Whether anything is recorded: not with `telemetry: false`, and not when no SDK was registered
@@ -65,9 +64,8 @@ export class Telemetry {
   }
 
   /** Runs `handle` as one request: a server span (made current, so store calls nest under it), its duration and status recorded. */
-  request(request: Request, handle: () => MaybePromise<Response>): MaybePromise<Response> {
+  request(request: Request, exchange: Exchange, handle: () => MaybePromise<Response>): MaybePromise<Response> {
     if (!this.enabled) return handle();
-    const started = performance.now();
     this.#activeRequests.add(1, { 'http.request.method': request.method });
     return this.tracer.startActiveSpan(request.method, { kind: SpanKind.SERVER }, async (span) => {
       let status = 500;
@@ -76,35 +74,30 @@ export class Telemetry {
         status = response.status;
         return response;
       } finally {
-        this.#endRequest(request, span, status, started);
+        this.#endRequest(request, exchange, span, status);
       }
     });
   }
 
-  #endRequest(request: Request, span: Span, status: number, started: number): void {
-    const answered = this.#answered.get(request);
+  #endRequest(request: Request, exchange: Exchange, span: Span, status: number): void {
     const attributes: Attributes = { 'http.request.method': request.method, 'http.response.status_code': status };
-    if (answered) {
-      attributes['http.route'] = answered.route;
-      if (answered.internalStatus !== undefined) attributes['odbrest.internal_status'] = answered.internalStatus;
-      span.updateName(`${request.method} ${answered.route}`);
+    if (exchange.route !== undefined) {
+      attributes['http.route'] = exchange.route;
+      if (exchange.internalStatus !== undefined) attributes['odbrest.internal_status'] = exchange.internalStatus;
+      span.updateName(`${request.method} ${exchange.route}`);
     }
     span.setAttributes(attributes);
     if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     span.end();
     this.#activeRequests.add(-1, { 'http.request.method': request.method });
-    this.#requestDuration.record((performance.now() - started) / 1000, attributes);
+    this.#requestDuration.record((performance.now() - exchange.started) / 1000, attributes);
   }
 
-  /**
-   * Notes the route template (absent: no route matched) that gave `answer` to `request` (the first: a
-   * `/v1/multi` item shares its outer request) and counts logins; answers `answer`.
-   */
-  routed<A extends Answer>(request: Request, route: string | undefined, answer: A): A {
-    if (!this.enabled || route === undefined) return answer;
+  /** Counts a login's result, when `route` is a login route; answers `answer`. */
+  routed<A extends Answer>(route: string | undefined, answer: A): A {
+    if (!this.enabled || route === undefined || !LOGIN_ROUTES.has(route)) return answer;
     const internalStatus = 'internalStatus' in answer ? answer.internalStatus : undefined;
-    if (!this.#answered.has(request)) this.#answered.set(request, { route, internalStatus });
-    if (LOGIN_ROUTES.has(route) && internalStatus !== undefined) {
+    if (internalStatus !== undefined) {
       this.#logins.add(1, { 'odbrest.login.result': internalStatus, 'http.route': route });
       if (internalStatus === '303') this.#loginRefusals.add(1, { 'http.route': route });
     }

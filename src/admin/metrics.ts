@@ -5,6 +5,7 @@
  * but its method, route template, status, code, duration, user name and request id: never a
  * credential, a body, query text or a header value (a session is counted by a 32-bit hash of its id).
  */
+import type { Exchange } from '../http/exchange.js';
 
 /** Seconds per point of the series, and the points kept (an hour). */
 const SLOT_SECONDS = 10;
@@ -29,14 +30,6 @@ export interface RecentRequest {
   DurationMs: number;
   User: string | null;
   RequestId: string;
-}
-
-/** What the dispatch tells about a request once a route answered it. */
-export interface Routed {
-  route: string | undefined;
-  code: string | undefined;
-  user: string | undefined;
-  sessionId: string | undefined;
 }
 
 class Slot {
@@ -124,7 +117,6 @@ export class InstanceMetrics {
   readonly #recent: RecentRequest[] = [];
   #next = 0;
   /** What the dispatch noted of each request (the first route: a `/v1/multi` item shares its outer request). */
-  readonly #routed = new WeakMap<Request, Routed>();
 
   constructor(
     readonly instance: string,
@@ -132,14 +124,10 @@ export class InstanceMetrics {
   ) {}
 
   /** Notes the route that answered `request`, its code and session (the first one noted counts). */
-  routed(request: Request, route: string | undefined, code: string | undefined, session: { id: string; user: string } | undefined): void {
-    if (!this.#routed.has(request)) this.#routed.set(request, { route, code, user: session?.user, sessionId: session?.id });
-  }
-
-  /** Counts one answered request. */
-  record(request: Request, status: number, ms: number, requestId: string): void {
+  /** Counts the answer to `request` (its status, duration, route and session as `exchange` has them). */
+  record(request: Request, status: number, exchange: Exchange): void {
+    const ms = performance.now() - exchange.started;
     const method = request.method.length > 10 ? request.method.slice(0, 10) : request.method;
-    const routed = this.#routed.get(request);
     const time = this.now();
     const second = Math.floor(time / 1000);
     const start = second - (second % SLOT_SECONDS);
@@ -150,8 +138,8 @@ export class InstanceMetrics {
     slot.requests++;
     if (error) slot.errors++;
     slot.latency[bucket]!++;
-    if (routed?.sessionId !== undefined) slot.sessions.add(sessionHash(routed.sessionId));
-    const route = routed?.route;
+    const { route, session } = exchange;
+    if (session !== undefined) slot.sessions.add(sessionHash(session.id));
     if (route !== undefined) {
       let methods = this.#routes.get(route);
       let slots = methods?.get(method);
@@ -162,7 +150,7 @@ export class InstanceMetrics {
       }
       slots?.add(Math.floor(second / 60), bucket, error);
     }
-    const entry: RecentRequest = { Time: time, Method: method, Route: route ?? null, Status: status, Code: routed?.code ?? null, DurationMs: Math.round(ms * 100) / 100, User: routed?.user ?? null, RequestId: requestId };
+    const entry: RecentRequest = { Time: time, Method: method, Route: route ?? null, Status: status, Code: exchange.internalStatus ?? null, DurationMs: Math.round(ms * 100) / 100, User: session?.user ?? null, RequestId: exchange.requestId ?? '' };
     if (this.#recent.length < RECENT_REQUESTS) this.#recent.push(entry);
     else this.#recent[this.#next] = entry;
     this.#next = (this.#next + 1) % RECENT_REQUESTS;

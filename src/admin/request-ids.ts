@@ -1,6 +1,6 @@
 import type { InstanceMetrics } from './metrics.js';
 import { withHeader } from '../http/light-response.js';
-import { noteRequestId } from '../http/request-log.js';
+import type { Exchange } from '../http/exchange.js';
 import { andThen, type MaybePromise } from '../maybe.js';
 import { randomToken } from '../storage/ids.js';
 
@@ -22,15 +22,13 @@ export class RequestIds {
 }
 
 /** `answer` with every answer carrying its `X-Request-Id`, counted by `metrics` (when kept) once its headers are there. */
-export function identifiedAnswers<C>(answer: (request: Request, context?: C) => MaybePromise<Response>, metrics: InstanceMetrics | undefined) {
+export function identifiedAnswers<C>(answer: (request: Request, context: C | undefined, exchange: Exchange) => MaybePromise<Response>, metrics: InstanceMetrics | undefined) {
   const ids = new RequestIds();
-  return (request: Request, context?: C): MaybePromise<Response> => {
-    const id = ids.of(request);
-    noteRequestId(request, id);
-    const started = metrics && performance.now();
-    return andThen(answer(request, context), (response) => {
+  return (request: Request, context: C | undefined, exchange: Exchange): MaybePromise<Response> => {
+    const id = (exchange.requestId = ids.of(request));
+    return andThen(answer(request, context, exchange), (response) => {
       const answered = withHeader(response, 'x-request-id', id);
-      if (metrics) metrics.record(request, answered.status, performance.now() - started!, id);
+      if (metrics) metrics.record(request, answered.status, exchange);
       return answered;
     });
   };

@@ -1,4 +1,4 @@
-import type { Answer } from './envelope.js';
+import type { Exchange } from './exchange.js';
 import { andThen, type MaybePromise } from '../maybe.js';
 
 /** One request as the log sees it. Nothing in it comes from headers or bodies. */
@@ -22,25 +22,6 @@ export interface RequestLogEntry {
  */
 export type RequestLogger = ((line: string, entry: RequestLogEntry) => void) | { info(entry: RequestLogEntry, line: string): void };
 
-/** The internalStatus of each request's answer, noted by the dispatch (a secure answer is encrypted after). */
-const answered = new WeakMap<Request, string>();
-/** Whether any service of this process logs requests: else no answer is noted (an entry per request costs the collector). */
-let noting = false;
-
-/** The `X-Request-Id` each request is answered with, noted when it is chosen. */
-const requestIds = new WeakMap<Request, string>();
-
-/** Notes the request id `request` is answered with, for the log. */
-export function noteRequestId(request: Request, id: string): void {
-  if (noting) requestIds.set(request, id);
-}
-
-/** Notes `answer` as the answer to `request` for the log; returns it. */
-export function noteAnswer<A extends Answer>(request: Request, answer: A): A {
-  if (noting && 'internalStatus' in answer && answer.internalStatus !== undefined) answered.set(request, answer.internalStatus);
-  return answer;
-}
-
 const MAX_PATH = 200;
 const NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,31}$/;
 
@@ -57,22 +38,18 @@ export function loggedPath(url: string): string {
   return `${path}?${shown.join('&')}${items.length > 20 ? '&...' : ''}`;
 }
 
-type Handler<C> = (request: Request, context?: C) => MaybePromise<Response>;
+type Handler<C> = (request: Request, context: C | undefined, exchange: Exchange) => MaybePromise<Response>;
 
 /** `handle` with one log entry per request, or `handle` itself when there is no logger. */
 export function logRequests<C>(logger: RequestLogger | undefined, handle: Handler<C>): Handler<C> {
   if (!logger) return handle;
-  noting = true;
   const write = typeof logger === 'function' ? logger : (line: string, entry: RequestLogEntry) => logger.info(entry, line);
-  return (request, context) => {
-    const started = performance.now();
-    return andThen(handle(request, context), (response) => logged(request, response, started));
-  };
-  function logged(request: Request, response: Response, started: number): Response {
+  return (request, context, exchange) => andThen(handle(request, context, exchange), (response) => logged(request, response, exchange));
+  function logged(request: Request, response: Response, exchange: Exchange): Response {
     try {
-      const ms = Math.round((performance.now() - started) * 10) / 10;
-      const requestId = requestIds.get(request);
-      const entry: RequestLogEntry = { method: request.method.slice(0, 20), path: loggedPath(request.url), status: response.status, internalStatus: answered.get(request) ?? '-', ms };
+      const ms = Math.round((performance.now() - exchange.started) * 10) / 10;
+      const { requestId } = exchange;
+      const entry: RequestLogEntry = { method: request.method.slice(0, 20), path: loggedPath(request.url), status: response.status, internalStatus: exchange.internalStatus ?? '-', ms };
       if (requestId !== undefined) entry.requestId = requestId;
       write(`${entry.method} ${entry.path} ${entry.status} ${entry.internalStatus} ${ms}ms${requestId === undefined ? '' : ` ${requestId}`}`, entry);
     } catch {

@@ -2,6 +2,7 @@ import { base64urlnopad } from '@scure/base';
 import type { Session } from '../auth/sessions.js';
 import { isJsonContentType, parseJson } from './body.js';
 import { ApiError } from './errors.js';
+import type { Exchange } from './exchange.js';
 
 /** What an adapter knows about the connection. */
 export interface RequestContext {
@@ -47,6 +48,8 @@ export interface ApiRequest {
   params: Record<string, string>;
   /** Set for a `/v1/multi` item: routes not allowed as items refuse it (`400`). */
   batchItem?: boolean;
+  /** What the request log, metrics and telemetry learn of the request (absent for a `/v1/multi` item: its outer request's is told). */
+  exchange?: Exchange;
 }
 
 /**
@@ -94,7 +97,7 @@ export function asJsonObject(value: unknown, what: string): Record<string, unkno
  * it). The client address is the connection's, or the first `X-Forwarded-For` entry when the host
  * trusts its proxy.
  */
-export function toApiRequest(request: Request, url: URL, path: string, context: RequestContext, trustProxy: boolean): ApiRequest {
+export function toApiRequest(request: Request, url: URL, path: string, context: RequestContext, trustProxy: boolean, exchange?: Exchange): ApiRequest {
   const forwarded = trustProxy ? request.headers.get('x-forwarded-for')?.split(',')[0]?.trim() : undefined;
   return {
     method: request.method.toUpperCase(),
@@ -109,6 +112,7 @@ export function toApiRequest(request: Request, url: URL, path: string, context: 
     body: request.body,
     secure: false,
     params: {},
+    exchange,
   };
 }
 

@@ -1,0 +1,22 @@
+/**
+ * What answering one request found out, for those who report on it (the request log, the instance's
+ * metrics, telemetry): one record per request, made when it arrives and filled in as it is answered,
+ * handed along with the request (never looked up by it).
+ */
+export interface Exchange {
+  /** `performance.now()` when the request arrived. */
+  readonly started: number;
+  /** The `X-Request-Id` the answer carries (PROTOCOL.md 6.12). */
+  requestId?: string;
+  /** The template of the route that answered (`/v1/object/:id`); absent when none matched. */
+  route?: string;
+  /** The envelope's `internalStatus`; absent for an answer that is not an envelope. */
+  internalStatus?: string;
+  /** The session the request was answered for, once its credential was checked. */
+  session?: { id: string; user: string };
+}
+
+/** A new record for a request arriving now. */
+export function newExchange(): Exchange {
+  return { started: performance.now(), requestId: undefined, route: undefined, internalStatus: undefined, session: undefined };
+}
