@@ -99,6 +99,18 @@ describe('GET /v1/admin/requests', () => {
     expectError(await as('GET', '/v1/admin/requests?perPage=1001'), '400', 400);
   });
 
+  it('lists a /v1/multi as one request of its own route, whatever its items', async () => {
+    const { service, alice, as } = await adminService();
+    const json = [
+      { method: 'GET', path: '/v1/object/CUS00001' },
+      { method: 'GET', path: '/v1/objects/Customer' },
+    ];
+    const answer = await call(service, 'POST', '/v1/multi', { headers: { sessionId: alice }, json });
+    expect(answer.status).toBe(200);
+    const [latest] = (await as('GET', '/v1/admin/requests?perPage=1')).body.data['~Elements'];
+    expect(latest).toMatchObject({ Method: 'POST', Route: '/v1/multi', Status: 200, Code: '0', User: 'alice', RequestId: answer.headers.get('x-request-id') });
+  });
+
   it('keeps nothing with metrics: false, and the answer still carries X-Request-Id', async () => {
     const { as } = await adminService({ metrics: false });
     await as('GET', '/v1/object/CUS00001');
