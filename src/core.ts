@@ -4,7 +4,7 @@ import { Cors } from './http/cors.js';
 import { errorReply, toApiError, toResponse, type Answer } from './http/envelope.js';
 import { ApiError, clip } from './http/errors.js';
 import { Mount } from './http/mount.js';
-import { toApiRequest, type ApiRequest, type RequestContext } from './http/request.js';
+import { toApiRequest, urlParts, type ApiRequest, type RequestContext } from './http/request.js';
 import { isPending, andThen, type MaybePromise } from './maybe.js';
 import { RouteTable, type Matched, type Route } from './http/router.js';
 import { compileRoute, type RouteRun } from './pipeline.js';
@@ -74,11 +74,11 @@ export class Core {
     };
     try {
       if (!this.#loaded) return this.#whenReady(request, context, exchange).catch(failed);
-      const url = new URL(request.url);
-      const path = this.#mount.relativePath(url.pathname);
-      if (path === undefined) throw new ApiError('404', `no route ${clip(url.pathname)}`);
+      const { pathname, search } = urlParts(request.url);
+      const path = this.#mount.relativePath(pathname);
+      if (path === undefined) throw new ApiError('404', `no route ${clip(pathname)}`);
       if (this.#studio?.claims(path)) return this.#studio.answer(request, path).catch(failed);
-      const apiRequest = toApiRequest(request, url, path, context, this.#trustProxy, exchange);
+      const apiRequest = toApiRequest(request, search, path, context, this.#trustProxy, exchange);
       // matched once: a 404 or 405 is answered by the dispatch, after the app key's check
       const matched = this.#match(apiRequest);
       const rawBody = request.body !== null && !(matched instanceof Error) && matched.route.rawBody === true; // file uploads: the route streams it

@@ -1,4 +1,5 @@
 import type { Exchange } from './exchange.js';
+import { urlParts } from './request.js';
 import { andThen, type MaybePromise } from '../maybe.js';
 
 /** One request as the log sees it. Nothing in it comes from headers or bodies. */
@@ -27,7 +28,7 @@ const NAME = /^[A-Za-z][A-Za-z0-9_.-]{0,31}$/;
 
 /** The path and query of `url` for the log: every query value, and any item that is not `name=value`, is `***`. */
 export function loggedPath(url: string): string {
-  const { pathname, search } = new URL(url);
+  const { pathname, search } = urlParts(url);
   const path = pathname.length > MAX_PATH ? `${pathname.slice(0, MAX_PATH)}...` : pathname;
   if (search.length <= 1) return path;
   const items = search.slice(1).split('&');

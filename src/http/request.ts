@@ -97,13 +97,13 @@ export function asJsonObject(value: unknown, what: string): Record<string, unkno
  * it). The client address is the connection's, or the first `X-Forwarded-For` entry when the host
  * trusts its proxy.
  */
-export function toApiRequest(request: Request, url: URL, path: string, context: RequestContext, trustProxy: boolean, exchange?: Exchange): ApiRequest {
+export function toApiRequest(request: Request, search: string, path: string, context: RequestContext, trustProxy: boolean, exchange?: Exchange): ApiRequest {
   const forwarded = trustProxy ? request.headers.get('x-forwarded-for')?.split(',')[0]?.trim() : undefined;
   return {
     method: request.method.toUpperCase(),
     path,
     target: path + searchAsSent(request.url),
-    searchParams: url.searchParams,
+    searchParams: new URLSearchParams(search),
     headers: request.headers,
     raw: request,
     clientAddress: forwarded || context.clientAddress,
@@ -114,6 +114,23 @@ export function toApiRequest(request: Request, url: URL, path: string, context: 
     params: {},
     exchange,
   };
+}
+
+/**
+ * The path and query of a request's URL (`search` with its `?`, or `''`), read off the string: a
+ * request's `url` is already in the URL parser's form (a web `Request` serializes it; the Node
+ * adapter checks it), so parsing it again would answer the same at several times the cost. A
+ * fragment is left out, as `URL` leaves it out of both.
+ */
+export function urlParts(href: string): { pathname: string; search: string } {
+  const authority = href.indexOf('//');
+  const start = authority < 0 ? -1 : href.indexOf('/', authority + 2);
+  if (start < 0) return { pathname: '/', search: '' };
+  const hash = href.indexOf('#', start);
+  const end = hash < 0 ? href.length : hash;
+  const query = href.indexOf('?', start);
+  if (query < 0 || query > end) return { pathname: href.slice(start, end), search: '' };
+  return { pathname: href.slice(start, query), search: query + 1 < end ? href.slice(query, end) : '' };
 }
 
 /** The query of a URL as sent, `?` included: a bare `?` stays (the URL parser's `search` drops it). */
