@@ -34,12 +34,35 @@ function requestTarget(url: string | undefined): string | undefined {
 function webUrl(req: IncomingMessage): string {
   const target = requestTarget(req.url);
   if (target === undefined) throw new ApiError('400', 'the request-target must be a path');
-  const protocol = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
-  const url = parsedUrl(`${protocol}://${checkHost(req.headers.host) ?? 'localhost'}${target}`);
+  const secure = (req.socket as { encrypted?: boolean }).encrypted === true;
+  const protocol = secure ? 'https' : 'http';
+  const host = req.headers.host;
+  // the common case, already in the URL parser's form: joined, not parsed (test/adapters/node-request-url.test.ts)
+  if ((host === undefined || inParserForm(host, secure)) && PLAIN_TARGET.test(target) && !DOT_SEGMENT.test(target)) return `${protocol}://${host ?? 'localhost'}${target}`;
+  const url = parsedUrl(`${protocol}://${checkHost(host) ?? 'localhost'}${target}`);
   if (url === undefined || url.pathname !== target.split(/[?#]/, 1)[0]) {
     throw new ApiError('400', 'the request path must be in normal form: no dot segments, backslashes or unescaped characters');
   }
   return url.href;
+}
+
+/**
+ * A `Host` the URL parser keeps as it is: lower-case DNS labels ending in a letter-led one (so never
+ * read as an IPv4 address), no punycode, or a canonical IPv4 address; a port without leading zeros
+ * that is not the scheme's default. Anything else is parsed (and checked) the slow way.
+ */
+const PLAIN_HOST =
+  /^(?:(?:(?!xn--)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*(?!xn--)[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?|(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d))(?::([1-9]\d{0,4}))?$/;
+/** A path and query the URL parser keeps as they are: unreserved and sub-delimiter characters, `:@/?%` (no `'`, which it escapes in a query). */
+const PLAIN_TARGET = /^\/[A-Za-z0-9\-._~!$&()*+,;=:@/?%]*$/;
+/** A `.` or `..` segment in the path, plain or percent-encoded (the parser removes it). */
+const DOT_SEGMENT = /^[^?]*?\/(?:\.|%2e){1,2}(?:[/?]|$)/i;
+
+function inParserForm(host: string, secure: boolean): boolean {
+  const match = PLAIN_HOST.exec(host);
+  if (!match) return false;
+  const port = match[1];
+  return port === undefined || (Number(port) <= 65535 && port !== (secure ? '443' : '80'));
 }
 
 function parsedUrl(href: string): URL | undefined {
