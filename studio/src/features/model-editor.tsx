@@ -2,6 +2,7 @@ import { useSignal } from '@preact/signals';
 import { OdbRestError, type ClassDeclarationInput, type ClassStructure, type DeclaredField, type OdbRestClient } from 'odbrest/client';
 import { Alert } from '../components/Alert.js';
 import { failureText } from '../data.js';
+import { tConsole } from '../i18n/console.js';
 import { t } from '../i18n/index.js';
 import { openObject } from '../router.js';
 
@@ -84,16 +85,16 @@ function violationsOf(cause: unknown): Violations | undefined {
 
 /** A field's editors: one row of the fields table. */
 function FieldEditor({ row, classNames, onChange, onRemove }: { row: FieldRow; classNames: string[]; onChange(next: FieldRow): void; onRemove(): void }) {
-  const label = row.name || t('newField');
+  const label = row.name || tConsole('newField');
   const set = (part: Partial<FieldRow>) => onChange({ ...row, ...part });
   const numeric = row.type === 'number' || row.type === 'integer';
   return (
     <tr data-field-row={row.name}>
       <td>
-        <input aria-label={t('fieldName')} name="field-name" value={row.name} required spellcheck={false} onInput={(event) => set({ name: event.currentTarget.value })} />
+        <input aria-label={tConsole('fieldName')} name="field-name" value={row.name} required spellcheck={false} onInput={(event) => set({ name: event.currentTarget.value })} />
       </td>
       <td>
-        <select aria-label={t('fieldTypeOf', { field: label })} name="field-type" value={row.type} onChange={(event) => set({ type: event.currentTarget.value as FieldRow['type'] })}>
+        <select aria-label={tConsole('fieldTypeOf', { field: label })} name="field-type" value={row.type} onChange={(event) => set({ type: event.currentTarget.value as FieldRow['type'] })}>
           {TYPES.map((type) => (
             <option key={type} value={type}>
               {type}
@@ -102,35 +103,35 @@ function FieldEditor({ row, classNames, onChange, onRemove }: { row: FieldRow; c
         </select>
       </td>
       <td>
-        <input type="checkbox" aria-label={t('fieldRequiredOf', { field: label })} name="field-required" checked={row.required} onChange={(event) => set({ required: event.currentTarget.checked })} />
+        <input type="checkbox" aria-label={tConsole('fieldRequiredOf', { field: label })} name="field-required" checked={row.required} onChange={(event) => set({ required: event.currentTarget.checked })} />
       </td>
       <td>
         {(row.type === 'ref' || row.type === 'set') && (
-          <input aria-label={t('fieldClassOf', { field: label })} name="field-class" list="model-class-names" value={row.refClass} spellcheck={false} onInput={(event) => set({ refClass: event.currentTarget.value })} />
+          <input aria-label={tConsole('fieldClassOf', { field: label })} name="field-class" list="model-class-names" value={row.refClass} spellcheck={false} onInput={(event) => set({ refClass: event.currentTarget.value })} />
         )}
       </td>
       <td>
         {row.type === 'string' && (
-          <input aria-label={t('fieldMaxLengthOf', { field: label })} name="field-maxlength" type="number" min={0} class="short" value={row.maxLength} onInput={(event) => set({ maxLength: event.currentTarget.value })} />
+          <input aria-label={tConsole('fieldMaxLengthOf', { field: label })} name="field-maxlength" type="number" min={0} class="short" value={row.maxLength} onInput={(event) => set({ maxLength: event.currentTarget.value })} />
         )}
         {numeric && (
           <span class="range">
-            <input aria-label={t('fieldMinOf', { field: label })} name="field-min" type="number" step="any" class="short" value={row.min} onInput={(event) => set({ min: event.currentTarget.value })} />
+            <input aria-label={tConsole('fieldMinOf', { field: label })} name="field-min" type="number" step="any" class="short" value={row.min} onInput={(event) => set({ min: event.currentTarget.value })} />
             <span aria-hidden="true">…</span>
-            <input aria-label={t('fieldMaxOf', { field: label })} name="field-max" type="number" step="any" class="short" value={row.max} onInput={(event) => set({ max: event.currentTarget.value })} />
+            <input aria-label={tConsole('fieldMaxOf', { field: label })} name="field-max" type="number" step="any" class="short" value={row.max} onInput={(event) => set({ max: event.currentTarget.value })} />
           </span>
         )}
       </td>
       <td>
         {(row.type === 'string' || numeric) && (
-          <input aria-label={t('fieldEnumOf', { field: label })} name="field-enum" placeholder={t('enumPlaceholder')} value={row.enumText} spellcheck={false} onInput={(event) => set({ enumText: event.currentTarget.value })} />
+          <input aria-label={tConsole('fieldEnumOf', { field: label })} name="field-enum" placeholder={tConsole('enumPlaceholder')} value={row.enumText} spellcheck={false} onInput={(event) => set({ enumText: event.currentTarget.value })} />
         )}
       </td>
       <td>
-        <input type="checkbox" aria-label={t('fieldIndexOf', { field: label })} name="field-index" checked={row.indexed} onChange={(event) => set({ indexed: event.currentTarget.checked })} />
+        <input type="checkbox" aria-label={tConsole('fieldIndexOf', { field: label })} name="field-index" checked={row.indexed} onChange={(event) => set({ indexed: event.currentTarget.checked })} />
       </td>
       <td>
-        <button type="button" class="icon" aria-label={t('removeField', { field: label })} onClick={onRemove}>
+        <button type="button" class="icon" aria-label={tConsole('removeField', { field: label })} onClick={onRemove}>
           ✕
         </button>
       </td>
@@ -170,7 +171,7 @@ export function ClassEditor({ client, entry, classNames, onDone }: { client: Odb
     }
   };
   const change = (key: number, next: FieldRow) => (fields.value = fields.value.map((row) => (row.key === key ? next : row)));
-  const title = entry ? t('editClass', { class: entry.Name }) : t('newClass');
+  const title = entry ? tConsole('editClass', { class: entry.Name }) : tConsole('newClass');
   return (
     <form class="card class-editor" aria-labelledby="class-editor-title" onSubmit={(event) => void save(event)} data-class={entry?.Name}>
       <h2 id="class-editor-title">{title}</h2>
@@ -181,7 +182,7 @@ export function ClassEditor({ client, entry, classNames, onDone }: { client: Odb
         </label>
       )}
       <label>
-        {t('classDescription')}
+        {tConsole('classDescription')}
         <input name="class-description" value={description.value} onInput={(event) => (description.value = event.currentTarget.value)} />
       </label>
       <datalist id="model-class-names">
@@ -197,11 +198,11 @@ export function ClassEditor({ client, entry, classNames, onDone }: { client: Odb
             <th scope="col">{t('fieldType')}</th>
             <th scope="col">{t('fieldRequired')}</th>
             <th scope="col">{t('fieldClass')}</th>
-            <th scope="col">{t('fieldRange')}</th>
-            <th scope="col">{t('fieldEnum')}</th>
-            <th scope="col">{t('fieldIndex')}</th>
+            <th scope="col">{tConsole('fieldRange')}</th>
+            <th scope="col">{tConsole('fieldEnum')}</th>
+            <th scope="col">{tConsole('fieldIndex')}</th>
             <th scope="col">
-              <span class="visually-hidden">{t('removeFieldColumn')}</span>
+              <span class="visually-hidden">{tConsole('removeFieldColumn')}</span>
             </th>
           </tr>
         </thead>
@@ -213,26 +214,26 @@ export function ClassEditor({ client, entry, classNames, onDone }: { client: Odb
       </table>
       <div class="actions">
         <button type="button" onClick={() => (fields.value = [...fields.value, blankField()])}>
-          {t('addField')}
+          {tConsole('addField')}
         </button>
         <label class="check">
           <input type="checkbox" name="class-strict" checked={strict.value} onChange={(event) => (strict.value = event.currentTarget.checked)} />
-          <span>{t('classStrict')}</span>
+          <span>{tConsole('classStrict')}</span>
         </label>
       </div>
       <fieldset class="access">
-        <legend>{t('accessRule')}</legend>
-        <p class="hint">{t('accessRuleHint')}</p>
+        <legend>{tConsole('accessRule')}</legend>
+        <p class="hint">{tConsole('accessRuleHint')}</p>
         {ACTIONS.map((action) => (
           <label key={action}>
-            {t(`access_${action}`)}
+            {tConsole(`access_${action}`)}
             <input name={`access-${action}`} spellcheck={false} value={access.value[action]} onInput={(event) => (access.value = { ...access.value, [action]: event.currentTarget.value })} />
           </label>
         ))}
       </fieldset>
       {violations.value && (
         <div class="error model-violations" role="alert" data-violations={violations.value.count}>
-          <p>{t('declarationViolations', { count: violations.value.count })}</p>
+          <p>{tConsole('declarationViolations', { count: violations.value.count })}</p>
           <ul>
             {violations.value.examples.map((id) => (
               <li key={id}>
@@ -247,7 +248,7 @@ export function ClassEditor({ client, entry, classNames, onDone }: { client: Odb
       <Alert text={error.value} />
       <div class="actions">
         <button type="submit" class="primary" disabled={saving.value}>
-          {entry ? t('saveDeclaration') : t('declareClass')}
+          {entry ? tConsole('saveDeclaration') : tConsole('declareClass')}
         </button>
         <button type="button" onClick={() => onDone(false)}>
           {t('cancel')}

@@ -4,6 +4,7 @@ import type { OdbRestClient, SavedQuery } from 'odbrest/client';
 import { Alert } from '../components/Alert.js';
 import { Said, type Outcome } from '../components/Said.js';
 import { failureText } from '../data.js';
+import { tConsole } from '../i18n/console.js';
 import { t } from '../i18n/index.js';
 import { openView } from '../router.js';
 
@@ -24,9 +25,9 @@ export function SavedViews({ client }: { client: OdbRestClient }) {
   const list = views.value ?? [];
   return (
     <aside class="saved-views" aria-labelledby="saved-views-title">
-      <h2 id="saved-views-title">{t('savedViews')}</h2>
+      <h2 id="saved-views-title">{tConsole('savedViews')}</h2>
       <Alert text={error.value} />
-      {views.value && list.length === 0 && <p class="hint">{t('noSavedViews')}</p>}
+      {views.value && list.length === 0 && <p class="hint">{tConsole('noSavedViews')}</p>}
       <ul>
         {list.map((view) => (
           <li key={view.Name} data-view={view.Name}>
@@ -38,7 +39,7 @@ export function SavedViews({ client }: { client: OdbRestClient }) {
               {view.Name}
             </a>{' '}
             <span class="hint">{view.Class}</span>
-            <button type="button" class="icon" aria-label={t('deleteView', { view: view.Name })} onClick={() => void remove(view.Name)}>
+            <button type="button" class="icon" aria-label={tConsole('deleteView', { view: view.Name })} onClick={() => void remove(view.Name)}>
               ✕
             </button>
           </li>
@@ -57,16 +58,16 @@ export function SaveView({ client, view }: { client: OdbRestClient; view: Omit<S
     const chosen = name.value.trim();
     if (!chosen) return;
     client.savedQueries.save(chosen, view).then(
-      () => (outcome.value = { ok: true, text: t('viewSaved', { view: chosen }) }),
+      () => (outcome.value = { ok: true, text: tConsole('viewSaved', { view: chosen }) }),
       (cause) => (outcome.value = { ok: false, text: failureText(cause) }),
     );
   };
   return (
     <details class="save-view">
-      <summary>{t('saveView')}</summary>
+      <summary>{tConsole('saveView')}</summary>
       <form onSubmit={save}>
         <label>
-          {t('viewName')}
+          {tConsole('viewName')}
           <input name="view-name" required maxLength={128} value={name.value} onInput={(event) => (name.value = event.currentTarget.value)} />
         </label>
         <button type="submit" class="primary">

@@ -5,6 +5,7 @@ import uPlotStyle from 'uplot/dist/uPlot.min.css?url';
 import type { InstanceMetrics, OdbRestClient, RecentRequest } from 'odbrest/client';
 import { Alert } from '../components/Alert.js';
 import { failureText } from '../data.js';
+import { tConsole } from '../i18n/console.js';
 import { language, t } from '../i18n/index.js';
 import { theme } from '../theme.js';
 
@@ -62,7 +63,7 @@ function Chart({ id, title, times, lines, unit }: { id: string; title: string; t
   return (
     <figure class="chart" aria-labelledby={`${id}-title`} data-chart={id}>
       <figcaption id={`${id}-title`}>{title}</figcaption>
-      <p class="visually-hidden">{t('chartNow', { values: last })}</p>
+      <p class="visually-hidden">{tConsole('chartNow', { values: last })}</p>
       <div ref={box} class="chart-box" />
     </figure>
   );
@@ -75,17 +76,17 @@ function Routes({ routes }: { routes: InstanceMetrics['Routes'] }) {
   const sorted = [...routes].sort((a, b) => b.Count - a.Count || a.Route.localeCompare(b.Route));
   return (
     <section aria-labelledby="routes-title">
-      <h2 id="routes-title">{t('metricsRoutes')}</h2>
+      <h2 id="routes-title">{tConsole('metricsRoutes')}</h2>
       {sorted.length === 0 ? (
-        <p>{t('noRequests')}</p>
+        <p>{tConsole('noRequests')}</p>
       ) : (
         <table class="grid metric-routes">
           <thead>
             <tr>
-              <th scope="col">{t('method')}</th>
-              <th scope="col">{t('route')}</th>
-              <th scope="col" class="num">{t('requestsCount')}</th>
-              <th scope="col" class="num">{t('errorsCount')}</th>
+              <th scope="col">{tConsole('method')}</th>
+              <th scope="col">{tConsole('route')}</th>
+              <th scope="col" class="num">{tConsole('requestsCount')}</th>
+              <th scope="col" class="num">{tConsole('errorsCount')}</th>
               <th scope="col" class="num">p50 ms</th>
               <th scope="col" class="num">p99 ms</th>
             </tr>
@@ -120,10 +121,10 @@ function Requests({ requests }: { requests: RecentRequest[] }) {
   const at = Math.min(page.value, pages - 1);
   return (
     <section aria-labelledby="requests-title">
-      <h2 id="requests-title">{t('recentRequests')}</h2>
+      <h2 id="requests-title">{tConsole('recentRequests')}</h2>
       <div class="toolbar">
         <label class="inline">
-          <span>{t('findRequest')}</span>
+          <span>{tConsole('findRequest')}</span>
           <input type="search" name="request-filter" spellcheck={false} value={filter.value} onInput={(event) => ((filter.value = event.currentTarget.value), (page.value = 0))} />
         </label>
         <nav class="pager" aria-label={t('page', { page: at + 1, pages })}>
@@ -137,7 +138,7 @@ function Requests({ requests }: { requests: RecentRequest[] }) {
         </nav>
       </div>
       {matching.length === 0 ? (
-        <p>{t('noRequests')}</p>
+        <p>{tConsole('noRequests')}</p>
       ) : (
         // scrolls sideways on a narrow screen: focusable so the keyboard can scroll it
         <div class="table-wrap" tabIndex={0} role="region" aria-labelledby="requests-title">
@@ -145,10 +146,10 @@ function Requests({ requests }: { requests: RecentRequest[] }) {
             <thead>
               <tr>
                 <th scope="col">{t('eventTime')}</th>
-                <th scope="col">{t('method')}</th>
-                <th scope="col">{t('route')}</th>
+                <th scope="col">{tConsole('method')}</th>
+                <th scope="col">{tConsole('route')}</th>
                 <th scope="col" class="num">HTTP</th>
-                <th scope="col">{t('code')}</th>
+                <th scope="col">{tConsole('code')}</th>
                 <th scope="col" class="num">ms</th>
                 <th scope="col">{t('user')}</th>
                 <th scope="col">X-Request-Id</th>
@@ -207,21 +208,21 @@ export function Metrics({ client }: { client: OdbRestClient }) {
   return (
     <section class="screen metrics" aria-labelledby="metrics-title">
       <h1 id="metrics-title">{t('metrics')}</h1>
-      <p class="hint">{t('metricsHint')}</p>
+      <p class="hint">{tConsole('metricsHint')}</p>
       <div class="toolbar">
         <label class="inline">
-          <span>{t('metricsMinutes')}</span>
+          <span>{tConsole('metricsMinutes')}</span>
           <select name="minutes" value={String(minutes.value)} onChange={(event) => (minutes.value = Number(event.currentTarget.value))}>
-            <option value="15">{t('lastMinutes', { minutes: 15 })}</option>
-            <option value="60">{t('lastMinutes', { minutes: 60 })}</option>
+            <option value="15">{tConsole('lastMinutes', { minutes: 15 })}</option>
+            <option value="60">{tConsole('lastMinutes', { minutes: 60 })}</option>
           </select>
         </label>
         <button type="button" onClick={() => (reads.value += 1)}>
-          {t('refresh')}
+          {tConsole('refresh')}
         </button>
         {answer && (
           <span class="hint" data-instance={answer.Instance}>
-            {t('metricsInstance', { instance: answer.Instance, seconds: answer.Interval })}
+            {tConsole('metricsInstance', { instance: answer.Instance, seconds: answer.Interval })}
           </span>
         )}
       </div>
@@ -245,21 +246,21 @@ function Charts({ answer }: { answer: InstanceMetrics }) {
     return {
       times: series.Requests.map((_, index, all) => last - (all.length - 1 - index) * answer.Interval),
       traffic: [
-        { label: t('requestsCount'), values: series.Requests, color: '--accent' },
-        { label: t('errorsCount'), values: series.Errors, color: '--error' },
+        { label: tConsole('requestsCount'), values: series.Requests, color: '--accent' },
+        { label: tConsole('errorsCount'), values: series.Errors, color: '--error' },
       ],
       latency: [
         { label: 'p50', values: series.P50Ms, color: '--accent' },
         { label: 'p99', values: series.P99Ms, color: '--chart-2' },
       ],
-      sessions: [{ label: t('sessionsCount'), values: series.Sessions, color: '--secure' }],
+      sessions: [{ label: tConsole('sessionsCount'), values: series.Sessions, color: '--secure' }],
     };
   }, [answer, lang]);
   return (
     <div class="charts">
-      <Chart id="chart-requests" title={t('chartRequests')} times={times} lines={traffic} unit="" />
-      <Chart id="chart-latency" title={t('chartLatency')} times={times} lines={latency} unit="ms" />
-      <Chart id="chart-sessions" title={t('chartSessions')} times={times} lines={sessions} unit="" />
+      <Chart id="chart-requests" title={tConsole('chartRequests')} times={times} lines={traffic} unit="" />
+      <Chart id="chart-latency" title={tConsole('chartLatency')} times={times} lines={latency} unit="ms" />
+      <Chart id="chart-sessions" title={tConsole('chartSessions')} times={times} lines={sessions} unit="" />
     </div>
   );
 }

@@ -4,6 +4,7 @@ import type { ClassStructure, ModelMember, OdbRestClient } from 'odbrest/client'
 import { useAdmin } from '../admin.js';
 import { failureText, loadClasses } from '../data.js';
 import { ClassEditor } from '../features/index.js';
+import { tConsole } from '../i18n/console.js';
 import { t } from '../i18n/index.js';
 import { openClass } from '../router.js';
 import { Alert } from '../components/Alert.js';
@@ -58,7 +59,7 @@ export function Model({ client }: { client: OdbRestClient }) {
   };
   const remove = (name: string) =>
     client.admin.removeClassDeclaration(name).then(
-      () => reload(t('classDeleted', { class: name })),
+      () => reload(tConsole('classDeleted', { class: name })),
       (cause) => ((error.value = failureText(cause)), (deleting.value = undefined)),
     );
   const editor = (entry?: ClassStructure) => (
@@ -66,17 +67,17 @@ export function Model({ client }: { client: OdbRestClient }) {
       client={client}
       entry={entry}
       classNames={names.value}
-      onDone={(saved) => (saved ? reload(t('declarationSaved')) : (editing.value = undefined))}
+      onDone={(saved) => (saved ? reload(tConsole('declarationSaved')) : (editing.value = undefined))}
     />
   );
   return (
     <section class="screen model" aria-labelledby="model-title">
       <h1 id="model-title">{t('model')}</h1>
-      <p class="hint">{t(admin ? 'modelHintAdmin' : 'modelHint')}</p>
+      <p class="hint">{admin ? tConsole('modelHintAdmin') : t('modelHint')}</p>
       {admin && editing.value === undefined && (
         <div class="toolbar">
           <button type="button" class="primary" onClick={() => ((editing.value = ''), (done.value = ''), (error.value = ''))}>
-            {t('newClass')}
+            {tConsole('newClass')}
           </button>
         </div>
       )}
@@ -96,17 +97,17 @@ export function Model({ client }: { client: OdbRestClient }) {
           <table class="grid model-class" key={entry.Name} data-class={entry.Name} data-declared-by={entry.Runtime ? 'runtime' : 'host'}>
             <caption>
               <ClassLink name={entry.Name} />{' '}
-              {entry.Runtime ? <span class="tag">{t('declaredHere')}</span> : <span class="tag" title={t('declaredByHostHint')}>{t('declaredByHost')}</span>}
+              {entry.Runtime ? <span class="tag">{tConsole('declaredHere')}</span> : <span class="tag" title={tConsole('declaredByHostHint')}>{tConsole('declaredByHost')}</span>}
               {entry.Description && <span class="description"> {entry.Description}</span>}
               {admin && entry.Runtime && editing.value === undefined && (
                 <span class="class-actions">
                   <button type="button" onClick={() => ((editing.value = entry.Name), (done.value = ''), (error.value = ''))}>
-                    {t('editClass', { class: entry.Name })}
+                    {tConsole('editClass', { class: entry.Name })}
                   </button>
                   {deleting.value === entry.Name ? (
                     <>
                       <button type="button" class="primary" onClick={() => void remove(entry.Name)}>
-                        {t('confirmDeleteClass', { class: entry.Name })}
+                        {tConsole('confirmDeleteClass', { class: entry.Name })}
                       </button>
                       <button type="button" onClick={() => (deleting.value = undefined)}>
                         {t('cancel')}
@@ -114,7 +115,7 @@ export function Model({ client }: { client: OdbRestClient }) {
                     </>
                   ) : (
                     <button type="button" onClick={() => ((deleting.value = entry.Name), (done.value = ''), (error.value = ''))}>
-                      {t('deleteClass', { class: entry.Name })}
+                      {tConsole('deleteClass', { class: entry.Name })}
                     </button>
                   )}
                 </span>
@@ -126,7 +127,7 @@ export function Model({ client }: { client: OdbRestClient }) {
                 <th scope="col">{t('fieldType')}</th>
                 <th scope="col">{t('fieldClass')}</th>
                 <th scope="col">{t('fieldRequired')}</th>
-                <th scope="col">{t('fieldIndex')}</th>
+                <th scope="col">{tConsole('fieldIndex')}</th>
               </tr>
             </thead>
             <tbody>
