@@ -29,6 +29,8 @@ interface Line {
   values: Array<number | null>;
   /** A custom property of the theme (styles.css): the line's colour follows light and dark. */
   color: string;
+  /** Mark each point: a series with gaps (latency has none where there were no requests) may have points no line joins. */
+  points?: boolean;
 }
 
 /** One chart of the series, drawn by uPlot into a canvas; redrawn when the data, the language or the theme change, resized with its box. */
@@ -45,7 +47,7 @@ function Chart({ id, title, times, lines, unit }: { id: string; title: string; t
         width: Math.max(240, target.clientWidth),
         height: 180,
         scales: { x: { time: true } },
-        series: [{}, ...lines.map((line) => ({ label: line.label, stroke: color(line.color), width: 2, spanGaps: false, value: (_: uPlot, value: number | null) => (value === null ? '–' : `${value} ${unit}`.trim()) }))],
+        series: [{}, ...lines.map((line) => ({ label: line.label, stroke: color(line.color), width: 2, spanGaps: false, points: { show: line.points ?? false, size: 5, fill: color(line.color) }, value: (_: uPlot, value: number | null) => (value === null ? '–' : `${value} ${unit}`.trim()) }))],
         axes: [axis, { ...axis, size: 56 }],
         cursor: { drag: { x: false, y: false } },
       },
@@ -210,16 +212,18 @@ export function Metrics({ client }: { client: OdbRestClient }) {
       <h1 id="metrics-title">{t('metrics')}</h1>
       <p class="hint">{tConsole('metricsHint')}</p>
       <div class="toolbar">
-        <label class="inline">
-          <span>{tConsole('metricsMinutes')}</span>
-          <select name="minutes" value={String(minutes.value)} onChange={(event) => (minutes.value = Number(event.currentTarget.value))}>
-            <option value="15">{tConsole('lastMinutes', { minutes: 15 })}</option>
-            <option value="60">{tConsole('lastMinutes', { minutes: 60 })}</option>
-          </select>
-        </label>
-        <button type="button" onClick={() => (reads.value += 1)}>
-          {tConsole('refresh')}
-        </button>
+        <span class="inline">
+          <label class="inline">
+            <span>{tConsole('metricsMinutes')}</span>
+            <select name="minutes" value={String(minutes.value)} onChange={(event) => (minutes.value = Number(event.currentTarget.value))}>
+              <option value="15">{tConsole('lastMinutes', { minutes: 15 })}</option>
+              <option value="60">{tConsole('lastMinutes', { minutes: 60 })}</option>
+            </select>
+          </label>
+          <button type="button" onClick={() => (reads.value += 1)}>
+            {tConsole('refresh')}
+          </button>
+        </span>
         {answer && (
           <span class="hint" data-instance={answer.Instance}>
             {tConsole('metricsInstance', { instance: answer.Instance, seconds: answer.Interval })}
@@ -250,8 +254,8 @@ function Charts({ answer }: { answer: InstanceMetrics }) {
         { label: tConsole('errorsCount'), values: series.Errors, color: '--error' },
       ],
       latency: [
-        { label: 'p50', values: series.P50Ms, color: '--accent' },
-        { label: 'p99', values: series.P99Ms, color: '--chart-2' },
+        { label: 'p50', values: series.P50Ms, color: '--accent', points: true },
+        { label: 'p99', values: series.P99Ms, color: '--chart-2', points: true },
       ],
       sessions: [{ label: tConsole('sessionsCount'), values: series.Sessions, color: '--secure' }],
     };
