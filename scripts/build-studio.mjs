@@ -4,6 +4,7 @@
 // `npm run build` runs it before tsup; the module is generated, never committed (its types are in
 // assets.generated.d.ts beside it, which is).
 import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { build } from 'esbuild';
@@ -11,6 +12,22 @@ import { build } from 'esbuild';
 const root = new URL('..', import.meta.url).pathname;
 
 const TYPES = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
+
+/**
+ * `import href from 'some.css?url'`: the file becomes a hashed file of the build and the import its
+ * address, relative to the chunk. A screen that loads on first use links its own style sheet so (the
+ * metrics screen, uPlot's), where a plain CSS import would put it in the style sheet of the first page.
+ */
+const fileUrls = {
+  name: 'file-urls',
+  setup(build) {
+    build.onResolve({ filter: /\?url$/ }, async ({ path, resolveDir, kind }) => {
+      const found = await build.resolve(path.slice(0, -'?url'.length), { resolveDir, kind });
+      return found.errors.length > 0 ? { errors: found.errors } : { path: found.path, namespace: 'file-url' };
+    });
+    build.onLoad({ filter: /.*/, namespace: 'file-url' }, async ({ path }) => ({ contents: await readFile(path), loader: 'file' }));
+  },
+};
 
 /** The studio's files by their hashed names, and which of them index.html loads. */
 export async function buildStudio() {
@@ -34,6 +51,7 @@ export async function buildStudio() {
     write: false,
     legalComments: 'none',
     charset: 'utf8',
+    plugins: [fileUrls],
   });
   const files = {};
   let script;

@@ -1,5 +1,5 @@
 import { Header } from './components/Header.js';
-import { Account, Events, Model, Objects, RecycleBin } from './features/index.js';
+import { Account, Events, Metrics, Model, Objects, RecycleBin } from './features/index.js';
 import { NoticeBar } from './features/notice.js';
 import { PanelStack } from './panels/PanelStack.js';
 import { route } from './router.js';
@@ -39,6 +39,8 @@ export function App() {
           <Model client={current.client} />
         ) : screen === 'events' ? (
           <Events client={current.client} />
+        ) : screen === 'metrics' ? (
+          <Metrics client={current.client} />
         ) : (
           <Classes client={current.client} />
         )}

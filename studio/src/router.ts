@@ -1,11 +1,12 @@
 import { signal } from '@preact/signals';
+import type { SavedQuery } from 'odbrest/client';
 
 /**
  * Hash routing, so the studio works under any mount path and alias (the server knows only its files):
- * `#/classes`, `#/class/Customer`, `#/model`, `#/events`, ...; `?open=ID1,ID2` is the stack of object panels over either.
+ * `#/classes`, `#/class/Customer`, `#/model`, `#/events`, `#/metrics`, ...; `?open=ID1,ID2` is the stack of object panels over either.
  */
 export interface Route {
-  screen: 'classes' | 'objects' | 'recycle' | 'account' | 'model' | 'events';
+  screen: 'classes' | 'objects' | 'recycle' | 'account' | 'model' | 'events' | 'metrics';
   className?: string;
   /** The open object panels, bottom first. */
   stack: string[];
@@ -27,6 +28,7 @@ export function parseHash(hash: string): Route {
   if (path === '/account') return { screen: 'account', stack };
   if (path === '/model') return { screen: 'model', stack };
   if (path === '/events') return { screen: 'events', stack };
+  if (path === '/metrics') return { screen: 'metrics', stack };
   return { screen: 'classes', stack };
 }
 
@@ -48,3 +50,18 @@ export const openClass = (className: string) => navigate({ screen: 'objects', cl
 export const openObject = (objectId: string) => navigate({ ...route.value, stack: [...route.value.stack, objectId] });
 /** Closes the top panel (Esc). */
 export const closeTop = () => navigate({ ...route.value, stack: route.value.stack.slice(0, -1) });
+
+/** A saved view (PROTOCOL.md 6.12, saved queries) being opened: the objects screen of its class takes its query, order and columns once. */
+export const viewToOpen = signal<SavedQuery | undefined>(undefined);
+export function openView(view: SavedQuery): void {
+  viewToOpen.value = view;
+  navigate({ screen: 'objects', className: view.Class, stack: [] });
+}
+
+/** The view being opened for `className`, taken once (a later visit to the class starts as usual). */
+export function takeView(className: string): SavedQuery | undefined {
+  const view = viewToOpen.peek();
+  if (view?.Class !== className) return undefined;
+  viewToOpen.value = undefined;
+  return view;
+}

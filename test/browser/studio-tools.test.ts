@@ -69,7 +69,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!hasBrowser)('studio tools', () => {
-  test('the model: each declared class with its fields, their types, classes and whether required', async () => {
+  test('the model: each declared class with its fields, their types and limits, classes, whether required and indexed', async () => {
     const sessionId = await login(main.service, 'alice');
     const model = (await call(main.service, 'GET', '/v1/model/structure', { headers: { sessionId } })).body.data['~Elements'];
     const declared = model.filter((entry: any) => entry.Declared);
@@ -85,7 +85,14 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     const customer = declared.find((entry: any) => entry.Name === 'Customer');
     const rows = await page.$$eval('table.model-class[data-class=Customer] tbody tr', (trs) => trs.map((tr) => [...tr.children].map((cell) => cell.textContent)));
     const fields = customer.Members.filter((member: any) => !member.Base);
-    expect(rows).toEqual(fields.map((member: any) => [member.Name, member.Values ? `${member.Type} (${member.Values.join(', ')})` : member.Type, member.Class ?? '', member.Required ? 'yes' : 'no']));
+    // the type with its values, range and length; whether an index of its own serves it
+    const limits = (member: any) =>
+      [member.Values?.join(', '), member.Min !== undefined || member.Max !== undefined ? `${member.Min ?? ''}…${member.Max ?? ''}` : '', member.MaxLength !== undefined ? `≤ ${member.MaxLength}` : ''].filter(Boolean).join('; ');
+    const indexed = (name: string) => customer.Indices.some((index: any) => index.Members.length === 1 && index.Members[0] === name);
+    expect(rows).toEqual(
+      fields.map((member: any) => [member.Name, limits(member) ? `${member.Type} (${limits(member)})` : member.Type, member.Class ?? '', member.Required ? 'yes' : 'no', indexed(member.Name) ? 'yes' : 'no']),
+    );
+    expect(rows.find((row) => row[0] === 'Name')).toEqual(['Name', 'string (≤ 120)', '', 'yes', 'yes']);
     expect(fields.some((member: any) => member.Type === 'ref' && member.Class === 'Employee')).toBe(true);
     // a reference's class opens that class's table
     await page.click('table.model-class[data-class=Customer] td a:text("Employee")');

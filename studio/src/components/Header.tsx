@@ -1,11 +1,13 @@
+import { useAdmin } from '../admin.js';
 import { language, setLanguage, t, type Language } from '../i18n/index.js';
 import { navigate } from '../router.js';
 import { endSession, session } from '../session.js';
 import { setTheme, theme, type Theme } from '../theme.js';
 
-/** The top bar: the name, the transport in use, the user, theme and language switches, logout. */
+/** The top bar: the name, the transport in use, the screens (Metrics for administrators), the user, theme and language switches, logout. */
 export function Header() {
   const current = session.value;
+  const admin = useAdmin(current?.client);
   return (
     <header class="bar">
       <a class="brand" href="#/classes" onClick={(event) => (event.preventDefault(), navigate({ screen: 'classes', stack: [] }))}>
@@ -33,6 +35,11 @@ export function Header() {
       {current && (
         <a href="#/events" class="nav">
           {t('events')}
+        </a>
+      )}
+      {current && admin && (
+        <a href="#/metrics" class="nav">
+          {t('metrics')}
         </a>
       )}
       {current && (

@@ -15,3 +15,7 @@ export const Objects = lazy(() => import('../screens/Objects.js').then((module) 
 export const Events = lazy(() => import('../screens/Events.js').then((module) => module.Events));
 export const Bulk = lazy(() => import('./bulk.js').then((module) => module.Bulk));
 export const Import = lazy(() => import('./import.js').then((module) => module.Import));
+export const ClassEditor = lazy(() => import('./model-editor.js').then((module) => module.ClassEditor));
+export const SavedViews = lazy(() => import('./views.js').then((module) => module.SavedViews));
+export const SaveView = lazy(() => import('./views.js').then((module) => module.SaveView));
+export const Metrics = lazy(() => import('../screens/Metrics.js').then((module) => module.Metrics));

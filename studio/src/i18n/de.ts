@@ -246,4 +246,5 @@ export const de: Texts = {
   line: 'Zeile',
   wholeFile: 'die Datei',
   locked: 'von einer anderen Sitzung gesperrt',
+  metrics: 'Metriken',
 };

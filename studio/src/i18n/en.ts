@@ -244,6 +244,7 @@ export const en = {
   line: 'Line',
   wholeFile: 'the file',
   locked: 'locked by another session',
+  metrics: 'Metrics',
 };
 
 export type Texts = typeof en;

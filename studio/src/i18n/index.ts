@@ -21,7 +21,10 @@ export function setLanguage(next: Language): void {
   document.documentElement.lang = next;
 }
 
+/** `text` with its `{name}` placeholders filled from `values`. */
+export const fill = (text: string, values: Record<string, string | number>): string => text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in values ? String(values[name]) : whole));
+
 /** The text of `key` in the current language, `{name}` placeholders filled from `values`. */
 export function t(key: keyof Texts, values: Record<string, string | number> = {}): string {
-  return TABLES[language.value][key].replace(/\{(\w+)\}/g, (whole, name: string) => (name in values ? String(values[name]) : whole));
+  return fill(TABLES[language.value][key], values);
 }

@@ -2,20 +2,10 @@ import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { OdbRestError, type OdbRestClient, type SessionEntry, type UserEntry } from 'odbrest/client';
 import { Alert } from '../components/Alert.js';
+import { Said, type Outcome } from '../components/Said.js';
 import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
 
-/** What a form of this screen shows after it ran: a result or an error, announced. */
-type Outcome = { ok: boolean; text: string } | undefined;
-
-function Said({ outcome }: { outcome: Outcome }) {
-  if (!outcome) return null;
-  return (
-    <p class={outcome.ok ? 'hint' : 'error'} role={outcome.ok ? 'status' : 'alert'}>
-      {outcome.text}
-    </p>
-  );
-}
 
 /** Runs a call of the client and says how it went; answers whether it succeeded. */
 async function attempt(outcome: { value: Outcome }, call: () => Promise<unknown>, done: string): Promise<boolean> {

@@ -6,8 +6,9 @@ import { t } from '../i18n/index.js';
 import { useRowKeys } from '../keys.js';
 import { openClass } from '../router.js';
 import { Alert } from '../components/Alert.js';
+import { SavedViews } from '../features/index.js';
 
-/** The classes the session may read, with their counts, and a filter box. */
+/** The classes the session may read, with their counts, and a filter box; the user's saved views beside them. */
 export function Classes({ client }: { client: OdbRestClient }) {
   const classes = useSignal<ClassSummary[] | undefined>(undefined);
   const error = useSignal('');
@@ -47,34 +48,39 @@ export function Classes({ client }: { client: OdbRestClient }) {
         <span class="visually-hidden">{t('filterClasses')}</span>
         <input data-search type="search" placeholder={t('filterClasses')} value={filter.value} onInput={(e) => ((filter.value = e.currentTarget.value), (selected.value = 0))} />
       </label>
-      <Alert text={error.value} />
-      {!classes.value && !error.value && <p aria-busy="true">{t('loading')}</p>}
-      {classes.value && shown.length === 0 && <p>{t('noClasses')}</p>}
-      {shown.length > 0 && (
-        <table class="grid classes">
-          <thead>
-            <tr>
-              <th scope="col">{t('className')}</th>
-              <th scope="col" class="num">
-                {t('count')}
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {shown.map((entry, index) => (
-              <tr key={entry.Name} class={index === at ? 'selected' : undefined} aria-selected={index === at}>
-                <td>
-                  <a href={`#/class/${encodeURIComponent(entry.Name)}`}>{entry.Name}</a>
-                  {entry.Declared && <span class="tag">{t('declared')}</span>}
-                </td>
-                <td class="num">
-                  {entry.CountEstimated ? t('countEstimated', { count: entry.Count.toLocaleString() }) : entry.Count.toLocaleString()}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <div class="with-side">
+        <div>
+          <Alert text={error.value} />
+          {!classes.value && !error.value && <p aria-busy="true">{t('loading')}</p>}
+          {classes.value && shown.length === 0 && <p>{t('noClasses')}</p>}
+          {shown.length > 0 && (
+            <table class="grid classes">
+              <thead>
+                <tr>
+                  <th scope="col">{t('className')}</th>
+                  <th scope="col" class="num">
+                    {t('count')}
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {shown.map((entry, index) => (
+                  <tr key={entry.Name} class={index === at ? 'selected' : undefined} aria-selected={index === at}>
+                    <td>
+                      <a href={`#/class/${encodeURIComponent(entry.Name)}`}>{entry.Name}</a>
+                      {entry.Declared && <span class="tag">{t('declared')}</span>}
+                    </td>
+                    <td class="num">
+                      {entry.CountEstimated ? t('countEstimated', { count: entry.Count.toLocaleString() }) : entry.Count.toLocaleString()}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </div>
+        <SavedViews client={client} />
+      </div>
       <p class="hint">{t('keyboardHelp')}</p>
     </section>
   );

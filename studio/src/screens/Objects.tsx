@@ -1,42 +1,45 @@
 import { useSignal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { OdbRestClient, SerializedObject } from 'odbrest/client';
 import { ColumnChooser, type Column } from '../components/ColumnChooser.js';
 import { QueryBox } from '../components/QueryBox.js';
 import { Value } from '../components/Value.js';
 import { declaredFields, failureText, queryFailure, type DeclaredField, type QueryFailure } from '../data.js';
-import { Bulk, CopyAs, Export, Import, NewObject, Upload } from '../features/index.js';
+import { Bulk, CopyAs, Export, Import, NewObject, SaveView, Upload } from '../features/index.js';
 import { config } from '../config.js';
 import { useLive } from '../features/live.js';
 import { changed, touch } from '../features/notice.js';
 import { t } from '../i18n/index.js';
 import { useRowKeys } from '../keys.js';
-import { openObject } from '../router.js';
+import { openObject, takeView } from '../router.js';
 import { prefs } from '../prefs.js';
 import { Alert } from '../components/Alert.js';
 import { filterClause, withClause } from '../querytext.js';
 
 const PER_PAGE = 50;
 
-/** The saved column order and choice of a class, brought up to date with the fields there are now. */
-function mergeColumns(saved: Column[], names: string[]): Column[] {
+/** The saved column order and choice of a class, brought up to date with the fields there are now (shown unless `othersHidden`: a saved view's columns are all it shows). */
+function mergeColumns(saved: Column[], names: string[], othersHidden = false): Column[] {
   const known = new Set(names);
   const kept = saved.filter((column) => known.has(column.name));
   const seen = new Set(kept.map((column) => column.name));
-  return [...kept, ...names.filter((name) => !seen.has(name)).map((name) => ({ name, shown: true }))];
+  return [...kept, ...names.filter((name) => !seen.has(name)).map((name) => ({ name, shown: !othersHidden }))];
 }
 
-/** One page of a class: columns, paging, sorting, the query text, and rows that open object panels. */
+/** One page of a class: columns, paging, sorting, the query text, and rows that open object panels; opened from a saved view, its query, order and columns. */
 export function Objects({ client, className }: { client: OdbRestClient; className: string }) {
+  const [view] = useState(() => takeView(className));
   const page = useSignal(0);
-  const orderBy = useSignal<string | undefined>(undefined);
-  const queryText = useSignal('');
+  const orderBy = useSignal<string | undefined>(view?.OrderBy || undefined);
+  const queryText = useSignal(view?.Query ?? '');
   const queryError = useSignal<QueryFailure | undefined>(undefined);
   const error = useSignal('');
   const rows = useSignal<SerializedObject[] | undefined>(undefined);
   const total = useSignal(0);
   const declared = useSignal<DeclaredField[] | undefined>(undefined);
-  const columns = useSignal<Column[]>(prefs.getJson<Column[]>(`columns:${className}`, []));
+  const columns = useSignal<Column[]>(view?.Columns ? view.Columns.map((name) => ({ name, shown: true })) : prefs.getJson<Column[]>(`columns:${className}`, []));
+  /** Opened from a saved view with its columns, until the person changes them: fields it does not name stay hidden. */
+  const viewColumns = useSignal(view?.Columns !== undefined);
   const selected = useSignal(0);
   const loading = useSignal(false);
   /** The query text of the last page that loaded: it joins the recent queries. */
@@ -88,7 +91,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
 
   // the columns: the declared fields, else the fields of the page (the model and the page are asked for at once)
   const names = declared.value?.length ? declared.value.map((field) => field.name) : [...new Set((rows.value ?? []).flatMap((object) => Object.keys(object).filter((key) => !key.startsWith('~'))))];
-  const merged = mergeColumns(columns.value, names);
+  const merged = mergeColumns(columns.value, names, viewColumns.value);
   const shown = merged.filter((column) => column.shown);
   const list = rows.value ?? [];
   const at = Math.min(selected.value, Math.max(0, list.length - 1));
@@ -108,6 +111,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
 
   const setColumns = (next: Column[]) => {
     columns.value = next;
+    viewColumns.value = false;
     prefs.setJson(`columns:${className}`, next);
   };
   const sort = (name: string) => {
@@ -173,6 +177,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
           {t('import')}
         </button>
         <Export client={client} className={className} queryText={queryText.value} orderBy={orderBy.value} fields={names} />
+        <SaveView client={client} view={{ Class: className, Query: queryText.value, ...(orderBy.value ? { OrderBy: orderBy.value } : {}), Columns: shown.map((column) => column.name) }} />
         <nav class="pager" aria-label={t('page', { page: page.value + 1, pages })}>
           <button type="button" disabled={page.value === 0} onClick={() => (page.value -= 1)} aria-label={t('previousPage')}>
             ‹
