@@ -131,7 +131,7 @@ export class Core {
     const template = matched instanceof Error ? undefined : matched.route.path;
     const answered = (answer: Answer) => {
       this.#metrics?.routed(request.raw, template, 'internalStatus' in answer ? answer.internalStatus : undefined, request.session);
-      return this.#telemetry.routed(request.raw, template, noteAnswer(request.raw, answer));
+      return this.#telemetry.routed(request.raw, template, noteAnswer(request.raw, answer, template, request.session?.user));
     };
     const failed = (error: unknown) => answered(errorReply(toApiError(error, this.ctx.onError)));
     try {

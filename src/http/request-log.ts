@@ -3,9 +3,13 @@ import { andThen, type MaybePromise } from '../maybe.js';
 
 /** One request as the log sees it. Nothing in it comes from headers or bodies. */
 export interface RequestLogEntry {
+  /** When the answer's headers were there, epoch ms. */
+  time: number;
   method: string;
   /** The path as sent, the query's values replaced by `***` (they may carry codes, states or tokens). */
   path: string;
+  /** The route template that answered (`/v1/object/:id`); absent when none matched or the service answered before routing. */
+  route?: string;
   /** HTTP status. */
   status: number;
   /** The envelope's `internalStatus`, or `-` for an answer that is not an envelope (a redirect, an encrypted login answer). */
@@ -14,30 +18,61 @@ export interface RequestLogEntry {
   ms: number;
   /** The answer's `X-Request-Id` (PROTOCOL.md 6.12): the client's own when it sent a valid one. */
   requestId?: string;
+  /** The session's user name, when the request had a session. */
+  user?: string;
+  /** The trace (32 hex digits) and span (16) of the request's server span, when an OpenTelemetry SDK records them. */
+  traceId?: string;
+  spanId?: string;
 }
 
 /**
- * Where the request log goes: a function receiving the line (`POST /v1/login 200 0 3.1ms`) and its
- * parts, or a logger object whose `info(parts, line)` is called, as `pino` has it.
+ * Where the request log goes: a function receiving the line (`2026-11-27T19:30:00.000Z POST /v1/login
+ * 200 0 3.1ms k2Jd9.1`) and its parts, or a logger object whose `info(parts, line)` is called, as
+ * `pino` has it. `jsonRequestLog(write)` makes a function that writes pino's JSON lines instead.
  */
 export type RequestLogger = ((line: string, entry: RequestLogEntry) => void) | { info(entry: RequestLogEntry, line: string): void };
 
-/** The internalStatus of each request's answer, noted by the dispatch (a secure answer is encrypted after). */
-const answered = new WeakMap<Request, string>();
-/** Whether any service of this process logs requests: else no answer is noted (an entry per request costs the collector). */
+/** What the dispatch, the request ids and the telemetry noted of a request for its log line. */
+interface Noted {
+  internalStatus?: string;
+  route?: string;
+  user?: string;
+  requestId?: string;
+  traceId?: string;
+  spanId?: string;
+}
+const noted = new WeakMap<Request, Noted>();
+/** Whether any service of this process logs requests: else nothing is noted (an entry per request costs the collector). */
 let noting = false;
 
-/** The `X-Request-Id` each request is answered with, noted when it is chosen. */
-const requestIds = new WeakMap<Request, string>();
+/** Adds the parts given (not those undefined) to what is noted of `request`. */
+function note(request: Request, parts: Noted): void {
+  let known = noted.get(request);
+  if (!known) noted.set(request, (known = {}));
+  for (const [name, value] of Object.entries(parts) as Array<[keyof Noted, string | undefined]>) if (value !== undefined) known[name] = value;
+}
 
 /** Notes the request id `request` is answered with, for the log. */
 export function noteRequestId(request: Request, id: string): void {
-  if (noting) requestIds.set(request, id);
+  if (noting) note(request, { requestId: id });
 }
 
-/** Notes `answer` as the answer to `request` for the log; returns it. */
-export function noteAnswer<A extends Answer>(request: Request, answer: A): A {
-  if (noting && 'internalStatus' in answer && answer.internalStatus !== undefined) answered.set(request, answer.internalStatus);
+/** Notes the trace and span of `request`'s server span, for the log. */
+export function noteTrace(request: Request, traceId: string, spanId: string): void {
+  if (noting) note(request, { traceId, spanId });
+}
+
+/**
+ * Notes `answer` as the answer to `request` for the log, with the route template that gave it and the
+ * session's user (the last one noted counts: the outer answer of a `/v1/multi`, whose items share its
+ * request, comes after theirs); returns it.
+ */
+export function noteAnswer<A extends Answer>(request: Request, answer: A, route?: string, user?: string): A {
+  if (!noting) return answer;
+  const parts: Noted = { route, user };
+  // an answer that is not an envelope (a redirect, an encrypted login answer) keeps the status noted before, if any
+  if ('internalStatus' in answer && answer.internalStatus !== undefined) parts.internalStatus = answer.internalStatus;
+  note(request, parts);
   return answer;
 }
 
@@ -57,6 +92,43 @@ export function loggedPath(url: string): string {
   return `${path}?${shown.join('&')}${items.length > 20 ? '&...' : ''}`;
 }
 
+/** The text line of an entry: time, method, path, status, internalStatus, duration, request id. */
+function textLine(entry: RequestLogEntry): string {
+  const id = entry.requestId === undefined ? '' : ` ${entry.requestId}`;
+  return `${new Date(entry.time).toISOString()} ${entry.method} ${entry.path} ${entry.status} ${entry.internalStatus} ${entry.ms}ms${id}`;
+}
+
+/**
+ * An entry as one JSON line in the field names of `pino` and `pino-http`: `level` (30, info), `time`
+ * (epoch ms) and `msg` as pino writes them; `req` (`id`, `method`, `url`), `res` (`statusCode`) and
+ * `responseTime` (ms) as pino-http's serializers, `reqId` as its request logger binds the id; `trace_id`
+ * and `span_id` as OpenTelemetry's pino instrumentation adds them. `req.route`, `internalStatus` and
+ * `user` are odbrest's own.
+ */
+export function jsonLogLine(entry: RequestLogEntry): string {
+  const req: Record<string, string> = { method: entry.method, url: entry.path };
+  if (entry.requestId !== undefined) req.id = entry.requestId;
+  if (entry.route !== undefined) req.route = entry.route;
+  return JSON.stringify({
+    level: 30,
+    time: entry.time,
+    reqId: entry.requestId,
+    req,
+    res: { statusCode: entry.status },
+    internalStatus: entry.internalStatus,
+    responseTime: entry.ms,
+    user: entry.user,
+    trace_id: entry.traceId,
+    span_id: entry.spanId,
+    msg: entry.status >= 500 ? 'request errored' : 'request completed',
+  });
+}
+
+/** A request logger writing each request as one JSON line (`jsonLogLine`) to `write`: `logger: jsonRequestLog(console.log)`. */
+export function jsonRequestLog(write: (line: string) => void): RequestLogger {
+  return (_line, entry) => write(jsonLogLine(entry));
+}
+
 type Handler<C> = (request: Request, context?: C) => MaybePromise<Response>;
 
 /** `handle` with one log entry per request, or `handle` itself when there is no logger. */
@@ -71,10 +143,10 @@ export function logRequests<C>(logger: RequestLogger | undefined, handle: Handle
   function logged(request: Request, response: Response, started: number): Response {
     try {
       const ms = Math.round((performance.now() - started) * 10) / 10;
-      const requestId = requestIds.get(request);
-      const entry: RequestLogEntry = { method: request.method.slice(0, 20), path: loggedPath(request.url), status: response.status, internalStatus: answered.get(request) ?? '-', ms };
-      if (requestId !== undefined) entry.requestId = requestId;
-      write(`${entry.method} ${entry.path} ${entry.status} ${entry.internalStatus} ${ms}ms${requestId === undefined ? '' : ` ${requestId}`}`, entry);
+      const { internalStatus = '-', ...parts } = noted.get(request) ?? {};
+      const entry: RequestLogEntry = { time: Date.now(), method: request.method.slice(0, 20), path: loggedPath(request.url), status: response.status, internalStatus, ms };
+      for (const [name, value] of Object.entries(parts)) if (value !== undefined) (entry as unknown as Record<string, unknown>)[name] = value;
+      write(textLine(entry), entry);
     } catch {
       // a failing logger never costs the client its answer
     }
