@@ -114,7 +114,7 @@ describe.runIf(available)('a configuration choosing PostgreSQL, Redis and a macr
     expect((await redis.keys(`${prefix}*`)).length).toBeGreaterThan(0);
     await redis.quit();
 
-    await expect.poll(() => child.lines.filter((line) => !line.startsWith('odbrest listening')).map((line) => line.replace(/ [\d.]+ms [A-Za-z0-9._-]+$/, ''))).toEqual([
+    await expect.poll(() => child.lines.filter((line) => !line.startsWith('odbrest listening')).map((line) => line.replace(/^\S+Z /, '').replace(/ [\d.]+ms [A-Za-z0-9._-]+$/, ''))).toEqual([
       'POST /v1/login 200 0',
       'GET /v1/object/CUS00001 200 0',
       'POST /v1/execute/customersIn 200 0',
