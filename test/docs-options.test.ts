@@ -13,7 +13,7 @@ function members(source: string, name: string): string[] {
   const start = source.indexOf(`export interface ${name} `);
   expect(start, name).toBeGreaterThanOrEqual(0);
   const body = source.slice(start, source.indexOf('\n}\n', start));
-  return [...body.matchAll(/^ {2}(?:readonly )?(\w+)\??(?:\(|:)/gm)].map((match) => match[1]!);
+  return [...body.matchAll(/^ {2}(?:readonly )?(\$?\w+)\??(?:<\w+>)?(?:\(|:)/gm)].map((match) => match[1]!);
 }
 
 /** The option names of the table's first column: `a`, `b.c`; a `.d` after `b.c` in the same cell is `b.d`. */
@@ -53,4 +53,17 @@ test('the kv row states the in-memory store\'s bounds as KV_PARTITIONS and Memor
   const row = readmeSection('Options', readme('docs/operations.md')).split('\n').find((line) => line.startsWith('| `kv` |'))!;
   expect(row).toContain('100,000'); // keys of no partition: maxEntries' default
   for (const [prefix, { maxEntries }] of Object.entries(KV_PARTITIONS)) expect(row, prefix).toContain(`\`${prefix}\` ${maxEntries.toLocaleString('en-US')}`);
+});
+
+test('docs/stores.md, "Writing your own store": every ObjectStore member, filter operator and store error, the required methods counted right', () => {
+  const types = readFileSync(join(root, 'src/storage/types.ts'), 'utf8');
+  const section = readmeSection('Writing your own store', readme('docs/stores.md'));
+  const store = members(types, 'ObjectStore');
+  const required = [...types.slice(types.indexOf('export interface ObjectStore {')).matchAll(/^ {2}(\w+)\(/gm)].map((match) => match[1]!).slice(0, 6);
+  expect(required).toEqual(['get', 'getMany', 'find', 'count', 'put', 'delete']);
+  expect(section).toContain(`has ${['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven'][required.length]} required methods`);
+  const operators = [...members(types, 'FieldOperators'), ...members(types, 'WhereNodes')];
+  expect(operators).toContain('$like');
+  const named = (name: string) => section.includes(`\`${name}\``) || section.includes(`\`${name}(`);
+  expect([...store, ...operators, 'ifStoreTime', 'importedStoreTime', 'StoreConflictError', 'StoreValueError', 'StorageUnavailableError'].filter((name) => !named(name))).toEqual([]);
 });
