@@ -6,39 +6,20 @@
  * same trace id as the client's.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { APP_KEY, loginBody, USERS } from './helpers.js';
+import { hex, otlpReceiver, type OtlpReceiver } from './support/otlp.js';
 import { spawnLines, type LineProcess } from './support/processes.js';
 
 const cli = new URL('../dist/cli.js', import.meta.url).pathname;
 const running: LineProcess[] = [];
-const receivers: Server[] = [];
+const receivers: OtlpReceiver[] = [];
 afterAll(async () => {
   await Promise.all(running.map((child) => child.stop()));
   for (const receiver of receivers) receiver.close();
 });
-
-/** An OTLP/HTTP receiver: every JSON body posted, by path (`/v1/traces`, `/v1/metrics`). */
-async function receiver(): Promise<{ url: string; received: Map<string, any[]> }> {
-  const received = new Map<string, any[]>();
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const list = received.get(request.url!) ?? [];
-      list.push({ contentType: request.headers['content-type'], body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-      received.set(request.url!, list);
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    });
-  });
-  receivers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${address.port}`, received };
-}
 
 const seed = JSON.stringify({
   objects: [
@@ -60,10 +41,10 @@ async function serve(args: string[], config = 'port: 0\nhostname: 127.0.0.1\ndat
 /** The JSON log lines printed so far (the start-up lines are text). */
 const jsonLines = (child: LineProcess) => child.lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, any>);
 
-const hex = (length: number) => Array.from({ length }, () => Math.floor(Math.random() * 16).toString(16)).join('');
 
 test('--otlp: the client trace id arrives on the server span; --log json: the line names the X-Request-Id and the trace', async () => {
-  const otlp = await receiver();
+  const otlp = await otlpReceiver();
+  receivers.push(otlp);
   const { child, url } = await serve(['--otlp', otlp.url, '--log', 'json']);
   const login = (await (await fetch(`${url}/v1/login`, { method: 'POST', headers: { appkey: APP_KEY, 'content-type': 'application/json' }, body: JSON.stringify(loginBody('alice', USERS.alice)) })).json()) as any;
   const sessionId = login.data.sessionId as string;
@@ -104,7 +85,7 @@ test('--otlp: the client trace id arrives on the server span; --log json: the li
 
   // SIGTERM: pending spans and metrics are exported before the process exits
   await child.stop();
-  const spans = (otlp.received.get('/v1/traces') ?? []).flatMap(({ body }) => body.resourceSpans.flatMap((resource: any) => resource.scopeSpans.flatMap((scope: any) => scope.spans)));
+  const spans = otlp.spans();
   const server = spans.find((span: any) => span.name === 'GET /v1/object/:id');
   expect(server, spans.map((span: any) => span.name).join(', ')).toBeDefined();
   expect(server.traceId).toBe(traceId);
@@ -116,15 +97,15 @@ test('--otlp: the client trace id arrives on the server span; --log json: the li
   // the store calls are children of the server span, named by the store's db.system.name
   const children = spans.filter((span: any) => span.parentSpanId === server.spanId);
   expect(children.map((span: any) => span.name)).toEqual(expect.arrayContaining(['get odbrest.memory', 'getAndExpire odbrest.memory']));
-  const resource = (otlp.received.get('/v1/traces') ?? [])[0].body.resourceSpans[0].resource.attributes;
-  expect(resource).toContainEqual({ key: 'service.name', value: { stringValue: 'odbrest' } });
-  expect(otlp.received.get('/v1/traces')![0].contentType).toBe('application/json');
-  const metricNames = (otlp.received.get('/v1/metrics') ?? []).flatMap(({ body }) => body.resourceMetrics.flatMap((resource: any) => resource.scopeMetrics.flatMap((scope: any) => scope.metrics.map((metric: any) => metric.name))));
-  expect(metricNames).toContain('http.server.request.duration');
+  const [exported] = otlp.received.get('/v1/traces')!;
+  expect(exported!.body.resourceSpans[0].resource.attributes).toContainEqual({ key: 'service.name', value: { stringValue: 'odbrest' } });
+  expect(exported!.contentType).toBe('application/json');
+  expect(otlp.metricNames()).toContain('http.server.request.duration');
 });
 
 test('a request without traceparent starts its own trace; the text log gains the time and the request id', async () => {
-  const otlp = await receiver();
+  const otlp = await otlpReceiver();
+  receivers.push(otlp);
   const { child, url } = await serve(['--otlp', otlp.url]);
   const answer = await fetch(`${url}/v1/object/CUS00001`, { headers: { appkey: APP_KEY } });
   expect(answer.status).toBe(401);
@@ -132,7 +113,7 @@ test('a request without traceparent starts its own trace; the text log gains the
   const line = await child.waitFor((text) => text.includes(requestId));
   expect(line).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z GET /v1/object/CUS00001 401 204 [\\d.]+ms ${requestId.replaceAll('.', '\\.')}$`));
   await child.stop();
-  const spans = (otlp.received.get('/v1/traces') ?? []).flatMap(({ body }) => body.resourceSpans.flatMap((resource: any) => resource.scopeSpans.flatMap((scope: any) => scope.spans)));
+  const spans = otlp.spans();
   const server = spans.find((span: any) => span.name === 'GET /v1/object/:id');
   expect(server.parentSpanId ?? '').toBe('');
 });
