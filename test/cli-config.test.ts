@@ -106,6 +106,7 @@ describe('loadConfig', () => {
     [{ ODBREST_PORT: 'abc' }, 'invalid configuration (port): port must be a whole number from 0 to 65535'],
     [{ ODBREST_STORE: 'mongodb://u:secret@h' }, 'invalid configuration (store.url): store must be memory, file:<folder> or a postgres:// URL, not "mongodb:"'],
     [{ ODBREST_REQUEST_LOG: 'loud' }, 'invalid configuration (requestLog): requestLog must be true or false'],
+    [{ ODBREST_LOG_FORMAT: 'yaml' }, 'invalid configuration (log.format): log.format must be text or json'],
     [{ ODBREST_IDLE_MINUTES: 'soon' }, 'invalid configuration (session.idleTimeoutMinutes): session.idleTimeoutMinutes must be a number'],
   ])('the variables %j stop with a message naming the option', (env, message) => {
     expect(() => loadConfig(env, dirWith({}))).toThrow(message);
