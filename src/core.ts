@@ -45,7 +45,7 @@ export class Core {
     const answer = (request: Request, context?: RequestContext) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context));
     const metrics = (this.#metrics = options.metrics === false ? undefined : new InstanceMetrics(randomToken(6), options.now ?? Date.now));
     const identified = identifiedAnswers(answer, metrics);
-    const logged = logRequests(options.logger, (request: Request, context?: RequestContext) => telemetry.request(request, () => identified(request, context)));
+    const logged = logRequests(options.logger, options.now ?? Date.now, (request: Request, context?: RequestContext) => telemetry.request(request, () => identified(request, context)));
     // a request answered without waiting (the read path) costs one settled promise here, no turn of awaits
     this.fetch = (request, context) => {
       const response = logged(request, context);

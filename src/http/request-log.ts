@@ -131,8 +131,8 @@ export function jsonRequestLog(write: (line: string) => void): RequestLogger {
 
 type Handler<C> = (request: Request, context?: C) => MaybePromise<Response>;
 
-/** `handle` with one log entry per request, or `handle` itself when there is no logger. */
-export function logRequests<C>(logger: RequestLogger | undefined, handle: Handler<C>): Handler<C> {
+/** `handle` with one log entry per request (its time from `now`, the service's clock), or `handle` itself when there is no logger. */
+export function logRequests<C>(logger: RequestLogger | undefined, now: () => number, handle: Handler<C>): Handler<C> {
   if (!logger) return handle;
   noting = true;
   const write = typeof logger === 'function' ? logger : (line: string, entry: RequestLogEntry) => logger.info(entry, line);
@@ -144,7 +144,7 @@ export function logRequests<C>(logger: RequestLogger | undefined, handle: Handle
     try {
       const ms = Math.round((performance.now() - started) * 10) / 10;
       const { internalStatus = '-', ...parts } = noted.get(request) ?? {};
-      const entry: RequestLogEntry = { time: Date.now(), method: request.method.slice(0, 20), path: loggedPath(request.url), status: response.status, internalStatus, ms };
+      const entry: RequestLogEntry = { time: now(), method: request.method.slice(0, 20), path: loggedPath(request.url), status: response.status, internalStatus, ms };
       for (const [name, value] of Object.entries(parts)) if (value !== undefined) (entry as unknown as Record<string, unknown>)[name] = value;
       write(textLine(entry), entry);
     } catch {

@@ -4,9 +4,9 @@
  */
 import { describe, expect, test, vi } from 'vitest';
 import { createClient } from '../../src/client/index.js';
-import type { RequestLogEntry, Service } from '../../src/index.js';
+import { jsonRequestLog, type RequestLogEntry, type Service } from '../../src/index.js';
 import { generateRsaKeyPair } from '../../src/secure/keys.js';
-import { APP_KEY, call, demoService, USERS } from '../helpers.js';
+import { APP_KEY, call, demoService, login, USERS } from '../helpers.js';
 
 /** A service logging into `lines`, and a fetch to it that records every credential, key and body that travel. */
 async function loggedService() {
@@ -83,6 +83,26 @@ describe('request log', () => {
         expect.stringMatching(/^\S+Z GET \/v1\/object\/CUS00001 401 204 [\d.]+ms [A-Za-z0-9._-]+$/),
       ],
     ]);
+  });
+
+  test('jsonRequestLog: one JSON line per request in pino\'s field names, its time from the service\'s clock, the session\'s user', async () => {
+    const lines: string[] = [];
+    const time = Date.UTC(2026, 10, 27, 19, 30);
+    const service = await demoService({ logger: jsonRequestLog((line) => lines.push(line)), now: () => time });
+    const sessionId = await login(service);
+    await call(service, 'GET', '/v1/object/CUS00001?serialization=hidden', { headers: { sessionId, 'x-request-id': 'json-1' } });
+    expect(lines.map((line) => JSON.parse(line)).at(-1)).toEqual({
+      level: 30,
+      time,
+      reqId: 'json-1',
+      req: { id: 'json-1', method: 'GET', url: '/v1/object/CUS00001?serialization=***', route: '/v1/object/:id' },
+      res: { statusCode: 400 },
+      internalStatus: '400',
+      responseTime: expect.any(Number),
+      user: 'alice',
+      msg: 'request completed',
+    });
+    expect(lines.join('\n')).not.toContain(sessionId);
   });
 
   test('a logger that throws costs nothing but its line', async () => {
