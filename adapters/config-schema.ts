@@ -50,6 +50,8 @@ export const ConfigSchema = v.strictObject({
   macros: optional(text('macros')),
   /** One line per request on standard output. Default true. */
   requestLog: optional(flag('requestLog')),
+  /** The request log's form: `text` (default) or `json`, one pino-style JSON object per line. */
+  log: group('log', { format: optional(v.picklist(['text', 'json'], 'log.format must be text or json')) }),
   store: group('store', {
     url: optional(v.pipe(text('store.url'), v.check(isStoreUrl, (issue) => `store must be ${STORE_KINDS}, ${given(issue)}`))),
     /** A module whose default export makes the ObjectStore (a function of `options`), instead of `url`. */
@@ -232,6 +234,7 @@ export const ENV: Record<string, [string[], (value: string) => unknown]> = {
   ODBREST_DATA: [['dataFile'], String],
   ODBREST_MACROS: [['macros'], String],
   ODBREST_REQUEST_LOG: [['requestLog'], asBoolean],
+  ODBREST_LOG_FORMAT: [['log', 'format'], String],
   ODBREST_STORE: [['store', 'url'], String],
   ODBREST_KV: [['kv', 'url'], String],
   ODBREST_BLOBS: [['files', 'blobs', 'url'], String],

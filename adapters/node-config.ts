@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
 import { parse as parseYaml } from 'yaml';
-import type { SeedData, ServiceOptions } from '../src/index.js';
+import { jsonRequestLog, type SeedData, type ServiceOptions } from '../src/index.js';
 import { openBlobStore, openKeyValueStore, openObjectStore, loadMacros } from './config-modules.js';
 import { ConfigSchema, describeIssue, ENV, isModulePath, type FileConfig } from './config-schema.js';
 import { swaggerUiFiles } from './swagger-ui.js';
@@ -72,7 +72,7 @@ const CONVERTED = {
   }),
 };
 /** Top-level entries that configure the host, not a service option of the same name. */
-const HOST_ENTRIES = ['port', 'hostname', 'dataFile', 'macros', 'requestLog', 'store', 'kv', 'secure', 'externalLogin', 'apiReference'] as const;
+const HOST_ENTRIES = ['port', 'hostname', 'dataFile', 'macros', 'requestLog', 'log', 'store', 'kv', 'secure', 'externalLogin', 'apiReference'] as const;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env, cwd = process.cwd()): HostConfig {
   const path = env.ODBREST_CONFIG ? resolve(cwd, env.ODBREST_CONFIG) : resolve(cwd, 'api-config.yml');
@@ -132,7 +132,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       // Apple's key file (keyPath in the provider entry), relative paths from the config file's folder.
       readFile: (path: string) => readFile(resolve(baseDir, path), 'utf8'),
     },
-    logger: file.requestLog === false ? undefined : stdoutLines(),
+    logger: file.requestLog === false ? undefined : file.log?.format === 'json' ? jsonRequestLog(stdoutLines()) : stdoutLines(),
   } satisfies ServiceOptions);
   if (file.dataFile) options.data = readSeedFile(resolve(baseDir, file.dataFile));
   return { options: options as ServiceOptions, port: file.port ?? 8080, hostname: file.hostname, file, baseDir, path: found ? path : undefined };

@@ -45,7 +45,7 @@ export class Core {
     // the instance's metrics and recent requests (PROTOCOL.md 6.12); none with `metrics: false`
     const metrics = options.metrics === false ? undefined : new InstanceMetrics(randomToken(6), options.now ?? Date.now);
     const identified = identifiedAnswers(answer, metrics);
-    const logged = logRequests(options.logger, (request: Request, context: RequestContext | undefined, exchange: Exchange) => telemetry.request(request, exchange, () => identified(request, context, exchange)));
+    const logged = logRequests(options.logger, options.now ?? Date.now, (request: Request, context: RequestContext | undefined, exchange: Exchange) => telemetry.request(request, exchange, () => identified(request, context, exchange)));
     // a request answered without waiting (the read path) costs one settled promise here, no turn of awaits
     this.fetch = (request, context) => {
       const response = logged(request, context, newExchange());
@@ -137,7 +137,8 @@ export class Core {
       const { exchange } = request;
       if (exchange) {
         exchange.route = template;
-        exchange.internalStatus = 'internalStatus' in answer ? answer.internalStatus : undefined;
+        // an answer that is not an envelope (an encrypted login answer) keeps what was noted before, if anything
+        if ('internalStatus' in answer && answer.internalStatus !== undefined) exchange.internalStatus = answer.internalStatus;
         exchange.session = request.session;
       }
       return this.#telemetry.routed(template, answer);

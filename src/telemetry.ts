@@ -3,17 +3,21 @@
  * wrapped or recorded, so the core costs nothing a host does not ask for. A host that registers an SDK
  * before `createService` (the metrics API hands out no-op instruments until one is registered, so the
  * service looks once, when it is made) sees:
- * - a span per request (`GET /v1/object/:id`), with the store's calls as its children;
+ * - a span per request (`GET /v1/object/:id`), with the store's calls as its children, continuing the
+ *   client's trace: its W3C `traceparent` and `tracestate` are read through the API's propagation (the
+ *   propagator the host registered), so on every runtime the server span is a child of the client's;
  * - `http.server.request.duration` (s) by `http.request.method`, `http.route` (the route template,
- *   never the path: ids would make every series unique) and `http.response.status_code`, and
+ *   never the path: ids would make every series unique), `http.response.status_code`, `url.scheme`,
+ *   `server.address`, `error.type` (a 5xx: the status code; a throw: the error's name) and
  *   `odbrest.internal_status`; `http.server.active_requests`;
  * - `db.client.operation.duration` (s) by `db.operation.name` and `db.system.name` (the store's
- *   kind: `odbrest.objects` or `odbrest.kv`);
+ *   `systemName`: `postgresql`, `redis`, `odbrest.memory`, `odbrest.file`; a store without one
+ *   `odbrest.objects` or `odbrest.kv`);
  * - `odbrest.login.attempts` by `odbrest.login.result` (the internalStatus: `0`, `302`, `303`, ...),
  *   `odbrest.login.refusals` (the failed-login limit's `303`s), `odbrest.session.active`.
  * Names follow the OpenTelemetry semantic conventions for HTTP servers and database clients.
  */
-import { createNoopMeter, metrics, ProxyTracer, SpanKind, SpanStatusCode, trace, type Attributes, type Histogram, type Span, type UpDownCounter, type Counter, type Tracer } from '@opentelemetry/api';
+import { context, createNoopMeter, metrics, propagation, ProxyTracer, SpanKind, SpanStatusCode, trace, type Attributes, type Histogram, type Span, type TextMapGetter, type UpDownCounter, type Counter, type Tracer } from '@opentelemetry/api';
 import type { Answer } from './http/envelope.js';
 import type { Exchange } from './http/exchange.js';
 import type { MaybePromise } from './maybe.js';
@@ -66,30 +70,44 @@ export class Telemetry {
   /** Runs `handle` as one request: a server span (made current, so store calls nest under it), its duration and status recorded. */
   request(request: Request, exchange: Exchange, handle: () => MaybePromise<Response>): MaybePromise<Response> {
     if (!this.enabled) return handle();
-    this.#activeRequests.add(1, { 'http.request.method': request.method });
-    return this.tracer.startActiveSpan(request.method, { kind: SpanKind.SERVER }, async (span) => {
+    const url = new URL(request.url);
+    const base: Attributes = { 'http.request.method': request.method, 'url.scheme': url.protocol.slice(0, -1), 'server.address': url.hostname };
+    this.#activeRequests.add(1, base);
+    // the client's span, if its traceparent says one (no propagator registered: the active context as it is)
+    const parent = propagation.extract(context.active(), request.headers, HEADERS);
+    return this.tracer.startActiveSpan(request.method, { kind: SpanKind.SERVER, attributes: base }, parent, async (span) => {
+      const { traceId, spanId } = span.spanContext();
+      exchange.traceId = traceId;
+      exchange.spanId = spanId;
       let status = 500;
+      let errorType: string | undefined;
       try {
         const response = await handle();
         status = response.status;
         return response;
+      } catch (error) {
+        errorType = error instanceof Error ? error.name : 'unknown';
+        throw error;
       } finally {
-        this.#endRequest(request, exchange, span, status);
+        this.#endRequest(request, exchange, span, base, status, errorType);
       }
     });
   }
 
-  #endRequest(request: Request, exchange: Exchange, span: Span, status: number): void {
-    const attributes: Attributes = { 'http.request.method': request.method, 'http.response.status_code': status };
+  #endRequest(request: Request, exchange: Exchange, span: Span, base: Attributes, status: number, thrown: string | undefined): void {
+    const attributes: Attributes = { ...base, 'http.response.status_code': status };
+    // the HTTP conventions: a server's 5xx is a failure, named by its status code
+    const errorType = thrown ?? (status >= 500 ? String(status) : undefined);
+    if (errorType !== undefined) attributes['error.type'] = errorType;
     if (exchange.route !== undefined) {
       attributes['http.route'] = exchange.route;
       if (exchange.internalStatus !== undefined) attributes['odbrest.internal_status'] = exchange.internalStatus;
       span.updateName(`${request.method} ${exchange.route}`);
     }
     span.setAttributes(attributes);
-    if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    if (errorType !== undefined) span.setStatus({ code: SpanStatusCode.ERROR });
     span.end();
-    this.#activeRequests.add(-1, { 'http.request.method': request.method });
+    this.#activeRequests.add(-1, base);
     this.#requestDuration.record((performance.now() - exchange.started) / 1000, attributes);
   }
 
@@ -110,12 +128,14 @@ export class Telemetry {
   }
 
   /**
-   * `store` with each of `operations` timed and traced (a child span of the request's). Every other
+   * `store` with each of `operations` timed and traced (a child span of the request's), named by the
+   * store's `systemName` (else `fallback`) as `db.system.name`. Every other
    * member (a store's own extras) passes through untouched, but for the operations' variants without
    * a promise (`getNow`), which are hidden.
    */
-  instrument<T extends object>(store: T, system: string, operations: readonly string[]): T {
+  instrument<T extends { systemName?: string }>(store: T, fallback: string, operations: readonly string[]): T {
     if (!this.enabled) return store;
+    const system = store.systemName ?? fallback;
     const wrapped = new Map<PropertyKey, unknown>();
     for (const name of operations) {
       const operation = (store as Record<string, unknown>)[name];
@@ -160,5 +180,11 @@ export class Telemetry {
 }
 
 /** The operations of `ObjectStore` and `KeyValueStore` that are timed (see `storage/types.ts`). */
+/** Reads a request's headers for the propagator (`traceparent`, `tracestate`). */
+const HEADERS: TextMapGetter<Headers> = {
+  get: (headers, key) => headers.get(key) ?? undefined,
+  keys: (headers) => [...headers.keys()],
+};
+
 export const OBJECT_STORE_OPERATIONS = ['get', 'getMany', 'find', 'count', 'put', 'delete'] as const;
 export const KV_OPERATIONS = ['get', 'set', 'compareAndSet', 'take', 'delete', 'increment', 'ttl', 'expire', 'getAndExpire', 'lineUp', 'leaveLine'] as const;

@@ -35,6 +35,7 @@ function putPayload(id: string, className: string, storeTime: number, fieldsJson
  * On open, the journal is replayed; a torn last record from a crash is dropped (`droppedBytes`).
  */
 export class FileObjectStore implements ObjectStore {
+  readonly systemName = 'odbrest.file';
   readonly #memory: MemoryObjectStore;
   readonly #now: () => number;
   readonly #compactMinBytes: number;

@@ -115,6 +115,7 @@ interface ListingRow {
  * PostgreSQL cannot hold the character U+0000 in text, so a field value containing it is refused.
  */
 export class PostgresObjectStore implements ObjectStore {
+  readonly systemName = 'postgresql';
   readonly #pool: pg.Pool;
   readonly #ownsPool: boolean;
   readonly #schema: string;

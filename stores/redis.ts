@@ -90,6 +90,7 @@ interface ScriptCommands {
  * client keeps reconnecting in the background; requests succeed again as soon as it is back.
  */
 export class RedisKeyValueStore implements KeyValueStore {
+  readonly systemName = 'redis';
   readonly #client: Client;
   readonly #ownsClient: boolean;
   readonly #prefix: string;

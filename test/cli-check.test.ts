@@ -65,7 +65,7 @@ describe('odbrest check', () => {
         'OpenAPI        /api/openapi.json',
         'logins         plain (/v1/login), token (/v2/login, configured key), secure (a key generated at start), passkeys (crm.example.com), two-factor (hr: optional)',
         'providers      google, github (their OAuthProvider entries are read from the store at start)',
-        'request log    on, standard output',
+        'request log    on, standard output, text',
         '',
       ].join('\n'),
     );

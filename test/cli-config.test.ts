@@ -80,12 +80,13 @@ describe('loadConfig', () => {
     ['externalLogin: { providers: [{ name: Google, secret: x }] }\n', 'invalid configuration (externalLogin.providers[0].secret): unknown option "secret" in externalLogin.providers[0]; allowed: name, endpoints'],
     ['kv: redis:/x\n', 'invalid configuration (kv.url): kv must be memory or a redis:// (rediss://) URL, not "redis:"'],
     ['requestLog: sometimes\n', 'invalid configuration (requestLog): requestLog must be true or false'],
+    ['log: { format: xml }\n', 'invalid configuration (log.format): log.format must be text or json'],
     ['session: { jwtSecret: short }\n', 'invalid configuration (session.jwtSecret): session.jwtSecret must be at least 32 characters'],
     ['store: { url: memory, indexedFields: City }\n', 'invalid configuration (store.indexedFields): store.indexedFields must be a list of field names'],
     ['appKeys: web\n', 'invalid configuration (appKeys): appKeys must be a list of strings'],
     ['access: { Customer: { write: [sales] } }\n', 'invalid configuration (access.Customer.write)'],
     ['access: { Customer: { read: sales } }\n', 'access rules must be a list of group names, "*" or "self"'],
-    ['prot: 80\n', 'invalid configuration (prot): unknown option "prot"; allowed: port, hostname, dataFile, macros, requestLog, store, kv, files, databaseName'],
+    ['prot: 80\n', 'invalid configuration (prot): unknown option "prot"; allowed: port, hostname, dataFile, macros, requestLog, log, store, kv, files, databaseName'],
     ['files: { blob: file:./files }\n', 'invalid configuration (files.blob): unknown option "blob" in files; allowed: blobs, maxUploadBytes, className'],
     ['files: { blobs: "s3://key:secret@bucket" }\n', 'invalid configuration (files.blobs.url): files.blobs must be memory, file:<folder> or a postgres:// URL, not "s3:"'],
     ['files: { blobs: { url: memory, tabel: x } }\n', 'invalid configuration (files.blobs.tabel): unknown option "tabel" in files.blobs; allowed: url, schema, table'],
@@ -105,6 +106,7 @@ describe('loadConfig', () => {
     [{ ODBREST_PORT: 'abc' }, 'invalid configuration (port): port must be a whole number from 0 to 65535'],
     [{ ODBREST_STORE: 'mongodb://u:secret@h' }, 'invalid configuration (store.url): store must be memory, file:<folder> or a postgres:// URL, not "mongodb:"'],
     [{ ODBREST_REQUEST_LOG: 'loud' }, 'invalid configuration (requestLog): requestLog must be true or false'],
+    [{ ODBREST_LOG_FORMAT: 'yaml' }, 'invalid configuration (log.format): log.format must be text or json'],
     [{ ODBREST_IDLE_MINUTES: 'soon' }, 'invalid configuration (session.idleTimeoutMinutes): session.idleTimeoutMinutes must be a number'],
   ])('the variables %j stop with a message naming the option', (env, message) => {
     expect(() => loadConfig(env, dirWith({}))).toThrow(message);

@@ -51,7 +51,7 @@ test('--metrics serves request durations by route template, logins by result and
   expect(sample(text, 'http_server_request_duration_count', { http_route: '/v1/object/:id', http_response_status_code: '200' })).toBe(1);
   expect(sample(text, 'odbrest_login_attempts_total', { odbrest_login_result: '302' })).toBe(1);
   expect(sample(text, 'odbrest_login_attempts_total', { odbrest_login_result: '0' })).toBe(1);
-  expect(sample(text, 'db_client_operation_duration_count', { db_operation_name: 'get', db_system_name: 'odbrest.objects' })).toBeGreaterThan(0);
+  expect(sample(text, 'db_client_operation_duration_count', { db_operation_name: 'get', db_system_name: 'odbrest.memory' })).toBeGreaterThan(0);
   expect(text).not.toContain('CUS00001');
   expect(url).not.toContain(String(port));
 });

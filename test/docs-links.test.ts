@@ -31,6 +31,30 @@ test.each(DOCUMENTS)('every relative link and anchor of %s resolves', (file) => 
   expect(broken).toEqual([]);
 });
 
+/**
+ * Files the prose names without linking them (`docs/stores.md`, "PROTOCOL.md 6.2", `examples/cluster/server.mjs`):
+ * each must be a file of the repository, by its path from the root or from the guide's folder
+ * (PROTOCOL.md is not: the guides cite docs/protocol.md and the guides themselves). A
+ * section number after `protocol.md` must be a numbered heading of docs/protocol.md.
+ */
+test.each(DOCUMENTS)('every file %s names in its text exists, and every protocol.md section it cites', (file) => {
+  const missing: string[] = [];
+  const text = readme(file);
+  const sections = new Set([...readme('docs/protocol.md').matchAll(/^#{2,3} (\d+(?:\.\d+)*)\. /gm)].map((match) => match[1]));
+  text.split('\n').forEach((line, i) => {
+    // link targets are the link test's; a name in prose is checked here
+    const prose = line.replace(/\]\([^)]*\)/g, ']');
+    // a guide (`stores.md`, `PROTOCOL.md`), or a file of the repository's own folders (`examples/cluster/server.mjs`)
+    for (const match of prose.matchAll(/(?<![\w/.-])((?:[\w.-]+\/)*[\w-]+\.md|(?:examples|test|scripts|bench|adapters|stores)\/(?:[\w.-]+\/)*[\w-]+\.(?:mjs|ts|json))\b(?: (\d+(?:\.\d+)*))?/g)) {
+      const [, name, section] = match as unknown as [string, string, string | undefined];
+      const found = [name, join(dirname(file), name)].some((path) => existsSync(join(root, path)));
+      if (!found) missing.push(`${file}:${i + 1}: ${name} (no such file in the repository)`);
+      else if (section !== undefined && /(^|\/)protocol\.md$/.test(name) && !sections.has(section)) missing.push(`${file}:${i + 1}: ${name} ${section} (no such section)`);
+    }
+  });
+  expect(missing).toEqual([]);
+});
+
 test('the README links every guide, and the guides index links every guide', () => {
   const guides = DOCUMENTS.filter((file) => file.startsWith('docs/') && file !== 'docs/README.md');
   expect(guides.length).toBeGreaterThanOrEqual(15);

@@ -8,13 +8,14 @@
  * route handler; and a strict TypeScript app type-checks against it (moduleResolution node16 and bundler).
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { publint } from 'publint';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freePort, spawnLines } from './support/processes.js';
+import { DOCUMENTS, onlyBlock, readme } from './support/readme.js';
 
 const run = promisify(execFile);
 const root = new URL('..', import.meta.url).pathname;
@@ -27,8 +28,8 @@ const subpaths = Object.keys(pkg.exports)
 const installed = (name: string) => `${name}@${(JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version}`;
 /** The peer packages an app adds for the entries it uses (odbrest/postgres, odbrest/redis, Node's types). */
 const PEERS = ['pg', '@types/pg', 'ioredis', '@types/node'];
-/** Large packages the consumer borrows from the repository's install instead (vitest for odbrest/testing, Next.js). */
-const BORROWED = ['vitest', 'next', 'react', 'react-dom'];
+/** Large packages the consumer borrows from the repository's install instead (vitest for odbrest/testing, Next.js, Express for the guides' blocks). */
+const BORROWED = ['vitest', 'next', 'react', 'react-dom', 'express', '@types/express'];
 
 let files: string[];
 let tarball: string;
@@ -131,6 +132,11 @@ test('a host installs no OpenTelemetry SDK and no Swagger UI; odbrest serve name
     stderr: 'odbrest: --metrics needs the @opentelemetry/sdk-metrics package: npm install @opentelemetry/sdk-metrics @opentelemetry/exporter-prometheus\n',
   });
   expect(await serve([], 'reference.yml')).toEqual({ code: 1, stderr: 'odbrest: apiReference needs the swagger-ui-dist package: npm install swagger-ui-dist\n' });
+  expect(await serve(['--otlp', 'http://127.0.0.1:4318'], 'plain.yml')).toEqual({
+    code: 1,
+    stderr:
+      'odbrest: --otlp needs the @opentelemetry/sdk-metrics package: npm install @opentelemetry/sdk-trace-base @opentelemetry/sdk-metrics @opentelemetry/exporter-trace-otlp-http @opentelemetry/exporter-metrics-otlp-http @opentelemetry/context-async-hooks @opentelemetry/core @opentelemetry/resources\n',
+  });
 }, 60_000);
 
 /** How each runtime runs the consumer's runtime.mjs from the consumer folder (odbrest resolves from its node_modules). */
@@ -176,4 +182,36 @@ describe('a strict TypeScript app', () => {
     );
     expect(result.trim()).toBe('');
   }, 300_000);
+});
+
+describe('the README and the guides, as a new user reads them', () => {
+  test("the README's `npm install odbrest` is what this file does: the package installed by npm into a fresh project", () => {
+    expect(onlyBlock('install').code.trim()).toBe('npm install odbrest');
+    expect(JSON.parse(readFileSync(join(app, 'node_modules/odbrest/package.json'), 'utf8')).name).toBe('odbrest');
+  });
+
+  test('every TypeScript block of the README and the guides type-checks under tsc --strict against the packed package', async () => {
+    // each block a module of its own (a block ends where its fence does); the one module a block
+    // imports that the reader writes (docs/stores.md's ../src/my-stores) is test/fixtures/consumer/src
+    const guides = join(app, 'guides');
+    mkdirSync(guides, { recursive: true });
+    const files: string[] = [];
+    for (const doc of DOCUMENTS) {
+      for (const match of readme(doc).matchAll(/^```ts\n([\s\S]*?)^```$/gm)) {
+        const line = readme(doc).slice(0, match.index).split('\n').length;
+        const name = `${doc.replace(/[/.]/g, '_')}_${line}.ts`;
+        writeFileSync(join(guides, name), `${match[1]}\nexport {};\n`);
+        files.push(name);
+      }
+    }
+    expect(files.length).toBeGreaterThanOrEqual(15);
+    expect(files.filter((name) => name.startsWith('README_md_'))).toHaveLength(1); // the ten-line mount
+    const compilerOptions = { module: 'preserve', moduleResolution: 'bundler', target: 'ES2022', lib: ['ES2023', 'DOM'], types: ['node'], strict: true, noEmit: true, skipLibCheck: true };
+    writeFileSync(join(guides, 'tsconfig.json'), JSON.stringify({ compilerOptions, files }));
+    const result = await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'guides'], { cwd: app }).then(
+      ({ stdout }) => stdout,
+      (error: { stdout?: string; message: string }) => error.stdout || error.message,
+    );
+    expect(result.trim()).toBe('');
+  }, 120_000);
 });

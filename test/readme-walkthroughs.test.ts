@@ -12,7 +12,8 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, test } from 'vitest';
-import { blockEnv, envelopes, freshCopy, gitStatus, onlyBlock, portMap, printedComments, promisedEnvelopes, readmeSection, root, startBlock } from './support/readme.js';
+import { hex, otlpReceiver } from './support/otlp.js';
+import { blockEnv, codeBlocks, envelopes, freshCopy, gitStatus, onlyBlock, portMap, printedComments, promisedEnvelopes, readmeSection, root, startBlock } from './support/readme.js';
 
 const run = promisify(execFile);
 const statusBefore = gitStatus();
@@ -122,4 +123,37 @@ test.concurrent("mounting in an app: the section's curl line logs in on each Nod
       }
     }),
   );
+}, 90_000);
+
+test.concurrent("two ways in: `npx odbrest serve --config api-config.yml` with the README's configuration answers /docs, logs JSON lines naming the answer's X-Request-Id, and continues a client's trace", async () => {
+  const block = onlyBlock('serve');
+  expect(block.code.trim()).toBe('npx odbrest serve --config api-config.yml');
+  const [yaml, ...more] = codeBlocks(readmeSection('Two ways in'), 'yaml');
+  expect(more).toEqual([]);
+  const { dir } = copy();
+  const { ports, apply } = await portMap();
+  writeFileSync(join(dir, 'api-config.yml'), apply(yaml!));
+  // the trace goes to a receiver of the test's: --otlp's variable, beside the configuration as printed
+  const otlp = await otlpReceiver();
+  const sent = hex(32);
+  const server = startBlock(block.code, dir, blockEnv({ ODBREST_OTLP_URL: otlp.url }));
+  try {
+    const base = `http://localhost:${ports[8080]}`;
+    await server.waitFor((line) => line === `odbrest listening on ${base}`, 60_000).catch((error: Error) => {
+      throw new Error(`${error.message}\n${server.lines.join('\n')}\n${server.stderr()}`);
+    });
+    const docs = await fetch(`${base}/docs`);
+    expect(docs.status).toBe(200);
+    expect(docs.headers.get('content-type')).toContain('text/html');
+    const answer = await fetch(`${base}/v1/object/CUS00001`, { headers: { appkey: 'demo', traceparent: `00-${sent}-${hex(16)}-01` } });
+    const requestId = answer.headers.get('x-request-id')!;
+    const line = JSON.parse(await server.waitFor((text) => text.includes(requestId)));
+    expect(line).toMatchObject({ reqId: requestId, req: { id: requestId, method: 'GET', route: '/v1/object/:id' }, res: { statusCode: answer.status }, trace_id: sent });
+  } finally {
+    await server.end();
+    otlp.close();
+  }
+  // on SIGTERM the pending spans were exported: the server span is in the client's trace
+    const traced = (traceId: string) => otlp.spans().filter((span: any) => span.traceId === traceId).map((span: any) => span.name);
+  expect(traced(sent)).toContain('GET /v1/object/:id');
 }, 90_000);

@@ -107,7 +107,7 @@ export async function checkCommand(args: string[], env: Record<string, string | 
     `OpenAPI        ${options.openApi === false ? 'off' : `${mount}/openapi.json`}`,
     `logins         ${logins.join(', ')}`,
     `providers      ${providers.length === 0 ? 'none' : `${providers.join(', ')}${durable ? ' (their OAuthProvider entries are read from the store at start)' : ''}`}`,
-    `request log    ${file.requestLog === false ? 'off' : 'on, standard output'}`,
+    `request log    ${file.requestLog === false ? 'off' : `on, standard output, ${file.log?.format ?? 'text'}`}`,
   ];
   return lines.join('\n');
 }

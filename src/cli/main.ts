@@ -10,7 +10,7 @@ import { parseTypesArgs, TYPES_USAGE, writeTypes } from './types.js';
 /** Set by the build (tsup.config.ts) from package.json. */
 const VERSION = PACKAGE_VERSION;
 
-const USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H] [--metrics PORT]
+const USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H] [--log text|json] [--metrics PORT] [--otlp URL]
                             start the service (api-config.yml and ODBREST_* variables; odbrest serve --help)
        odbrest check [--config FILE]
                             check the configuration and say what serve would start, without starting it

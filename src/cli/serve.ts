@@ -2,8 +2,8 @@ import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import { createService, type Service } from '../index.js';
 import { loadConfig, openConfig, serve } from '../../adapters/node.js';
-import { load } from '../../adapters/config-modules.js';
 import { studioPath } from '../studio/serve.js';
+import { exportTelemetry } from './otel.js';
 
 /** A mistake on the command line (exit 2), as against a configuration or start-up failure (exit 1). */
 export class UsageError extends Error {
@@ -15,11 +15,14 @@ export class UsageError extends Error {
   }
 }
 
-export const SERVE_USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H] [--metrics PORT]
+export const SERVE_USAGE = `usage: odbrest serve [--config FILE] [--port N] [--host H] [--log text|json] [--metrics PORT] [--otlp URL]
   --config FILE   the configuration (default: api-config.yml in the working directory, or ODBREST_CONFIG)
   --port N        the port to listen on (default: the configuration's port, or 8080; 0 picks a free one)
   --host H        the address to listen on (default: every address; 127.0.0.1 for this machine only)
+  --log FORMAT    the request log's form: text (default) or json, one pino-style object per line (or log.format)
   --metrics PORT  serve the metrics for Prometheus at http://HOST:PORT/metrics (or ODBREST_METRICS_PORT)
+  --otlp URL      export traces and metrics over OTLP/HTTP (JSON) to URL/v1/traces and URL/v1/metrics,
+                  e.g. http://localhost:4318 (or ODBREST_OTLP_URL); a client's traceparent is continued
 SIGTERM or SIGINT drains: readiness answers 503, requests in flight finish, then the process exits.
 Flags win over ODBREST_* variables, which win over the file.`;
 
@@ -29,15 +32,19 @@ export interface ServeFlags {
   host?: string;
   /** The Prometheus endpoint's port. */
   metrics?: number;
+  /** The request log's form. */
+  log?: 'text' | 'json';
+  /** The OTLP/HTTP receiver's base URL. */
+  otlp?: string;
 }
 
 /** Parses the flags of `odbrest serve`; a flag it does not know is a `UsageError` naming it. */
 export function parseServeArgs(args: string[]): ServeFlags {
-  let values: { config?: string; port?: string; host?: string; metrics?: string };
+  let values: { config?: string; port?: string; host?: string; metrics?: string; log?: string; otlp?: string };
   try {
     ({ values } = parseArgs({
       args,
-      options: { config: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, metrics: { type: 'string' } },
+      options: { config: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, metrics: { type: 'string' }, log: { type: 'string' }, otlp: { type: 'string' } },
       strict: true,
       allowPositionals: false,
     }));
@@ -48,7 +55,15 @@ export function parseServeArgs(args: string[]): ServeFlags {
     if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') throw new UsageError(`serve takes no argument ${flag ?? ''}`, SERVE_USAGE);
     throw new UsageError(`unknown flag ${flag ?? ''} for serve`, SERVE_USAGE);
   }
-  return { config: values.config, port: portFlag('--port', values.port), host: values.host, metrics: portFlag('--metrics', values.metrics) };
+  if (values.log !== undefined && values.log !== 'text' && values.log !== 'json') throw new UsageError('--log must be text or json', SERVE_USAGE);
+  return { config: values.config, port: portFlag('--port', values.port), host: values.host, metrics: portFlag('--metrics', values.metrics), log: values.log, otlp: otlpFlag('--otlp', values.otlp) };
+}
+
+/** An OTLP/HTTP receiver's base URL: http or https. */
+function otlpFlag(flag: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) throw new UsageError(`${flag} must be an http:// or https:// URL, e.g. http://localhost:4318`, SERVE_USAGE);
+  return value;
 }
 
 function portFlag(flag: string, value: string | undefined): number | undefined {
@@ -70,33 +85,6 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-const METRICS_PACKAGES = '@opentelemetry/sdk-metrics @opentelemetry/exporter-prometheus';
-
-/**
- * Registers an OpenTelemetry meter provider whose metrics a Prometheus exporter serves on its own
- * port, before the service is made (the service looks for an SDK once, when it is made).
- */
-async function serveMetrics(port: number, host: string | undefined): Promise<{ url: string; close(): Promise<void> }> {
-  // optional peers: only `serve --metrics` needs the SDK, so a host that embeds odbrest does not install it
-  const [{ metrics }, { MeterProvider }, { PrometheusExporter }] = await Promise.all([
-    import('@opentelemetry/api'),
-    load(import('@opentelemetry/sdk-metrics'), '--metrics', '@opentelemetry/sdk-metrics', METRICS_PACKAGES),
-    load(import('@opentelemetry/exporter-prometheus'), '--metrics', '@opentelemetry/exporter-prometheus', METRICS_PACKAGES),
-  ]);
-  const exporter = new PrometheusExporter({ port, host, preventServerStart: true });
-  await exporter.startServer();
-  const provider = new MeterProvider({ readers: [exporter] });
-  metrics.setGlobalMeterProvider(provider);
-  const shown = host === undefined || host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
-  return {
-    url: `http://${shown}:${port}${PrometheusExporter.DEFAULT_OPTIONS.endpoint}`,
-    close: async () => {
-      await provider.shutdown();
-      metrics.disable();
-    },
-  };
-}
-
 /** Why a server could not listen, in one line. */
 function listenFailure(error: NodeJS.ErrnoException, port: number, host: string | undefined): Error {
   if (error.code === 'EADDRINUSE') return new Error(`port ${port} is already in use`);
@@ -114,11 +102,15 @@ export async function startServer(
   env: Record<string, string | undefined> = process.env,
   notice: (line: string) => void = (line) => console.error(line),
 ): Promise<RunningServer> {
-  const config = loadConfig(flags.config === undefined ? env : { ...env, ODBREST_CONFIG: flags.config });
+  const given = { ...env };
+  if (flags.config !== undefined) given.ODBREST_CONFIG = flags.config;
+  if (flags.log !== undefined) given.ODBREST_LOG_FORMAT = flags.log;
+  const config = loadConfig(given);
   const port = flags.port ?? config.port;
   const hostname = flags.host ?? config.hostname;
   const metricsPort = flags.metrics ?? (env.ODBREST_METRICS_PORT === undefined ? undefined : portFlag('ODBREST_METRICS_PORT', env.ODBREST_METRICS_PORT));
-  const metricsEndpoint = metricsPort === undefined ? undefined : await serveMetrics(metricsPort, hostname);
+  const otlp = flags.otlp ?? otlpFlag('ODBREST_OTLP_URL', env.ODBREST_OTLP_URL || undefined);
+  const exported = await exportTelemetry({ metricsPort, host: hostname, otlp });
   const service = createService(await openConfig(config));
   let server: Server;
   try {
@@ -126,7 +118,7 @@ export async function startServer(
     server = await serve(service, { port, hostname });
   } catch (error) {
     await service.close();
-    await metricsEndpoint?.close();
+    await exported?.close();
     throw listenFailure(error as NodeJS.ErrnoException, port, hostname);
   }
   if (config.file.store?.module === undefined && (config.file.store?.url ?? 'memory') === 'memory' && !config.file.dataFile) {
@@ -142,13 +134,13 @@ export async function startServer(
     url,
     service,
     server,
-    metricsUrl: metricsEndpoint?.url,
+    metricsUrl: exported?.metricsUrl,
     studioUrl: studio ? url + studioPath(studio) : undefined,
     close: () =>
       new Promise<void>((resolve) => {
         service.drain();
         // stops accepting; calls back once the connections of requests in flight have closed
-        server.close(() => void service.close().then(() => metricsEndpoint?.close()).then(() => resolve()));
+        server.close(() => void service.close().then(() => exported?.close()).then(() => resolve()));
         server.closeIdleConnections();
       }),
   };

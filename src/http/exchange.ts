@@ -14,9 +14,12 @@ export interface Exchange {
   internalStatus?: string;
   /** The session the request was answered for, once its credential was checked. */
   session?: { id: string; user: string };
+  /** The trace (32 hex digits) and span (16) of the request's server span, when an OpenTelemetry SDK records them. */
+  traceId?: string;
+  spanId?: string;
 }
 
 /** A new record for a request arriving now. */
 export function newExchange(): Exchange {
-  return { started: performance.now(), requestId: undefined, route: undefined, internalStatus: undefined, session: undefined };
+  return { started: performance.now(), requestId: undefined, route: undefined, internalStatus: undefined, session: undefined, traceId: undefined, spanId: undefined };
 }

@@ -74,6 +74,7 @@ function refusing(maxEntries: number, now: () => number): Partition {
  * each is atomic.
  */
 export class MemoryKeyValueStore implements KeyValueStore {
+  readonly systemName: string = 'odbrest.memory';
   readonly #now: () => number;
   readonly #partitions: Array<[prefix: string, partition: Partition, bound: number]>;
   readonly #rest: Partition;

@@ -39,6 +39,7 @@ export interface MemoryObjectStoreOptions {
  * objects stops after the page.
  */
 export class MemoryObjectStore implements ObjectStore {
+  readonly systemName: string = 'odbrest.memory';
   readonly #byId = new Map<string, Entry>();
   readonly #classes = new Map<string, ClassObjects>();
   /** The objects referencing each id (`referencing`), kept up to date by every write. */

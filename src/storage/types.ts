@@ -196,6 +196,11 @@ export interface Violations {
 }
 
 export interface ObjectStore {
+  /**
+   * Optional: what the store is, as OpenTelemetry's `db.system.name` of its spans and metrics
+   * (`postgresql`, `redis`; a store of odbrest's own `odbrest.memory` or `odbrest.file`). Without it: `odbrest.objects`.
+   */
+  readonly systemName?: string;
   get(id: string): Promise<StoredObject | undefined>;
   /** Several objects at once, for serializing references; missing ids are left out. */
   getMany(ids: readonly string[]): Promise<StoredObject[]>;
@@ -274,6 +279,11 @@ export interface ObjectStore {
  * (callers encode JSON); every entry has a TTL in milliseconds; each operation is atomic on its key.
  */
 export interface KeyValueStore {
+  /**
+   * Optional: what the store is, as OpenTelemetry's `db.system.name` of its spans and metrics
+   * (`postgresql`, `redis`; a store of odbrest's own `odbrest.memory` or `odbrest.file`). Without it: `odbrest.kv`.
+   */
+  readonly systemName?: string;
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string, ttlMs: number): Promise<void>;
   /**

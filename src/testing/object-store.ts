@@ -10,6 +10,7 @@
 import type { TestApi } from './test-api.js';
 import { recycleBinContract } from './recycle-bin.js';
 import { StoreConflictError, StoreValueError } from '../storage/errors.js';
+import { classCountsOf } from '../storage/optional.js';
 import type { Fields, FindQuery, ObjectStore, StoredObject, Where } from '../storage/types.js';
 
 export interface ObjectStoreHarnessOptions {
@@ -339,9 +340,9 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
     });
 
     describe('putMany (optional: bulk writes, all or nothing)', () => {
-      it('writes conditional updates, creates and replacements at once, answered in input order', async () => {
+      it('writes conditional updates, creates and replacements at once, answered in input order', async ({ skip }) => {
         const store = await fresh({ now: frozenClock });
-        if (!store.putMany) return;
+        if (!store.putMany) return skip('optional putMany missing: without it a bulk write is written one object at a time (not all or nothing across objects), and imports are slower');
         const [a, b] = await fill(store, 'Item', 2);
         const written = await store.putMany([
           { id: b!.id, className: 'Item', fields: { i: 'b2' }, ifStoreTime: b!.storeTime },
@@ -357,9 +358,9 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
         expect((await store.find({ className: 'Item' })).objects.map((object) => object.fields.i)).toEqual(['a2', 'b2', 'new', 'given']);
       });
 
-      it('writes none when one conditional write finds another version', async () => {
+      it('writes none when one conditional write finds another version', async ({ skip }) => {
         const store = await fresh();
-        if (!store.putMany) return;
+        if (!store.putMany) return skip('optional putMany missing: without it a bulk write is written one object at a time (not all or nothing across objects), and imports are slower');
         const [a, b, c] = await fill(store, 'Item', 3);
         await expect(
           store.putMany([
@@ -376,9 +377,9 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
         expect(await store.count('Item', { i: 'x' })).toBe(0);
       });
 
-      it("an import's new objects keep their store times and their order; one id already taken writes none of them", async () => {
+      it("an import's new objects keep their store times and their order; one id already taken writes none of them", async ({ skip }) => {
         const store = await fresh({ now: frozenClock });
-        if (!store.putMany) return;
+        if (!store.putMany) return skip('optional putMany missing: without it a bulk write is written one object at a time (not all or nothing across objects), and imports are slower');
         const kept = Date.UTC(2020, 4, 1, 12, 0, 0);
         const [taken] = await fill(store, 'Other', 1);
         const inputs = Array.from({ length: 1205 }, (_, i) => ({ id: `IMP${String(i).padStart(5, '0')}`, className: i % 2 ? 'Odd' : 'Even', fields: { i, r: { $ref: taken!.id } }, ifStoreTime: null, importedStoreTime: kept - (i % 7) * 1000 }));
@@ -394,9 +395,10 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
         expect(odd.objects.map((object) => object.fields.i)).toEqual(inputs.filter((_, i) => i % 2).map((input) => input.fields.i));
       });
 
-      it('keeps what it wrote across a reopen', async () => {
+      it('keeps what it wrote across a reopen', async ({ skip }) => {
         let store = await fresh();
-        if (!store.putMany || !harness.reopen) return;
+        if (!store.putMany) return skip('optional putMany missing: without it a bulk write is written one object at a time (not all or nothing across objects), and imports are slower');
+        if (!harness.reopen) return skip('a store that is not reopened (no reopen in the harness)');
         const [a] = await fill(store, 'Item', 1);
         const [written] = await store.putMany([{ id: a!.id, className: 'Item', fields: { i: 'kept' }, ifStoreTime: a!.storeTime }]);
         open.splice(open.indexOf(store), 1);
@@ -729,9 +731,21 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
     });
 
     describe('class counts and referencing objects (optional: classCounts, referencing; PROTOCOL.md 6.11)', () => {
-      it('classCounts answers every class holding objects with its number, following writes', async () => {
+      // Not optional in effect: the service finds the classes that hold objects through classCounts or
+      // classNames. A store with neither still passes every case above, and yet GET /v1/classes, the
+      // studio and referencedBy miss every class nobody declared or named in an access rule.
+      it('the service finds every class that holds objects (classCounts or classNames, as GET /v1/classes asks)', async () => {
         const store = await fresh();
-        if (!store.classCounts) return;
+        await fill(store, 'Customer', 2);
+        await fill(store, 'Invoice', 1);
+        await fill(store, 'Note', 1);
+        const found = (await classCountsOf(store, [])).map((entry) => entry.className).sort();
+        expect(found, 'a store with neither classCounts nor classNames: GET /v1/classes, the studio and referencedBy miss these classes').toEqual(['Customer', 'Invoice', 'Note']);
+      });
+
+      it('classCounts answers every class holding objects with its number, following writes', async ({ skip }) => {
+        const store = await fresh();
+        if (!store.classCounts) return skip('optional classCounts missing: without it GET /v1/classes counts class by class (classNames, then count)');
         expect(await store.classCounts()).toEqual([]);
         const [only] = await fill(store, 'Lonely', 1);
         const items = await fill(store, 'Item', 3);
@@ -764,9 +778,9 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
         return { store, target: target!, other: other!, customerA, project, textOnly, internal, customerB, boss };
       }
 
-      it('referencing finds the objects of every class holding a reference or a set element to an id, by class name then creation order', async () => {
+      it('referencing finds the objects of every class holding a reference or a set element to an id, by class name then creation order', async ({ skip }) => {
         const { store, target, other, customerA, project, customerB, boss } = await referrers();
-        if (!store.referencing) return;
+        if (!store.referencing) return skip('optional referencing missing: without it referencedBy reads every class');
         const found = await store.referencing(target.id);
         // never the id as plain text, in a list or nested, nor in a field starting with _
         expect(byIds(found.objects)).toEqual([customerA.id, customerB.id, boss.id, project.id]);
@@ -776,9 +790,9 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
         expect(await store.referencing('NOSUCH01')).toEqual({ objects: [], total: 0 });
       });
 
-      it('referencing pages and filters across classes, with the total of the filter', async () => {
+      it('referencing pages and filters across classes, with the total of the filter', async ({ skip }) => {
         const { store, target, customerB, boss, project } = await referrers();
-        if (!store.referencing) return;
+        if (!store.referencing) return skip('optional referencing missing: without it referencedBy reads every class');
         expect(await store.referencing(target.id, { limit: 0 })).toEqual({ objects: [], total: 4 });
         const page = await store.referencing(target.id, { offset: 1, limit: 2 });
         expect({ ids: byIds(page.objects), total: page.total }).toEqual({ ids: [customerB.id, boss.id], total: 4 });
@@ -789,9 +803,9 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
         expect({ ids: byIds(notCustomers.objects), total: notCustomers.total }).toEqual({ ids: [boss.id], total: 2 });
       });
 
-      it('referencing follows writes: changed, moved, deleted and new references', async () => {
+      it('referencing follows writes: changed, moved, deleted and new references', async ({ skip }) => {
         const { store, target, other, customerA, project, textOnly, customerB, boss } = await referrers();
-        if (!store.referencing) return;
+        if (!store.referencing) return skip('optional referencing missing: without it referencedBy reads every class');
         await store.put({ id: customerA.id, className: 'Customer', fields: { Manager: { $ref: other.id } } });
         await store.put({ id: project.id, className: 'Project', fields: { Team: { $set: [other.id] } } });
         await store.put({ id: textOnly.id, className: 'Customer', fields: { Manager: { $ref: target.id } } });
@@ -1120,9 +1134,9 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
     recycleBinContract(harness, { afterEach, describe, expect, it });
 
     describe('exports and imports (classNames, storeTime)', () => {
-      it('classNames lists exactly the classes that hold objects', async () => {
+      it('classNames lists exactly the classes that hold objects', async ({ skip }) => {
         const store = await fresh();
-        if (!store.classNames) return; // optional: a store without it cannot be exported
+        if (!store.classNames) return skip('optional classNames missing: without it GET /v1/classes, the studio and referencedBy miss the classes nobody declared or named in an access rule, and odbrest export refuses');
         expect(await store.classNames()).toEqual([]);
         const [only] = await fill(store, 'Lonely', 1);
         await fill(store, 'Item', 2);

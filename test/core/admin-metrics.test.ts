@@ -39,7 +39,7 @@ describe('X-Request-Id', () => {
     const service = await demoService({ logger: (line) => lines.push(line) });
     const answer = await call(service, 'GET', '/_CheckService', { noAppKey: true, headers: { 'x-request-id': 'follow-me' } });
     expect(answer.headers.get('x-request-id')).toBe('follow-me');
-    expect(lines.at(-1)).toMatch(/^GET \/_CheckService 200 0 [\d.]+ms follow-me$/);
+    expect(lines.at(-1)).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z GET \/_CheckService 200 0 [\d.]+ms follow-me$/);
   });
 });
 

@@ -4,9 +4,9 @@
  */
 import { describe, expect, test, vi } from 'vitest';
 import { createClient } from '../../src/client/index.js';
-import type { RequestLogEntry, Service } from '../../src/index.js';
+import { jsonRequestLog, type RequestLogEntry, type Service } from '../../src/index.js';
 import { generateRsaKeyPair } from '../../src/secure/keys.js';
-import { APP_KEY, call, demoService, USERS } from '../helpers.js';
+import { APP_KEY, call, demoService, login, USERS } from '../helpers.js';
 
 /** A service logging into `lines`, and a fetch to it that records every credential, key and body that travel. */
 async function loggedService() {
@@ -25,6 +25,9 @@ async function loggedService() {
   return { service, lines, secrets, fetchFn };
 }
 
+/** The time that opens each text line. */
+const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z /;
+
 const alice = { user: 'alice', password: USERS.alice, appNames: ['crm'] };
 
 describe('request log', () => {
@@ -42,7 +45,7 @@ describe('request log', () => {
     await secure.getObject('CUS00001');
     await secure.logout();
 
-    expect(lines.map((line) => line.replace(/ [\d.]+ms [A-Za-z0-9._-]+$/, ' <ms>'))).toEqual([
+    expect(lines.map((line) => line.replace(TIME, '').replace(/ [\d.]+ms [A-Za-z0-9._-]+$/, ' <ms>'))).toEqual([
       'POST /v1/login 200 0 <ms>',
       'GET /v1/object/CUS00001 200 0 <ms>',
       'POST /v2/login 200 0 <ms>',
@@ -62,7 +65,7 @@ describe('request log', () => {
     await call(service, 'GET', '/v1/objects/Customer?perPage=5&query=%7B%22Name%22%3A%22x%22%7D&sessionId=SECRETSESSIONID1&bare-secret-item');
     await call(service, 'GET', '/v1/object/CUS00001', { noAppKey: true });
     await call(service, 'POST', '/v1/login', { json: { user: 'alice', pass: 'wrong-password-value', appNames: ['crm'] } });
-    expect(lines.map((line) => line.replace(/ [\d.]+ms [A-Za-z0-9._-]+$/, ''))).toEqual([
+    expect(lines.map((line) => line.replace(TIME, '').replace(/ [\d.]+ms [A-Za-z0-9._-]+$/, ''))).toEqual([
       'GET /v1/objects/Customer?perPage=***&query=***&sessionId=***&*** 401 204',
       'GET /v1/object/CUS00001 401 100',
       'POST /v1/login 401 302',
@@ -75,8 +78,31 @@ describe('request log', () => {
     await call(service, 'GET', '/v1/object/CUS00001');
     expect(entries).toEqual([
       // the answer's X-Request-Id closes the line (PROTOCOL.md 6.12)
-      [{ method: 'GET', path: '/v1/object/CUS00001', status: 401, internalStatus: '204', ms: expect.any(Number), requestId: expect.stringMatching(/^[A-Za-z0-9._-]+$/) }, expect.stringMatching(/^GET \/v1\/object\/CUS00001 401 204 [\d.]+ms [A-Za-z0-9._-]+$/)],
+      [
+        { time: expect.any(Number), method: 'GET', path: '/v1/object/CUS00001', route: '/v1/object/:id', status: 401, internalStatus: '204', ms: expect.any(Number), requestId: expect.stringMatching(/^[A-Za-z0-9._-]+$/) },
+        expect.stringMatching(/^\S+Z GET \/v1\/object\/CUS00001 401 204 [\d.]+ms [A-Za-z0-9._-]+$/),
+      ],
     ]);
+  });
+
+  test('jsonRequestLog: one JSON line per request in pino\'s field names, its time from the service\'s clock, the session\'s user', async () => {
+    const lines: string[] = [];
+    const time = Date.UTC(2026, 10, 27, 19, 30);
+    const service = await demoService({ logger: jsonRequestLog((line) => lines.push(line)), now: () => time });
+    const sessionId = await login(service);
+    await call(service, 'GET', '/v1/object/CUS00001?serialization=hidden', { headers: { sessionId, 'x-request-id': 'json-1' } });
+    expect(lines.map((line) => JSON.parse(line)).at(-1)).toEqual({
+      level: 30,
+      time,
+      reqId: 'json-1',
+      req: { id: 'json-1', method: 'GET', url: '/v1/object/CUS00001?serialization=***', route: '/v1/object/:id' },
+      res: { statusCode: 400 },
+      internalStatus: '400',
+      responseTime: expect.any(Number),
+      user: 'alice',
+      msg: 'request completed',
+    });
+    expect(lines.join('\n')).not.toContain(sessionId);
   });
 
   test('a logger that throws costs nothing but its line', async () => {

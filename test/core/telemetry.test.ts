@@ -3,7 +3,8 @@
  * become server spans with their store calls as children, and the metrics carry the route template,
  * never the path. Without one, nothing is recorded (the API's no-ops).
  */
-import { context, metrics, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, metrics, propagation, SpanStatusCode, trace } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -20,12 +21,14 @@ beforeAll(async () => {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }));
   metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   service = await demoService();
 });
 afterAll(() => {
   trace.disable();
   metrics.disable();
   context.disable();
+  propagation.disable();
 });
 
 /** A member of `target`, its methods bound to it (private fields need the real object as `this`). */
@@ -54,8 +57,20 @@ describe('with an SDK registered', () => {
     expect(server, finished.map((s) => s.name).join(', ')).toBeDefined();
     expect(server!.attributes).toMatchObject({ 'http.request.method': 'GET', 'http.route': '/v1/object/:id', 'http.response.status_code': 200, 'odbrest.internal_status': '0' });
     const children = finished.filter((span) => span.parentSpanContext?.spanId === server!.spanContext().spanId);
-    expect(children.map((span) => span.name)).toEqual(expect.arrayContaining(['getAndExpire odbrest.kv', 'get odbrest.objects']));
+    expect(children.map((span) => span.name)).toEqual(expect.arrayContaining(['getAndExpire odbrest.memory', 'get odbrest.memory']));
     expect(children.every((span) => span.spanContext().traceId === server!.spanContext().traceId)).toBe(true);
+  });
+
+  it('a client span\'s traceparent is continued: the server span is its child, in its trace', async () => {
+    spans.reset();
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const got = await call(service, 'GET', '/v1/object/CUS00001', { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01`, tracestate: 'congo=t61rcWkgMzE' } });
+    expect(got.status).toBe(401);
+    const server = spans.getFinishedSpans().find((span) => span.name === 'GET /v1/object/:id')!;
+    expect(server.spanContext().traceId).toBe(traceId);
+    expect(server.parentSpanContext?.spanId).toBe('00f067aa0ba902b7');
+    expect(server.spanContext().traceState?.get('congo')).toBe('t61rcWkgMzE');
+    expect(server.attributes['error.type']).toBeUndefined(); // a 4xx is the client's failure, not the server's
   });
 
   it('request durations by route template and status, never by path', async () => {
@@ -103,8 +118,12 @@ describe('with an SDK registered', () => {
     const sessionId = await login(broken);
     spans.reset();
     expect((await call(broken, 'GET', '/v1/object/CUS00001', { headers: { sessionId } })).status).toBe(500);
-    const failed = spans.getFinishedSpans().find((span) => span.name === 'get odbrest.objects' && span.status.code === SpanStatusCode.ERROR);
+    const failed = spans.getFinishedSpans().find((span) => span.name === 'get odbrest.memory' && span.status.code === SpanStatusCode.ERROR);
     expect(failed).toBeDefined();
+    // the request's span: a 5xx is a failure named by its status (the HTTP conventions' error.type)
+    const server = spans.getFinishedSpans().find((span) => span.name === 'GET /v1/object/:id')!;
+    expect(server.status.code).toBe(SpanStatusCode.ERROR);
+    expect(server.attributes).toMatchObject({ 'error.type': '500', 'http.response.status_code': 500, 'url.scheme': 'http', 'server.address': 'odbrest.test' });
     const durations = await points('db.client.operation.duration');
     expect(durations.some((p) => p.attributes['db.operation.name'] === 'get' && p.attributes['error.type'] === 'store_error')).toBe(true);
   });

@@ -151,6 +151,9 @@ export const RUNNERS: ReadonlyArray<{ name: string; file: string; claims: (block
   { name: 'keygen', file: 'test/readme-walkthroughs.test.ts', claims: (block) => block.section === 'The server key' },
   { name: 'pinning', file: 'test/readme-walkthroughs.test.ts', claims: (block) => block.section === 'Pinning the server key' },
   { name: 'mounting', file: 'test/readme-walkthroughs.test.ts', claims: (block) => block.section === 'Mounting in an app' },
+  // the README's two ways in: `npm install odbrest` is what test/pack.test.ts does with the packed tarball; `npx odbrest serve` runs in a fresh copy
+  { name: 'install', file: 'test/pack.test.ts', claims: (block) => block.section === 'Two ways in' && block.code.startsWith('npm install') },
+  { name: 'serve', file: 'test/readme-walkthroughs.test.ts', claims: (block) => block.section === 'Two ways in' && block.code.startsWith('npx odbrest serve') },
   { name: 'external login', file: 'test/readme-cluster-oauth.test.ts', claims: (block) => block.section === 'Trying it with curl against a local provider' },
   { name: 'several instances', file: 'test/readme-cluster-oauth.test.ts', claims: (block) => block.section === 'Running several instances' },
   { name: 'realtime', file: 'test/events/readme-events.test.ts', claims: (block) => block.section === 'Realtime' },
