@@ -52,7 +52,22 @@ export function loggedPath(url: string): string {
 /** The text line of an entry: time, method, path, status, internalStatus, duration, request id. */
 function textLine(entry: RequestLogEntry): string {
   const id = entry.requestId === undefined ? '' : ` ${entry.requestId}`;
-  return `${new Date(entry.time).toISOString()} ${entry.method} ${entry.path} ${entry.status} ${entry.internalStatus} ${entry.ms}ms${id}`;
+  return `${isoTime(entry.time)} ${entry.method} ${entry.path} ${entry.status} ${entry.internalStatus} ${entry.ms}ms${id}`;
+}
+
+/** The second whose ISO text (up to its `.`) was made last: lines of the same second reuse it. */
+let isoSecond = NaN;
+let isoPrefix = '';
+
+/** `new Date(time).toISOString()`, the date and time of day made once per second. */
+function isoTime(epochMs: number): string {
+  const time = Math.floor(epochMs);
+  const second = Math.floor(time / 1000);
+  if (second !== isoSecond) {
+    isoPrefix = new Date(second * 1000).toISOString().slice(0, 20);
+    isoSecond = second;
+  }
+  return `${isoPrefix}${String(time - second * 1000).padStart(3, '0')}Z`;
 }
 
 /**

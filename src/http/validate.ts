@@ -51,9 +51,26 @@ function issueMessage(issue: v.BaseIssue<unknown>, what: string): string {
  * says what is missing or wrong).
  */
 function parseQueryParams<S extends v.ObjectSchema<v.ObjectEntries, undefined>>(schema: S, searchParams: URLSearchParams): v.InferOutput<S> {
+  if (searchParams.size === 0) {
+    // most requests send no query: its parse is the same every time, so it is made once per schema
+    const empty = emptyQueries.has(schema) ? emptyQueries.get(schema) : emptyQuery(schema);
+    if (empty) return { ...empty } as v.InferOutput<S>;
+  }
   const input: Record<string, string | undefined> = {};
   for (const name of Object.keys(schema.entries)) input[name] = searchParams.get(name) || undefined;
   return parseInput(schema, input, 'query');
+}
+
+/** The parse of an empty query per schema, where it succeeds with plain values only (`null`: parsed each time). */
+const emptyQueries = new WeakMap<v.GenericSchema, Record<string, unknown> | null>();
+
+function emptyQuery(schema: v.ObjectSchema<v.ObjectEntries, undefined>): Record<string, unknown> | null {
+  const input = Object.fromEntries(Object.keys(schema.entries).map((name) => [name, undefined]));
+  const result = v.safeParse(schema, input);
+  const plain = result.success && Object.values(result.output as object).every((value) => typeof value !== 'object' || value === null);
+  const empty = plain ? (result.output as Record<string, unknown>) : null;
+  emptyQueries.set(schema, empty);
+  return empty;
 }
 
 /** The schema under `optional`, `nullish` and `pipe` wrappers. */
