@@ -2,6 +2,8 @@
 //   node bench/get-servers.mjs floor    bare node:http answering the JSON from a Map (the floor)
 //   node bench/get-servers.mjs adapter  odbrest's Node adapter around a bare handler doing the same
 //   node bench/get-servers.mjs web      the same, the handler answering a plain web Response
+//   node bench/get-servers.mjs srvx     srvx's Node adapter (toNodeHandler) around that web handler
+//   node bench/get-servers.mjs hono     @hono/node-server's (getRequestListener) around it
 // ODBREST_BENCH_ANSWERS is a JSON object of id -> the JSON text odbrest answers for GET /v1/object/{id},
 // ODBREST_BENCH_TYPE its content type, so every server sends the same bytes.
 import { createServer } from 'node:http';
@@ -36,7 +38,12 @@ const bare = (light) => ({
 });
 
 const kind = process.argv[2];
-const handler = { floor, adapter: createNodeHandler(bare(true)), web: createNodeHandler(bare(false)) }[kind];
+/** The other Node edges, each around the web handler (imported only when measured). */
+const edges = {
+  srvx: async () => (await import('srvx/node')).toNodeHandler(bare(false).fetch),
+  hono: async () => (await import('@hono/node-server')).getRequestListener(bare(false).fetch),
+};
+const handler = kind in edges ? await edges[kind]() : { floor, adapter: createNodeHandler(bare(true)), web: createNodeHandler(bare(false)) }[kind];
 if (!handler) throw new Error(`unknown server ${kind}`);
 const server = createServer(handler);
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => console.log(`${kind} listening on http://127.0.0.1:${server.address().port}`));
