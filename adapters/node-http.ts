@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, bodilessRequest, lightAnswer, type LightAnswer, type Service } from '../src/index.js';
-import { checkHost, refusalOf } from './request-checks.js';
+import { checkHost, inParserForm, refusalOf } from './request-checks.js';
 
 /**
  * Conversions between Node's `http` objects and web Request/Response, shared by the Node, Express and
@@ -46,24 +46,10 @@ function webUrl(req: IncomingMessage): string {
   return url.href;
 }
 
-/**
- * A `Host` the URL parser keeps as it is: lower-case DNS labels ending in a letter-led one (so never
- * read as an IPv4 address), no punycode, or a canonical IPv4 address; a port without leading zeros
- * that is not the scheme's default. Anything else is parsed (and checked) the slow way.
- */
-const PLAIN_HOST =
-  /^(?:(?:(?!xn--)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*(?!xn--)[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?|(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d))(?::([1-9]\d{0,4}))?$/;
 /** A path and query the URL parser keeps as they are: unreserved and sub-delimiter characters, `:@/?%` (no `'`, which it escapes in a query). */
 const PLAIN_TARGET = /^\/[A-Za-z0-9\-._~!$&()*+,;=:@/?%]*$/;
 /** A `.` or `..` segment in the path, plain or percent-encoded (the parser removes it). */
 const DOT_SEGMENT = /^[^?]*?\/(?:\.|%2e){1,2}(?:[/?]|$)/i;
-
-function inParserForm(host: string, secure: boolean): boolean {
-  const match = PLAIN_HOST.exec(host);
-  if (!match) return false;
-  const port = match[1];
-  return port === undefined || (Number(port) <= 65535 && port !== (secure ? '443' : '80'));
-}
 
 function parsedUrl(href: string): URL | undefined {
   try {

@@ -11,9 +11,27 @@ import { ApiError, errorResponse, type RequestContext, type Service } from '../s
 /** RFC 9110 7.2 `Host`: a name (letters, digits, `-._~`), an IPv4 or a bracketed IPv6 literal; a port. */
 const HOST = /^(?:[A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/;
 
+/**
+ * A `Host` the URL parser keeps as it is: lower-case DNS labels ending in a letter-led one (so never
+ * read as an IPv4 address), no punycode, or a canonical IPv4 address; a port without leading zeros.
+ * It is valid without asking the parser (anything else is checked the slow way).
+ */
+const PLAIN_HOST =
+  /^(?:(?:(?!xn--)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*(?!xn--)[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?|(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d))(?::([1-9]\d{0,4}))?$/;
+const ABSOLUTE = /^https?:\/\//;
+
+/** Whether `host` is a valid `Host` the URL parser keeps as it is (see `PLAIN_HOST`); with `secure`, not with the scheme's default port either. */
+export function inParserForm(host: string, secure?: boolean): boolean {
+  const match = PLAIN_HOST.exec(host);
+  if (!match) return false;
+  const port = match[1];
+  return port === undefined || (Number(port) <= 65535 && (secure === undefined || port !== (secure ? '443' : '80')));
+}
+
 /** The `Host` value when it is a valid `host[:port]`, `undefined` when there is none; `400` otherwise. */
 export function checkHost(value: string | null | undefined): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
+  if (inParserForm(value)) return value;
   const match = HOST.exec(value);
   const port = match?.[1];
   if (!match || (port !== undefined && Number(port) > 65535) || !URL.canParse(`http://${value}/`)) {
@@ -34,7 +52,8 @@ export function refusalOf(error: unknown): Response {
  */
 export function checkWebRequest(request: Request): Request {
   checkHost(request.headers.get('host'));
-  if (URL.canParse(request.url)) return request;
+  // a web Request's URL is absolute, but for Bun's without a Host
+  if (ABSOLUTE.test(request.url) || URL.canParse(request.url)) return request;
   return new Request(new URL(request.url, 'http://localhost'), request);
 }
 
