@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError, bodilessRequest, lightAnswer, type LightAnswer, type Service } from '../src/index.js';
+import { ApiError, bodilessRequest, headersView, lightAnswer, type LightAnswer, type Service } from '../src/index.js';
 import { checkHost, inParserForm, refusalOf } from './request-checks.js';
 
 /**
@@ -103,8 +103,8 @@ function webParts(req: IncomingMessage, body: BodyInit | null | undefined): { me
 function serviceRequest(req: IncomingMessage, body: BodyInit | null | undefined): Request {
   const method = req.method;
   if (method !== 'GET' && method !== 'HEAD') return toWebRequest(req, body);
-  const { url, headers } = webParts(req, body);
-  return bodilessRequest(method, url, headers);
+  // read from Node's own header record: no copy of the headers for a GET
+  return bodilessRequest(method, webUrl(req), headersView(req.headers));
 }
 
 /** Bytes buffered ahead of the service's reads before the request is paused. */

@@ -92,7 +92,7 @@ export { defaultPasswordPolicy } from './accounts/options.js';
 export { ApiError, STATUS_CODES, type StatusCode, type ApiErrorOptions } from './http/errors.js';
 export { StorageUnavailableError, StoreConflictError, StoreValueError, BlobTooLargeError } from './storage/errors.js';
 export { errorResponse, type Envelope } from './http/envelope.js';
-export { bodilessRequest, lightAnswer, textResponse, type LightAnswer } from './http/light-response.js';
+export { bodilessRequest, headersView, lightAnswer, textResponse, type LightAnswer, type RawHeaders } from './http/light-response.js';
 export { defaultCrypto, nativeCrypto, portableCrypto, type NodeCryptoFunctions, type SymmetricCrypto } from './secure/symmetric.js';
 export type {
   ObjectStore,

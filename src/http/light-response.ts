@@ -4,8 +4,10 @@ const ANSWER: unique symbol = Symbol.for('odbrest.lightAnswer') as never;
 const SET_HEADER: unique symbol = Symbol.for('odbrest.setHeader') as never;
 type StandIn = { [TO_WEB](): object };
 
+import { ApiError } from './errors.js';
+
 /**
- * Stand-ins for web Request and Response objects that adapters on Node's `http` use to skip making
+ * Stand-ins for web Request, Response and Headers objects that adapters on Node's `http` use to skip making
  * the web ones where nobody needs them.
  */
 
@@ -71,8 +73,9 @@ class LightResponse {
  */
 function standsFor(standIn: { prototype: object }, web: { prototype: object }): void {
   Object.setPrototypeOf(standIn.prototype, web.prototype);
-  for (const name of Object.getOwnPropertyNames(web.prototype)) {
-    if (name === 'constructor' || name in Object.getOwnPropertyDescriptors(standIn.prototype)) continue;
+  const own = Object.getOwnPropertyDescriptors(standIn.prototype);
+  for (const name of Reflect.ownKeys(web.prototype)) {
+    if (name === 'constructor' || name in own) continue;
     const { value, get, enumerable } = Object.getOwnPropertyDescriptor(web.prototype, name)!;
     if (typeof value === 'function') {
       const method = function (this: StandIn, ...args: unknown[]) {
@@ -174,3 +177,61 @@ class BodilessRequest {
   }
 }
 standsFor(BodilessRequest, Request);
+
+/** A Node request's header record (`IncomingMessage.headers`): lower-case names, repeated headers already joined but for `set-cookie`. */
+export type RawHeaders = Record<string, string | string[] | undefined>;
+
+/**
+ * `Headers` read straight from a Node request's header record, made a web `Headers` only when
+ * something uses them as one (iterates, copies or changes them): `get` and `has` answer from the
+ * record (a copy per request costs as much as the rest of a small GET's routing). A value with a
+ * character no HTTP parser lets through (a host's own code may have written it) is refused as the
+ * copy would refuse it, `400`; surrounding blanks are dropped as `Headers` drops them.
+ */
+export function headersView(raw: RawHeaders): Headers {
+  return new HeadersView(raw) as unknown as Headers;
+}
+
+class HeadersView {
+  readonly #raw: RawHeaders;
+  #web: Headers | undefined;
+  constructor(raw: RawHeaders) {
+    this.#raw = raw;
+  }
+  get(name: string): string | null {
+    if (this.#web) return this.#web.get(name);
+    const value = this.#raw[name.toLowerCase()];
+    if (value === undefined) return null;
+    return headerValue(typeof value === 'string' ? value : value.join(', '));
+  }
+  has(name: string): boolean {
+    if (this.#web) return this.#web.has(name);
+    return this.#raw[name.toLowerCase()] !== undefined;
+  }
+  [TO_WEB](): Headers {
+    if (this.#web) return this.#web;
+    const headers = new Headers();
+    try {
+      for (const [name, value] of Object.entries(this.#raw)) {
+        if (value === undefined) continue;
+        if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+        else headers.set(name, value);
+      }
+    } catch {
+      throw new ApiError('400', 'a request header is not a valid HTTP header');
+    }
+    return (this.#web = headers);
+  }
+}
+standsFor(HeadersView, Headers);
+
+/** Characters `Headers` refuses in a value. */
+const BAD_VALUE = /[\0\r\n]/;
+const BLANK = /^[\t ]+|[\t ]+$/g;
+
+function headerValue(text: string): string {
+  if (BAD_VALUE.test(text)) throw new ApiError('400', 'a request header is not a valid HTTP header');
+  const last = text.length - 1;
+  if (last >= 0 && (text[0] === ' ' || text[0] === '\t' || text[last] === ' ' || text[last] === '\t')) return text.replace(BLANK, '');
+  return text;
+}
