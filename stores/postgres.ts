@@ -22,7 +22,7 @@ import { positionOf, POSITION_SQL, SessionScopes } from './session-scope.js';
 import { checkIndexedFields, countLockKey, createSql, EXISTING_SQL, refsFunction, upgradeSql, type Existing, type TableNames } from './postgres-schema.js';
 import { containment, orderKeys, Params, textFunctionSql, whereSql } from './postgres-sql.js';
 import { buildTextIndex, textIndexValid, type TextIndexBuild, type TextIndexTarget } from './pg-text-index.js';
-import { violationSql } from './pg-violations.js';
+import { violationsSql } from './pg-violations.js';
 
 export interface PostgresObjectStoreOptions extends PostgresPoolOptions {
   /** Schema of the table, created on first use. Default `public`. */
@@ -233,13 +233,10 @@ export class PostgresObjectStore implements ObjectStore {
     return rows.map((row) => row.class_name);
   }
 
-  /** One statement over the class (its `(class_name, seq)` index): the count of rows breaking `rules` and the first ids. */
+  /** One statement over the class (its `(class_name, seq)` index), each field read once per row: the count of rows breaking `rules` and the first ids. */
   async violations(className: string, rules: ClassRules, limit: number): Promise<Violations> {
     const params = new Params(className, limit);
-    const rows = await this.#query<{ n: string; id: string }>(
-      `SELECT count(*) OVER () AS n, id FROM ${this.#table} WHERE class_name = $1 AND (${violationSql(rules, params)}) ORDER BY seq LIMIT $2`,
-      params.values,
-    );
+    const rows = await this.#query<{ n: string; id: string }>(violationsSql(this.#table, rules, params), params.values);
     return { count: Number(rows[0]?.n ?? 0), ids: rows.map((row) => row.id) };
   }
 
