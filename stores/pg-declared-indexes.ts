@@ -7,13 +7,14 @@
  * A host's `indexedFields` (generated columns) need none.
  */
 import pg from 'pg';
-import { hash } from './pg-common.js';
-import { buildIndex, type IndexBuild, type IndexTarget } from './pg-index-build.js';
+import { hash, onConnection } from './pg-common.js';
+import { buildIndex, indexValid, type IndexBuild, type IndexTarget } from './pg-index-build.js';
 import type { TableNames } from './postgres-schema.js';
 import { orderExpressions } from './postgres-sql.js';
 
 export class DeclaredIndexes {
   readonly #connection: pg.ClientConfig;
+  readonly #pool: pg.Pool;
   readonly #names: TableNames;
   /** The host's indexed fields and their columns: taken as they are, and before a declared index. */
   readonly #host: ReadonlyMap<string, string>;
@@ -22,9 +23,12 @@ export class DeclaredIndexes {
   /** Builds asked for, by class and field: one per pair however often it is asked. */
   readonly #asked = new Map<string, Promise<void>>();
   readonly #running = new Set<IndexBuild>();
+  /** Builds run one after another: a start that finds many indexes to build holds one connection of its own at a time, not one per index. */
+  #queue: Promise<unknown> = Promise.resolve();
   #stopped = false;
 
-  constructor(connection: pg.ClientConfig, names: TableNames, host: ReadonlyMap<string, string>) {
+  constructor(pool: pg.Pool, connection: pg.ClientConfig, names: TableNames, host: ReadonlyMap<string, string>) {
+    this.#pool = pool;
     this.#connection = connection;
     this.#names = names;
     this.#host = host;
@@ -52,19 +56,34 @@ export class DeclaredIndexes {
 
   async #build(className: string, field: string): Promise<void> {
     const value = `(data -> ${pg.escapeLiteral(field)})`;
-    for (const target of this.#targets(className, field, value)) {
-      if (this.#stopped) return;
-      const build = buildIndex(this.#connection, target, { waitForOthers: true });
-      this.#running.add(build);
-      try {
-        if (!(await build.done)) return; // stopped: the store closes
-      } finally {
-        this.#running.delete(build);
-      }
+    const targets = this.#targets(className, field, value);
+    // every start of every instance asks for them: where they are valid, one pooled query says so
+    const valid = await onConnection(this.#pool, async (client) => {
+      for (const { schema, index } of targets) if (!(await indexValid(client, schema, index))) return false;
+      return true;
+    });
+    if (!valid) {
+      const built = (this.#queue = this.#queue.catch(() => undefined).then(() => this.#buildAll(targets)));
+      if (!(await built)) return;
     }
     const ready = new Map(this.indexedOf(className));
     if (!ready.has(field)) ready.set(field, value);
     this.#ready.set(className, ready);
+  }
+
+  /** Builds `targets` in turn; `false` when stopped (the store closes). */
+  async #buildAll(targets: IndexTarget[]): Promise<boolean> {
+    for (const target of targets) {
+      if (this.#stopped) return false;
+      const build = buildIndex(this.#connection, target, { waitForOthers: true });
+      this.#running.add(build);
+      try {
+        if (!(await build.done)) return false;
+      } finally {
+        this.#running.delete(build);
+      }
+    }
+    return true;
   }
 
   /**

@@ -160,7 +160,7 @@ export class PostgresObjectStore implements ObjectStore {
     ({ pool: this.#pool, owned: this.#ownsPool } = openPool(options));
     this.#textIndexWanted = options.textIndex !== false;
     this.#connection = options.pool?.options ?? { connectionString: options.connectionString, connectionTimeoutMillis: options.connectTimeoutMs ?? 2000 };
-    this.#declared = new DeclaredIndexes(this.#connection, this.#names, this.#indexed);
+    this.#declared = new DeclaredIndexes(this.#pool, this.#connection, this.#names, this.#indexed);
     if (options.cache !== false) {
       this.#cache = new RowCache(options.cache ?? DEFAULT_CACHE, this.#connection, this.#channel(), (work) => this.#scopes.outside(work));
     }
