@@ -1,7 +1,7 @@
 /**
  * The SQL that PostgresObjectStore's filters and orderings become (PROTOCOL.md 6.2, `Where` and
- * `OrderBy` in the storage types). Values always travel as parameters; only operator choice and
- * parameter numbers are spliced into the text.
+ * `OrderBy` in the storage types). Values always travel as parameters; only operator choice,
+ * parameter numbers and the expressions of indexed fields are spliced into the text.
  *
  * Fields live in a `jsonb` column `data`, indexed by a GIN index (`jsonb_path_ops`). Every condition
  * the index can answer is written as containment (`data @> {...}`): equality, references (directly or
@@ -9,8 +9,10 @@
  * strings compare under `COLLATE "C"`, which on a UTF-8 database is Unicode code point order.
  *
  * Fields named in the store's `indexedFields` also have a generated column (`f_<field>`, the member as
- * `jsonb`) under btree indexes: equality and `$in` on them, and ordering by them, are written on that
- * column, in exactly the expressions the indexes hold.
+ * `jsonb`) under btree indexes, and fields a run-time declaration indexes have partial btree indexes on
+ * the member itself (`data -> 'f'`, the name an escaped literal; pg-declared-indexes.ts): equality and
+ * `$in` on them, and ordering by them, are written on that column or member, in exactly the
+ * expressions the indexes hold.
  */
 import { isRef, isScalar, StoreValueError, type Condition, type FieldOperators, type OrderBy, type Scalar, type Where } from '../src/index.js';
 
@@ -40,6 +42,12 @@ const RANGE = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
 /** The generated column of an indexed field (the name is checked to be a plain identifier). */
 export const indexedColumn = (field: string) => `"f_${field}"`;
 
+/**
+ * Fields answered from an index, each with the expression its indexes hold (a generated column, or
+ * the member itself for a declared index): equalities and orders on the field are written on it.
+ */
+export type IndexedFields = ReadonlyMap<string, string>;
+
 /** A `jsonb` value as a number when it is one, else NULL (so a comparison with it is never true). */
 const numberOf = (v: string) => `(CASE WHEN jsonb_typeof(${v}) = 'number' THEN (${v})::numeric END)`;
 /** A `jsonb` value as text when it is a string, else NULL; compared by code point. */
@@ -61,7 +69,7 @@ export function orderExpressions(v: string): string[] {
  * `AND ...` for every condition of `where` (empty for none). Scalar equalities of several fields are
  * one containment test, so the GIN index sees them together.
  */
-export function whereSql(where: Where | undefined, params: Params, indexed: ReadonlySet<string> = new Set()): string {
+export function whereSql(where: Where | undefined, params: Params, indexed: IndexedFields = new Map()): string {
   if (!where) return '';
   // PostgreSQL text cannot hold U+0000 (no stored value has it): refused as the write refuses it, not a server error
   if (JSON.stringify(where).replace(/\\\\/g, '').includes('\\u0000')) throw new StoreValueError('a filter value holds U+0000, which PostgreSQL text cannot hold');
@@ -69,7 +77,7 @@ export function whereSql(where: Where | undefined, params: Params, indexed: Read
 }
 
 /** The conditions of `where`, each a boolean expression, all of which must hold. */
-function conditionsSql(where: Where, params: Params, indexed: ReadonlySet<string>, depth = 0): string[] {
+function conditionsSql(where: Where, params: Params, indexed: IndexedFields, depth = 0): string[] {
   if (typeof where !== 'object' || where === null || Array.isArray(where) || depth > 64) return ['false'];
   const equal: string[] = [];
   const parts: string[] = [];
@@ -80,9 +88,10 @@ function conditionsSql(where: Where, params: Params, indexed: ReadonlySet<string
     }
     const condition = value as Condition;
     const $in = isIn(condition);
-    if (indexed.has(field) && (isScalar(condition) || $in)) {
+    const column = indexed.get(field);
+    if (column !== undefined && (isScalar(condition) || $in)) {
       const values = (isScalar(condition) ? [condition] : $in!).map((value) => JSON.stringify(value));
-      parts.push(values.length === 1 ? `${indexedColumn(field)} = ${params.add(values[0])}::jsonb` : `${indexedColumn(field)} = ANY(${params.add(values)}::jsonb[])`);
+      parts.push(values.length === 1 ? `${column} = ${params.add(values[0])}::jsonb` : `${column} = ANY(${params.add(values)}::jsonb[])`);
     } else if (isScalar(condition)) equal.push(`${JSON.stringify(field)}:${JSON.stringify(condition)}`);
     else if (isRef(condition)) parts.push(`data @> ANY(${params.add(refPatterns(field, condition.$ref))}::jsonb[])`);
     else parts.push(operatorsSql(field, condition as FieldOperators, params));
@@ -92,7 +101,7 @@ function conditionsSql(where: Where, params: Params, indexed: ReadonlySet<string
 }
 
 /** One filter as a single boolean expression. */
-function filterSql(where: unknown, params: Params, indexed: ReadonlySet<string>, depth: number): string {
+function filterSql(where: unknown, params: Params, indexed: IndexedFields, depth: number): string {
   const parts = conditionsSql(where as Where, params, indexed, depth + 1);
   return parts.length === 0 ? 'true' : `(${parts.join(' AND ')})`;
 }
@@ -109,7 +118,7 @@ export const textFunctionSql = (name: string) =>
   `CREATE OR REPLACE FUNCTION ${name}(fields jsonb) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $text$ SELECT ${searchableText('fields')} $text$`;
 
 /** A `WhereNodes` member (see types.ts); anything else matches nothing. */
-function nodeSql(name: string, operand: unknown, params: Params, indexed: ReadonlySet<string>, depth: number): string {
+function nodeSql(name: string, operand: unknown, params: Params, indexed: IndexedFields, depth: number): string {
   const list = Array.isArray(operand) ? operand : undefined;
   switch (name) {
     case '$and':
@@ -212,7 +221,7 @@ function matchSql(where: unknown, f: () => string, params: Params): string | und
   const v = memberOf(f());
   const ids = `jsonb_path_query(${v}, 'strict $."$ref" ? (@.type() == "string")', '{}', true)
     UNION ALL SELECT jsonb_path_query(${v}, 'strict $."$set"[*] ? (@.type() == "string")', '{}', true)`;
-  return `EXISTS (SELECT 1 FROM (SELECT ${ids}) r(ref) JOIN ${params.table} m ON m.id = r.ref #>> '{}' WHERE ${filterSql(where, params, new Set(), 0)})`;
+  return `EXISTS (SELECT 1 FROM (SELECT ${ids}) r(ref) JOIN ${params.table} m ON m.id = r.ref #>> '{}' WHERE ${filterSql(where, params, new Map(), 0)})`;
 }
 
 function operatorSql(operator: string, value: unknown, field: string, f: () => string, params: Params): string | undefined {
@@ -256,7 +265,7 @@ function operatorSql(operator: string, value: unknown, field: string, f: () => s
 
 /**
  * The sort keys of a listing, outermost first, each with its direction: for `orderBy` the value's
- * keys (`orderExpressions`, on the generated column of an indexed field), then creation order (`seq`).
+ * keys (`orderExpressions`, on the expression of an indexed field), then creation order (`seq`).
  * `descending` flips the value keys only; `reverse` flips all. Expressions name columns bare, so they
  * work in the page query and, prefixed, outside it.
  */
@@ -264,11 +273,11 @@ export function orderKeys(
   orderBy: OrderBy | undefined,
   reverse: boolean,
   params: Params,
-  indexed: ReadonlySet<string> = new Set(),
+  indexed: IndexedFields = new Map(),
 ): { expr: string; dir: 'ASC' | 'DESC' }[] {
   const seq = { expr: 'seq', dir: reverse ? 'DESC' : 'ASC' } as const;
   if (!orderBy) return [seq];
-  const value = indexed.has(orderBy.field) ? indexedColumn(orderBy.field) : memberOf(params.add(orderBy.field));
+  const value = indexed.get(orderBy.field) ?? memberOf(params.add(orderBy.field));
   const dir = (orderBy.descending ?? false) !== reverse ? 'DESC' : 'ASC';
   return [...orderExpressions(value).map((expr) => ({ expr, dir }) as const), seq];
 }

@@ -20,9 +20,10 @@ import { DEFAULT_CACHE, NOTIFY_ALL_ABOVE, RowCache, type PostgresCacheOptions } 
 import { Replicas, type PostgresReplicaOptions } from './pg-replicas.js';
 import { positionOf, POSITION_SQL, SessionScopes } from './session-scope.js';
 import { checkIndexedFields, countLockKey, createSql, EXISTING_SQL, refsFunction, upgradeSql, type Existing, type TableNames } from './postgres-schema.js';
-import { containment, orderKeys, Params, textFunctionSql, whereSql } from './postgres-sql.js';
-import { buildTextIndex, textIndexValid, type TextIndexBuild, type TextIndexTarget } from './pg-text-index.js';
-import { violationSql } from './pg-violations.js';
+import { containment, indexedColumn, orderKeys, Params, textFunctionSql, whereSql, type IndexedFields } from './postgres-sql.js';
+import { buildIndex, indexValid, type IndexBuild, type IndexTarget } from './pg-index-build.js';
+import { DeclaredIndexes } from './pg-declared-indexes.js';
+import { violationsSql } from './pg-violations.js';
 
 export interface PostgresObjectStoreOptions extends PostgresPoolOptions {
   /** Schema of the table, created on first use. Default `public`. */
@@ -126,7 +127,9 @@ export class PostgresObjectStore implements ObjectStore {
   readonly #sequence: string;
   readonly #tableHash: string;
   readonly #names: TableNames;
-  readonly #indexed: ReadonlySet<string>;
+  /** The host's `indexedFields`, each with its generated column. */
+  readonly #indexed: IndexedFields;
+  readonly #declared: DeclaredIndexes;
   readonly #now: () => number;
   readonly #starts = new PageStarts();
   readonly #cache: RowCache | undefined;
@@ -138,7 +141,7 @@ export class PostgresObjectStore implements ObjectStore {
   readonly #textIndexWanted: boolean;
   readonly #connection: pg.ClientConfig;
   /** The trigram index's concurrent build, started after the setup committed (a table that held rows). */
-  #textIndexBuild: TextIndexBuild | undefined;
+  #textIndexBuild: IndexBuild | undefined;
 
   constructor(options: PostgresObjectStoreOptions = {}) {
     const schema = options.schema ?? 'public';
@@ -153,11 +156,12 @@ export class PostgresObjectStore implements ObjectStore {
     this.#tableHash = hash(this.#table);
     this.#names = { schema, name: table, table: this.#table, stats: this.#stats, counts: this.#counts, sequence: this.#sequence };
     checkIndexedFields(table, options.indexedFields ?? []);
-    this.#indexed = new Set(options.indexedFields);
+    this.#indexed = new Map((options.indexedFields ?? []).map((field) => [field, indexedColumn(field)]));
     this.#now = options.now ?? Date.now;
     ({ pool: this.#pool, owned: this.#ownsPool } = openPool(options));
     this.#textIndexWanted = options.textIndex !== false;
     this.#connection = options.pool?.options ?? { connectionString: options.connectionString, connectionTimeoutMillis: options.connectTimeoutMs ?? 2000 };
+    this.#declared = new DeclaredIndexes(this.#pool, this.#connection, this.#names, this.#indexed);
     if (options.cache !== false) {
       this.#cache = new RowCache(options.cache ?? DEFAULT_CACHE, this.#connection, this.#channel(), (work) => this.#scopes.outside(work));
     }
@@ -234,14 +238,21 @@ export class PostgresObjectStore implements ObjectStore {
     return rows.map((row) => row.class_name);
   }
 
-  /** One statement over the class (its `(class_name, seq)` index): the count of rows breaking `rules` and the first ids. */
+  /** One statement over the class (its `(class_name, seq)` index), each field read once per row: the count of rows breaking `rules` and the first ids. */
   async violations(className: string, rules: ClassRules, limit: number): Promise<Violations> {
     const params = new Params(className, limit);
-    const rows = await this.#query<{ n: string; id: string }>(
-      `SELECT count(*) OVER () AS n, id FROM ${this.#table} WHERE class_name = $1 AND (${violationSql(rules, params)}) ORDER BY seq LIMIT $2`,
-      params.values,
-    );
+    const rows = await this.#query<{ n: string; id: string }>(violationsSql(this.#table, rules, params), params.values);
     return { count: Number(rows[0]?.n ?? 0), ids: rows.map((row) => row.id) };
+  }
+
+  /**
+   * Two partial btree indexes over the class's rows (equality and order on `field`), built with
+   * `CREATE INDEX CONCURRENTLY`, so writes go on (pg-declared-indexes.ts); resolves once listings of
+   * the class use them. A field of the host's `indexedFields` has its indexes already.
+   */
+  async ensureIndex(className: string, field: string): Promise<void> {
+    await this.#ensureSchema();
+    await this.#declared.ensure(className, field);
   }
 
   /** Exact, from the per-class stats the triggers keep (no class is read). */
@@ -288,7 +299,8 @@ export class PostgresObjectStore implements ObjectStore {
     const params = new Params(query.className);
     params.table = this.#table;
     params.textFunction = this.#textFunction();
-    const conditions = whereSql(query.where, params, this.#indexed);
+    const indexed = this.#declared.indexedOf(query.className);
+    const conditions = whereSql(query.where, params, indexed);
     const filtered = conditions !== '';
     // a filter through references depends on other classes' objects, which the class's version does
     // not follow: its total and page starts are never cached
@@ -305,7 +317,7 @@ export class PostgresObjectStore implements ObjectStore {
       : `${stats}, head AS (SELECT v, m AS pv, n AS cached, n AS total FROM st)`;
     if (query.limit === 0) return { sql: `${head} SELECT v, pv, total, cached, NULL AS id FROM head`, params: params.values, filterKey };
 
-    const keys = orderKeys(query.orderBy, query.reverse ?? false, params, this.#indexed);
+    const keys = orderKeys(query.orderBy, query.reverse ?? false, params, indexed);
     const offset = Math.max(0, Math.floor(query.offset ?? 0));
     const limit = query.limit === undefined ? undefined : Math.max(0, Math.floor(query.limit));
     const select = keys.map((key, i) => (key.expr === 'seq' ? 'seq' : `${key.expr} AS k${i}`));
@@ -535,6 +547,7 @@ export class PostgresObjectStore implements ObjectStore {
 
   async close(): Promise<void> {
     await this.#textIndexBuild?.stop();
+    await this.#declared.stop();
     await this.#cache?.close();
     await this.#replicas?.close();
     if (this.#ownsPool) await this.#pool.end();
@@ -550,7 +563,7 @@ export class PostgresObjectStore implements ObjectStore {
    * an advisory lock, so instances may race).
    */
   #ensureSchema(): Promise<void> {
-    let textIndexLater: TextIndexTarget | undefined;
+    let textIndexLater: IndexTarget | undefined;
     this.#setup ??= this.#run(
       (client) =>
         inTransaction(client, async () => {
@@ -565,7 +578,7 @@ export class PostgresObjectStore implements ObjectStore {
           if (found.rows[0]!.table === null) for (const statement of createSql(this.#names)) await client.query(statement);
           const existing = (await client.query<{ columns: string[]; indexes: string[] }>(EXISTING_SQL, [this.#schema, this.#name])).rows[0]!;
           const have: Existing = { columns: new Set(existing.columns), indexes: new Set(existing.indexes) };
-          for (const statement of upgradeSql(this.#names, [...this.#indexed], have)) await client.query(statement);
+          for (const statement of upgradeSql(this.#names, [...this.#indexed.keys()], have)) await client.query(statement);
           textIndexLater = await this.#textIndex(client, have.indexes, found.rows[0]!.table === null);
           // the cache's notifications, installed by the first store that caches (a new table, or one made
           // before the cache or only by stores without it): a NOTIFY serializes its transaction's commit,
@@ -577,7 +590,9 @@ export class PostgresObjectStore implements ObjectStore {
       false,
     ).then(
       () => {
-        if (textIndexLater) this.#textIndexBuild = buildTextIndex(this.#connection, textIndexLater);
+        if (!textIndexLater) return;
+        this.#textIndexBuild = buildIndex(this.#connection, textIndexLater);
+        this.#textIndexBuild.done.catch(() => undefined); // until the next start builds it, `$text` reads the rows
       },
       (error: unknown) => {
         this.#setup = undefined; // try again with the next request
@@ -596,11 +611,11 @@ export class PostgresObjectStore implements ObjectStore {
    * The `$text` function, and its trigram index when the `pg_trgm` extension is there or can be
    * created (in a savepoint: without it, or without the right to create it, `$text` reads the rows).
    * A new table gets the index here; on one that holds rows (or whose index a failed build left
-   * invalid) this answers what to build concurrently once the setup committed (pg-text-index.ts).
+   * invalid) this answers what to build concurrently once the setup committed (pg-index-build.ts).
    */
-  async #textIndex(client: pg.PoolClient, indexes: ReadonlySet<string>, created: boolean): Promise<TextIndexTarget | undefined> {
+  async #textIndex(client: pg.PoolClient, indexes: ReadonlySet<string>, created: boolean): Promise<IndexTarget | undefined> {
     const index = `${this.#name}_text`;
-    if (indexes.has(index) && (!this.#textIndexWanted || (await textIndexValid(client, this.#schema, index)) !== false)) return undefined;
+    if (indexes.has(index) && (!this.#textIndexWanted || (await indexValid(client, this.#schema, index)) !== false)) return undefined;
     await client.query(textFunctionSql(this.#textFunction()));
     if (!this.#textIndexWanted) return undefined;
     await client.query('SAVEPOINT text_index');
@@ -611,7 +626,7 @@ export class PostgresObjectStore implements ObjectStore {
       const expression = `${this.#textFunction()}(data) "${schema}".gin_trgm_ops`;
       if (created) await client.query(`CREATE INDEX "${index}" ON ${this.#table} USING gin (${expression})`);
       await client.query('RELEASE SAVEPOINT text_index');
-      return created ? undefined : { table: this.#table, schema: this.#schema, index, expression };
+      return created ? undefined : { table: this.#table, schema: this.#schema, index, definition: `USING gin (${expression})` };
     } catch {
       await client.query('ROLLBACK TO SAVEPOINT text_index');
       return undefined;

@@ -2,14 +2,18 @@
  * `odbrest export` and `odbrest import` (issue 29) as an operator runs them: the built CLI, configured
  * by api-config.yml files. A file store with many objects and a 100 MB file goes to PostgreSQL and
  * back out identically, in bounded memory; a broken export is refused with its line number and the
- * target left as it was; an import that stopped half-way resumes.
+ * target left as it was; an import that stopped half-way resumes; objects the target's class
+ * declarations refuse (one made at run time included) are refused the same way.
  */
 import { execFile, spawn } from 'node:child_process';
-import { appendFileSync, createWriteStream, mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
+import { importObjects } from '../src/index.js';
+import { FileObjectStore } from '../stores/file-store.js';
+import { call, demoData, demoService, login } from './helpers.js';
 import { DATABASE_URL, dropSchema, RUN_ID, serverAvailable } from './support/servers.js';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -175,6 +179,50 @@ describe('a broken export is refused with its line number, the target unchanged'
     expect(classes).toEqual([]);
   });
 
+  /** Declares Customer at run time in the file store of `target`, through the model route as an admin does it; answers the HTTP status. */
+  async function declareCustomer(target: string, maxRevenue: number): Promise<number> {
+    const store = await FileObjectStore.open({ path: join(target, 'objects', 'objects.journal') });
+    try {
+      const service = await demoService({ store, data: undefined, users: { admins: 'admins' } });
+      const json = { Fields: { Name: { Type: 'string', Required: true }, Revenue: { Type: 'integer', Max: maxRevenue } } };
+      return (await call(service, 'PUT', '/v1/model/classes/Customer', { headers: { sessionId: await login(service, 'alice') }, json })).status;
+    } finally {
+      await store.close();
+    }
+  }
+
+  test('an object a run-time declaration of the target refuses (PROTOCOL.md 6.12) is refused with its line, nothing written', { timeout: 60_000 }, async () => {
+    const out = await smallExport(); // customers with Revenue 0, 7 and 14
+    const target = mkdtempSync(join(tmpdir(), 'odbrest-target-'));
+    mkdirSync(join(target, 'objects'));
+    const users = await FileObjectStore.open({ path: join(target, 'objects', 'objects.journal') });
+    await importObjects(users, { objects: demoData().objects.filter((object) => ['User', 'UserGroup'].includes(object['~ClassName'])) }, 1000);
+    await users.close();
+    expect(await declareCustomer(target, 10)).toBe(200);
+    const config = join(fileConfig(target), 'api-config.yml');
+    const classesOf = async () => {
+      const check = mkdtempSync(join(target, 'check-'));
+      expect((await runCli(['export', '--out', check, '--config', config], target)).code).toBe(0);
+      return [...new Set(lines(check).slice(1, -1).map((line) => JSON.parse(line).className as string))].sort();
+    };
+    const before = await classesOf();
+    expect(before).toEqual(['ModelClass', 'User', 'UserGroup']);
+
+    const refused = await runCli(['import', '--from', out, '--config', config], target);
+    expect(refused.code).toBe(1);
+    const line = lines(out).findIndex((text) => text.includes('"Revenue":14')) + 1;
+    expect(refused.stderr).toMatch(new RegExp(`^odbrest: line ${line}: field Revenue of Customer must be an integer of at most 10`));
+    expect(await classesOf()).toEqual(before); // nothing written, not even the lines before it
+    const summary = await runCli(['import', '--from', out, '--config', config, '--json'], target);
+    expect(summary.code).toBe(1);
+    expect(JSON.parse(summary.stdout)).toMatchObject({ written: 0, refused: { line, message: expect.stringContaining('field Revenue of Customer') } });
+
+    // under a declaration every object satisfies, the same export goes in
+    expect(await declareCustomer(target, 100)).toBe(200);
+    const taken = await runCli(['import', '--from', out, '--config', config], target);
+    expect(taken.stdout.trim()).toBe(`imported 5 objects and 1 files from ${out}`);
+  });
+
   test('a line of 100 MB is refused before it is held whole', { timeout: 120_000 }, async () => {
     const out = await smallExport();
     const all = lines(out);
@@ -198,7 +246,7 @@ describe('a broken export is refused with its line number, the target unchanged'
     const partial = mkdtempSync(join(tmpdir(), 'odbrest-transfer-'));
     const kept = all.filter((line) => line !== customers[2]);
     writeFileSync(join(partial, 'odbrest-export.jsonl'), `${kept.slice(0, -1).join('\n')}\n${JSON.stringify({ end: 'odbrest-export', objects: kept.length - 2, files: 1 })}\n`);
-    const { mkdirSync, copyFileSync } = await import('node:fs');
+    const { copyFileSync } = await import('node:fs');
     mkdirSync(join(partial, 'files'));
     copyFileSync(join(out, 'files', 'DOC00001'), join(partial, 'files', 'DOC00001'));
     const { target } = await importInto(partial);

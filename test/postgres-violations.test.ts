@@ -54,7 +54,15 @@ describe.runIf(available)('run-time declarations on PostgreSQL', () => {
       const alice = await login(service, 'alice');
       return (json: unknown) => call(service, 'PUT', '/v1/model/classes/Probe', { headers: { sessionId: alice }, json });
     }));
-    const bodies = [...DECLARATIONS.map((V) => ({ Fields: { Name: { Type: 'string' }, V } })), { Fields: { Name: { Type: 'string' }, V: { Type: 'json' } }, Strict: true }, { Fields: { Name: { Type: 'string' }, V: { Type: 'json' }, Extra: { Type: 'integer' } }, Strict: true }];
+    const bodies = [
+      ...DECLARATIONS.map((V) => ({ Fields: { Name: { Type: 'string' }, V } })),
+      { Fields: { Name: { Type: 'string' }, V: { Type: 'json' } }, Strict: true },
+      { Fields: { Name: { Type: 'string' }, V: { Type: 'json' }, Extra: { Type: 'integer' } }, Strict: true },
+      // several fields checked at once, an unchecked json one among them: each clause reads its own field
+      { Fields: { Name: { Type: 'string', Required: true, MaxLength: 7 }, V: { Type: 'date' }, Extra: { Type: 'integer', Max: 20 } } },
+      { Fields: { Extra: { Type: 'number', Min: 10 }, Note: { Type: 'json' }, V: { Type: 'string', MaxLength: 3 }, Name: { Type: 'string', Enum: ['probe 1', 'probe 2'] } } },
+      { Fields: { V: { Type: 'boolean' }, Extra: { Type: 'integer', Enum: [0, 5, 10] }, Name: { Type: 'string', Required: true } } },
+    ];
     let refused = 0;
     for (const body of bodies) {
       const [inProcess, onPostgres] = [await services[0]!(body), await services[1]!(body)];

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, openConfig } from '../../adapters/node.js';
 import { createService } from '../index.js';
+import { storedSchemas } from '../objects/model/index.js';
 import { MemoryBlobStore } from '../storage/memory-blobs.js';
 import { progressReporter, type ProgressOutput } from './progress.js';
 import { DEFAULT_MAX_LINE_BYTES, exportStores, ImportError, importStores, type TransferProgress } from './transfer.js';
@@ -37,7 +38,10 @@ async function openStores(config: string | undefined, env: Record<string, string
   const blobs = options.files?.blobs ?? new MemoryBlobStore();
   const service = createService({ ...options, data: forImport ? undefined : options.data, files: { ...options.files, blobs } });
   await service.ready;
-  return { service, stores: { store: service.store, blobs, fileClass: options.files?.className ?? 'Document' } };
+  const fileClass = options.files?.className ?? 'Document';
+  // an import's objects are checked as the service's writes are: against the host's declarations and the run-time ones in the store
+  const schemas = await storedSchemas(service.store, options.schema, fileClass);
+  return { service, stores: { store: service.store, blobs, fileClass, schemas } };
 }
 
 /** Progress on standard error, or none with --json. */

@@ -11,8 +11,9 @@
  *
  * Import is all or nothing before it writes: the whole export is checked first (every line's shape,
  * duplicate ids, references to objects neither in the export nor in the target, the trailer, each
- * file's size, objects the target holds in another version), and any problem is refused with its line
- * number while the target is unchanged. Objects are then written a page at a time (500, or fewer for
+ * file's size, objects the target holds in another version, objects a write would refuse under the
+ * target's class declarations, the host's and those made at run time: PROTOCOL.md 6.8, 6.12), and any
+ * problem is refused with its line number while the target is unchanged. Objects are then written a page at a time (500, or fewer for
  * long lines), each page in one all-or-nothing step where the store has `putMany` (PostgreSQL: one
  * transaction). Should the target fail while writing (a lost connection), the pages written so far stay
  * and the same import run again resumes: objects already there in the exported version are skipped.
@@ -23,6 +24,8 @@ import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
+import type { ClassSchemas } from '../objects/model/index.js';
+import { withoutInternal } from '../objects/names.js';
 import type { BlobStore } from '../storage/blobs.js';
 import { isRef, isSet, type Fields, type FieldValue, type ObjectInput, type ObjectStore, type StoredObject } from '../storage/types.js';
 
@@ -200,9 +203,14 @@ export interface ImportResult {
   files: number;
 }
 
+/** What an import writes into: the stores, and the declarations its objects are checked against. */
+export interface ImportTarget extends TransferStores {
+  schemas: Pick<ClassSchemas, 'firstRefused'>;
+}
+
 /** Checks the export in `dir` against the target, then writes it (see the module comment). */
 export async function importStores(
-  { store, blobs }: TransferStores,
+  { store, blobs, schemas }: ImportTarget,
   dir: string,
   { maxLineBytes = DEFAULT_MAX_LINE_BYTES, onProgress = () => {} }: { maxLineBytes?: number; onProgress?: (progress: TransferProgress) => void } = {},
 ): Promise<ImportResult> {
@@ -210,7 +218,7 @@ export async function importStores(
   await stat(path).catch(() => {
     throw new ImportError(0, `no ${EXPORT_FILE} in ${dir}`);
   });
-  const { present, objects: totalObjects } = await check(store, dir, path, maxLineBytes);
+  const { present, objects: totalObjects } = await check({ store, schemas }, dir, path, maxLineBytes);
   let written = 0;
   let files = 0;
   let objects = 0;
@@ -272,7 +280,7 @@ class LineBatch<T> {
  * The whole export checked before anything is written; answers the ids the target already holds in
  * the exported version (to skip). Every refusal names its line.
  */
-async function check(store: ObjectStore, dir: string, path: string, maxLineBytes: number): Promise<{ present: Set<string>; objects: number }> {
+async function check({ store, schemas }: Pick<ImportTarget, 'store' | 'schemas'>, dir: string, path: string, maxLineBytes: number): Promise<{ present: Set<string>; objects: number }> {
   const firstLineOf = new Map<string, number>();
   const referencedBy = new Map<string, number>(); // referenced id -> first line naming it
   const present = new Set<string>();
@@ -289,6 +297,9 @@ async function check(store: ObjectStore, dir: string, path: string, maxLineBytes
       if (!sameObject(there, line)) throw new ImportError(number, `the target already holds object ${line.id} in another version; import into a store without it`);
       present.add(line.id);
     }
+    // as a write of each would be checked (their `_` fields aside)
+    const refused = await schemas.firstRefused(lines.map(([, line]) => ({ className: line.className, fields: withoutInternal(line.fields) })));
+    if (refused) throw new ImportError(lines[refused.index]![0], refused.error.message);
   };
   for await (const [number, text] of lines(path, maxLineBytes)) {
     const value = parseLine(number, text);

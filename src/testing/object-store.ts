@@ -1014,6 +1014,29 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
         expect(await store.find({ ...ranged, offset: 2, limit: 3 })).toEqual({ objects: expected.slice(2, 5), total: expected.length });
       });
 
+      it('a declared index (ensureIndex, optional) changes no answer: equality, $in, orders and pages, following writes', async () => {
+        const { store, keys } = await ranked();
+        if (!store.ensureIndex) return;
+        await store.put({ className: 'Other', fields: { v: 2 } });
+        const queries: Array<Omit<FindQuery, 'className'>> = [
+          ...[2, 'b', null, true, false, -1, 1e21, 'B'].map((v) => ({ where: { v } })),
+          { where: { v: { $in: [2, 'a', true] } } },
+          { where: { v: 2 }, orderBy: { field: 'v', descending: true }, offset: 1, limit: 1 },
+          { orderBy: { field: 'v' } },
+          { orderBy: { field: 'v', descending: true }, offset: 3, limit: 6 },
+          { orderBy: { field: 'v' }, reverse: true, offset: 2, limit: 3 },
+        ];
+        const before = await Promise.all(queries.map(keys));
+        await store.ensureIndex('Ranked', 'v');
+        expect(await Promise.all(queries.map(keys))).toEqual(before);
+        expect((await keys({ where: { v: 2 } })).keys).toEqual(['two_a', 'two_b', 'two_c']);
+        const later = await store.put({ className: 'Ranked', fields: { v: 2 } });
+        await store.put({ id: (await store.find({ className: 'Ranked', where: { v: 'a' } })).objects[0]!.id, className: 'Ranked', fields: { v: 3 } });
+        const found = await store.find({ className: 'Ranked', where: { v: { $in: [2, 3] } }, orderBy: { field: 'v', descending: true } });
+        expect(found.objects.map((object) => object.fields.v)).toEqual([3, 2, 2, 2, 2]);
+        expect(found.objects[4]!.id).toBe(later.id);
+      });
+
       it('a replaced object keeps its place among ties', async () => {
         const store = await fresh();
         const items = await fill(store, 'Item', 5, () => ({ Rank: 1 }));

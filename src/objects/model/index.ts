@@ -6,5 +6,5 @@ export type { ClassDeclaration, FieldDeclaration, FieldType, SchemaDeclarations 
 export { ClassSchemas, derivedClassId, type FieldSpec } from './schema.js';
 export { modelRoutes, type ClassStructure, type ModelMember } from './structure.js';
 export { classDeclarationRoutes } from './class-routes.js';
-export { MODEL_CLASS, RuntimeModel, storedDeclarations, type RuntimeClass } from './runtime.js';
+export { MODEL_CLASS, RuntimeModel, storedDeclarations, storedSchemas, type RuntimeClass } from './runtime.js';
 export type { ModelContext } from './context.js';

@@ -8,8 +8,8 @@ import type { ClassAccess, Access } from '../access.js';
 import { ApiError } from '../../http/errors.js';
 import type { BusMessage, EventBus, GapMessage } from '../../events/types.js';
 import type { ObjectStore, StoredObject, Violations } from '../../storage/types.js';
-import type { ClassDeclaration } from './declarations.js';
-import type { ClassSchemas, CompiledDeclaration } from './schema.js';
+import type { ClassDeclaration, SchemaDeclarations } from './declarations.js';
+import { ClassSchemas, type CompiledDeclaration } from './schema.js';
 
 /** The internal class of run-time declarations (never served). */
 export const MODEL_CLASS = 'ModelClass';
@@ -166,6 +166,16 @@ export async function storedDeclarations(store: ObjectStore): Promise<Record<str
     if (read) found[read.className] = read.entry.declaration;
   }
   return found;
+}
+
+/**
+ * What a service on `store` checks writes against: the host's declarations and the run-time ones
+ * `store` holds, for tools that write into a store without a service's write path (`odbrest import`).
+ */
+export async function storedSchemas(store: ObjectStore, host: SchemaDeclarations | undefined, fileClass: string): Promise<ClassSchemas> {
+  const schemas = new ClassSchemas(host, fileClass, store);
+  for (const [className, declaration] of Object.entries(await storedDeclarations(store))) schemas.applyRuntime(className, declaration);
+  return schemas;
 }
 
 /** The declaration compiled, or `400` saying what contradicts itself. */

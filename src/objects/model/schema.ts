@@ -166,13 +166,28 @@ export class ClassSchemas {
    * aside) that does not fit the declaration of `className`. Undeclared classes take anything.
    */
   async check(className: string, fields: Fields): Promise<void> {
+    const refused = await this.firstRefused([{ className, fields }]);
+    if (refused) throw refused.error;
+  }
+
+  /**
+   * The first of `objects` (in order) that `check` would refuse, with its `400`: each checked as `check`
+   * checks one, their references looked up together. For writers that check a whole page before they
+   * write any of it (`odbrest import`).
+   */
+  async firstRefused(objects: ReadonlyArray<{ className: string; fields: Fields }>): Promise<{ index: number; error: ApiError } | undefined> {
     // until the run-time declarations are read (the store did not answer at start), no write can be checked against them
     if (this.runtimePending) throw new StorageUnavailableError('the run-time class declarations are not read yet: the object store did not answer');
-    const compiled = this.#classes.get(className);
-    if (!compiled) return;
-    const result = v.safeParse(compiled.schema, fields, { abortEarly: true });
-    if (!result.success) throw new ApiError('400', issueMessage(compiled, result.issues[0]));
-    if (compiled.targeted.length > 0) await checkTargets(compiled, fields, this.#store);
+    const targeted: Array<{ index: number; compiled: CompiledClass; fields: Fields }> = [];
+    for (const [index, { className, fields }] of objects.entries()) {
+      const compiled = this.#classes.get(className);
+      if (!compiled) continue;
+      const result = v.safeParse(compiled.schema, fields, { abortEarly: true });
+      // those after it cannot be the first refused
+      if (!result.success) return (await wrongTargets(targeted, this.#store)) ?? { index, error: new ApiError('400', issueMessage(compiled, result.issues[0])) };
+      if (compiled.targeted.length > 0) targeted.push({ index, compiled, fields });
+    }
+    return wrongTargets(targeted, this.#store);
   }
 }
 
@@ -184,20 +199,26 @@ function issueMessage(compiled: CompiledClass, issue: v.BaseIssue<unknown>): str
   return `field ${field} of ${compiled.name} must be ${spec.expects}`;
 }
 
-/** References to objects of the wrong class (dangling ones, to objects deleted since, are left alone). */
-async function checkTargets(compiled: CompiledClass, fields: Fields, store: ObjectStore): Promise<void> {
-  const wanted: Array<[string, string, FieldSpec]> = [];
-  for (const [field, spec] of compiled.targeted) {
-    const value = fields[field] as { $ref?: string; $set?: string[] } | null | undefined;
-    if (!value) continue;
-    for (const id of value.$set ?? (value.$ref === undefined ? [] : [value.$ref])) wanted.push([field, id, spec]);
+/**
+ * The first of `objects` holding a reference to an object of the wrong class (dangling ones, to objects
+ * deleted since, are left alone), with its `400`; the referenced objects read at once.
+ */
+async function wrongTargets(objects: ReadonlyArray<{ index: number; compiled: CompiledClass; fields: Fields }>, store: ObjectStore): Promise<{ index: number; error: ApiError } | undefined> {
+  const wanted: Array<[number, CompiledClass, string, string, FieldSpec]> = [];
+  for (const { index, compiled, fields } of objects) {
+    for (const [field, spec] of compiled.targeted) {
+      const value = fields[field] as { $ref?: string; $set?: string[] } | null | undefined;
+      if (!value) continue;
+      for (const id of value.$set ?? (value.$ref === undefined ? [] : [value.$ref])) wanted.push([index, compiled, field, id, spec]);
+    }
   }
-  if (wanted.length === 0) return;
-  const found = new Map((await store.getMany([...new Set(wanted.map(([, id]) => id))])).map((object) => [object.id, object.className]));
-  for (const [field, id, spec] of wanted) {
+  if (wanted.length === 0) return undefined;
+  const found = new Map((await store.getMany([...new Set(wanted.map(([, , , id]) => id))])).map((object) => [object.id, object.className]));
+  for (const [index, compiled, field, id, spec] of wanted) {
     const className = found.get(id);
-    if (className !== undefined && className !== spec.class) throw new ApiError('400', `field ${field} of ${compiled.name} must be ${spec.expects}; ${clip(id)} is not a ${spec.class}`);
+    if (className !== undefined && className !== spec.class) return { index, error: new ApiError('400', `field ${field} of ${compiled.name} must be ${spec.expects}; ${clip(id)} is not a ${spec.class}`) };
   }
+  return undefined;
 }
 
 /**
