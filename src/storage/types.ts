@@ -210,8 +210,8 @@ export interface ObjectStore {
    * The read path (`GET /v1/object/{id}` and the references it serializes) then runs without waiting.
    * Its answers are only read, never changed: a store may answer the object it keeps, frozen
    * (`Object.freeze`, fields included; the memory store does), where `get` answers a copy. The serializer
-   * keeps the text of a frozen object's fields for as long as the object lives, so a store must answer a
-   * frozen object only while that version is current, and a new one for each write.
+   * may keep the text of a frozen object (it never changes), so a store must answer a given frozen
+   * object only while that version is current, and a new one for each write.
    */
   getNow?(id: string): MaybePromise<StoredObject | undefined>;
   /** Optional: `getMany` as `getNow` is `get`. */

@@ -417,12 +417,16 @@ interface ObjectText {
   hidden: string;
 }
 
+/** Texts kept at most: about a kilobyte each for a typical object, so some megabytes at most. */
+const KEPT_TEXTS = 10_000;
+
 /**
  * The texts of objects, kept for frozen ones (`ObjectStore.getNow`: a store's own copy of one version,
- * which never changes) for as long as the object lives; others are written each time.
+ * which never changes, so its text is never stale); others are written each time. At most
+ * `KEPT_TEXTS`, all forgotten at once when full, as the store times are (no bookkeeping per read).
  */
 class ObjectTexts {
-  readonly #kept = new WeakMap<StoredObject, ObjectText>();
+  readonly #kept = new Map<StoredObject, ObjectText>();
   constructor(
     private readonly keys: QuotedNames,
     private readonly storeTime: (epochMs: number) => string,
@@ -433,7 +437,10 @@ class ObjectTexts {
     const kept = frozen ? this.#kept.get(object) : undefined;
     if (kept) return kept;
     const text = this.#written(object);
-    if (frozen) this.#kept.set(object, text);
+    if (frozen) {
+      if (this.#kept.size >= KEPT_TEXTS) this.#kept.clear();
+      this.#kept.set(object, text);
+    }
     return text;
   }
 
