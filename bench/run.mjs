@@ -1,10 +1,25 @@
 // Runs every bench/*.bench.mjs against the built package (dist/) and prints its rows.
 // A bench module exports `default async function ({ opsPerSecond, rates, medianMs }) -> Array<{ name, value, unit, reference?, ratio?, target? }>`.
 // Ratios compare against a reference measured in the same run; no bench asserts timing.
+// `npm run bench -- --node 24 [name]` runs the same rows under Node 24 (scripts/node24.mjs fetches it on
+// first use); the servers a bench starts run under the Node that runs it.
+import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { alternatingMedians } from './common.mjs';
 
-const only = process.argv[2];
+const args = process.argv.slice(2);
+const nodeFlag = args.indexOf('--node');
+if (nodeFlag >= 0) {
+  const major = args[nodeFlag + 1];
+  args.splice(nodeFlag, 2);
+  if (process.versions.node.split('.')[0] !== major) {
+    const { nodeBinary } = await import('../scripts/node24.mjs');
+    const run = spawnSync(nodeBinary(Number(major)), ['--expose-gc', new URL(import.meta.url).pathname, ...args], { stdio: 'inherit' });
+    process.exit(run.status ?? 1);
+  }
+}
+console.log(`# Node ${process.version}`);
+const only = args[0];
 const dir = new URL('./', import.meta.url);
 const files = readdirSync(dir).filter((f) => f.endsWith('.bench.mjs') && (!only || f.includes(only))).sort();
 
