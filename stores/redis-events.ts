@@ -61,20 +61,30 @@ export class RedisEventBus implements EventBus {
     // On a cluster, the channel's master may fail while the cluster client stays ready: ioredis drops
     // that sharded subscriber ('-subscriber') and, once it knows the slot's new master, subscribes
     // there ('subscribersReady'). Messages published in between are lost: a gap, told once the
-    // subscription is confirmed (a repeated SSUBSCRIBE answers once it took effect).
+    // subscription is confirmed (a repeated SSUBSCRIBE answers once it took effect). While the
+    // master is down ioredis drops and makes its subscriber again many times a second, each time
+    // ready again: one confirmation at a time, and one gap for all the losses it covers (one
+    // SSUBSCRIBE per 'subscribersReady' told as many gaps, dozens per failover, each a `reset`).
     if (this.#sharded) {
-      let lost = false;
-      this.#subscriber.on('-subscriber', () => void (lost = true));
-      this.#subscriber.on('subscribersReady', () => {
-        if (!lost) return;
-        (this.#subscriber as Cluster).ssubscribe(this.#channel).then(
+      const cluster = this.#subscriber as Cluster;
+      let losses = 0;
+      let confirming = false;
+      const confirm = () => {
+        if (losses === 0 || confirming) return;
+        confirming = true;
+        const covered = losses;
+        cluster.ssubscribe(this.#channel).then(
           () => {
-            lost = false;
+            confirming = false;
+            if (losses !== covered) return confirm(); // dropped again meanwhile: confirm again
+            losses = 0;
             this.#gap();
           },
-          () => undefined, // still failing over: the next 'subscribersReady' tries again
+          () => void (confirming = false), // still failing over: the next 'subscribersReady' tries again
         );
-      });
+      };
+      cluster.on('-subscriber', () => void losses++);
+      cluster.on('subscribersReady', confirm);
     }
   }
 
