@@ -148,7 +148,7 @@ export class History {
   }
 
   stale(id, message) {
-    this.found.stale.push(`${id}: ${message}`);
+    this.found.stale.push(`${id}: ${message} (at +${((Date.now() - this.faults.start) / 1000).toFixed(1)} s)`);
   }
 
   lost(id, message) {
