@@ -21,6 +21,11 @@ export interface RedisEventBusOptions {
   onConnectionError?: (error: Error) => void;
 }
 
+/** The stamp `publish` puts at the end of each payload. */
+const STAMP = /,"~bus":"([0-9a-f-]{36}:\d+)"\}$/;
+/** How many stamps are remembered. */
+const HEARD = 10_000;
+
 export class RedisEventBus implements EventBus {
   readonly #publisher: Redis | Cluster;
   readonly #subscriber: Redis | Cluster;
@@ -28,6 +33,11 @@ export class RedisEventBus implements EventBus {
   /** On a cluster: sharded pub/sub. */
   readonly #sharded: boolean;
   readonly #listeners = new Set<(message: BusMessage | GapMessage) => void>();
+  /** This bus's id and count of messages sent, stamped on each (`#heardBefore`). */
+  readonly #id = globalThis.crypto.randomUUID();
+  #sent = 0;
+  /** The stamps of the last `HEARD` messages heard, oldest first. */
+  readonly #heard = new Set<string>();
   /** Settles once the subscribing connection is subscribed (messages published before may be missed). */
   readonly ready: Promise<void>;
 
@@ -47,7 +57,7 @@ export class RedisEventBus implements EventBus {
     this.#subscriber.on('error', report);
     this.#sharded = options.nodes !== undefined;
     this.#subscriber.on(this.#sharded ? 'smessage' : 'message', (channel: string, payload: string) => {
-      if (channel !== this.#channel) return;
+      if (channel !== this.#channel || this.#heardBefore(payload)) return;
       const message = decodeMessage(payload);
       if (message) for (const listener of this.#listeners) listener(message);
     });
@@ -61,20 +71,30 @@ export class RedisEventBus implements EventBus {
     // On a cluster, the channel's master may fail while the cluster client stays ready: ioredis drops
     // that sharded subscriber ('-subscriber') and, once it knows the slot's new master, subscribes
     // there ('subscribersReady'). Messages published in between are lost: a gap, told once the
-    // subscription is confirmed (a repeated SSUBSCRIBE answers once it took effect).
+    // subscription is confirmed (a repeated SSUBSCRIBE answers once it took effect). While the
+    // master is down ioredis drops and makes its subscriber again many times a second, each time
+    // ready again: one confirmation at a time, and one gap for all the losses it covers (one
+    // SSUBSCRIBE per 'subscribersReady' told as many gaps, dozens per failover, each a `reset`).
     if (this.#sharded) {
-      let lost = false;
-      this.#subscriber.on('-subscriber', () => void (lost = true));
-      this.#subscriber.on('subscribersReady', () => {
-        if (!lost) return;
-        (this.#subscriber as Cluster).ssubscribe(this.#channel).then(
+      const cluster = this.#subscriber as Cluster;
+      let losses = 0;
+      let confirming = false;
+      const confirm = () => {
+        if (losses === 0 || confirming) return;
+        confirming = true;
+        const covered = losses;
+        cluster.ssubscribe(this.#channel).then(
           () => {
-            lost = false;
+            confirming = false;
+            if (losses !== covered) return confirm(); // dropped again meanwhile: confirm again
+            losses = 0;
             this.#gap();
           },
-          () => undefined, // still failing over: the next 'subscribersReady' tries again
+          () => void (confirming = false), // still failing over: the next 'subscribersReady' tries again
         );
-      });
+      };
+      cluster.on('-subscriber', () => void losses++);
+      cluster.on('subscribersReady', confirm);
     }
   }
 
@@ -82,8 +102,27 @@ export class RedisEventBus implements EventBus {
     for (const listener of this.#listeners) listener({ kind: 'gap' });
   }
 
+  /**
+   * Whether this payload's stamp was heard already. After a failover of the channel's master a
+   * cluster subscriber can end up subscribed twice in the shard (on the new master, and on the old one
+   * come back as its replica, which relays the shard's messages too): every message then came twice,
+   * the second copy late, so an object's older version followed its newer one (the failover soak saw
+   * `v=45` after `v=46` on one stream). Each message is stamped by its bus (an id and a count) and
+   * passed on once; unstamped payloads (an older instance's) pass as they are.
+   */
+  #heardBefore(payload: string): boolean {
+    const stamp = STAMP.exec(payload)?.[1];
+    if (stamp === undefined) return false;
+    if (this.#heard.has(stamp)) return true;
+    this.#heard.add(stamp);
+    // the oldest forgotten: a duplicate comes within moments, not thousands of messages later
+    if (this.#heard.size > HEARD) this.#heard.delete(this.#heard.values().next().value!);
+    return false;
+  }
+
   async publish(message: BusMessage): Promise<void> {
-    const payload = encodeMessage(message);
+    // the stamp last, where decodeMessage ignores it (an older instance reads the message as before)
+    const payload = `${encodeMessage(message).slice(0, -1)},"~bus":"${this.#id}:${++this.#sent}"}`;
     await (this.#sharded ? this.#publisher.spublish(this.#channel, payload) : this.#publisher.publish(this.#channel, payload));
   }
 

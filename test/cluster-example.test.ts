@@ -3,7 +3,9 @@
  * PostgreSQL primary with a streaming replica (`DATABASE_REPLICA_URLS`) and a three-node Redis
  * Cluster (`REDIS_CLUSTER_NODES`), all started by the test on ports of their own
  * (test/support/pg-replica.ts, test/support/redis-cluster.ts). `REDIS_URL` points where nothing
- * listens, so the instances work only if sessions, counters and events go through the cluster.
+ * listens, so the instances work only if sessions, counters and events go through the cluster. The
+ * first instance runs under the test runner's Node, the second under Node 24 (as while a deployment
+ * moves from one to the other).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Service } from '../src/index.js';
 import { APP_KEY, call, login } from './helpers.js';
 import { SseReader } from './events/sse.js';
+import { testNodes, type NodeRuntime } from './support/nodes.js';
 import { startReplicaPair, type ReplicaPair } from './support/pg-replica.js';
 import { freePort, remoteService, spawnLines, type LineProcess } from './support/processes.js';
 import { startRedisCluster, type RedisCluster } from './support/redis-cluster.js';
@@ -23,8 +26,9 @@ const SUITES = 'the cluster example on a read replica and a Redis Cluster';
 const pair = await startReplicaPair(SUITES);
 const cluster = pair ? await startRedisCluster(SUITES) : undefined;
 const example = fileURLToPath(new URL('../examples/cluster/server.mjs', import.meta.url));
+const [runner, node24 = runner] = testNodes() as [NodeRuntime, NodeRuntime?];
 
-describe.runIf(pair && cluster)('examples/cluster/server.mjs on a read replica and a Redis Cluster', () => {
+describe.runIf(pair && cluster)(`examples/cluster/server.mjs on a read replica and a Redis Cluster, A under ${runner.name} and B under ${node24.name}`, () => {
   const { primaryUrl, replicaUrl } = pair as ReplicaPair;
   const { nodes } = cluster as RedisCluster;
   const instances: LineProcess[] = [];
@@ -42,9 +46,9 @@ describe.runIf(pair && cluster)('examples/cluster/server.mjs on a read replica a
     };
     writeFileSync(env.ODBREST_CONFIG, 'access:\n  "*": { read: ["*"] }\n  Customer: { create: [sales], update: [sales] }\n');
     // one after the other: the first fills the empty database with the demo data
-    for (let i = 0; i < 2; i++) {
+    for (const node of [runner, node24]) {
       const port = await freePort();
-      const instance = spawnLines(process.execPath, [example], { ...env, ODBREST_PORT: String(port) });
+      const instance = spawnLines(node.path, [example], { ...env, ODBREST_PORT: String(port) });
       instances.push(instance);
       await instance.waitFor((line) => line.includes(`listening on http://localhost:${port}`), 60_000);
       bases.push(`http://127.0.0.1:${port}`);

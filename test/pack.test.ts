@@ -2,10 +2,12 @@
  * The published package as users install it: `npm pack`, then `npm install` of the tarball into a
  * fresh project outside the repository (a temporary folder, with the peer packages an app would add),
  * shared by every case. Only what a user needs is packed (no tests, no source maps); publint finds
- * nothing; every subpath loads through `import` and through `require` with the same exports and, but
- * for the CLI, changes no global when loaded (package.json's "sideEffects"); an app mixing both copies
- * works; the package serves and is reached by its client under Node, Bun and Deno and in a Next.js
- * route handler; and a strict TypeScript app type-checks against it (moduleResolution node16 and bundler).
+ * nothing; a host's install holds no OpenTelemetry SDK. Under each Node (the test runner's and Node
+ * 24, test/support/nodes.ts): every subpath loads through `import` and through `require` with the
+ * same exports and, but for the CLI, changes no global when loaded (package.json's "sideEffects"); an
+ * app mixing both copies works; `odbrest serve` names a missing optional package; the package serves
+ * and is reached by its client on Node's server and in a Next.js route handler. The same on Bun's and
+ * Deno's servers; and a strict TypeScript app type-checks against it (moduleResolution node16 and bundler).
  */
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -14,6 +16,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { publint } from 'publint';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { testNodes } from './support/nodes.js';
 import { freePort, spawnLines } from './support/processes.js';
 import { DOCUMENTS, onlyBlock, readme } from './support/readme.js';
 
@@ -67,28 +70,41 @@ test('publint finds nothing in the packed tarball', async () => {
   expect(messages).toEqual([]);
 });
 
-test('"sideEffects" names the CLI alone, and every public entry loads without changing a global', async () => {
-  expect(pkg.sideEffects).toEqual(['./dist/cli.js', './dist/cli.cjs']);
-  const { stdout } = await run(process.execPath, ['globals.mjs', ...subpaths], { cwd: app });
-  expect(JSON.parse(stdout)).toEqual(Object.fromEntries(subpaths.map((subpath) => [subpath, []])));
-  // the check itself sees a change
-  writeFileSync(join(app, 'leaks.mjs'), 'Response.prototype.leaked = true;');
-  expect(JSON.parse((await run(process.execPath, ['globals.mjs', './leaks.mjs'], { cwd: app })).stdout)).toEqual({ './leaks.mjs': ['Response.prototype.leaked'] });
-}, 60_000);
-
-test.each(subpaths)('%s loads through import and through require, with the same exports', async (subpath) => {
-  const list = 'Object.keys(m).filter((k) => k !== "default" && k !== "module.exports").sort()';
-  const esm = await run(process.execPath, ['--input-type=module', '-e', `const m = await import('${subpath}'); console.log(JSON.stringify(${list}));`], { cwd: app });
-  const cjs = await run(process.execPath, ['-e', `const m = require('${subpath}'); console.log(JSON.stringify(${list}));`], { cwd: app });
-  const names = JSON.parse(esm.stdout) as string[];
-  expect(names.length).toBeGreaterThan(0);
-  expect(JSON.parse(cjs.stdout)).toEqual(names);
+test('a host installs no OpenTelemetry SDK and no Swagger UI', async () => {
+  const { stdout } = await run('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: app }).catch((error: { stdout: string }) => ({ stdout: error.stdout }));
+  const names = stdout.split('\n').map((path) => path.replace(/^.*node_modules\//, ''));
+  expect(names).toContain('@opentelemetry/api');
+  expect(names.filter((name) => /^@opentelemetry\/(sdk-|exporter-|core$|resources$)|^swagger-ui-dist$/.test(name))).toEqual([]);
 });
 
-test('an app mixing both copies: an ApiError from require("odbrest") thrown in an imported service answers its code', async () => {
-  writeFileSync(
-    join(app, 'mixed.mjs'),
-    `import { createRequire } from 'node:module';
+/** The consumer's Next.js app built once (by the Node on the PATH), for `next start` under each Node. */
+let nextBuild: Promise<unknown> | undefined;
+const nextBin = () => join(app, 'node_modules/next/dist/bin/next');
+
+// what runs the package's code runs under each Node: the runner's and Node 24 (test/support/nodes.ts)
+describe.each(testNodes())('under $name', ({ path: node }) => {
+  test('"sideEffects" names the CLI alone, and every public entry loads without changing a global', async () => {
+    expect(pkg.sideEffects).toEqual(['./dist/cli.js', './dist/cli.cjs']);
+    const { stdout } = await run(node, ['globals.mjs', ...subpaths], { cwd: app });
+    expect(JSON.parse(stdout)).toEqual(Object.fromEntries(subpaths.map((subpath) => [subpath, []])));
+    // the check itself sees a change
+    writeFileSync(join(app, 'leaks.mjs'), 'Response.prototype.leaked = true;');
+    expect(JSON.parse((await run(node, ['globals.mjs', './leaks.mjs'], { cwd: app })).stdout)).toEqual({ './leaks.mjs': ['Response.prototype.leaked'] });
+  }, 60_000);
+
+  test.each(subpaths)('%s loads through import and through require, with the same exports', async (subpath) => {
+    const list = 'Object.keys(m).filter((k) => k !== "default" && k !== "module.exports").sort()';
+    const esm = await run(node, ['--input-type=module', '-e', `const m = await import('${subpath}'); console.log(JSON.stringify(${list}));`], { cwd: app });
+    const cjs = await run(node, ['-e', `const m = require('${subpath}'); console.log(JSON.stringify(${list}));`], { cwd: app });
+    const names = JSON.parse(esm.stdout) as string[];
+    expect(names.length).toBeGreaterThan(0);
+    expect(JSON.parse(cjs.stdout)).toEqual(names);
+  });
+
+  test('an app mixing both copies: an ApiError from require("odbrest") thrown in an imported service answers its code', async () => {
+    writeFileSync(
+      join(app, 'mixed.mjs'),
+      `import { createRequire } from 'node:module';
 import { createService } from 'odbrest';
 const { ApiError, StorageUnavailableError } = createRequire(import.meta.url)('odbrest');
 const service = createService({
@@ -106,61 +122,45 @@ const [, login] = await ask('/v1/login', {}, { user: 'u', pass: clientPassValue(
 const sessionId = login.data.sessionId;
 console.log(JSON.stringify([await ask('/v1/execute/refuse', { sessionId }, {}), await ask('/v1/execute/down', { sessionId }, {})]));
 `,
-  );
-  const { stdout } = await run(process.execPath, ['mixed.mjs'], { cwd: app });
-  expect(JSON.parse(stdout)).toEqual([
-    [409, { status: { internalStatus: '4711', statusMessage: 'refused by the other copy' }, data: {} }],
-    [503, { status: { internalStatus: '503', statusMessage: 'storage unavailable, retry later' }, data: {} }],
-  ]);
-});
-
-test('a host installs no OpenTelemetry SDK and no Swagger UI; odbrest serve names the package a flag or option needs', async () => {
-  const { stdout } = await run('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: app }).catch((error: { stdout: string }) => ({ stdout: error.stdout }));
-  const names = stdout.split('\n').map((path) => path.replace(/^.*node_modules\//, ''));
-  expect(names).toContain('@opentelemetry/api');
-  expect(names.filter((name) => /^@opentelemetry\/(sdk-|exporter-|core$|resources$)|^swagger-ui-dist$/.test(name))).toEqual([]);
-  const cli = join(app, 'node_modules/odbrest/dist/cli.js');
-  const serve = (args: string[], config: string) =>
-    run(process.execPath, [cli, 'serve', '--port', '0', '--host', '127.0.0.1', ...args], { cwd: app, env: { ...process.env, ODBREST_CONFIG: join(app, config) }, timeout: 20_000 }).then(
-      () => ({ code: 0, stderr: '' }),
-      (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
     );
-  writeFileSync(join(app, 'plain.yml'), 'requestLog: false\n');
-  writeFileSync(join(app, 'reference.yml'), 'apiReference: true\n');
-  expect(await serve(['--metrics', '0'], 'plain.yml')).toEqual({
-    code: 1,
-    stderr: 'odbrest: --metrics needs the @opentelemetry/sdk-metrics package: npm install @opentelemetry/sdk-metrics @opentelemetry/exporter-prometheus\n',
+    const { stdout } = await run(node, ['mixed.mjs'], { cwd: app });
+    expect(JSON.parse(stdout)).toEqual([
+      [409, { status: { internalStatus: '4711', statusMessage: 'refused by the other copy' }, data: {} }],
+      [503, { status: { internalStatus: '503', statusMessage: 'storage unavailable, retry later' }, data: {} }],
+    ]);
   });
-  expect(await serve([], 'reference.yml')).toEqual({ code: 1, stderr: 'odbrest: apiReference needs the swagger-ui-dist package: npm install swagger-ui-dist\n' });
-  expect(await serve(['--otlp', 'http://127.0.0.1:4318'], 'plain.yml')).toEqual({
-    code: 1,
-    stderr:
-      'odbrest: --otlp needs the @opentelemetry/sdk-metrics package: npm install @opentelemetry/sdk-trace-base @opentelemetry/sdk-metrics @opentelemetry/exporter-trace-otlp-http @opentelemetry/exporter-metrics-otlp-http @opentelemetry/context-async-hooks @opentelemetry/core @opentelemetry/resources\n',
-  });
-}, 60_000);
 
-/** How each runtime runs the consumer's runtime.mjs from the consumer folder (odbrest resolves from its node_modules). */
-const RUNTIMES: Record<string, { command: string; args: string[] }> = {
-  node: { command: process.execPath, args: ['runtime.mjs'] },
-  bun: { command: bin('bun'), args: ['runtime.mjs'] },
-  deno: { command: bin('deno'), args: ['run', '--allow-net', '--allow-read', '--allow-env', '--allow-sys', 'runtime.mjs'] },
-};
+  test('odbrest serve names the package a flag or option needs', async () => {
+    const cli = join(app, 'node_modules/odbrest/dist/cli.js');
+    const serve = (args: string[], config: string) =>
+      run(node, [cli, 'serve', '--port', '0', '--host', '127.0.0.1', ...args], { cwd: app, env: { ...process.env, ODBREST_CONFIG: join(app, config) }, timeout: 20_000 }).then(
+        () => ({ code: 0, stderr: '' }),
+        (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+      );
+    writeFileSync(join(app, 'plain.yml'), 'requestLog: false\n');
+    writeFileSync(join(app, 'reference.yml'), 'apiReference: true\n');
+    expect(await serve(['--metrics', '0'], 'plain.yml')).toEqual({
+      code: 1,
+      stderr: 'odbrest: --metrics needs the @opentelemetry/sdk-metrics package: npm install @opentelemetry/sdk-metrics @opentelemetry/exporter-prometheus\n',
+    });
+    expect(await serve([], 'reference.yml')).toEqual({ code: 1, stderr: 'odbrest: apiReference needs the swagger-ui-dist package: npm install swagger-ui-dist\n' });
+    expect(await serve(['--otlp', 'http://127.0.0.1:4318'], 'plain.yml')).toEqual({
+      code: 1,
+      stderr:
+        'odbrest: --otlp needs the @opentelemetry/sdk-metrics package: npm install @opentelemetry/sdk-trace-base @opentelemetry/sdk-metrics @opentelemetry/exporter-trace-otlp-http @opentelemetry/exporter-metrics-otlp-http @opentelemetry/context-async-hooks @opentelemetry/core @opentelemetry/resources\n',
+    });
+  }, 60_000);
 
-describe.each(Object.keys(RUNTIMES))('under %s', (runtime) => {
-  test('the service on the runtime\'s own server answers odbrest/client: secure login, read, create, list', async () => {
-    const { command, args } = RUNTIMES[runtime]!;
-    const { stdout } = await run(command, args, { cwd: app, timeout: 60_000 });
-    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({ runtime, user: 'u', note: 'grüße', created: runtime, count: 2, kind: 'secure' });
+  test("the service on Node's own server answers odbrest/client: secure login, read, create, list", async () => {
+    await expectRuntime('node', node, ['runtime.mjs']);
   }, 90_000);
-});
 
-describe('in a Next.js route handler', () => {
-  test('next build and next start of the consumer\'s app/api/[...path]/route.js; odbrest/client logs in and reads', async () => {
+  test("in a Next.js route handler: next start of the consumer's app/api/[...path]/route.js; odbrest/client logs in and reads", async () => {
     const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
     // webpack: Turbopack refuses node_modules entries that link out of the project (the borrowed next)
-    await run(process.execPath, [join(app, 'node_modules/next/dist/bin/next'), 'build', '--webpack', app], { cwd: app, env, maxBuffer: 16 * 1024 * 1024 });
+    await (nextBuild ??= run(process.execPath, [nextBin(), 'build', '--webpack', app], { cwd: app, env, maxBuffer: 16 * 1024 * 1024 }));
     const port = await freePort();
-    const server = spawnLines(process.execPath, [join(app, 'node_modules/next/dist/bin/next'), 'start', app, '-p', String(port), '-H', '127.0.0.1'], { NEXT_TELEMETRY_DISABLED: '1' }, { cwd: app, detached: true });
+    const server = spawnLines(node, [nextBin(), 'start', app, '-p', String(port), '-H', '127.0.0.1'], { NEXT_TELEMETRY_DISABLED: '1' }, { cwd: app, detached: true });
     try {
       await server.waitFor((line) => /Ready in/.test(line), 60_000);
       const { createClient } = (await import(join(app, 'node_modules/odbrest/dist/client.js'))) as typeof import('odbrest/client');
@@ -171,6 +171,25 @@ describe('in a Next.js route handler', () => {
       await server.stop();
     }
   }, 300_000);
+});
+
+/** Runs the consumer's runtime.mjs (odbrest resolves from its node_modules) and checks the line it prints. */
+async function expectRuntime(runtime: string, command: string, args: string[]): Promise<void> {
+  const { stdout } = await run(command, args, { cwd: app, timeout: 60_000 });
+  expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({ runtime, user: 'u', note: 'grüße', created: runtime, count: 2, kind: 'secure' });
+}
+
+/** How Bun and Deno run the consumer's runtime.mjs from the consumer folder. */
+const RUNTIMES: Record<string, { command: string; args: string[] }> = {
+  bun: { command: bin('bun'), args: ['runtime.mjs'] },
+  deno: { command: bin('deno'), args: ['run', '--allow-net', '--allow-read', '--allow-env', '--allow-sys', 'runtime.mjs'] },
+};
+
+describe.each(Object.keys(RUNTIMES))('under %s', (runtime) => {
+  test('the service on the runtime\'s own server answers odbrest/client: secure login, read, create, list', async () => {
+    const { command, args } = RUNTIMES[runtime]!;
+    await expectRuntime(runtime, command, args);
+  }, 90_000);
 });
 
 describe('a strict TypeScript app', () => {

@@ -148,7 +148,7 @@ export class History {
   }
 
   stale(id, message) {
-    this.found.stale.push(`${id}: ${message}`);
+    this.found.stale.push(`${id}: ${message} (at +${((Date.now() - this.faults.start) / 1000).toFixed(1)} s)`);
   }
 
   lost(id, message) {
@@ -211,6 +211,11 @@ export class History {
     }
   }
 
+  /** When an event arrived, and through which instance's stream. */
+  #when(event) {
+    return `+${((event.at - this.faults.start) / 1000).toFixed(1)} s on ${event.on}`;
+  }
+
   /**
    * Each subscriber got, for every acknowledged change it may see made after its stream opened, an
    * event with that change, or a `reset` after the change began; and each object's events in order.
@@ -248,12 +253,12 @@ export class History {
         need(change.t, (event) => types.includes(event.type), change.state === 'recycled' ? 'moved to the recycle bin' : 'restored', change.done);
       }
       for (const field of ['v', 'Bulk']) {
-        let previous = -Infinity;
+        let previous = { value: -Infinity };
         for (const event of events) {
           const value = event.object?.[field];
           if (typeof value !== 'number') continue;
-          if (value < previous) this.found.order.push(`${subscriber.name}: ${id} ${field}=${value} after ${previous}`);
-          previous = value;
+          if (value < previous.value) this.found.order.push(`${subscriber.name}: ${id} ${field}=${value} (${this.#when(event)}) after ${previous.value} (${this.#when(previous)})`);
+          previous = { value, at: event.at, on: event.on };
         }
       }
     }

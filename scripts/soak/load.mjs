@@ -421,7 +421,9 @@ export class Subscriber extends Actor {
       serverKey: soak.serverKey,
       relogin: true,
       fetch: soak.requests.fetchFor(soak.cluster, (entry) => {
-        if (entry.path === '/v1/events' && entry.status === 200) this.openedAt ??= entry.t1;
+        if (entry.path !== '/v1/events' || entry.status !== 200) return;
+        this.openedAt ??= entry.t1;
+        this.on = entry.instance; // the instance the stream is open on
       }),
     });
   }
@@ -440,7 +442,7 @@ export class Subscriber extends Actor {
             else if (event.type === 'end') {
               this.ends++;
               resolve('end');
-            } else this.events.push({ at: Date.now(), type: event.type, id: event.objectId, object: event.object });
+            } else this.events.push({ at: Date.now(), on: this.on, type: event.type, id: event.objectId, object: event.object });
           },
           onError: (error) => resolve(error),
         });

@@ -18,7 +18,8 @@ import type { Service } from '../../src/index.js';
 import { expectError, loginBody, parseOrUndefined, type CallResult } from '../helpers.js';
 import { nodeCtr, nodeKeyPair, nodeSecureLogin, secureCall, secureRequest, sendSecure, type NodeLogin } from '../secure/node-client.js';
 import { remoteService } from '../support/processes.js';
-import { buildNextExample, startServer, type RunningServer, type ServerKind } from './servers.js';
+import { testNodes } from '../support/nodes.js';
+import { buildNextExample, NODE_KINDS, startServer, type RunningServer, type ServerKind } from './servers.js';
 
 const APP_KEY = 'e2e';
 const REFERENCE_ADDRESS = '127.0.0.1';
@@ -603,16 +604,28 @@ function expectLimited(answer: Answer): void {
   expect(Number(answer.retryAfter)).toBeGreaterThan(0);
 }
 
-/** Defines the whole suite for one server kind. */
+/**
+ * Defines the whole suite for one server kind; the Node kinds run it once under each Node
+ * (test/support/nodes.ts), each run with a fresh reference service and servers of its own.
+ */
 export function describeServerKind(kind: ServerKind): void {
+  if (kind === 'next') {
+    // built once (by the Node on the PATH) for the runs under each Node
+    beforeAll(async () => {
+      const { ms, bundler } = await buildNextExample();
+      console.log(`next build of examples/next (${bundler}): ${(ms / 1000).toFixed(1)} s`);
+    });
+  }
+  if (!NODE_KINDS.includes(kind)) describe(kind, () => describeServers(kind));
+  else for (const node of testNodes()) describe(`${kind} under ${node.name}`, () => describeServers(kind, node.path));
+}
+
+/** The servers of one run (the Node kinds' under `node`), compared with a reference service of their own. */
+function describeServers(kind: ServerKind, node?: string): void {
   const servers: RunningServer[] = [];
   let reference: Reference;
 
   beforeAll(async () => {
-    if (kind === 'next') {
-      const { ms, bundler } = await buildNextExample();
-      console.log(`next build of examples/next (${bundler}): ${(ms / 1000).toFixed(1)} s`);
-    }
     reference = createDemoService({ ODBREST_PASSWORD_ITERATIONS: '1000', ODBREST_CORS_ORIGINS: BROWSER_ORIGIN, ODBREST_MAX_UPLOAD_BYTES: '4096' });
     await reference.ready;
   });
@@ -620,12 +633,12 @@ export function describeServerKind(kind: ServerKind): void {
     await Promise.all(servers.map((server) => server.stop()));
   });
   const start = async (env: Record<string, string> = {}) => {
-    const server = await startServer(kind, env);
+    const server = await startServer(kind, env, node);
     servers.push(server);
     return new Pair(server.origin, reference);
   };
 
-  describe(`${kind}: the example app as a real process`, () => {
+  describe('the example app as a real process', () => {
     let pair: Pair;
     beforeAll(async () => {
       pair = await start({ ODBREST_CORS_ORIGINS: BROWSER_ORIGIN, ODBREST_MAX_UPLOAD_BYTES: '4096' });
@@ -643,7 +656,7 @@ export function describeServerKind(kind: ServerKind): void {
     });
   });
 
-  describe(`${kind}: with trustProxy and the limits from ODBREST_LOGIN_PER_ADDRESS/PER_USER`, () => {
+  describe('with trustProxy and the limits from ODBREST_LOGIN_PER_ADDRESS/PER_USER', () => {
     let pair: Pair;
     beforeAll(async () => {
       pair = await start({ ODBREST_TRUST_PROXY: 'true', ODBREST_LOGIN_PER_ADDRESS: '5', ODBREST_LOGIN_PER_USER: '2' });

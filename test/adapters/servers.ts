@@ -12,15 +12,22 @@ export type ServerKind = 'express' | 'koa' | 'node' | 'bun' | 'deno' | 'next';
 
 const LISTENING = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
 
-/** How each kind is started (from the repository root), and the stdout line that says it listens (default `LISTENING`). */
-const COMMANDS: Record<ServerKind, (port: number) => { command: string; args: string[]; ready?: RegExp }> = {
-  express: () => ({ command: process.execPath, args: ['examples/express/server.mjs'] }),
-  koa: () => ({ command: process.execPath, args: ['examples/koa/server.mjs'] }),
-  node: () => ({ command: process.execPath, args: ['examples/node/app.mjs'] }),
+/** The kinds whose example runs on Node (and so under each of test/support/nodes.ts's Nodes). */
+export const NODE_KINDS: readonly ServerKind[] = ['express', 'koa', 'node', 'next'];
+
+/**
+ * How each kind is started (from the repository root) with `node` the Node binary for the Node kinds,
+ * and the stdout line that says it listens (default `LISTENING`).
+ */
+const COMMANDS: Record<ServerKind, (port: number, node: string) => { command: string; args: string[]; ready?: RegExp }> = {
+  express: (_, node) => ({ command: node, args: ['examples/express/server.mjs'] }),
+  koa: (_, node) => ({ command: node, args: ['examples/koa/server.mjs'] }),
+  node: (_, node) => ({ command: node, args: ['examples/node/app.mjs'] }),
   bun: () => ({ command: bin('bun'), args: ['examples/bun/server.mjs'] }),
   deno: () => ({ command: bin('deno'), args: ['run', '--allow-net', '--allow-read', '--allow-env', 'examples/deno/server.mjs'] }),
-  // `next start` does not accept port 0: the port is chosen free just before.
-  next: (port) => ({ command: bin('next'), args: ['start', 'examples/next', '-p', String(port), '-H', '127.0.0.1'], ready: /Ready in/ }),
+  // `next start` does not accept port 0: the port is chosen free just before. Its script run by
+  // `node`, not through its `#!/usr/bin/env node` (whichever Node is first on the PATH).
+  next: (port, node) => ({ command: node, args: [`${ROOT}node_modules/next/dist/bin/next`, 'start', 'examples/next', '-p', String(port), '-H', '127.0.0.1'], ready: /Ready in/ }),
 };
 
 export interface RunningServer {
@@ -29,10 +36,10 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Starts one example as a child process with these extra environment variables. */
-export async function startServer(kind: ServerKind, env: Record<string, string> = {}): Promise<RunningServer> {
+/** Starts one example as a child process with these extra environment variables, the Node kinds under `node`. */
+export async function startServer(kind: ServerKind, env: Record<string, string> = {}, node = process.execPath): Promise<RunningServer> {
   const port = kind === 'next' ? await freePort() : 0;
-  const { command, args, ready = LISTENING } = COMMANDS[kind](port);
+  const { command, args, ready = LISTENING } = COMMANDS[kind](port, node);
   const child = spawnLines(
     command,
     args,

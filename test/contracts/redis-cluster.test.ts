@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createService, type BusMessage, type Service } from '../../src/index.js';
 import { RedisEventBus, RedisKeyValueStore } from '../../stores/redis.js';
 import { call, demoData, login } from '../helpers.js';
+import { eventually } from '../support/outage.js';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
 import { keyValueStoreContract } from './suites.js';
 
@@ -68,6 +69,33 @@ describe.runIf(cluster)('RedisKeyValueStore on a Redis Cluster', () => {
       await Promise.all(sent.map((id) => a!.publish({ kind: 'change', action: 'update', className: 'Doc', id, partial: true } as BusMessage)));
       await all;
       expect(received).toEqual(sent);
+    } finally {
+      await Promise.all([a!.close(), b!.close()]);
+    }
+  });
+
+  it('a message the shard delivers twice is heard once (a second subscription in the shard, as the failover soak met)', { timeout: 60_000 }, async () => {
+    const { nodes } = cluster as RedisCluster;
+    const channel = 'odbrest:events:cluster-twice';
+    const [a, b] = [0, 1].map(() => new RedisEventBus({ nodes, channel }));
+    // what the shard delivers, as it delivered it; and a client that delivers it again
+    const raw = new Cluster(nodes, { shardedSubscribers: true });
+    const again = new Cluster(nodes);
+    clients.push(raw, again);
+    const payloads: string[] = [];
+    raw.on('smessage', (_channel: string, payload: string) => void payloads.push(payload));
+    try {
+      await Promise.all([a!.ready, b!.ready, raw.ssubscribe(channel)]);
+      const heard: string[] = [];
+      b!.subscribe((message) => void (message.kind === 'change' && heard.push(message.id)));
+      const change = (id: string) => ({ kind: 'change', action: 'update', className: 'Doc', id, partial: true }) as BusMessage;
+      await a!.publish(change('X1'));
+      await a!.publish(change('X2'));
+      await eventually(() => payloads.length === 2 && heard.length === 2);
+      for (const payload of payloads.slice(0, 2)) await again.spublish(channel, payload);
+      await a!.publish(change('X3'));
+      await eventually(() => heard.includes('X3'));
+      expect(heard).toEqual(['X1', 'X2', 'X3']);
     } finally {
       await Promise.all([a!.close(), b!.close()]);
     }
