@@ -19,7 +19,7 @@ import { Telemetry } from './telemetry.js';
 import { InstanceMetrics } from './admin/metrics.js';
 import { identifiedAnswers } from './admin/request-ids.js';
 import { logRequests } from './http/request-log.js';
-import { newExchange, type Exchange } from './http/exchange.js';
+import { newExchange, noteAnswer, type Exchange } from './http/exchange.js';
 import { randomToken } from './storage/ids.js';
 
 /** Assembles the service from its options and dispatches requests to its routes. Hosts use `createService`. */
@@ -67,11 +67,7 @@ export class Core {
 
   /** The answer to a request; without a promise where the route answers at once (the read path). Never throws. */
   #answer(request: Request, context: RequestContext = {}, exchange: Exchange): MaybePromise<Response> {
-    const failed = (error: unknown) => {
-      const reply = errorReply(toApiError(error, this.ctx.onError));
-      exchange.internalStatus = reply.internalStatus;
-      return toResponse(reply, context.lightResponses);
-    };
+    const failed = (error: unknown) => toResponse(noteAnswer(exchange, errorReply(toApiError(error, this.ctx.onError))), context.lightResponses);
     try {
       if (!this.#loaded) return this.#whenReady(request, context, exchange).catch(failed);
       const { pathname, search } = urlParts(request.url);
@@ -133,16 +129,7 @@ export class Core {
    */
   #run(request: ApiRequest, matched: Matched<RouteRun> | ApiError): MaybePromise<Answer> {
     const template = matched instanceof Error ? undefined : matched.route.path;
-    const answered = (answer: Answer) => {
-      const { exchange } = request;
-      if (exchange) {
-        exchange.route = template;
-        // an answer that is not an envelope (an encrypted login answer) keeps what was noted before, if anything
-        if ('internalStatus' in answer && answer.internalStatus !== undefined) exchange.internalStatus = answer.internalStatus;
-        exchange.session = request.session;
-      }
-      return this.#telemetry.routed(template, answer);
-    };
+    const answered = (answer: Answer) => this.#telemetry.routed(template, noteAnswer(request.exchange, answer, template, request.session));
     const failed = (error: unknown) => answered(errorReply(toApiError(error, this.ctx.onError)));
     try {
       if (matched instanceof Error) {

@@ -1,3 +1,5 @@
+import type { Answer } from './envelope.js';
+
 /**
  * What answering one request found out, for those who report on it (the request log, the instance's
  * metrics, telemetry): one record per request, made when it arrives and filled in as it is answered,
@@ -17,6 +19,19 @@ export interface Exchange {
   /** The trace (32 hex digits) and span (16) of the request's server span, when an OpenTelemetry SDK records them. */
   traceId?: string;
   spanId?: string;
+}
+
+/**
+ * Notes `answer` on the request's record, with the route that gave it and the session it was answered
+ * for, where one is known (a refusal before routing keeps none); answers `answer`. An answer that is
+ * not an envelope (an encrypted login answer) keeps the internalStatus noted before it.
+ */
+export function noteAnswer<A extends Answer>(exchange: Exchange | undefined, answer: A, route?: string, session?: Exchange['session']): A {
+  if (!exchange) return answer;
+  if (route !== undefined) exchange.route = route;
+  if (session !== undefined) exchange.session = session;
+  if ('internalStatus' in answer && answer.internalStatus !== undefined) exchange.internalStatus = answer.internalStatus;
+  return answer;
 }
 
 /** A new record for a request arriving now. */
