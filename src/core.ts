@@ -67,7 +67,11 @@ export class Core {
 
   /** The answer to a request; without a promise where the route answers at once (the read path). Never throws. */
   #answer(request: Request, context: RequestContext = {}, exchange: Exchange): MaybePromise<Response> {
-    const failed = (error: unknown) => toResponse(noteAnswer(exchange, errorReply(toApiError(error, this.ctx.onError))), context.lightResponses);
+    const respond = (answer: Answer) => {
+      exchange.identified = exchange.requestId !== undefined && !(answer instanceof Response);
+      return toResponse(answer, context.lightResponses, exchange.requestId);
+    };
+    const failed = (error: unknown) => respond(noteAnswer(exchange, errorReply(toApiError(error, this.ctx.onError))));
     try {
       if (!this.#loaded) return this.#whenReady(request, context, exchange).catch(failed);
       const { pathname, search } = urlParts(request.url);
@@ -79,7 +83,6 @@ export class Core {
       const matched = this.#match(apiRequest);
       const rawBody = request.body !== null && !(matched instanceof Error) && matched.route.rawBody === true; // file uploads: the route streams it
       if (this.#secure.claims(request.headers)) return this.#secure.handle(apiRequest, async (inner) => this.#run(inner, matched), rawBody).catch(failed);
-      const respond = (answer: Answer) => toResponse(answer, context.lightResponses);
       if (!request.body || rawBody) return andThen(this.#run(apiRequest, matched), respond);
       return readBodyText(request, this.ctx.maxBodyBytes).then((text) => {
         apiRequest.bodyText = text;

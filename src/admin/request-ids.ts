@@ -27,7 +27,7 @@ export function identifiedAnswers<C>(answer: (request: Request, context: C | und
   return (request: Request, context: C | undefined, exchange: Exchange): MaybePromise<Response> => {
     const id = (exchange.requestId = ids.of(request));
     return andThen(answer(request, context, exchange), (response) => {
-      const answered = withHeader(response, 'x-request-id', id);
+      const answered = exchange.identified ? response : withHeader(response, 'x-request-id', id);
       if (metrics) metrics.record(request, answered.status, exchange);
       return answered;
     });

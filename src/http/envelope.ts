@@ -40,9 +40,12 @@ export function jsonReply(body: unknown, status = 200, headers?: Record<string, 
 }
 
 /** The `Response` of an answer: a light one (see `LightResponse`) when the adapter writes answers itself. */
-export function toResponse(answer: Answer, light = false): Response {
+export function toResponse(answer: Answer, light = false, requestId?: string): Response {
   if (answer instanceof Response) return answer;
-  return textResponse(answer.text, answer.status, { ...answer.headers, 'content-type': JSON_TYPE }, light);
+  const headers: Record<string, string> = { ...answer.headers, 'content-type': JSON_TYPE };
+  // made with the answer's headers, not set on the Response after (which makes its Headers on Bun and Deno)
+  if (requestId !== undefined) headers['x-request-id'] = requestId;
+  return textResponse(answer.text, answer.status, headers, light);
 }
 
 /** An answer's body as text (a `Response`'s stream is read). */

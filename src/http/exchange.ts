@@ -10,6 +10,8 @@ export interface Exchange {
   readonly started: number;
   /** The `X-Request-Id` the answer carries (PROTOCOL.md 6.12). */
   requestId?: string;
+  /** Whether the answer was made with its `X-Request-Id` already (else it is added to the Response). */
+  identified?: boolean;
   /** The template of the route that answered (`/v1/object/:id`); absent when none matched. */
   route?: string;
   /** The envelope's `internalStatus`; absent for an answer that is not an envelope. */
@@ -36,5 +38,5 @@ export function noteAnswer<A extends Answer>(exchange: Exchange | undefined, ans
 
 /** A new record for a request arriving now. */
 export function newExchange(): Exchange {
-  return { started: performance.now(), requestId: undefined, route: undefined, internalStatus: undefined, session: undefined, traceId: undefined, spanId: undefined };
+  return { started: performance.now(), requestId: undefined, identified: false, route: undefined, internalStatus: undefined, session: undefined, traceId: undefined, spanId: undefined };
 }
