@@ -58,12 +58,7 @@ export class MemoryObjectStore implements ObjectStore {
   }
 
   async getMany(ids: readonly string[]): Promise<StoredObject[]> {
-    const out: StoredObject[] = [];
-    for (const id of ids) {
-      const found = this.#byId.get(id);
-      if (found) out.push(copy(found));
-    }
-    return out;
+    return this.#many(ids, copy);
   }
 
   /** The object as it is stored, frozen (see `ObjectStore.getNow`): no copy per read. */
@@ -73,10 +68,15 @@ export class MemoryObjectStore implements ObjectStore {
   }
 
   getManyNow(ids: readonly string[]): StoredObject[] {
+    return this.#many(ids, snapshotOf);
+  }
+
+  /** The objects of `ids` that exist, in that order, each as `as` gives it (a copy or the frozen snapshot). */
+  #many(ids: readonly string[], as: (entry: Entry) => StoredObject): StoredObject[] {
     const out: StoredObject[] = [];
     for (const id of ids) {
       const found = this.#byId.get(id);
-      if (found) out.push(snapshotOf(found));
+      if (found) out.push(as(found));
     }
     return out;
   }
