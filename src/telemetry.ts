@@ -179,12 +179,12 @@ export class Telemetry {
   }
 }
 
-/** The operations of `ObjectStore` and `KeyValueStore` that are timed (see `storage/types.ts`). */
 /** Reads a request's headers for the propagator (`traceparent`, `tracestate`). */
 const HEADERS: TextMapGetter<Headers> = {
   get: (headers, key) => headers.get(key) ?? undefined,
   keys: (headers) => [...headers.keys()],
 };
 
+/** The operations of `ObjectStore` and `KeyValueStore` that are timed (see `storage/types.ts`). */
 export const OBJECT_STORE_OPERATIONS = ['get', 'getMany', 'find', 'count', 'put', 'delete'] as const;
 export const KV_OPERATIONS = ['get', 'set', 'compareAndSet', 'take', 'delete', 'increment', 'ttl', 'expire', 'getAndExpire', 'lineUp', 'leaveLine'] as const;

@@ -116,14 +116,12 @@ export class InstanceMetrics {
   #routeCount = 0;
   readonly #recent: RecentRequest[] = [];
   #next = 0;
-  /** What the dispatch noted of each request (the first route: a `/v1/multi` item shares its outer request). */
 
   constructor(
     readonly instance: string,
     private readonly now: () => number,
   ) {}
 
-  /** Notes the route that answered `request`, its code and session (the first one noted counts). */
   /** Counts the answer to `request` (its status, duration, route and session as `exchange` has them). */
   record(request: Request, status: number, exchange: Exchange): void {
     const ms = performance.now() - exchange.started;
