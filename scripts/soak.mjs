@@ -56,7 +56,9 @@ events: { retainMinutes: 1 }
  * connections read the WAL position alone after a write, and are left alone).
  */
 const LISTENING = `backend_type = 'client backend' AND state = 'idle' AND (query ILIKE 'LISTEN %' OR query LIKE '%pg_current_snapshot()%')`;
-const FAULT_KINDS = FAILOVER ? ['postgres', 'pg-failover', 'redis-failover', 'kill', 'listen', 'disk'] : ['postgres', 'redis', 'kill', 'listen', 'disk'];
+const ALL_FAULT_KINDS = FAILOVER ? ['postgres', 'pg-failover', 'redis-failover', 'kill', 'listen', 'disk'] : ['postgres', 'redis', 'kill', 'listen', 'disk'];
+/** `SOAK_FAULTS=kill,redis-failover`: only these kinds, in this order (to chase one fault's bug); default all. */
+const FAULT_KINDS = env.SOAK_FAULTS ? env.SOAK_FAULTS.split(',').map((kind) => kind.trim()) : ALL_FAULT_KINDS;
 const FAULT_NAMES = { postgres: 'PostgreSQL restarted', redis: 'Redis restarted', kill: 'instance SIGKILLed', listen: 'LISTEN connections ended', disk: 'blob disk full' };
 FAULT_NAMES['pg-failover'] = 'PostgreSQL failed over';
 FAULT_NAMES['redis-failover'] = 'Redis master failed over';
@@ -65,6 +67,10 @@ const EVENT_CHANNEL = 'odbrest-demo:events';
 
 if (!(MINUTES > 0) || !(WORKERS >= 2) || !(ROUNDS >= 1)) {
   console.error('SOAK_MINUTES must be above 0, SOAK_WORKERS 2 or more, SOAK_FAULT_ROUNDS 1 or more');
+  process.exit(2);
+}
+if (FAULT_KINDS.length === 0 || FAULT_KINDS.some((kind) => !ALL_FAULT_KINDS.includes(kind))) {
+  console.error(`SOAK_FAULTS must list some of ${ALL_FAULT_KINDS.join(', ')}${FAILOVER ? '' : ' (the others come with --failover)'}`);
   process.exit(2);
 }
 const say = (line) => console.log(`[soak +${((Date.now() - faults.start) / 1000).toFixed(1).padStart(6)} s] ${line}`);

@@ -95,7 +95,9 @@ class Actor {
     this.loginSpec = login;
     this.session = 0;
     this.floor = new Map();
-    this.client = createClient({ baseUrl: 'http://odbrest.soak', appKey: APP_KEY, fetch: soak.requests.fetchFor(soak.cluster), serverKey: soak.serverKey });
+    /** The last request answered for this actor (its instance and times), for the violations' details. */
+    this.answered = undefined;
+    this.client = createClient({ baseUrl: 'http://odbrest.soak', appKey: APP_KEY, fetch: soak.requests.fetchFor(soak.cluster, (entry) => (this.answered = entry)), serverKey: soak.serverKey });
   }
 
   /** Runs one operation, counted by kind; answers `{ok, value}` or `{ok: false, outcome}`. */
@@ -139,8 +141,14 @@ class Actor {
     const v = object.v;
     if (typeof v !== 'number') return;
     const floor = this.floor.get(id) ?? -1;
-    if (v < floor) this.soak.history.stale(id, `${this.name} session ${this.session} ${how}: v=${v} after it had ${floor}`);
+    if (v < floor) this.soak.history.stale(id, `${this.name} session ${this.session} ${how}: v=${v} after it had ${floor} (answered ${this.where()})`);
     else this.floor.set(id, v);
+  }
+
+  /** Where and when a request was answered (by default the last one): `on A at +12.3-12.4 s`. */
+  where(entry = this.answered) {
+    const at = (t) => ((t - this.soak.faults.start) / 1000).toFixed(1);
+    return entry ? `on ${entry.instance} at +${at(entry.t0)}-${at(entry.t1)} s` : 'on an unknown instance';
   }
 
   raiseFloor(id, v) {
@@ -336,8 +344,9 @@ export class Worker extends Actor {
     }
     this.soak.history.ackedState(item.id, 'recycled');
     item.state = 'recycled';
+    const moved = this.answered;
     const gone = await this.op('read', () => this.client.getObject(item.id));
-    if (gone.ok) this.soak.history.stale(item.id, `${this.name}: read its object after moving it to the recycle bin`);
+    if (gone.ok) this.soak.history.stale(item.id, `${this.name}: read its object after moving it to the recycle bin (moved ${this.where(moved)}, read ${this.where(this.answered)})`);
     const bin = await this.op('recycle bin', () => this.client.recycleBin());
     if (bin.ok && !bin.value['~Elements'].some((object) => object['~ObjectID'] === item.id)) this.soak.history.lost(item.id, `${this.name}: recycled object not in the recycle bin`);
     this.soak.history.attemptState(item.id, 'live');
