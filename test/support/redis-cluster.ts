@@ -124,6 +124,8 @@ export async function startRedisCluster(suites: string, options: ClusterOptions 
     async failover(port: number) {
       const replica = living().find((node) => /role:slave/.test(cli(node.port, 'INFO', 'replication')) && cli(node.port, 'INFO', 'replication').includes(`master_port:${port}`));
       if (!replica) throw new Error(`the master at ${port} has no replica`);
+      // a replica still syncing (a node just restarted) would let the failover time out
+      await until(() => /master_link_status:up/.test(cli(replica.port, 'INFO', 'replication')), 30_000);
       cli(replica.port, 'CLUSTER', 'FAILOVER');
       await until(() => {
         if (!/master_link_status:up/.test(cli(port, 'INFO', 'replication'))) return false;
