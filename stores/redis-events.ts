@@ -11,8 +11,9 @@ export interface RedisEventBusOptions {
   url?: string;
   /**
    * The nodes of a Redis Cluster, instead of `url` (any of them; the rest are discovered). The bus
-   * then uses sharded pub/sub (SPUBLISH, SSUBSCRIBE, Redis 7): the channel lives on the one node of its
-   * slot, which takes every message in turn, so the order holds as on a single server.
+   * then uses sharded pub/sub (SPUBLISH, SSUBSCRIBE, Redis 7): the channel's messages are taken by
+   * the master of its slot, in turn, and handed on from there (see `PUBLISH_ON_MASTER`), so the order
+   * holds as on a single server.
    */
   nodes?: ClusterNode[];
   /** The channel. Default `odbrest:events`; every instance of one service uses the same. */
@@ -25,6 +26,25 @@ export interface RedisEventBusOptions {
 const STAMP = /,"~bus":"([0-9a-f-]{36}:\d+)"\}$/;
 /** How many stamps are remembered. */
 const HEARD = 10_000;
+
+/**
+ * SPUBLISH from a script that names the channel as its key, so that only the master of the
+ * channel's slot runs it. A replica takes a plain SPUBLISH for its master's slot without a redirect
+ * (it serves sharded pub/sub): it hands the message to its own subscribers at once, and to the
+ * master's only through the cluster bus, a little later. A publisher whose client names a replica
+ * for the slot (after a planned failover its map still names the old master, now a replica, which
+ * never redirects it; while a master is down ioredis sends to a random node) therefore put its
+ * messages behind those another instance published on the master meanwhile: an object's older
+ * version came after its newer one, at every subscriber (test/redis-cluster-failover.test.ts). A
+ * replica answers a script MOVED (without READONLY), so the client publishes on the master. While
+ * the slot's master is down a replica also took a plain SPUBLISH as if delivered and the message
+ * went nowhere; now the publish waits for the new master or fails, and a failed publish tells this
+ * instance's streams `reset` (events/hub.ts).
+ */
+const PUBLISH_ON_MASTER = "return redis.call('SPUBLISH', KEYS[1], ARGV[1])";
+
+/** The publishing cluster client, with the script above as a command. */
+type ShardPublisher = Cluster & { publishOnMaster(channel: string, payload: string): Promise<number> };
 
 export class RedisEventBus implements EventBus {
   readonly #publisher: Redis | Cluster;
@@ -48,6 +68,7 @@ export class RedisEventBus implements EventBus {
     const retryStrategy = (attempt: number) => Math.min(50 * attempt, 1000);
     if (options.nodes) {
       this.#publisher = new Cluster(options.nodes, { clusterRetryStrategy: retryStrategy, redisOptions: { maxRetriesPerRequest: 1 } });
+      this.#publisher.defineCommand('publishOnMaster', { numberOfKeys: 1, lua: PUBLISH_ON_MASTER });
       this.#subscriber = new Cluster(options.nodes, { clusterRetryStrategy: retryStrategy, shardedSubscribers: true });
     } else {
       this.#publisher = new Redis(url, { maxRetriesPerRequest: 1, retryStrategy });
@@ -123,7 +144,7 @@ export class RedisEventBus implements EventBus {
   async publish(message: BusMessage): Promise<void> {
     // the stamp last, where decodeMessage ignores it (an older instance reads the message as before)
     const payload = `${encodeMessage(message).slice(0, -1)},"~bus":"${this.#id}:${++this.#sent}"}`;
-    await (this.#sharded ? this.#publisher.spublish(this.#channel, payload) : this.#publisher.publish(this.#channel, payload));
+    await (this.#sharded ? (this.#publisher as ShardPublisher).publishOnMaster(this.#channel, payload) : this.#publisher.publish(this.#channel, payload));
   }
 
   subscribe(listener: (message: BusMessage | GapMessage) => void): () => void {

@@ -5,12 +5,16 @@
  * the event channel's slot (and a session, a lock and the failed-login count put there) is killed
  * with SIGKILL; once the cluster has promoted its replica, the session, the lock, the failed-login
  * limit and the seats are as they were, the event subscription follows the slot's new master, and a
- * subscriber is told `reset` (once) where events may have been missed.
+ * subscriber is told `reset` (once) where events may have been missed. Then a planned failover
+ * (CLUSTER FAILOVER) leaves a bus whose client still names the old master, now a replica: each
+ * object's events keep their order.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoAccess } from '../examples/demo-access.mjs';
 import { createService, importObjects, MemoryObjectStore, type Service } from '../src/index.js';
 import { kvKeys } from '../src/storage/keys.js';
+import type { BusMessage } from '../src/events/types.js';
 import { RedisEventBus, RedisKeyValueStore } from '../stores/redis.js';
 import { SseReader } from './events/sse.js';
 import { APP_KEY, call, demoData, login, loginBody, USERS, type CallResult } from './helpers.js';
@@ -153,5 +157,46 @@ describe.runIf(cluster)('Redis Cluster: a master killed, its replica promoted', 
     }
     console.log(`Redis Cluster failover: the replica was promoted ${(promotedMs / 1000).toFixed(1)} s after the SIGKILL, the session answered again after ${(answeredMs / 1000).toFixed(1)} s; B's subscriber saw ${arrived.join(', ')}`);
     arrived = [];
+  });
+
+  // A replica takes SPUBLISH for its master's slot without a redirect and hands the message to the
+  // master's subscribers through the cluster bus, a little late: a bus publishing there put an
+  // object's older version behind the newer one another bus published on the master. Before the fix
+  // the replica took every message of the stale bus, and versions arrived reversed (30 of 1,000 at
+  // each of three subscribers in one run, most of the stale bus's in another).
+  it('after a planned failover, a bus whose client still names the old master (now a replica) publishes on the new master: events stay in order', { timeout: 60_000 }, async () => {
+    const planned = `odbrest-cf:${RUN_ID}:planned`;
+    const old = masterOf(planned);
+    const change = (v: number) => ({ kind: 'change', action: 'update', className: 'Doc', id: 'DOC1', object: { id: 'DOC1', className: 'Doc', storeTime: v, fields: { v } } }) as BusMessage;
+    const stale = new RedisEventBus({ nodes, channel: planned });
+    await stale.ready;
+    await stale.publish(change(0));
+    await cluster!.failover(old);
+    const fresh = new RedisEventBus({ nodes, channel: planned });
+    const listener = new RedisEventBus({ nodes, channel: planned });
+    const buses = [stale, fresh, listener];
+    const heard = buses.map(() => [] as number[]);
+    buses.forEach((bus, i) => bus.subscribe((message) => void (message.kind === 'change' && heard[i]!.push(message.object!.fields.v as number))));
+    const spublished = async () => {
+      const client = new Redis({ port: old, lazyConnect: true });
+      try {
+        return Number(/cmdstat_spublish:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0);
+      } finally {
+        client.disconnect();
+      }
+    };
+    try {
+      await Promise.all([fresh.ready, listener.ready]);
+      const before = await spublished();
+      // one object's writes, one after the other, alternately through the two buses (two instances)
+      const written = Array.from({ length: 400 }, (_, i) => i + 1);
+      for (const v of written) await (v % 2 === 1 ? stale : fresh).publish(change(v));
+      await eventually(() => heard.every((values) => values.filter((v) => v > 0).length === written.length), 10_000);
+      for (const values of heard) expect(values.filter((v) => v > 0)).toEqual(written);
+      // none was published on the old master, a replica now
+      expect((await spublished()) - before).toBe(0);
+    } finally {
+      await Promise.all(buses.map((bus) => bus.close()));
+    }
   });
 });

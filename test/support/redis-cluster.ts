@@ -3,7 +3,8 @@
  * temporary folder (never the shared server): `redis-cli --cluster create`, then waits until every
  * node answers `cluster_state:ok`. `undefined` (with the reason printed) where the binaries are missing.
  * With `replicas: 1` each master gets a replica, and `killMaster` kills a master with SIGKILL and waits
- * until the cluster has promoted its replica (`nodeTimeoutMs`, default 1 s, bounds how soon it does).
+ * until the cluster has promoted its replica (`nodeTimeoutMs`, default 1 s, bounds how soon it does);
+ * `failover` swaps a master and its replica the planned way (CLUSTER FAILOVER), both staying up.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -20,6 +21,11 @@ export interface RedisCluster {
   killMaster(port: number): Promise<void>;
   /** Starts a killed node again; answers once it answers (it then learns it is a replica of its slots' new master). */
   restart(port: number): Promise<void>;
+  /**
+   * A planned failover of the master at `port` (CLUSTER FAILOVER on its replica, no write lost): answers
+   * the replica's port once every node names it as the slots' master and the old master replicates from it.
+   */
+  failover(port: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -114,6 +120,21 @@ export async function startRedisCluster(suites: string, options: ClusterOptions 
       const index = nodes.findIndex((node) => node.port === port);
       servers[index] = startNode(port);
       await until(() => cli(port, 'PING').trim() === 'PONG');
+    },
+    async failover(port: number) {
+      const replica = living().find((node) => /role:slave/.test(cli(node.port, 'INFO', 'replication')) && cli(node.port, 'INFO', 'replication').includes(`master_port:${port}`));
+      if (!replica) throw new Error(`the master at ${port} has no replica`);
+      // a replica still syncing (a node just restarted) would let the failover time out
+      await until(() => /master_link_status:up/.test(cli(replica.port, 'INFO', 'replication')), 30_000);
+      cli(replica.port, 'CLUSTER', 'FAILOVER');
+      await until(() => {
+        if (!/master_link_status:up/.test(cli(port, 'INFO', 'replication'))) return false;
+        return living().every((node) => {
+          const ranges = JSON.parse(cli(node.port, '--json', 'CLUSTER', 'SLOTS')) as Array<[number, number, [string, number]]>;
+          return ranges.every((range) => range[2][1] !== port) && ranges.some((range) => range[2][1] === replica.port);
+        });
+      }, 30_000);
+      return replica.port;
     },
     close,
   };
