@@ -449,5 +449,14 @@ function report({ subscribers, samples, expectedEvents, loadStart }) {
     console.log(`\nfirst violations (of ${details.length}):`);
     for (const line of details.slice(0, VERBOSE ? details.length : 40)) console.log(`  ${line}`);
   }
+  // for each stale read and phantom (the first five): its actor's last fifteen requests before it was found
+  for (const line of [...found.stale, ...found.phantom].slice(0, 5)) {
+    const [, id, actor] = /^(\S+): (\w+)/.exec(line) ?? [];
+    const at = /\(at \+([\d.]+) s\)$/.exec(line)?.[1];
+    const until = at === undefined ? Infinity : faults.start + Number(at) * 1000 + 100;
+    const theirs = requests.filter((r) => r.actor === actor && r.t0 <= until).slice(-15);
+    console.log(`\n${actor}'s last requests before ${id}'s violation:`);
+    for (const r of theirs) console.log(`  ${r.method} ${r.path} on ${r.instance} at +${((r.t0 - faults.start) / 1000).toFixed(3)}-${((r.t1 - faults.start) / 1000).toFixed(3)} s: ${r.error ?? r.status}`);
+  }
   return total === 0 ? 0 : 1;
 }

@@ -147,8 +147,13 @@ export class History {
     }
   }
 
+  /** When a violation was found, in the run's time. */
+  #now() {
+    return `(at +${((Date.now() - this.faults.start) / 1000).toFixed(1)} s)`;
+  }
+
   stale(id, message) {
-    this.found.stale.push(`${id}: ${message} (at +${((Date.now() - this.faults.start) / 1000).toFixed(1)} s)`);
+    this.found.stale.push(`${id}: ${message} ${this.#now()}`);
   }
 
   lost(id, message) {
@@ -156,7 +161,7 @@ export class History {
   }
 
   phantom(id, message) {
-    this.found.phantom.push(`${id}: ${message}`);
+    this.found.phantom.push(`${id}: ${message} ${this.#now()}`);
   }
 
   violation(kind, message) {

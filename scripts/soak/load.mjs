@@ -37,7 +37,8 @@ export class Requests {
   }
 
   /** A fetch for odbrest/client that sends each request to one instance, the other when the first refuses connections. */
-  fetchFor(cluster, onAnswer) {
+  /** `actor` names the client in each request's record (the violations' details list an actor's last requests). */
+  fetchFor(cluster, onAnswer, actor) {
     return async (input, init = {}) => {
       const url = new URL(typeof input === 'string' ? input : input.url);
       const method = init.method ?? 'GET';
@@ -45,7 +46,7 @@ export class Requests {
       const order = cluster.order();
       for (let attempt = 0; ; attempt++) {
         const instance = order[attempt];
-        const entry = { kind, method, path: url.pathname, instance: instance.name, t0: Date.now(), t1: 0, status: 0, retryAfter: null, error: undefined };
+        const entry = { kind, actor, method, path: url.pathname, instance: instance.name, t0: Date.now(), t1: 0, status: 0, retryAfter: null, error: undefined };
         this.list.push(entry);
         try {
           const response = await fetch(instance.url + url.pathname + url.search, init);
@@ -97,7 +98,7 @@ class Actor {
     this.floor = new Map();
     /** The last request answered for this actor (its instance and times), for the violations' details. */
     this.answered = undefined;
-    this.client = createClient({ baseUrl: 'http://odbrest.soak', appKey: APP_KEY, fetch: soak.requests.fetchFor(soak.cluster, (entry) => (this.answered = entry)), serverKey: soak.serverKey });
+    this.client = createClient({ baseUrl: 'http://odbrest.soak', appKey: APP_KEY, fetch: soak.requests.fetchFor(soak.cluster, (entry) => (this.answered = entry), name), serverKey: soak.serverKey });
   }
 
   /** Runs one operation, counted by kind; answers `{ok, value}` or `{ok: false, outcome}`. */
