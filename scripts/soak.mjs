@@ -52,10 +52,10 @@ events: { retainMinutes: 1 }
 /**
  * The backends that LISTEN (the object caches' and the event buses' connections, stores/pg-cache.ts
  * ChangeFeed): their last query is the LISTEN, or the round trip each sends every 5 s and for reads
- * that wait for the feed (its FEED_SQL, the only query that reads `pg_current_snapshot()`; the pools'
- * connections read the WAL position alone after a write, and are left alone).
+ * that wait for the feed (its FEED_SQL, which names its column `feed_position`; the pools'
+ * connections read the WAL position after a write without that name, and are left alone).
  */
-const LISTENING = `backend_type = 'client backend' AND state = 'idle' AND (query ILIKE 'LISTEN %' OR query LIKE '%pg_current_snapshot()%')`;
+const LISTENING = `backend_type = 'client backend' AND state = 'idle' AND (query ILIKE 'LISTEN %' OR query LIKE '%AS feed_position%')`;
 const ALL_FAULT_KINDS = FAILOVER ? ['postgres', 'pg-failover', 'redis-failover', 'kill', 'listen', 'disk'] : ['postgres', 'redis', 'kill', 'listen', 'disk'];
 /** `SOAK_FAULTS=kill,redis-failover`: only these kinds, in this order (to chase one fault's bug); default all. */
 const FAULT_KINDS = env.SOAK_FAULTS ? env.SOAK_FAULTS.split(',').map((kind) => kind.trim()) : ALL_FAULT_KINDS;

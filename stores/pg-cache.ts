@@ -61,10 +61,11 @@ const RETRY_LAST_MS = 5000;
  */
 const HEARTBEAT_MS = 5000;
 /**
- * A round trip on the listening connection: the WAL position, then (a later snapshot, in the same
- * transaction) the writing transactions in progress; notifications are delivered before its answer.
+ * A round trip on the listening connection: the WAL position (notifications are delivered before its
+ * answer). Named apart from the pools' `POSITION_SQL` (`feed_position`), so that it can be told from
+ * them in `pg_stat_activity`.
  */
-const FEED_SQL = 'SELECT pg_current_wal_insert_lsn()::text AS lsn; SELECT pg_current_snapshot()::text AS snapshot';
+const FEED_SQL = 'SELECT pg_current_wal_insert_lsn()::text AS feed_position';
 
 export interface FeedHandlers {
   listening: () => void;
@@ -222,11 +223,11 @@ export class ChangeFeed {
   #heartbeat: ReturnType<typeof setInterval> | undefined;
   listening = false;
   /**
-   * The WAL position answered by the last round trip on the listening connection (`positionOf`), and
-   * whether no writing transaction was in progress just after it was read. Every transaction that
-   * wrote WAL before that position and was complete then has had its notifications handled.
+   * The WAL position answered by the last round trip on the listening connection (`positionOf`).
+   * Every write whose position a session read after its commit (`POSITION_SQL`) before it is lower,
+   * and has had its notifications handled.
    */
-  #applied: { position: string; exact: boolean } | undefined;
+  #applied: string | undefined;
   /** The next round trip for `sync`, not yet sent: reads that begin meanwhile share it. */
   #next: Promise<boolean> | undefined;
   /** The last round trip on the listening connection: one at a time (pg queues overlapping queries, and is to stop doing so). */
@@ -264,14 +265,17 @@ export class ChangeFeed {
 
   /**
    * Whether the notifications of every write that a session saw answered, and whose position it then
-   * read (`POSITION_SQL`, after the commit), at or before `position`, have been handled. A position
-   * read before the last round trip's is passed; an equal one too when no writing transaction was in
-   * progress just after that round trip read it (a commit whose WAL is written but that is still
-   * being completed could otherwise share that position, its notifications not yet deliverable).
+   * read (`POSITION_SQL`, after the commit), at or before `position`, have been handled: only when the
+   * last round trip read a later position (it then ran after that read, so after those commits had
+   * signalled their notifications). An equal position is not enough: a commit is visible to others
+   * (its transaction no longer in progress) a moment before it signals its listeners, and a round
+   * trip in that moment reads the commit's position, with no WAL written since, yet gets no
+   * notification before its answer. Taking it as passed answered a cached object older than the
+   * session's own write (the failover soak: a read on B, 7 ms before B heard of the session's move
+   * to the recycle bin on A, at the very position of that write).
    */
   reached(position: string): boolean {
-    const applied = this.#applied;
-    return applied !== undefined && (applied.position > position || (applied.exact && applied.position === position));
+    return this.#applied !== undefined && this.#applied > position;
   }
 
   /** One round trip on `client`, after the one in flight; `sending` is called as it is sent. Raises `applied`. */
@@ -279,14 +283,11 @@ export class ChangeFeed {
     const run = this.#chain
       .then(() => {
         sending?.();
-        return client.query(FEED_SQL) as unknown as Promise<[pg.QueryResult<{ lsn: string }>, pg.QueryResult<{ snapshot: string }>]>;
+        return client.query<{ feed_position: string }>(FEED_SQL);
       })
-      .then(([lsn, snapshot]) => {
-        // "xmin:xmax:" lists no transaction in progress
+      .then((answer) => {
         if (this.#client !== client || !this.listening) return;
-        const position = positionOf(lsn.rows[0]!.lsn);
-        const exact = snapshot.rows[0]!.snapshot.endsWith(':') || (this.#applied?.position === position && this.#applied.exact);
-        this.#applied = { position, exact };
+        this.#applied = positionOf(answer.rows[0]!.feed_position);
       });
     this.#chain = run.catch(() => undefined);
     return run;
