@@ -30,14 +30,7 @@ describe.runIf(installed)('the one-minute soaks of docs/operations.md', () => {
     expect(lines).toEqual(['SOAK_MINUTES=1 npm run soak', 'SOAK_MINUTES=1 npm run soak -- --failover']);
   });
 
-  // The failover soak still finds, in about one run of three, a few events out of order right after a
-  // Redis master's failover, and once a stale read after a move to the recycle bin (docs/scaling.md,
-  // "Under the soak"; issue 45 stays open): it is skipped here, reported as skipped, until those are
-  // fixed, so that the suite does not fail by chance. Run it with the line as printed.
-  const inSuite = (line: string) => !line.includes('--failover');
-  it.skip.each(lines.filter((line) => !inSuite(line)))('%s (skipped until its known violations are fixed)', () => undefined);
-
-  it.each(lines.filter(inSuite))('%s exits 0 with zeros in its table and every kind of fault injected once', { timeout: 300_000 }, async (line) => {
+  it.each(lines)('%s exits 0 with zeros in its table and every kind of fault injected once', { timeout: 300_000 }, async (line) => {
     const copy = freshCopy();
     // its own process group: should the test end first, everything the soak started ends with it
     const soak = spawnLines('sh', ['-c', line], {}, { cwd: copy.dir, detached: true });
