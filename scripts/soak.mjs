@@ -455,6 +455,7 @@ function report({ subscribers, samples, expectedEvents, loadStart }) {
     const at = /\(at \+([\d.]+) s\)$/.exec(line)?.[1];
     const until = at === undefined ? Infinity : faults.start + Number(at) * 1000 + 100;
     const theirs = requests.filter((r) => r.actor === actor && r.t0 <= until).slice(-15);
+    if (theirs.length === 0) continue; // found at the end, by no client
     console.log(`\n${actor}'s last requests before ${id}'s violation:`);
     for (const r of theirs) console.log(`  ${r.method} ${r.path} on ${r.instance} at +${((r.t0 - faults.start) / 1000).toFixed(3)}-${((r.t1 - faults.start) / 1000).toFixed(3)} s: ${r.error ?? r.status}`);
   }

@@ -36,8 +36,11 @@ export class Requests {
     this.list = [];
   }
 
-  /** A fetch for odbrest/client that sends each request to one instance, the other when the first refuses connections. */
-  /** `actor` names the client in each request's record (the violations' details list an actor's last requests). */
+  /**
+   * A fetch for odbrest/client that sends each request to one instance, the other when the first
+   * refuses connections; `actor` names the client in each request's record (the report lists the last
+   * requests of the client that found a violation).
+   */
   fetchFor(cluster, onAnswer, actor) {
     return async (input, init = {}) => {
       const url = new URL(typeof input === 'string' ? input : input.url);
@@ -96,9 +99,7 @@ class Actor {
     this.loginSpec = login;
     this.session = 0;
     this.floor = new Map();
-    /** The last request answered for this actor (its instance and times), for the violations' details. */
-    this.answered = undefined;
-    this.client = createClient({ baseUrl: 'http://odbrest.soak', appKey: APP_KEY, fetch: soak.requests.fetchFor(soak.cluster, (entry) => (this.answered = entry), name), serverKey: soak.serverKey });
+    this.client = createClient({ baseUrl: 'http://odbrest.soak', appKey: APP_KEY, fetch: soak.requests.fetchFor(soak.cluster, undefined, name), serverKey: soak.serverKey });
   }
 
   /** Runs one operation, counted by kind; answers `{ok, value}` or `{ok: false, outcome}`. */
@@ -142,14 +143,8 @@ class Actor {
     const v = object.v;
     if (typeof v !== 'number') return;
     const floor = this.floor.get(id) ?? -1;
-    if (v < floor) this.soak.history.stale(id, `${this.name} session ${this.session} ${how}: v=${v} after it had ${floor} (answered ${this.where()})`);
+    if (v < floor) this.soak.history.stale(id, `${this.name} session ${this.session} ${how}: v=${v} after it had ${floor}`);
     else this.floor.set(id, v);
-  }
-
-  /** Where and when a request was answered (by default the last one): `on A at +12.3-12.4 s`. */
-  where(entry = this.answered) {
-    const at = (t) => ((t - this.soak.faults.start) / 1000).toFixed(1);
-    return entry ? `on ${entry.instance} at +${at(entry.t0)}-${at(entry.t1)} s` : 'on an unknown instance';
   }
 
   raiseFloor(id, v) {
@@ -345,9 +340,8 @@ export class Worker extends Actor {
     }
     this.soak.history.ackedState(item.id, 'recycled');
     item.state = 'recycled';
-    const moved = this.answered;
     const gone = await this.op('read', () => this.client.getObject(item.id));
-    if (gone.ok) this.soak.history.stale(item.id, `${this.name}: read its object after moving it to the recycle bin (moved ${this.where(moved)}, read ${this.where(this.answered)})`);
+    if (gone.ok) this.soak.history.stale(item.id, `${this.name}: read its object after moving it to the recycle bin`);
     const bin = await this.op('recycle bin', () => this.client.recycleBin());
     if (bin.ok && !bin.value['~Elements'].some((object) => object['~ObjectID'] === item.id)) this.soak.history.lost(item.id, `${this.name}: recycled object not in the recycle bin`);
     this.soak.history.attemptState(item.id, 'live');

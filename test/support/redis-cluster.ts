@@ -122,7 +122,10 @@ export async function startRedisCluster(suites: string, options: ClusterOptions 
       await until(() => cli(port, 'PING').trim() === 'PONG');
     },
     async failover(port: number) {
-      const replica = living().find((node) => /role:slave/.test(cli(node.port, 'INFO', 'replication')) && cli(node.port, 'INFO', 'replication').includes(`master_port:${port}`));
+      const replica = living().find((node) => {
+        const replication = cli(node.port, 'INFO', 'replication');
+        return /role:slave/.test(replication) && replication.includes(`master_port:${port}`);
+      });
       if (!replica) throw new Error(`the master at ${port} has no replica`);
       // a replica still syncing (a node just restarted) would let the failover time out
       await until(() => /master_link_status:up/.test(cli(replica.port, 'INFO', 'replication')), 30_000);
