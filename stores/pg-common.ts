@@ -53,13 +53,22 @@ export function openPool(options: PostgresPoolOptions): { pool: pg.Pool; owned: 
 
 /** Runs `work` on a pooled connection; connection trouble becomes `StorageUnavailableError`. */
 export async function onConnection<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  // A checked-out connection that breaks between statements emits 'error'; unheard, that would
+  // crash the process. The statement in progress fails on its own; this only marks the connection.
+  let broken: Error | undefined;
+  const onError = (error: Error) => void (broken = error);
   try {
-    const client = await pool.connect();
-    // A checked-out connection that breaks between statements emits 'error'; unheard, that would
-    // crash the process. The statement in progress fails on its own; this only marks the connection.
-    let broken: Error | undefined;
-    const onError = (error: Error) => void (broken = error);
-    client.on('error', onError);
+    // Heard from the moment the pool hands the connection over, not an `await` later: the pool stops
+    // listening then, and a new connection's first answer and a FATAL (pg_terminate_backend) can come
+    // in one read, the error emitted before the awaiting code runs (an uncaught exception, seen in
+    // test/outage.test.ts about one run in six).
+    const client = await new Promise<pg.PoolClient>((resolve, reject) => {
+      pool.connect((error, connected) => {
+        if (error || !connected) return reject(error ?? new Error('the pool handed over no connection'));
+        connected.on('error', onError);
+        resolve(connected);
+      });
+    });
     try {
       return await work(client);
     } catch (error) {
