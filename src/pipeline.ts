@@ -2,12 +2,14 @@
  * The stages a route's requests pass, composed once per route when the table is built (as Hono's
  * `compose` and Fastify's per-route hooks are): only the stages the route's declaration asks for.
  *
- *   app key -> batch item refusal -> qb64 query -> credential -> session consistency -> input -> handler
+ *   app key -> batch item refusal -> qb64 query -> credential -> session consistency -> input
+ *     -> administrators' group (`admin`) -> handler
  *
  * The secure transport and `/v1/multi` are stages of their own around this (core.ts): the transport
  * opens a request before it reaches here and seals the answer after; a batch runs each item through
  * `Dispatch`, handed to it explicitly.
  */
+import { requireAdmin } from './auth/admins.js';
 import { authorize, type SecureSessions } from './auth/credentials.js';
 import type { AssembledContext } from './service-context.js';
 import type { Answer } from './http/envelope.js';
@@ -25,9 +27,17 @@ export type Dispatch = (request: ApiRequest) => MaybePromise<Answer>;
 
 export function compileRoute(route: Route, ctx: AssembledContext, secure: SecureSessions): RouteRun {
   const takesInput = route.params !== undefined || route.query !== undefined || (route.body !== undefined && !route.rawBody);
-  const handle: RouteRun = takesInput
-    ? (request) => route.handler(request, routeInput(route, request))
-    : (request) => route.handler(request, { params: request.params, query: undefined, body: undefined });
+  const inputOf = takesInput
+    ? (request: ApiRequest) => routeInput(route, request)
+    : (request: ApiRequest) => ({ params: request.params, query: undefined, body: undefined });
+  const { admin } = route;
+  const adminOnly = admin === true ? () => true : admin;
+  const handle: RouteRun = adminOnly
+    ? (request) => {
+        const input = inputOf(request);
+        return adminOnly(input, request) ? requireAdmin(ctx, request.session!).then(() => route.handler(request, input)) : route.handler(request, input);
+      }
+    : (request) => route.handler(request, inputOf(request));
   const guarded: RouteRun =
     route.auth === 'none'
       ? handle

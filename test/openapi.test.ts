@@ -122,6 +122,24 @@ describe('GET /openapi.json', () => {
     expect(document.paths['/_CheckService']!.get!.security).toEqual([]);
   });
 
+  test('marks the administrators\' routes (x-odbrest-admin), as the route table declares them', () => {
+    const marked = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item).flatMap(([method, operation]) => ((operation as Record<string, unknown>)['x-odbrest-admin'] ? [`${method.toUpperCase()} ${path} ${(operation as Record<string, unknown>)['x-odbrest-admin']}`] : [])),
+    );
+    expect(marked.sort()).toEqual(
+      [
+        'GET /v1/admin/metrics always',
+        'GET /v1/admin/requests always',
+        'GET /v1/users always',
+        'POST /v1/user always',
+        'PATCH /v1/user/{name} always',
+        'GET /v1/sessions for some inputs',
+        'DELETE /v1/sessions for some inputs',
+        'GET /v1/2fa/secret for some inputs',
+      ].sort(),
+    );
+  });
+
   test('lists every operation under a tag the document describes, in the order of TAGS', () => {
     const tags = (document as unknown as { tags: Array<{ name: string; description: string }> }).tags;
     expect(tags.map((tag) => tag.name)).toEqual(TAGS.map((tag) => tag.name).filter((name) => tags.some((tag) => tag.name === name)));

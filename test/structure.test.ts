@@ -114,4 +114,20 @@ describe('module structure', () => {
     }
     expect(calls).toEqual(allowed);
   });
+
+  test('who administers is declared on the route (`admin`) and checked in one place, the dispatcher', () => {
+    const allowed: Record<string, number> = {
+      'src/auth/admins.ts': 1, // the one implementation
+      'src/pipeline.ts': 1, // the dispatcher's stage for routes declared `admin`
+      'src/objects/model/class-routes.ts': 2, // checks a declaration before the group (issue 52: to the route's input)
+    };
+    const uses: Record<string, number> = {};
+    for (const file of files('src')) {
+      const text = readFileSync(join(root, file), 'utf8');
+      // the check itself, or a group test of its own on users.admins
+      const count = [...text.matchAll(/\brequireAdmin\(|inGroup\([^)]*admins/g)].length;
+      if (count > 0) uses[file] = count;
+    }
+    expect(uses).toEqual(allowed);
+  });
 });

@@ -91,16 +91,6 @@ async function ownUser(ctx: AuthContext, session: Session): Promise<StoredObject
   return user;
 }
 
-/** Throws `403` unless the session's user is in the `users.admins` group. */
-async function requireAdmin(ctx: AuthContext, acc: Accounts, session: Session): Promise<void> {
-  const group = acc.options.admins;
-  if (group === undefined) throw new ApiError('403', 'user administration is off on this service (no users.admins group is configured)');
-  const user = session.principal === 'db' ? await ctx.store.get(session.principalId) : undefined;
-  if (!user || !(await acc.users.groupNames(user)).has(group)) {
-    throw new ApiError('403', `only members of the group ${JSON.stringify(clip(group))} may administer users and their sessions`);
-  }
-}
-
 /** One request counted against a limit of the reset requests; `429` with `Retry-After` beyond it. */
 async function countReset(ctx: AuthContext, key: string, limit: number): Promise<void> {
   if ((await ctx.kv.increment(key, RESET_WINDOW_MS)) <= limit) return;
@@ -162,17 +152,16 @@ async function confirmReset(ctx: AuthContext, acc: Accounts, _request: ApiReques
   return okReply({}, 'password changed; every session of this user has ended');
 }
 
-/** The principal whose sessions a request concerns: its own, or (administrators) `?user=`'s. */
-async function sessionsOwner(ctx: AuthContext, acc: Accounts, request: ApiRequest, user: string | undefined): Promise<string> {
+/** The principal whose sessions a request concerns: its own, or `?user=`'s (the route is then an administrator's: `admin`). */
+async function sessionsOwner(acc: Accounts, request: ApiRequest, user: string | undefined): Promise<string> {
   if (user === undefined) return request.session!.principalId;
-  await requireAdmin(ctx, acc, request.session!);
   const found = await acc.users.find(user);
   if (!found) throw new ApiError('404', `no user named ${JSON.stringify(clip(user))}`);
   return found.id;
 }
 
 async function listSessions(ctx: AuthContext, acc: Accounts, request: ApiRequest, { query }: Query<typeof UserQuerySchema>): Promise<JsonReply> {
-  const owner = await sessionsOwner(ctx, acc, request, query.user);
+  const owner = await sessionsOwner(acc, request, query.user);
   const live = await acc.sessions.live(owner);
   const elements = await Promise.all(
     live.map(async (session) => ({
@@ -198,19 +187,17 @@ async function endSession(ctx: AuthContext, acc: Accounts, request: ApiRequest):
 }
 
 async function endSessions(ctx: AuthContext, acc: Accounts, request: ApiRequest, { query }: Query<typeof UserQuerySchema>): Promise<JsonReply> {
-  const owner = await sessionsOwner(ctx, acc, request, query.user);
+  const owner = await sessionsOwner(acc, request, query.user);
   const ended = await acc.sessions.endAll(owner, owner === request.session!.principalId ? request.session!.id : undefined);
   return okReply({ ended }, `${ended} sessions ended`);
 }
 
 async function createUser(ctx: AuthContext, acc: Accounts, request: ApiRequest, { body: input }: Body<typeof NewUserBody>): Promise<JsonReply> {
-  await requireAdmin(ctx, acc, request.session!);
   const user = await acc.users.create(input);
   return okReply({ '~ObjectID': user.id, Name: user.fields.Name }, 'user created');
 }
 
 async function updateUser(ctx: AuthContext, acc: Accounts, request: ApiRequest, { body: change }: Body<typeof UserChangeBody>): Promise<JsonReply> {
-  await requireAdmin(ctx, acc, request.session!);
   const user = await acc.users.update(request.params.name ?? '', change, request.session!.id);
   return okReply({ '~ObjectID': user.id, Name: user.fields.Name, Disabled: user.fields._disabled === true }, 'user changed');
 }
@@ -223,7 +210,6 @@ function hasTwoFactor(user: StoredObject): boolean {
 
 /** A page of the users, ordered by name, as administrators see them: no `_` field, only what they tell. */
 async function listUsers(ctx: AuthContext, acc: Accounts, request: ApiRequest, { query: { page = 0, perPage = DEFAULT_PER_PAGE } }: Query<typeof UserListQuerySchema>): Promise<JsonReply> {
-  await requireAdmin(ctx, acc, request.session!);
   const { objects, total } = await ctx.store.find({ className: acc.users.userClass, orderBy: { field: 'Name' }, offset: page * perPage, limit: perPage });
   // every group of the page read at once
   const groupIds = new Set(objects.flatMap((user) => (isSet(user.fields.Groups) ? user.fields.Groups.$set : [])));
@@ -284,6 +270,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
       summary: "The caller's live sessions, newest first (administrators: ?user=NAME)",
       examples: { answer: { '~Count': 1, '~UnfilteredCount': 1, '~Elements': [{ '~ObjectID': 'j6K_u5Rj1BKPL_1vkOMrBA', Kind: 'session', Created: '20261126T014329+00:00', LastUsed: '20261126T014329+00:00', Address: '::ffff:127.0.0.1', Device: null, Apps: ['crm'], Current: true }] } },
       query: UserQuerySchema,
+      admin: ({ query }) => query.user !== undefined,
       answer: 'a set of {~ObjectID (a handle, never a credential), Kind, Created, LastUsed, Address, Device, Apps, Current}',
       handler: handler(listSessions),
     }),
@@ -294,6 +281,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
       summary: "Ends all of the caller's sessions but the current one (administrators: ?user=NAME ends all of that user's)",
       examples: { answer: { ended: 1 } },
       query: UserQuerySchema,
+      admin: ({ query }) => query.user !== undefined,
       answer: 'ended: how many sessions ended',
       handler: handler(endSessions),
     }),
@@ -309,6 +297,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
       method: 'GET',
       path: '/v1/users',
       auth: 'session',
+      admin: true,
       summary: 'A page of the users, ordered by name (administrators): no password, secret or other _ field',
       query: UserListQuerySchema,
       answerSchema: UserList,
@@ -319,6 +308,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
       method: 'POST',
       path: '/v1/user',
       auth: 'session',
+      admin: true,
       summary: 'Creates a user (administrators)',
       examples: { body: { Name: 'erin', pass: 'erin-first-secret', Groups: ['sales'], Licences: ['crm'] }, answer: { '~ObjectID': 'K3Q9ZT2B', Name: 'erin' } },
       body: NewUserBody,
@@ -329,6 +319,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
       method: 'PATCH',
       path: '/v1/user/:name',
       auth: 'session',
+      admin: true,
       summary: 'Changes a user (administrators): Disabled, Groups, pass, Licences',
       examples: { body: { Disabled: false }, answer: { '~ObjectID': 'USR00002', Name: 'bob', Disabled: false } },
       body: UserChangeBody,

@@ -4,17 +4,13 @@
  */
 import * as v from 'valibot';
 import { InstanceMetrics, RECENT_REQUESTS } from './metrics.js';
-import { requireAdmin } from './require-admin.js';
 import type { AuthContext } from '../auth/context.js';
 import { okReply } from '../http/envelope.js';
-import type { ApiRequest } from '../http/request.js';
 import { route, type Route } from '../http/router.js';
 import { integerParam } from '../http/validate.js';
-import type { Access } from '../objects/access.js';
 import { formatStoreTime } from '../objects/read/index.js';
 import { randomToken } from '../storage/ids.js';
 
-type AdminContext = Pick<AuthContext, 'principals' | 'now'> & { readonly access: Access };
 
 const MetricsQuery = v.object({
   minutes: v.optional(
@@ -33,26 +29,24 @@ const RequestsQuery = v.object({
   perPage: integerParam('perPage', RECENT_REQUESTS, `requests per page, default 50, at most ${RECENT_REQUESTS}`),
 });
 
-/** The query is checked before the handler runs: a malformed one is `400` for anyone, as `GET /v1/users`. */
-async function metricsAnswer(ctx: AdminContext, metrics: InstanceMetrics, request: ApiRequest, { minutes = 15 }: v.InferOutput<typeof MetricsQuery>) {
-  await requireAdmin(ctx, request);
+function metricsAnswer(metrics: InstanceMetrics, { minutes = 15 }: v.InferOutput<typeof MetricsQuery>) {
   return okReply(metrics.answer(minutes));
 }
 
-async function requestsAnswer(ctx: AdminContext, metrics: InstanceMetrics, request: ApiRequest, { page = 0, perPage = 50 }: v.InferOutput<typeof RequestsQuery>) {
-  await requireAdmin(ctx, request);
+function requestsAnswer(metrics: InstanceMetrics, { page = 0, perPage = 50 }: v.InferOutput<typeof RequestsQuery>) {
   const { entries, total } = metrics.recent(page * perPage, perPage);
   const elements = entries.map((entry) => ({ ...entry, Time: formatStoreTime(entry.Time) }));
   return okReply({ '~Count': elements.length, '~UnfilteredCount': total, '~Elements': elements });
 }
 
 /** The admin routes; without metrics (`metrics: false`) they answer from an instance that counts nothing. */
-export function adminRoutes(ctx: AdminContext, metrics = new InstanceMetrics(randomToken(6), ctx.now)): Route[] {
+export function adminRoutes(ctx: Pick<AuthContext, 'now'>, metrics = new InstanceMetrics(randomToken(6), ctx.now)): Route[] {
   return [
     route({
       method: 'GET',
       path: '/v1/admin/metrics',
       auth: 'objects',
+      admin: true,
       summary: "This instance's requests, 5xx errors, p50/p99 latency and sessions over the last minutes, and per route (users.admins only; kept in memory)",
       query: MetricsQuery,
       examples: {
@@ -65,12 +59,13 @@ export function adminRoutes(ctx: AdminContext, metrics = new InstanceMetrics(ran
       },
       answer: '{Instance, Interval (seconds per point), Series: {Requests, Errors, P50Ms, P99Ms, Sessions} (oldest first; the last point is the interval in progress; P50Ms/P99Ms null without requests), Routes: [{Route, Method, Count, Errors, P50Ms, P99Ms}]}',
       errors: ['403'],
-      handler: (request, { query }) => metricsAnswer(ctx, metrics, request, query),
+      handler: (_request, { query }) => metricsAnswer(metrics, query),
     }),
     route({
       method: 'GET',
       path: '/v1/admin/requests',
       auth: 'objects',
+      admin: true,
       summary: `This instance's recent requests, newest first (at most ${RECENT_REQUESTS} kept; users.admins only): never a credential, body, query or header value`,
       query: RequestsQuery,
       examples: {
@@ -82,7 +77,7 @@ export function adminRoutes(ctx: AdminContext, metrics = new InstanceMetrics(ran
       },
       answer: 'a set of {Time, Method, Route (the template; null when no route matched), Status, Code (internalStatus; null when the answer is no envelope), DurationMs, User (null without a session), RequestId}',
       errors: ['403'],
-      handler: (request, { query }) => requestsAnswer(ctx, metrics, request, query),
+      handler: (_request, { query }) => requestsAnswer(metrics, query),
     }),
   ];
 }

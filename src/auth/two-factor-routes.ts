@@ -72,20 +72,18 @@ async function withCode(
   return accepted;
 }
 
+/** Whether `?username=` names another user than the session's own: the request is then an administrator's (`admin`). */
+const namesAnother = (username: string | undefined, request: ApiRequest) => username !== undefined && username.toLowerCase() !== request.session!.user.toLowerCase();
+
 /**
  * The principal `?username=` names (PROTOCOL.md 2.6, real client): the session's own without it, or
- * when it names the session's user; any other needs the `users.admins` group (`403`), and an unknown
- * name is then `404`.
+ * when it names the session's user; another user's for administrators (the dispatcher has checked
+ * the `users.admins` group), `404` for an unknown name.
  */
 async function statusPrincipal(ctx: LoginContext, request: ApiRequest, username: string | undefined): Promise<StoredObject> {
-  const session = request.session!;
-  if (username === undefined || username.toLowerCase() === session.user.toLowerCase()) return principalOf(ctx, request);
-  const admins = ctx.principals.admins;
-  if (admins === undefined || session.principal !== 'db' || !(await ctx.access.inGroup(session, admins))) {
-    throw new ApiError('403', 'only members of the users.admins group may ask about another user');
-  }
-  const user = await ctx.principals.findUser(username);
-  if (!user) throw new ApiError('404', `no user ${JSON.stringify(clip(username))}`);
+  if (!namesAnother(username, request)) return principalOf(ctx, request);
+  const user = await ctx.principals.findUser(username!);
+  if (!user) throw new ApiError('404', `no user ${JSON.stringify(clip(username!))}`);
   return user;
 }
 
@@ -125,7 +123,7 @@ async function validate(ctx: LoginContext, request: ApiRequest, { body }: Input)
 
 /** `/v1/2fa/*` (PROTOCOL.md 2.6): any session, also the one a `340` answer gives. */
 export function twoFactorRoutes(ctx: LoginContext): Route[] {
-  type Described = Pick<Route, 'summary' | 'body' | 'answer' | 'query' | 'answerSchema' | 'errors' | 'examples'>;
+  type Described = Pick<Route, 'summary' | 'body' | 'answer' | 'query' | 'answerSchema' | 'errors' | 'examples' | 'admin'>;
   // every one takes ?app= (GET also ?username=); the code routes a body {token}
   const route = (method: Route['method'], path: string, handler: (ctx: LoginContext, request: ApiRequest, input: Input) => Promise<JsonReply>, doc: Described): Route => ({
     method,
@@ -139,6 +137,7 @@ export function twoFactorRoutes(ctx: LoginContext): Route[] {
   return [
     route('GET', '/v1/2fa/secret', status, {
       query: StatusQuerySchema,
+      admin: ({ query }: Input, request: ApiRequest) => namesAnother(query.username, request),
       summary: "The session user's (or, for users.admins, another user's) two-factor state for an application",
       examples: { answer: { isActivated: true, isConfirmed: true, '2faStatus': 2 } },
       answer: 'isActivated, isConfirmed and 2faStatus (0 not available, 1 deactivated, 2 optional, 3 forced)',

@@ -8,6 +8,7 @@ import type { MaybePromise } from '../maybe.js';
 /**
  * Who may call a route: `none` (anyone with an app key), `session` (any logged-in session, also the
  * macro-only sessions of code 307), `objects` (logged-in sessions with at least one application).
+ * A route's `admin` narrows `session` and `objects` to administrators.
  */
 export type RouteAuth = 'none' | 'session' | 'objects';
 
@@ -105,6 +106,13 @@ export interface RouteDeclaration<
    * text nor applies `maxBodyBytes` (file uploads, PROTOCOL.md 6.6).
    */
   rawBody?: boolean;
+  /**
+   * The route is for administrators (PROTOCOL.md 2.8 and 6.12 *admin*: sessions of database users in
+   * the `users.admins` group, others `403`): `true`, or for a route open to every session that some
+   * inputs make an administrator's (`?user=` naming another user), whether this input does. The
+   * dispatcher checks it after the credential and the input (a malformed request is `400` for anyone).
+   */
+  admin?: true | ((input: RouteInput<Output<P, Record<string, string>>, Output<Q, undefined>, Output<B, undefined>>, request: ApiRequest) => boolean);
   /** Answers without a promise where everything it needs is at hand (the read path, PROTOCOL.md 6.1). */
   handler: (request: ApiRequest, input: RouteInput<Output<P, Record<string, string>>, Output<Q, undefined>, Output<B, undefined>>) => MaybePromise<Answer>;
 }

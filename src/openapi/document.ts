@@ -243,6 +243,8 @@ function operation(route: Route, names: string[], schemas: Record<string, JsonOb
     tags: [tagOf(route)],
     summary: route.summary,
     ...(route.answer ? { description: `Answers: ${route.answer}.` } : {}),
+    // who administers (PROTOCOL.md 2.8, 6.12 *admin*): members of users.admins, checked by the dispatcher
+    ...(route.admin ? { 'x-odbrest-admin': route.admin === true ? 'always' : 'for some inputs' } : {}),
     ...(params.length ? { parameters: params } : {}),
     ...(body ? { requestBody: body } : {}),
     responses: { ...successes(route, schemas), ...failures(route) },

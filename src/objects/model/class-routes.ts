@@ -8,7 +8,7 @@ import type { ClassDeclaration, FieldDeclaration } from './declarations.js';
 import type { RuntimeClass } from './runtime.js';
 import { FIELD_TYPES } from './schema.js';
 import { classStructure } from './structure.js';
-import { requireAdmin } from '../../admin/require-admin.js';
+import { requireAdmin } from '../../auth/admins.js';
 import type { AuthContext } from '../../auth/context.js';
 import { okReply } from '../../http/envelope.js';
 import { ApiError, clip } from '../../http/errors.js';
@@ -90,7 +90,7 @@ async function declare(ctx: ClassRoutesContext, request: ApiRequest, { params, b
   const className = declarable(ctx, params.className);
   const entry = runtimeClass(body);
   ctx.runtimeModel.check(className, entry);
-  await requireAdmin(ctx, request);
+  await requireAdmin(ctx, request.session!);
   if (entry.access !== undefined && ctx.access.hostNames(className)) throw new ApiError('403', `the access rule of ${className} is set by the host (its access option) and read-only here`);
   await ctx.runtimeModel.declare(className, entry);
   return okReply(classStructure(ctx, className));
@@ -98,7 +98,7 @@ async function declare(ctx: ClassRoutesContext, request: ApiRequest, { params, b
 
 async function undeclare(ctx: ClassRoutesContext, request: ApiRequest, className: string) {
   declarable(ctx, className);
-  await requireAdmin(ctx, request);
+  await requireAdmin(ctx, request.session!);
   await ctx.runtimeModel.remove(className);
   return okReply({});
 }
