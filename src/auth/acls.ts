@@ -1,21 +1,39 @@
+import * as v from 'valibot';
 import type { FieldValue, StoredObject } from '../storage/types.js';
 import { readLicences } from './seats.js';
 import { TwoFactor } from './two-factor.js';
 
-/** One element of a login answer's `acls` (PROTOCOL.md 2.2), with exactly the types the Dart client casts to. */
-export interface AclEntry {
-  Oid: string;
-  Status: number;
-  UserName: string;
-  DeviceID: string | null;
-  LicenseKey: string;
-  LicenseLevel: string | null;
-  ParallelConnections: number;
-  TFAActivated: boolean;
-  TFAConfirmed: boolean;
-  Application: string;
-  AddOns: { '~Count': number; '~Elements': string[] };
-}
+const integer = v.pipe(v.number(), v.integer());
+
+/**
+ * A login answer's `acls` (PROTOCOL.md 2.2): one element per application the session holds, each with
+ * exactly the types the Dart client casts to. The one description of the shape: the OpenAPI document
+ * (openapi/schemas.ts) and the type below come from it.
+ */
+export const Acls = v.pipe(
+  v.object({
+    '~Count': integer,
+    '~Elements': v.array(
+      v.object({
+        Oid: v.pipe(v.string(), v.description("the licence's id (the principal and the application)")),
+        Status: v.pipe(integer, v.description('0 = active')),
+        UserName: v.string(),
+        DeviceID: v.pipe(v.nullable(v.string()), v.description("the login's device.deviceId")),
+        LicenseKey: v.pipe(v.string(), v.description("the application's name, never a secret")),
+        LicenseLevel: v.nullable(v.string()),
+        ParallelConnections: v.pipe(integer, v.description("0 = unlimited, else the licence's seat count (2.7)")),
+        TFAActivated: v.boolean(),
+        TFAConfirmed: v.boolean(),
+        Application: v.string(),
+        AddOns: v.object({ '~Count': integer, '~Elements': v.array(v.string()) }),
+      }),
+    ),
+  }),
+  v.description('one licence entry per application the session holds (PROTOCOL.md 2.2)'),
+);
+
+/** One element of a login answer's `acls`. */
+export type AclEntry = v.InferOutput<typeof Acls>['~Elements'][number];
 
 /** The login body's `device.deviceId` when it is a string (the member is optional and otherwise ignored). */
 export function deviceIdOf(login: unknown): string | null {
@@ -41,7 +59,7 @@ function licenceEntry(licences: FieldValue | undefined, app: string): Record<str
  * seat count (0: unlimited); add-ons and a level come from the licence entry when the host gives them
  * (`{"app": "shop", "parallel": 2, "addOns": ["x"], "level": "pro"}`).
  */
-export function loginAcls(principal: StoredObject, userName: string, appNames: readonly string[], deviceId: string | null): { '~Count': number; '~Elements': AclEntry[] } {
+export function loginAcls(principal: StoredObject, userName: string, appNames: readonly string[], deviceId: string | null): v.InferOutput<typeof Acls> {
   const held = readLicences(principal.fields._licences);
   const twoFactor = TwoFactor.describe(principal);
   const elements = appNames.map((app): AclEntry => {

@@ -1,4 +1,6 @@
 import type { StatusCode } from '../http/errors.js';
+import type { Acls } from '../auth/acls.js';
+import type { InferOutput } from 'valibot';
 import type { MetricsAnswer as InstanceMetrics, RecentRequest as KeptRequest } from '../admin/metrics.js';
 import type { ClassStructure } from '../objects/model/index.js';
 import type { SavedQuery } from '../saved-queries/saved-queries.js';
@@ -54,6 +56,8 @@ interface LoginAnswer {
   databaseName: string;
   /** ISO 8601 end of the session's absolute lifetime. */
   expiresAt?: string;
+  /** One licence entry per application the session holds (PROTOCOL.md 2.2), as the service declares it. */
+  acls: InferOutput<typeof Acls>;
 }
 
 export interface SessionLogin extends LoginAnswer {

@@ -38,8 +38,10 @@ const CONVERSION: ConversionConfig = {
   overrideRef: ({ referenceId }) => `#/components/schemas/${referenceId}`,
   // checks of a member's value the document cannot state (a class name's pattern, a body's allowed members)
   ignoreActions: ['check'],
-  // `jsonObject` (http/validate.ts): a JSON object taken as it came
-  overrideSchema: ({ valibotSchema }) => (valibotSchema.type === 'custom' ? { type: 'object' } : undefined),
+  // `jsonObject` (http/validate.ts): a JSON object taken as it came; a loose object says it is open
+  // (an `object` says nothing: a body's extra members are ignored, and the suite holds answers to their members)
+  overrideSchema: ({ valibotSchema, jsonSchema }) =>
+    valibotSchema.type === 'custom' ? { type: 'object' } : valibotSchema.type === 'loose_object' ? { ...jsonSchema, additionalProperties: true } : undefined,
 };
 
 /** A valibot schema as JSON Schema 2020-12 (OpenAPI 3.1's dialect), as the client sends it (before transforms). */
@@ -293,7 +295,8 @@ function classSchema(name: string, declaration: ClassDeclaration): JsonObject {
     description: `an object of the declared class ${name}`,
     required: ['~ObjectID'],
     properties: { '~ClassName': { const: name }, '~ObjectID': { type: 'string' }, '~StoreTime': { type: 'string' }, ...Object.fromEntries(fields.map(([field, d]) => [field, fieldSchema(d)])) },
-    ...(declaration.strict ? { patternProperties: { '^~': {} }, additionalProperties: false } : {}),
+    // a strict class holds only its declared fields; any other may hold undeclared ones too
+    ...(declaration.strict ? { patternProperties: { '^~': {} }, additionalProperties: false } : { additionalProperties: true }),
   };
 }
 

@@ -5,6 +5,7 @@
  * real answers against the document, so these cannot drift from what the routes send.
  */
 import * as v from 'valibot';
+import { Acls } from '../auth/acls.js';
 import { ALICE_LOGIN, CLASSES, CUSTOMER, CUSTOMERS, DAVE_TOKEN, REFERENCE, USERS } from './examples.js';
 
 const integer = v.pipe(v.number(), v.integer());
@@ -52,7 +53,7 @@ export const ClassSummaries = setOf(
 export const Nothing = v.pipe(v.strictObject({}), v.description('nothing: {}'), v.examples([{}]));
 
 /** What every login answers beside its credential (PROTOCOL.md 2.2). */
-const SESSION_MEMBERS = { user: ServedObject, databaseName: v.string(), expiresAt: v.pipe(v.string(), v.isoTimestamp()) };
+const SESSION_MEMBERS = { user: ServedObject, databaseName: v.string(), expiresAt: v.pipe(v.string(), v.isoTimestamp()), acls: Acls };
 
 /** `data` of a login (PROTOCOL.md 2.2). */
 export const LoginAnswer = v.pipe(

@@ -18,6 +18,15 @@ async function client(user: 'alice' | 'bob' = 'alice') {
 }
 
 describe('client writes', () => {
+  test("the login's answer carries acls, typed as the service declares them (PROTOCOL.md 2.2)", async () => {
+    const service = await demoService({ access: demoAccess });
+    const odb = createClient({ baseUrl: 'http://odbrest.test/', appKey: APP_KEY, fetch: (input, init) => service.fetch(new Request(input, init)) });
+    const login = await odb.login({ user: 'alice', password: USERS.alice, appNames: ['crm'] });
+    const [crm] = login.acls['~Elements'];
+    expect(login.acls['~Count']).toBe(1);
+    expect(crm).toMatchObject({ Application: 'crm', UserName: 'alice', Status: 0, ParallelConnections: 0, AddOns: { '~Count': 0, '~Elements': [] } });
+  });
+
   test('createObject, updateObject with the store time read, deleteObject', async () => {
     const odb = await client();
     const created = await odb.createObject<Customer>('Customer', { Name: 'Client', Number: 900, City: 'Kiel', AccountManager: { '~ObjectID': 'EMP00001' } });
