@@ -178,12 +178,14 @@ describe('client.subscribe', () => {
     const second = iterator.next();
     await odb.updateObject(a['~ObjectID'], { Name: 'changed' });
     expect((await second).value).toMatchObject({ type: 'update', objectId: a['~ObjectID'], object: { Name: 'changed' } });
+    const third = iterator.next(); // the subscription reads on (and meets the cut)
     cut();
     await expect.poll(() => waits.length).toBe(1);
     // the server's 4000 ms, not minDelayMs (10), plus at most half of it at random
     expect(waits[0]).toBeGreaterThanOrEqual(4000);
     expect(waits[0]).toBeLessThanOrEqual(6000);
     subscription.close();
+    expect(await third).toEqual({ done: true, value: undefined });
   });
 
   test('with relogin, a secure subscription whose session ended while it was away logs in again and goes on (the soak saw it stop)', async () => {

@@ -275,7 +275,7 @@ describe('downloads (PROTOCOL.md 6.6)', () => {
     const httpDate = (ms: number) => new Date(ms).toUTCString();
     type Answer = { status: number; contentRange: string | null; text: string };
     const whole: Answer = { status: 200, contentRange: null, text: 'version two, longer' };
-    const resumed = { status: 206, contentRange: 'bytes 5-18/19', text: 'n two, longer' };
+    const resumed = { status: 206, contentRange: 'bytes 5-18/19', text: 'on two, longer' };
     const cases: Array<[string, string, Answer]> = [
       ['bytes=5-', oldTag, whole], // the old version's tag: never the new bytes' end joined to the old start
       ['bytes=5-', tag, resumed],
