@@ -56,7 +56,7 @@ export async function loadStoreModule<T>(option: 'store' | 'kv', path: string, o
   if (typeof module.default !== 'function') throw new Error(`${option} module ${file}: its default export must be a function that makes the ${kind}`);
   const made = (await (module.default as (options: Record<string, unknown>) => unknown)(options ?? {})) as Record<string, unknown> | null;
   const missing = REQUIRED[option].filter((name) => typeof made?.[name] !== 'function');
-  if (missing.length > 0) throw new Error(`${option} module ${file}: what its default export made is not a ${kind} (no ${missing.join(', ')})`);
+  if (missing.length > 0) throw new Error(`${option} module ${file}: what its default export made is not ${kind === 'ObjectStore' ? 'an' : 'a'} ${kind} (no ${missing.join(', ')})`);
   return made as T;
 }
 

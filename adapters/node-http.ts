@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiError, bodilessRequest, headersView, lightAnswer, type LightAnswer, type Service } from '../src/index.js';
-import { checkHost, inParserForm, refusalOf } from './request-checks.js';
+import { answerRefusal, checkHost, inParserForm } from './request-checks.js';
 
 /**
  * Conversions between Node's `http` objects and web Request/Response, shared by the Node, Express and
@@ -164,12 +164,14 @@ export function servesNodeRequest(service: Service, req: IncomingMessage): boole
  */
 export function serviceFetch(service: Service, req: IncomingMessage, body?: BodyInit | null): Promise<Response> {
   let request: Request;
+  const context = { clientAddress: req.socket.remoteAddress, lightResponses: true };
   try {
     request = serviceRequest(req, body);
   } catch (error) {
-    return Promise.resolve(refusalOf(error));
+    const requestId = req.headers['x-request-id'];
+    return answerRefusal(service, error, req.method, typeof requestId === 'string' ? requestId : undefined, context);
   }
-  return service.fetch(request, { clientAddress: req.socket.remoteAddress, lightResponses: true });
+  return service.fetch(request, context);
 }
 
 /** Answers a Node request with the service and writes the answer back (a light answer in the promise's own turn, without another). */

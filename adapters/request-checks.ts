@@ -47,6 +47,30 @@ export function refusalOf(error: unknown): Response {
 }
 
 /**
+ * The service's answer to a request an adapter refused with `error` (an `ApiError`; anything else is
+ * rethrown): answered through the service like any failure, so it carries an `X-Request-Id` and reaches
+ * the request log, the metrics and `/v1/admin/requests` (issue 50, item 8). The service sees a stand-in
+ * with the method (GET when a web Request cannot carry it) and the client's `X-Request-Id`, nothing
+ * else of a request that could not be read.
+ */
+export function answerRefusal(service: Service, error: unknown, method: string | undefined, requestId: string | null | undefined, context: RequestContext): Promise<Response> {
+  if (!(error instanceof ApiError)) throw error;
+  const headers = new Headers();
+  try {
+    if (requestId) headers.set('x-request-id', requestId);
+  } catch {
+    // not a valid header value: the service makes an id of its own
+  }
+  let request: Request;
+  try {
+    request = new Request('http://localhost/', { method: method ?? 'GET', headers });
+  } catch {
+    request = new Request('http://localhost/', { headers });
+  }
+  return service.fetch(request, { ...context, refused: error });
+}
+
+/**
  * The request as the service must see it, for runtimes that hand over a web Request (Bun, Deno, Next):
  * the `Host` checked, and a URL that is absolute (Bun leaves it relative when no `Host` was sent).
  */
@@ -77,7 +101,7 @@ export function fetchChecked(service: Service, request: Request, context: Reques
   try {
     checked = checkWebRequest(request);
   } catch (error) {
-    return Promise.resolve(refusalOf(error));
+    return answerRefusal(service, error, request.method, request.headers.get('x-request-id'), context);
   }
   return service.fetch(checked, context);
 }

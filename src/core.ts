@@ -73,6 +73,7 @@ export class Core {
     };
     const failed = (error: unknown) => respond(noteAnswer(exchange, errorReply(toApiError(error, this.ctx.onError))));
     try {
+      if (context.refused) throw context.refused; // an adapter's refusal, answered like any (RequestContext.refused)
       if (!this.#loaded) return this.#whenReady(request, context, exchange).catch(failed);
       const { pathname, search } = urlParts(request.url);
       const path = this.#mount.relativePath(pathname);

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, rename, rm, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { FolderLock, StoreLockedError } from './folder-lock.js';
 import { syncDirectory, writeAll } from './journal.js';
 import {
   BlobMeter,
@@ -18,8 +19,17 @@ import {
 } from '../src/index.js';
 
 export interface FolderBlobStoreOptions {
-  /** The folder (created when missing). Several processes may share it. */
+  /**
+   * The folder (created when missing). One process at a time unless `shared`: opening takes
+   * `<folder>/.lock`, and a second process is refused (`StoreLockedError`) until the first closes or ends.
+   */
   path: string;
+  /**
+   * Several instances use this folder on purpose (a folder every instance mounts, docs/scaling.md):
+   * no lock is taken. The store keeps nothing in memory and every write is a rename, so instances
+   * sharing it see each other's blobs. Default false.
+   */
+  shared?: boolean;
   /**
    * Temporary files of writes interrupted by a crash are deleted once they are this old (on open and
    * by `sweep`); younger ones may belong to another process still writing. Default one hour.
@@ -45,15 +55,21 @@ export class FolderBlobStore implements BlobStore {
   readonly #dir: string;
   readonly #staleTempMs: number;
   readonly #opening: Promise<void>;
+  readonly #shared: boolean;
+  #lock: FolderLock | undefined;
 
   constructor(options: FolderBlobStoreOptions) {
     this.#dir = options.path;
+    this.#shared = options.shared ?? false;
     this.#staleTempMs = options.staleTempMs ?? 60 * 60 * 1000;
-    this.#opening = disk(this.#open());
+    this.#opening = this.#open().catch((error: unknown) => {
+      if (error instanceof StoreLockedError) throw error;
+      throw new StorageUnavailableError('the blob folder is unavailable', { cause: error });
+    });
     this.#opening.catch(() => undefined); // reported by every operation instead
   }
 
-  /** Opens the store: creates the folder and deletes stale temporary files. */
+  /** Opens the store: creates the folder, takes its lock and deletes stale temporary files. */
   static async open(options: FolderBlobStoreOptions): Promise<FolderBlobStore> {
     const store = new FolderBlobStore(options);
     await store.#opening;
@@ -62,7 +78,21 @@ export class FolderBlobStore implements BlobStore {
 
   async #open(): Promise<void> {
     await mkdir(this.#dir, { recursive: true });
-    await this.#removeStaleTemps();
+    const lock = this.#shared ? undefined : await FolderLock.take(join(this.#dir, '.lock'), `the blob folder ${this.#dir}`);
+    try {
+      await this.#removeStaleTemps();
+    } catch (error) {
+      await lock?.release();
+      throw error;
+    }
+    this.#lock = lock;
+  }
+
+  /** Gives the folder up to another process (downloads already open read on). */
+  async close(): Promise<void> {
+    await this.#opening.catch(() => undefined);
+    await this.#lock?.release();
+    this.#lock = undefined;
   }
 
   async put(id: string, source: ReadableStream<Uint8Array>, options: BlobPutOptions = {}): Promise<BlobWritten> {

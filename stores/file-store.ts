@@ -1,8 +1,12 @@
 import { MemoryObjectStore, type ClassCount, type FindQuery, type FindResult, type ObjectInput, type ObjectStore, type ReferencingQuery, type StoredObject, type Where } from '../src/index.js';
+import { FolderLock } from './folder-lock.js';
 import { Journal, RECORD_HEADER } from './journal.js';
 
 export interface FileObjectStoreOptions {
-  /** The journal file; created (with its directory entry synced) when missing. One process per file. */
+  /**
+   * The journal file; created (with its directory entry synced) when missing. One process per file:
+   * opening takes `<path>.lock`, and a second process is refused (`StoreLockedError`) until the first closes or ends.
+   */
   path: string;
   /**
    * Compact once the file is at least this large and more than half of it is replaced or deleted
@@ -40,6 +44,7 @@ export class FileObjectStore implements ObjectStore {
   readonly #now: () => number;
   readonly #compactMinBytes: number;
   readonly #opening: Promise<Journal>;
+  #lock: FolderLock | undefined;
   /** Ids chosen for creates whose record is not yet durable, so two creates never pick the same. */
   readonly #pendingIds = new Set<string>();
   /** Per id, the settling of its last queued write (see `#oneAtATime`). */
@@ -79,14 +84,19 @@ export class FileObjectStore implements ObjectStore {
   }
 
   async #open(path: string): Promise<Journal> {
-    const { journal, read } = await Journal.open(path);
+    const lock = await FolderLock.take(`${path}.lock`, `the file store ${path}`);
+    let journal: Journal | undefined;
     try {
-      for (const payload of read.payloads) this.#apply(JSON.parse(decoder.decode(payload)) as JournalRecord, payload.length);
+      const opened = await Journal.open(path);
+      journal = opened.journal;
+      for (const payload of opened.read.payloads) this.#apply(JSON.parse(decoder.decode(payload)) as JournalRecord, payload.length);
+      this.#droppedBytes = opened.read.droppedBytes;
     } catch (error) {
-      await journal.close();
+      await journal?.close();
+      await lock.release();
       throw error;
     }
-    this.#droppedBytes = read.droppedBytes;
+    this.#lock = lock;
     return journal;
   }
 
@@ -248,6 +258,8 @@ export class FileObjectStore implements ObjectStore {
     const journal = await this.#opening;
     await this.#compaction?.catch(() => undefined);
     await journal.close();
+    await this.#lock?.release();
+    this.#lock = undefined;
   }
 
   /** Applies a durable record to memory; answers whether a deleted object existed. */
@@ -290,3 +302,4 @@ export class FileObjectStore implements ObjectStore {
   }
 }
 export { FolderBlobStore, type FolderBlobStoreOptions } from './blob-folder.js';
+export { StoreLockedError, type LockHolder } from './folder-lock.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../stores/file-store.js';
 import { seedOfBlob } from './support/blobs.js';
-import { bundleForNode, spawnLines } from './support/processes.js';
+import { bundleForNode, spawnLines, waitForLines } from './support/processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'odbrest-blob-folder-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -25,7 +25,9 @@ describe('FolderBlobStore crash test', () => {
     for (let round = 0; round < 20; round++) {
       const child = spawnLines(process.execPath, [writer, folder]);
       await child.waitFor((line) => line === 'ready');
-      await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 400));
+      // killed after a number of acknowledged operations, not after a time (issue 50, item 9): the
+      // other five loops are then mostly mid-write
+      await waitForLines(child, (line) => line.startsWith('A '), 1 + Math.floor(Math.random() * 8));
       child.child.kill('SIGKILL');
       await child.exited;
 
@@ -63,14 +65,16 @@ describe('FolderBlobStore crash test', () => {
       expect([...actual.keys()].every((id) => last.has(id))).toBe(true);
 
       // Opening the store removes what the killed writes left behind.
-      await FolderBlobStore.open({ path: folder, staleTempMs: 0 });
+      // (the killed writer's lock names a pid that is gone: opening takes it over)
+      const reopened = await FolderBlobStore.open({ path: folder, staleTempMs: 0 });
       expect(readdirSync(folder).filter((name) => name.startsWith('.tmp-'))).toEqual([]);
+      await reopened.close(); // the next round's writer takes the folder
       known.clear();
       for (const [id, state] of actual) known.set(id, state);
     }
     console.log(`blob folder crash test: 20 kills, ${acked} acknowledged operations checked, ${killedMidWrite} kills left a temporary file, ${inFlightLanded} unacknowledged puts or deletes had landed`);
-    expect(acked).toBeGreaterThan(50);
-    expect(killedMidWrite).toBeGreaterThan(5);
+    expect(acked).toBeGreaterThanOrEqual(20); // at least one per round, awaited above
+    expect(killedMidWrite).toBeGreaterThan(0); // the kills did hit writes (five loops are mid-write at each)
     expect(existsSync(folder)).toBe(true);
   });
 });

@@ -1,9 +1,10 @@
 /**
  * `odbrest check` as an operator runs it: the built CLI in its own process, reading a configuration,
- * saying what `serve` would start, starting nothing, and exit 1 naming the option that is wrong.
+ * saying what `serve` would start, starting nothing, and exit 1 naming the option that is wrong
+ * (a store module's function is called, as serve calls it, and what it made must be a whole store).
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -46,8 +47,8 @@ describe('odbrest check', () => {
       ].join('\n'),
       'data.json': JSON.stringify({ objects: [{ '~ClassName': 'Customer', Name: 'Hansen' }, { '~ClassName': 'Customer', Name: 'Berg' }] }),
       'macros.mjs': 'export const hello = () => "hello";\n',
-      // made only by serve: a check that called it would leave made.txt
-      'my-kv.mjs': "import { writeFileSync } from 'node:fs';\nexport default () => { writeFileSync('made.txt', 'x'); throw new Error('made'); };\n",
+      // called as serve calls it (issue 50, item 8), and what it made closed: closed.txt says so
+      'my-kv.mjs': `import { writeFileSync } from 'node:fs';\nimport { MemoryKeyValueStore } from '${root}dist/index.js';\nexport default ({ size }) => Object.assign(new MemoryKeyValueStore(), { close: async () => writeFileSync('closed.txt', String(size)) });\n`,
     });
     const { code, stdout, stderr } = await runCli(['check', '--config', 'api-config.yml'], dir);
     expect([code, stderr]).toEqual([0, '']);
@@ -70,6 +71,7 @@ describe('odbrest check', () => {
       ].join('\n'),
     );
     expect(stdout).not.toContain('hunter2');
+    expect(readFileSync(join(dir, 'closed.txt'), 'utf8')).toBe('3');
   });
 
   test('no configuration file: the defaults', async () => {
@@ -86,11 +88,19 @@ describe('odbrest check', () => {
     ['apiReference: { path: openapi.json }\n', 'odbrest: apiReference.path "openapi.json" is not allowed'],
     ['schema: { Customer: { fields: { Name: { type: nonsense } } } }\n', 'odbrest: schema'],
     ['externalLogin: { providers: [{ name: google }] }\n', 'odbrest: externalLogin.publicUrl (the external https address of the service) is required when externalLogin.providers are configured\n'],
-    ['kv: ./absent.mjs\n', 'odbrest: invalid configuration (kv.module): {dir}/absent.mjs not found\n'],
-    ['store: ./exports-nothing.mjs\n', 'odbrest: invalid configuration (store.module): the default export of {dir}/exports-nothing.mjs must be a function that makes the store\n'],
+    ['kv: ./absent.mjs\n', 'odbrest: invalid configuration (kv.module): cannot load the kv module {dir}/absent.mjs: not found\n'],
+    ['store: ./exports-nothing.mjs\n', 'odbrest: invalid configuration (store.module): store module {dir}/exports-nothing.mjs: its default export must be a function that makes the ObjectStore\n'],
+    // issue 50, item 8: the module's function is called, and what it makes must be a whole store
+    ['store: ./four-missing.mjs\n', 'odbrest: invalid configuration (store.module): store module {dir}/four-missing.mjs: what its default export made is not an ObjectStore (no getMany, find, count, delete)\n'],
+    ['kv: ./kv-missing.mjs\n', 'odbrest: invalid configuration (kv.module): kv module {dir}/kv-missing.mjs: what its default export made is not a KeyValueStore (no take, ttl, expire, getAndExpire)\n'],
     ['macros: ./absent.mjs\n', 'odbrest: cannot load the macros module {dir}/absent.mjs: not found\n'],
   ])('%j: exit 1, one line naming the option', async (yaml, message) => {
-    const dir = dirWith({ 'api-config.yml': yaml, 'exports-nothing.mjs': 'export const x = 1;\n' });
+    const dir = dirWith({
+      'api-config.yml': yaml,
+      'exports-nothing.mjs': 'export const x = 1;\n',
+      'four-missing.mjs': 'export default async () => ({ get: async () => undefined, put: async (o) => o });\n',
+      'kv-missing.mjs': 'const f = async () => undefined;\nexport default () => ({ get: f, set: f, compareAndSet: f, delete: f, increment: f });\n',
+    });
     const { code, stdout, stderr } = await runCli(['check'], dir);
     const expected = message.replace('{dir}', dir);
     expect([code, stdout, stderr.slice(0, expected.length)]).toEqual([1, '', expected]);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FileObjectStore } from '../stores/file-store.js';
-import { bundleForNode, spawnLines } from './support/processes.js';
+import { bundleForNode, spawnLines, waitForLines } from './support/processes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'odbrest-file-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -119,7 +119,10 @@ describe('FileObjectStore crash test', () => {
     for (let round = 0; round < 25; round++) {
       const child = spawnLines(process.execPath, [writer, path, String(48 * 1024)]);
       await child.waitFor((line) => line.startsWith('ready '));
-      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 120));
+      // killed after a number of acknowledged writes, not after a time (issue 50, item 9); until a
+      // compaction has been seen, after one, so the kills also hit compactions
+      if (compactions === 0 && round >= 20) await waitForLines(child, (line) => line.startsWith('K '), 1);
+      await waitForLines(child, (line) => line.startsWith('A '), child.lines.filter((line) => line.startsWith('A ')).length + 1 + Math.floor(Math.random() * 40));
       child.child.kill('SIGKILL');
       await child.exited;
       if (existsSync(`${path}.compact`)) killedMidCompaction++;
@@ -135,8 +138,7 @@ describe('FileObjectStore crash test', () => {
       for (const [id, fields] of actual) known.set(id, { tag: fields.tag as string, version: fields.version as number });
     }
     console.log(`file store crash test: 25 kills, ${acked} acknowledged writes checked, ${tornTails} torn tails dropped, ${compactions} compactions, ${killedMidCompaction} kills during a compaction`);
-    expect(acked).toBeGreaterThan(100);
-    expect(compactions).toBeGreaterThan(0); // so the kills also hit compactions
+    expect(compactions).toBeGreaterThan(0); // so the kills also hit compactions (awaited above, by work not time)
   });
 });
 

@@ -36,7 +36,7 @@ const nodes = process.env.REDIS_CLUSTER_NODES?.split(',').filter(Boolean).map((n
 const kv = new RedisKeyValueStore({ url: process.env.REDIS_URL, nodes, prefix: 'odbrest-demo:' });
 // A file uploaded through one instance is downloaded through another: its bytes live where all reach.
 const folder = config.file.files?.blobs?.url.startsWith('file:') ? config.file.files.blobs.url.slice('file:'.length) : undefined;
-const blobs = folder ? await FolderBlobStore.open({ path: folder }) : new PostgresBlobStore({ connectionString, table: 'odbrest_demo_blobs' });
+const blobs = folder ? await FolderBlobStore.open({ path: folder, shared: true }) : new PostgresBlobStore({ connectionString, table: 'odbrest_demo_blobs' });
 // A write on one instance reaches the event subscribers of every instance: through the Redis Cluster
 // (sharded pub/sub keeps the order) when there is one, else through PostgreSQL (LISTEN/NOTIFY).
 const bus = nodes ? new RedisEventBus({ nodes, channel: 'odbrest-demo:events' }) : new PostgresEventBus({ connectionString, channel: 'odbrest_demo_events' });

@@ -1,3 +1,4 @@
+import { base64 } from '@scure/base';
 import { Secret, TOTP } from 'otpauth';
 import encodeQR from 'qr';
 import * as v from 'valibot';
@@ -241,7 +242,7 @@ function policyOf(policies: TwoFactorPolicies, app: string): TwoFactorPolicy | u
  */
 export function qrCodeDataUrl(text: string): string {
   const svg = encodeQR(text, 'svg', { ecc: 'medium', border: 4 }).replace(/^<svg([^>]*)>/, '<svg$1><rect width="100%" height="100%" fill="#fff"/>');
-  return `data:image/svg+xml;base64,${btoa(svg)}`;
+  return `data:image/svg+xml;base64,${base64.encode(new TextEncoder().encode(svg))}`;
 }
 
 function newBackupCode(): string {

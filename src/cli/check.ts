@@ -1,9 +1,7 @@
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadConfig, type HostConfig } from '../../adapters/node.js';
-import { fileStoreFolder, loadMacros } from '../../adapters/config-modules.js';
+import { fileStoreFolder, loadMacros, loadStoreModule } from '../../adapters/config-modules.js';
 import { swaggerUiFiles } from '../../adapters/swagger-ui.js';
 import { createService } from '../index.js';
 import { ApiReference } from '../reference/serve.js';
@@ -13,7 +11,8 @@ import { UsageError } from './serve.js';
 export const CHECK_USAGE = `usage: odbrest check [--config FILE]
   checks the configuration (api-config.yml, ODBREST_CONFIG, ODBREST_* variables) and says what
   odbrest serve would start: stores, studio, API reference, logins, providers. It starts nothing and
-  connects to no store; a wrong configuration exits 1 naming the option.`;
+  opens no store named by URL; a store module's function is called as serve calls it, to check what
+  it makes, and what it made is closed. A wrong configuration exits 1 naming the option.`;
 
 export function parseCheckArgs(args: string[]): { config?: string } {
   try {
@@ -43,17 +42,21 @@ function storeLine(group: StoreGroup, baseDir: string, memory: string): string {
   return `${shownUrl(url)}${where.length > 0 ? ` (${where.join(', ')})` : ''}`;
 }
 
-/** The modules the configuration names, each there and loadable (a store module's function is not called: it would connect). */
+/**
+ * The modules the configuration names, each there and loadable; a store module's function is called
+ * as serve calls it and what it makes must have every method of its interface (a module lacking some
+ * passed the check and failed serve), then it is closed.
+ */
 async function checkModules(config: HostConfig): Promise<void> {
   const { file, baseDir } = config;
   if (file.macros !== undefined) await loadMacros(file.macros, baseDir);
   for (const name of ['store', 'kv'] as const) {
-    const module = file[name]?.module;
-    if (module === undefined) continue;
-    const path = resolve(baseDir, module);
-    if (!existsSync(path)) throw new Error(`invalid configuration (${name}.module): ${path} not found`);
-    const loaded = (await import(pathToFileURL(path).href)) as { default?: unknown };
-    if (typeof loaded.default !== 'function') throw new Error(`invalid configuration (${name}.module): the default export of ${path} must be a function that makes the store`);
+    const group = file[name];
+    if (group?.module === undefined) continue;
+    const made = await loadStoreModule<{ close?: () => Promise<void> }>(name, group.module, group.options, baseDir).catch((error: Error) => {
+      throw new Error(`invalid configuration (${name}.module): ${error.message}`);
+    });
+    await made.close?.();
   }
   if (file.apiReference) await swaggerUiFiles('apiReference');
 }

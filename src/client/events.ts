@@ -3,6 +3,7 @@
  * reconnecting with backoff and `Last-Event-ID`; on a secure session every event is checked and
  * decrypted, and an unsigned one ends the subscription with an error.
  */
+import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { OdbRestError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal } from './errors.js';
 import type { SecureChannel } from './secure-channel.js';
 
@@ -27,10 +28,16 @@ export interface SubscribeOptions {
   lastEventId?: string;
   /** Stops the subscription. */
   signal?: AbortSignal;
-  /** First reconnection delay; doubled per failure up to `maxDelayMs`. Default 500 ms. */
+  /**
+   * First reconnection delay (until the server sends its own with `retry:`); doubled per failure up
+   * to `maxDelayMs`. Each wait is the delay plus up to half of it at random, so clients cut off
+   * together (a server restart) do not all come back in the same millisecond. Default 500 ms.
+   */
   minDelayMs?: number;
   /** Default 30 s. */
   maxDelayMs?: number;
+  /** Called before each wait to reconnect, with its length (jitter included) and what ended the last attempt. */
+  onReconnect?: (wait: { delayMs: number; cause: unknown }) => void;
   /** Callback style: called with each event (the returned subscription need not be iterated then). */
   onEvent?: (event: ChangeEvent) => void;
   /** Callback style: called once with the error that ended the subscription. */
@@ -63,8 +70,16 @@ export function subscribeEvents(connector: EventConnector, subscriptions: EventS
   options.signal?.addEventListener('abort', () => controller.abort(), { once: true });
   const query = `subscribe=${encodeURIComponent(JSON.stringify(subscriptions))}`;
   let lastEventId = options.lastEventId;
-  const minDelay = options.minDelayMs ?? 500;
+  let minDelay = options.minDelayMs ?? 500;
   const maxDelay = options.maxDelayMs ?? 30_000;
+  /** The server's `retry:` becomes the first delay (PROTOCOL.md 8; WHATWG "reconnection time"). */
+  const onRetry = (ms: number) => (minDelay = ms);
+  /** Waits `delay` plus up to half of it (jitter), at least `floor`. */
+  const wait = (delay: number, cause: unknown, floor = 0) => {
+    const delayMs = Math.max(floor, Math.round(delay * (1 + Math.random() / 2)));
+    options.onReconnect?.({ delayMs, cause });
+    return sleep(delayMs, controller.signal);
+  };
 
   async function* run(): AsyncGenerator<ChangeEvent> {
     let delay = minDelay;
@@ -78,13 +93,14 @@ export function subscribeEvents(connector: EventConnector, subscriptions: EventS
         const code = error instanceof OdbRestError || error instanceof OdbRestUnauthenticatedRefusal ? error.internalStatus : undefined;
         if ((code === '201' || code === '204') && (await connector.relogin(error))) continue;
         if (code !== '429' && code !== '503' && !isNetworkError(error)) throw error;
-        await sleep(Math.max(delay, ((error as OdbRestError).retryAfter ?? 0) * 1000), controller.signal);
+        await wait(delay, error, ((error as OdbRestError).retryAfter ?? 0) * 1000);
         delay = Math.min(maxDelay, delay * 2);
         continue;
       }
       let lastK = 0;
+      let cause: unknown = 'the stream ended';
       try {
-        for await (const frame of frames(opened.response, controller.signal)) {
+        for await (const frame of frames(opened.response, controller.signal, onRetry)) {
           delay = minDelay;
           let data = frame.data;
           if (opened.channel) {
@@ -101,10 +117,10 @@ export function subscribeEvents(connector: EventConnector, subscriptions: EventS
       } catch (error) {
         if (controller.signal.aborted) return;
         if (error instanceof OdbRestProtocolError) throw error;
-        // a cut connection: reconnect below
+        cause = error; // a cut connection: reconnect below
       }
-      await sleep(delay, controller.signal);
-      delay = Math.min(maxDelay, delay * 2);
+      await wait(Math.max(delay, minDelay), cause);
+      delay = Math.min(maxDelay, Math.max(delay, minDelay) * 2);
     }
   }
 
@@ -142,45 +158,24 @@ function toEvent(frame: Frame, data: string): ChangeEvent {
   return { id: frame.id, type, className: json.className, objectId: json['~ObjectID'], object: json.object };
 }
 
-/** The Server-Sent Events of a response, frame by frame (comments skipped). */
-async function* frames(response: Response, signal: AbortSignal): AsyncGenerator<Frame> {
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+/**
+ * The Server-Sent Events of a response, frame by frame, as the WHATWG parsing rules say (any of
+ * `\r\n`, `\r`, `\n` cut anywhere between chunks, comments skipped, `retry:` to `onRetry`).
+ */
+async function* frames(response: Response, signal: AbortSignal, onRetry: (ms: number) => void): AsyncGenerator<Frame> {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream({ onRetry })).getReader();
   const cancel = () => void reader.cancel().catch(() => undefined);
   signal.addEventListener('abort', cancel, { once: true });
-  let buffer = '';
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
-      buffer += value.replace(/\r\n?/g, '\n');
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const frame = parseFrame(buffer.slice(0, end));
-        buffer = buffer.slice(end + 2);
-        if (frame) yield frame;
-      }
+      yield { id: value.id, event: value.event ?? 'message', data: value.data };
     }
   } finally {
     signal.removeEventListener('abort', cancel);
     cancel();
   }
-}
-
-function parseFrame(text: string): Frame | undefined {
-  const frame: Frame = { event: 'message', data: '' };
-  const data: string[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith(':')) continue;
-    const colon = line.indexOf(':');
-    const name = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (name === 'id') frame.id = value;
-    else if (name === 'event') frame.event = value;
-    else if (name === 'data') data.push(value);
-  }
-  if (data.length === 0) return undefined;
-  frame.data = data.join('\n');
-  return frame;
 }
 
 function isNetworkError(error: unknown): boolean {

@@ -11,6 +11,7 @@ import { binaryResponse } from './binary.js';
  * `GET /v1/file/{objectId}` (PROTOCOL.md 6.6): the file's bytes streamed from the blob store, with
  * `ETag` (its SHA-256), `If-None-Match` answered `304`, and one `Range` answered `206` (`416` when no
  * range it names can be satisfied). Several ranges or an invalid header are ignored, as RFC 9110 allows: the whole file.
+ * So is a `Range` whose `If-Range` names another version (RFC 9110 13.1.5): a resumed download never joins two versions.
  * The file class's read rule applies: a file the session may not read is `404`, like a missing one.
  */
 export async function download(ctx: ObjectsContext, request: ApiRequest): Promise<Response> {
@@ -25,7 +26,7 @@ export async function download(ctx: ObjectsContext, request: ApiRequest): Promis
 
   const stat = await ctx.files.blobs.stat(id);
   if (!stat) throw new ApiError('404', `file ${id} has no bytes stored`);
-  const range = requestedRange(request.headers.get('range'), stat.size);
+  const range = rangeStillMeant(request.headers.get('if-range'), etag, file.storeTime) ? requestedRange(request.headers.get('range'), stat.size) : undefined;
   const read = await ctx.files.blobs.get(id, range);
   if (!read) throw new ApiError('404', `file ${id} has no bytes stored`);
   const reopen = async () => {
@@ -94,6 +95,23 @@ function requestedRange(header: string | null, size: number): BlobRange | undefi
   }
   return specs.length === 1 ? satisfiable[0] : undefined;
 }
+
+/**
+ * Whether a `Range` still applies under `If-Range` (RFC 9110 13.1.5; PROTOCOL.md 6.6): no `If-Range`,
+ * an entity tag equal to the current one (strong comparison: a weak tag never matches), or an HTTP
+ * date after the file's last change (`storeTime`, whole seconds: a date equal to it could predate a
+ * second change in the same second). Anything else, an unreadable value included, sends the whole file.
+ */
+function rangeStillMeant(header: string | null, etag: string, changed: number): boolean {
+  if (header === null) return true;
+  const validator = header.trim();
+  if (validator.startsWith('"') || validator.startsWith('W/')) return validator === etag;
+  if (!HTTP_DATE.test(validator)) return false;
+  return Date.parse(validator.endsWith('GMT') ? validator : `${validator} GMT`) > changed;
+}
+
+/** The three forms of an HTTP-date (RFC 9110 5.6.7: IMF-fixdate, RFC 850, asctime), all UTC; Date.parse alone takes "9999". */
+const HTTP_DATE = /^(?:[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT|[A-Z][a-z]{5,8}, \d{2}-[A-Z][a-z]{2}-\d{2} \d{2}:\d{2}:\d{2} GMT|[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4})$/;
 
 /** Whether `If-None-Match` names this entity tag (weak comparison, RFC 9110 13.1.2) or is `*`. */
 function matchesETag(header: string | null, etag: string): boolean {

@@ -13,6 +13,13 @@ export interface RequestContext {
    * adapters do): the service may answer with a `Response` that becomes a web one only when used as one.
    */
   lightResponses?: boolean;
+  /**
+   * The adapter's own refusal of a request it could not convert (a malformed `Host` or request-target:
+   * an `ApiError`). The service answers it as it answers any failure, with an `X-Request-Id`, in the
+   * request log, the metrics and `/v1/admin/requests`; the request is then a stand-in (see
+   * `refusedRequest` in adapters/request-checks.ts) carrying only the method and `X-Request-Id`.
+   */
+  refused?: Error;
 }
 
 /**

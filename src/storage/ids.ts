@@ -1,3 +1,5 @@
+import { base64urlnopad } from '@scure/base';
+
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
 /** An 8-character `[0-9A-Z]` object id from the CSPRNG (rejection sampling keeps it uniform). */
@@ -13,8 +15,5 @@ export function newObjectId(length = 8): string {
 
 /** `bytes` random bytes as base64url (16 bytes: a 128-bit session id). */
 export function randomToken(bytes = 16): string {
-  const raw = crypto.getRandomValues(new Uint8Array(bytes));
-  let binary = '';
-  for (const byte of raw) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return base64urlnopad.encode(crypto.getRandomValues(new Uint8Array(bytes)));
 }

@@ -139,6 +139,55 @@ describe('client.subscribe', () => {
     subscription.close();
   });
 
+  test('issue 50, item 7: a CRLF stream cut anywhere between chunks loses nothing, and retry: sets the reconnection wait (with jitter)', async () => {
+    const service = await demoService({ access: demoAccess });
+    const encoder = new TextEncoder();
+    let cut!: () => void;
+    const cutNow = new Promise<void>((resolve) => (cut = resolve));
+    // the first stream: `retry: 4000` first, then the service's own stream with CRLF line ends, one
+    // byte per chunk (so every `\r\n` and every field is cut between two chunks), broken once `cut` is called
+    const chunked = rewritingFetch(service, (body, nth) => {
+      if (nth > 0) return body;
+      const reader = body.getReader();
+      const decoder = new TextDecoder();
+      const pending: Uint8Array[] = [...encoder.encode('retry: 4000\r\n\r\n')].map((byte) => Uint8Array.of(byte));
+      return new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          while (pending.length === 0) {
+            const next = await Promise.race([reader.read(), cutNow.then(() => 'cut' as const)]);
+            if (next === 'cut') return void (await reader.cancel(), controller.error(new Error('connection reset')));
+            if (next.done) return controller.close();
+            const text = decoder.decode(next.value, { stream: true }).replace(/\n/g, '\r\n');
+            pending.push(...[...encoder.encode(text)].map((byte) => Uint8Array.of(byte)));
+          }
+          controller.enqueue(pending.shift()!);
+        },
+      });
+    });
+    const odb = clientOf(service, chunked);
+    await odb.login(alice);
+    const waits: number[] = [];
+    const subscription = odb.subscribe([{ className: 'Customer' }], { minDelayMs: 10, onReconnect: ({ delayMs }) => waits.push(delayMs) });
+    const iterator = subscription[Symbol.asyncIterator]();
+    const first = iterator.next();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const a = await odb.createObject('Customer', { Name: 'Zoë über CRLF' });
+    const event = (await first).value as ChangeEvent;
+    expect(event).toMatchObject({ type: 'create', className: 'Customer', objectId: a['~ObjectID'], object: { Name: 'Zoë über CRLF' } });
+    expect(event.id).toMatch(/\S/);
+    const second = iterator.next();
+    await odb.updateObject(a['~ObjectID'], { Name: 'changed' });
+    expect((await second).value).toMatchObject({ type: 'update', objectId: a['~ObjectID'], object: { Name: 'changed' } });
+    const third = iterator.next(); // the subscription reads on (and meets the cut)
+    cut();
+    await expect.poll(() => waits.length).toBe(1);
+    // the server's 4000 ms, not minDelayMs (10), plus at most half of it at random
+    expect(waits[0]).toBeGreaterThanOrEqual(4000);
+    expect(waits[0]).toBeLessThanOrEqual(6000);
+    subscription.close();
+    expect(await third).toEqual({ done: true, value: undefined });
+  });
+
   test('with relogin, a secure subscription whose session ended while it was away logs in again and goes on (the soak saw it stop)', async () => {
     const service = await demoService({ access: demoAccess });
     const other = clientOf(service);

@@ -263,6 +263,41 @@ describe('downloads (PROTOCOL.md 6.6)', () => {
     for (const [range, expected] of cases) expect({ range, ...(await answer(range)) }).toEqual({ range, ...(expected as object) });
   });
 
+  it('issue 50, item 5: a Range under an If-Range that names another version gets the whole current file and 200, on /v1/file and /v2/file', async () => {
+    await start();
+    const first = (await upload('version one', { 'content-type': 'text/plain' })).body.data;
+    const id = first['~ObjectID'];
+    const oldTag = `"${first.Sha256}"`;
+    const second = (await upload('version two, longer', { 'content-type': 'text/plain' }, `?replaceOID=${id}`)).body.data;
+    const tag = `"${second.Sha256}"`;
+    const [, y, mo, d, h, mi, sec] = /^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)/.exec(second['~StoreTime'])!.map(Number);
+    const changed = Date.UTC(y!, mo! - 1, d!, h!, mi!, sec!);
+    const httpDate = (ms: number) => new Date(ms).toUTCString();
+    type Answer = { status: number; contentRange: string | null; text: string };
+    const whole: Answer = { status: 200, contentRange: null, text: 'version two, longer' };
+    const resumed = { status: 206, contentRange: 'bytes 5-18/19', text: 'on two, longer' };
+    const cases: Array<[string, string, Answer]> = [
+      ['bytes=5-', oldTag, whole], // the old version's tag: never the new bytes' end joined to the old start
+      ['bytes=5-', tag, resumed],
+      ['bytes=5-', `W/${tag}`, whole], // weak tags never match (strong comparison)
+      ['bytes=5-', tag.toUpperCase(), whole],
+      ['bytes=5-', httpDate(changed + 1000), resumed], // a date after the last change
+      ['bytes=5-', httpDate(changed), whole], // not after it
+      ['bytes=5-', httpDate(Date.UTC(1994, 10, 6)), whole],
+      ['bytes=5-', 'Sunday, 06-Nov-94 08:49:37 GMT', whole], // RFC 850 form
+      ['bytes=5-', 'Sun Nov  6 08:49:37 2150', resumed], // asctime form, UTC
+      ['bytes=5-', '9999', whole], // not an HTTP-date
+      ['bytes=5-', 'yesterday', whole],
+      ['bytes=99-', oldTag, whole], // the Range is ignored before it is found unsatisfiable
+    ];
+    for (const path of ['/v1/file', '/v2/file']) {
+      for (const [range, ifRange, expected] of cases) {
+        const response = await service.fetch(new Request(`http://odbrest.test${path}/${id}`, { headers: { appkey: 'test-app', ...auth(), range, 'if-range': ifRange } }));
+        expect({ path, ifRange, status: response.status, contentRange: response.headers.get('content-range'), text: await response.text() }).toEqual({ path, ifRange, ...expected });
+      }
+    }
+  });
+
   it('answers If-None-Match with 304 when the ETag matches', async () => {
     const id = await tenBytes();
     const etag = (await fetchFile(id)).headers.get('etag')!;
@@ -356,7 +391,7 @@ describe('files follow the access rules (PROTOCOL.md 6.4, 6.6)', () => {
     try {
       const blobs = await FolderBlobStore.open({ path: folder });
       await start({ files: { blobs } });
-      const files = () => readdirSync(folder).sort();
+      const files = () => readdirSync(folder).filter((name) => name !== '.lock').sort(); // the store's lock (issue 50, item 6)
       const id = (await upload('version one', { 'content-type': 'text/plain' })).body.data['~ObjectID'];
       const [stored] = files();
       expect(files()).toEqual([stored]);

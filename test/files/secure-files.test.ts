@@ -71,6 +71,11 @@ describe('files through the secure transport', () => {
     const tail = await getFile(`/v1/file/${fileId}`, { range: 'bytes=-5' });
     expect(tail.response.status).toBe(206);
     expect(tail.plaintext.equals(plaintext.subarray(-5))).toBe(true);
+    // issue 50, item 5: If-Range holds through the secure transport too
+    const stale = await getFile(`/v1/file/${fileId}`, { range: 'bytes=-5', 'if-range': '"an older version"' });
+    expect([stale.response.status, stale.plaintext.equals(plaintext)]).toEqual([200, true]);
+    const current = await getFile(`/v1/file/${fileId}`, { range: 'bytes=-5', 'if-range': `"${sha256}"` });
+    expect([current.response.status, current.plaintext.equals(plaintext.subarray(-5))]).toEqual([206, true]);
   });
 
   it('marks every sealed answer no-store, so no cache answers a later message with an earlier one', async () => {

@@ -1,9 +1,10 @@
 /** HTTP as an attacker sends it: any `Host`, any method, paths sent exactly as written. */
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { parseOrUndefined } from '../helpers.js';
 
 export interface RawAnswer {
   status: number;
+  headers: IncomingHttpHeaders;
   contentType: string | undefined;
   text: string;
   /** The parsed body, or undefined when it is not JSON (an HTML or plain-text error page). */
@@ -39,7 +40,7 @@ export function rawRequest(origin: string, sent: RawRequest): Promise<RawAnswer>
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode!, contentType: res.headers['content-type'], text, body: parseOrUndefined(text) });
+          resolve({ status: res.statusCode!, headers: res.headers, contentType: res.headers['content-type'], text, body: parseOrUndefined(text) });
         });
         res.on('error', reject);
       },

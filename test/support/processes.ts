@@ -123,6 +123,20 @@ export function spawnLines(
 }
 
 /**
+ * Waits until `child` has printed `count` lines that `test` accepts, for a crash test that kills it
+ * after so much work rather than after so much time (a loaded machine does less in a time, never
+ * less in a count). Answers how many it printed: `count`, or fewer when `capMs` passed first; only
+ * none at all fails, naming what was awaited.
+ */
+export async function waitForLines(child: LineProcess, test: (line: string) => boolean, count: number, capMs = 60_000): Promise<number> {
+  const seen = () => child.lines.filter(test).length;
+  await child.waitFor(() => seen() >= count, capMs).catch(() => undefined);
+  const reached = seen();
+  if (reached === 0) throw new Error(`the child printed none of the ${count} awaited lines within ${capMs / 1000} s: no progress at all`);
+  return reached;
+}
+
+/**
  * A `Service`-shaped view of a server listening at `base`, so the fetch-based test helpers (`call`,
  * `login`, ...) talk to it over real HTTP (or through `fetchFn`, e.g. to an in-process service).
  * `base` may end in a path: `${base}/api` makes the helpers' paths relative to a service under `/api`.
