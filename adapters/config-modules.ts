@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BlobStore, KeyValueStore, Macros, ObjectStore } from '../src/index.js';
+import { loadOptional } from '../src/optional-package.js';
 import type { FileConfig } from './config-schema.js';
 
 /**
@@ -9,20 +10,8 @@ import type { FileConfig } from './config-schema.js';
  * the macro module. The store packages load only when chosen, so `pg` and `ioredis` stay optional.
  */
 
-/**
- * Loads an optional package (a store's driver, the OpenTelemetry SDK, Swagger UI) for the option that
- * needs it; a missing package is named with the command that installs it.
- */
-export async function load<T>(loading: Promise<T>, option: string, driver: string, install = driver): Promise<T> {
-  try {
-    return await loading;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' || (error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') {
-      throw new Error(`${option} needs the ${driver} package: npm install ${install}`);
-    }
-    throw error;
-  }
-}
+/** Loads an optional package for the option that needs it, naming a missing one (src/optional-package.ts). */
+export const load = loadOptional;
 
 /** The folder of a `file:` store URL: `file:./data` (from the config file's folder), `file:/srv/data`, `file:///srv/data`. */
 export function fileStoreFolder(url: string, baseDir: string, option = 'store.url'): string {

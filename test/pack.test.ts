@@ -2,8 +2,8 @@
  * The published package as users install it: `npm pack`, then `npm install` of the tarball into a
  * fresh project outside the repository (a temporary folder, with the peer packages an app would add),
  * shared by every case. Only what a user needs is packed (no tests, no source maps); publint finds
- * nothing; a host's install holds no OpenTelemetry SDK. Under each Node (the test runner's and Node
- * 24, test/support/nodes.ts): every subpath loads through `import` and through `require` with the
+ * nothing; a host's install holds no OpenTelemetry SDK and no passkey library. Under each Node (the
+ * test runner's, Node 22 and Node 24, test/support/nodes.ts): every subpath loads through `import` and through `require` with the
  * same exports and, but for the CLI, changes no global when loaded (package.json's "sideEffects"); an
  * app mixing both copies works; `odbrest serve` names a missing optional package; the package serves
  * and is reached by its client on Node's server and in a Next.js route handler. The same on Bun's and
@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { publint } from 'publint';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { testNodes } from './support/nodes.js';
+import { packageNodes } from './support/nodes.js';
 import { freePort, spawnLines } from './support/processes.js';
 import { DOCUMENTS, onlyBlock, readme } from './support/readme.js';
 
@@ -70,19 +70,19 @@ test('publint finds nothing in the packed tarball', async () => {
   expect(messages).toEqual([]);
 });
 
-test('a host installs no OpenTelemetry SDK and no Swagger UI', async () => {
+test('a host installs no OpenTelemetry SDK, no Swagger UI and no passkey library', async () => {
   const { stdout } = await run('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: app }).catch((error: { stdout: string }) => ({ stdout: error.stdout }));
   const names = stdout.split('\n').map((path) => path.replace(/^.*node_modules\//, ''));
   expect(names).toContain('@opentelemetry/api');
-  expect(names.filter((name) => /^@opentelemetry\/(sdk-|exporter-|core$|resources$)|^swagger-ui-dist$/.test(name))).toEqual([]);
+  expect(names.filter((name) => /^@opentelemetry\/(sdk-|exporter-|core$|resources$)|^swagger-ui-dist$|^@simplewebauthn\//.test(name))).toEqual([]);
 });
 
 /** The consumer's Next.js app built once (by the Node on the PATH), for `next start` under each Node. */
 let nextBuild: Promise<unknown> | undefined;
 const nextBin = () => join(app, 'node_modules/next/dist/bin/next');
 
-// what runs the package's code runs under each Node: the runner's and Node 24 (test/support/nodes.ts)
-describe.each(testNodes())('under $name', ({ path: node }) => {
+// what runs the package's code runs under each Node: the runner's, Node 22 and Node 24 (test/support/nodes.ts)
+describe.each(packageNodes())('under $name', ({ path: node }) => {
   test('"sideEffects" names the CLI alone, and every public entry loads without changing a global', async () => {
     expect(pkg.sideEffects).toEqual(['./dist/cli.js', './dist/cli.cjs']);
     const { stdout } = await run(node, ['globals.mjs', ...subpaths], { cwd: app });
@@ -144,11 +144,30 @@ console.log(JSON.stringify([await ask('/v1/execute/refuse', { sessionId }, {}), 
       stderr: 'odbrest: --metrics needs the @opentelemetry/sdk-metrics package: npm install @opentelemetry/sdk-metrics @opentelemetry/exporter-prometheus\n',
     });
     expect(await serve([], 'reference.yml')).toEqual({ code: 1, stderr: 'odbrest: apiReference needs the swagger-ui-dist package: npm install swagger-ui-dist\n' });
+    // passkeys' package is an optional peer: the service does not start without it (its failure logged first)
+    writeFileSync(join(app, 'passkeys.yml'), 'requestLog: false\npasskeys: { rpID: localhost, rpName: Test, origins: ["http://localhost:8080"] }\n');
+    const passkeys = await serve([], 'passkeys.yml');
+    expect([passkeys.code, passkeys.stderr.trimEnd().split('\n').at(-1)]).toEqual([1, 'odbrest: passkeys needs the @simplewebauthn/server package: npm install @simplewebauthn/server']);
     expect(await serve(['--otlp', 'http://127.0.0.1:4318'], 'plain.yml')).toEqual({
       code: 1,
       stderr:
         'odbrest: --otlp needs the @opentelemetry/sdk-metrics package: npm install @opentelemetry/sdk-trace-base @opentelemetry/sdk-metrics @opentelemetry/exporter-trace-otlp-http @opentelemetry/exporter-metrics-otlp-http @opentelemetry/context-async-hooks @opentelemetry/core @opentelemetry/resources\n',
     });
+  }, 90_000);
+
+  test('createService with passkeys, without @simplewebauthn/server: ready rejects naming it (import and require); without passkeys the service works', async () => {
+    const passkeys = "{ passkeys: { rpID: 'localhost', rpName: 'Test', origins: ['http://localhost:8080'] }, onError: () => {} }";
+    const started = (load: string) => `${load}; createService(${passkeys}).ready.then(() => console.log('started'), (error) => console.log(error.message));`;
+    const esm = await run(node, ['--input-type=module', '-e', started("import { createService } from 'odbrest'")], { cwd: app });
+    const cjs = await run(node, ['-e', started("const { createService } = require('odbrest')")], { cwd: app });
+    const message = 'passkeys needs the @simplewebauthn/server package: npm install @simplewebauthn/server';
+    expect([esm.stdout.trim(), cjs.stdout.trim()]).toEqual([message, message]);
+    const plain = `import { createService } from 'odbrest';
+const service = createService({ appKeys: ['k'] });
+const response = await service.fetch(new Request('http://x/v1/passkey/login/options', { method: 'POST', headers: { appkey: 'k', 'content-type': 'application/json' }, body: '{}' }));
+console.log(JSON.stringify([response.status, await response.json()]));`;
+    const { stdout } = await run(node, ['--input-type=module', '-e', plain], { cwd: app });
+    expect(JSON.parse(stdout)).toEqual([403, { status: { internalStatus: '403', statusMessage: 'passkeys are not configured on this service (option passkeys: {rpID, rpName, origins})' }, data: {} }]);
   }, 60_000);
 
   test("the service on Node's own server answers odbrest/client: secure login, read, create, list", async () => {

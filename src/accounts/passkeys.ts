@@ -10,6 +10,7 @@ import type { ApiRequest } from '../http/request.js';
 import { route, type Route } from '../http/router.js';
 import { formatStoreTime } from '../objects/read/index.js';
 import { kvKeys } from '../storage/keys.js';
+import { loadOptional } from '../optional-package.js';
 import type { FieldValue, StoredObject } from '../storage/types.js';
 import type { PasskeyOptions } from './options.js';
 import type { UserAccounts } from './users.js';
@@ -52,7 +53,14 @@ export function storedPasskeys(user: StoredObject): StoredPasskey[] {
   return Array.isArray(value) ? (value as unknown as StoredPasskey[]) : [];
 }
 
-const webauthn = () => import('@simplewebauthn/server');
+type WebAuthn = typeof import('@simplewebauthn/server');
+let webauthnModule: Promise<WebAuthn> | undefined;
+
+/**
+ * `@simplewebauthn/server`, an optional peer: loaded once, when a service with the `passkeys` option
+ * starts (its `ready` waits for it, and rejects naming the package when it is not installed).
+ */
+export const webauthn = (): Promise<WebAuthn> => (webauthnModule ??= loadOptional(import('@simplewebauthn/server'), 'passkeys', '@simplewebauthn/server'));
 
 /**
  * Passkeys (PROTOCOL.md 2.8) through `@simplewebauthn/server`, which does every WebAuthn check: the
