@@ -94,7 +94,8 @@ export function parseStoreTime(text: unknown): number {
  * session may read; any other JSON value stored as it is (but never one a store would read as a reference).
  */
 export async function bodyFields(body: Record<string, unknown>, store: ObjectStore, guard: Guard, internal: ReadonlySet<string>): Promise<Fields> {
-  const fields: Fields = {};
+  // without prototype: a member named __proto__ or toString is a field like any other
+  const fields = Object.create(null) as Fields;
   const targets = new Map<string, string>(); // referenced id -> the field naming it
   for (const [name, value] of Object.entries(body)) {
     if (name.startsWith('~')) continue;
