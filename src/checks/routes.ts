@@ -1,4 +1,5 @@
 import type { ServiceContext } from '../context.js';
+import type { ClassSchemas } from '../objects/model/schema.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { Route } from '../http/router.js';
@@ -39,7 +40,7 @@ async function checkStores(ctx: ServiceContext, timeoutMs: number): Promise<void
 }
 
 /** `/_CheckSession`, `/_CheckService` (beside `v1`) and `/v1/versioninfo`. */
-export function checkRoutes(ctx: ServiceContext, options: ServiceCheckOptions = {}): Route[] {
+export function checkRoutes(ctx: ServiceContext & { readonly schema: ClassSchemas }, options: ServiceCheckOptions = {}): Route[] {
   const { applicationName = 'odbrest', applicationVersion = PACKAGE_VERSION, timeoutMs = 2000 } = options;
   if (!(timeoutMs > 0)) throw new Error('serviceCheck.timeoutMs must be positive');
   const modules = [{ moduleName: applicationName, moduleVersion: applicationVersion }];
@@ -88,14 +89,16 @@ export function checkRoutes(ctx: ServiceContext, options: ServiceCheckOptions = 
       path: '/_CheckReady',
       auth: 'none',
       appKey: false,
-      summary: 'Readiness: 0 while the stores answer and the instance is not draining, else 503 with Retry-After (no appkey needed)',
-      answer: 'nothing ({})',
-      answerSchema: Nothing,
+      summary: 'Readiness: 0 while the stores answer and the instance is not draining, else 503 with Retry-After (no appkey needed); Problems lists stored class declarations that cannot be used',
+      answer: 'nothing ({}), or {Problems: [sentences]} when a stored class declaration cannot be used (its class refuses writes; the instance stays ready)',
+      answerSchema: v.object({ Problems: v.optional(v.array(v.string())) }),
       errors: ['503'],
       handler: async () => {
         if (ctx.lifecycle.draining) throw new ApiError('503', 'this instance is draining (shutting down); send requests to another', { headers: { 'retry-after': '1' } });
         await checkStores(ctx, timeoutMs);
-        return okReply({});
+        // one class's unusable declaration is the same on every instance: reported, the instance stays in rotation
+        const problems = ctx.schema.brokenDeclarations().map(({ className, problem }) => `class ${className}: its stored declaration cannot be used, its writes are refused (${problem})`);
+        return okReply(problems.length > 0 ? { Problems: problems } : {});
       },
     },
     // the v2 group's own path answers the same (PROTOCOL.md 6.9), never as a /v1/multi item

@@ -27,14 +27,14 @@ export const ObjectIdParams = (description: string) =>
 
 /** The internal (`_`) fields of a stored object, kept as they are by an update. */
 export function internalFields(object: StoredObject): Fields {
-  const kept: Fields = {};
+  const kept = Object.create(null) as Fields;
   for (const name of Object.keys(object.fields)) if (name.startsWith('_')) kept[name] = object.fields[name]!;
   return kept;
 }
 
 /** `fields` without `_` members: what a hook returns is cleaned too, the routes never write them. */
 export function withoutInternal(fields: Fields): Fields {
-  const out: Fields = {};
+  const out = Object.create(null) as Fields;
   for (const name of Object.keys(fields)) if (!name.startsWith('_')) out[name] = fields[name]!;
   return out;
 }

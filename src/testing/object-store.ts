@@ -8,6 +8,7 @@
  * store and opens the same data again; the contract then checks that nothing was lost.
  */
 import type { TestApi } from './test-api.js';
+import { modelEdgesContract } from './model-edges.js';
 import { recycleBinContract } from './recycle-bin.js';
 import { StoreConflictError, StoreValueError } from '../storage/errors.js';
 import { classCountsOf } from '../storage/optional.js';
@@ -1155,6 +1156,7 @@ export function objectStoreContract(name: string, harness: ObjectStoreHarness, {
     });
 
     recycleBinContract(harness, { afterEach, describe, expect, it });
+    modelEdgesContract(harness, { afterEach, describe, expect, it });
 
     describe('exports and imports (classNames, storeTime)', () => {
       it('classNames lists exactly the classes that hold objects', async ({ skip }) => {

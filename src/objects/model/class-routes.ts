@@ -14,6 +14,7 @@ import { okReply } from '../../http/envelope.js';
 import { ApiError, clip } from '../../http/errors.js';
 import type { ApiRequest } from '../../http/request.js';
 import { route, type Route } from '../../http/router.js';
+import { jsonObject } from '../../http/validate.js';
 import type { Access } from '../access.js';
 import { CLASS_NAME } from '../names.js';
 
@@ -21,24 +22,48 @@ type ClassRoutesContext = ModelContext & Pick<AuthContext, 'principals'> & { rea
 
 const MAX_FIELDS = 200;
 const groupNames = v.pipe(v.array(v.pipe(v.string(), v.maxLength(200, 'a group name has at most 200 characters'))), v.maxLength(100, 'a rule names at most 100 groups'));
-const ENUM_VALUES = 'Enum must be a list of strings or numbers';
 const FieldBody = v.strictObject({
-  Type: v.picklist(FIELD_TYPES, `Type must be one of ${FIELD_TYPES.join(', ')}`),
-  Required: v.optional(v.boolean('Required must be true or false')),
-  Class: v.optional(v.string('Class must be a class name')),
-  MaxLength: v.optional(v.pipe(v.number('MaxLength must be a whole number'), v.integer('MaxLength must be a whole number'), v.minValue(0, 'MaxLength must be 0 or more'))),
-  Min: v.optional(v.number('Min must be a number')),
-  Max: v.optional(v.number('Max must be a number')),
-  // the union's own message: the translator names no member for an issue inside a union's form
-  Enum: v.optional(v.pipe(v.array(v.union([v.string(), v.number()], ENUM_VALUES), ENUM_VALUES), v.maxLength(1000, 'Enum lists at most 1000 values'))),
-});
-export const ClassDeclarationBody = v.strictObject({
-  Fields: v.pipe(
-    // valibot's record takes a list: refused first
-    v.custom<unknown>((input) => !Array.isArray(input), 'Fields must map field names to {Type, ...}'),
-    v.record(v.string(), FieldBody, 'Fields must map field names to {Type, ...}'),
-    v.description(`at most ${MAX_FIELDS} fields`),
+  Type: v.picklist(FIELD_TYPES, `must be one of ${FIELD_TYPES.join(', ')}`),
+  Required: v.optional(v.boolean('must be true or false')),
+  Class: v.optional(v.string('must be a class name')),
+  MaxLength: v.optional(v.pipe(v.number('must be a positive whole number'), v.integer('must be a positive whole number'), v.minValue(1, 'must be a positive whole number'))),
+  // JSON.parse reads 1e400 as Infinity: a bound is a finite number
+  Min: v.optional(v.pipe(v.number('must be a finite number'), v.finite('must be a finite number'))),
+  Max: v.optional(v.pipe(v.number('must be a finite number'), v.finite('must be a finite number'))),
+  Enum: v.optional(
+    v.pipe(
+      v.array(v.custom<string | number>((value) => typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)), 'must be a string or a finite number'), 'must be a list of strings or numbers'),
+      v.maxLength(1000, 'must list at most 1000 values'),
+    ),
   ),
+});
+type Field = v.InferOutput<typeof FieldBody>;
+
+/**
+ * `Fields`: each member checked as `FieldBody`, read with `Object.entries` into a record without
+ * prototype, so a field named `__proto__`, `constructor` or `prototype` is declared like any other
+ * (valibot's `record` leaves those names out).
+ */
+const FieldsBody = v.pipe(
+  jsonObject('Fields must map field names to {Type, ...}'),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const fields = Object.create(null) as Record<string, Field>;
+    for (const [name, value] of Object.entries(dataset.value)) {
+      const result = v.safeParse(FieldBody, value, { abortEarly: true });
+      if (!result.success) {
+        const issue = result.issues[0];
+        const item = { type: 'object', origin: 'value', input: dataset.value, key: name, value } as const;
+        addIssue({ message: issue.message, input: issue.input, expected: issue.expected ?? undefined, received: issue.received, path: [item, ...(issue.path ?? [])] as never });
+        return NEVER;
+      }
+      fields[name] = result.output;
+    }
+    return fields;
+  }),
+  v.description(`at most ${MAX_FIELDS} fields`),
+);
+export const ClassDeclarationBody = v.strictObject({
+  Fields: FieldsBody,
   Indexes: v.optional(v.pipe(v.array(v.string(), 'Indexes must be a list of declared field names'), v.maxLength(32, 'Indexes names at most 32 fields'))),
   Strict: v.optional(v.boolean('Strict must be true or false')),
   Description: v.optional(v.pipe(v.string('Description must be a string'), v.maxLength(2000, 'Description has at most 2000 characters'))),
@@ -54,7 +79,10 @@ type Body = v.InferOutput<typeof ClassDeclarationBody>;
 /** The body's declaration in the `schema` option's own form (PROTOCOL.md 6.8), which `ClassSchemas` checks. */
 function runtimeClass(body: Body): RuntimeClass {
   if (Object.keys(body.Fields).length > MAX_FIELDS) throw new ApiError('400', `Fields declares at most ${MAX_FIELDS} fields`);
-  const fields: Record<string, FieldDeclaration> = {};
+  const nul = withNul(body, '');
+  // PostgreSQL cannot hold U+0000 in text: no store keeps it in a declaration (PROTOCOL.md 6.12)
+  if (nul !== undefined) throw new ApiError('400', `${nul} contains the character U+0000, which a declaration may not hold`);
+  const fields = Object.create(null) as Record<string, FieldDeclaration>;
   for (const [name, field] of Object.entries(body.Fields)) {
     const declared: Exclude<FieldDeclaration, string> = { type: field.Type };
     if (field.Required !== undefined) declared.required = field.Required;
@@ -67,6 +95,20 @@ function runtimeClass(body: Body): RuntimeClass {
   }
   const declaration: ClassDeclaration = { fields, indexes: body.Indexes ?? [], strict: body.Strict ?? false };
   return { declaration, description: body.Description, access: body.Access };
+}
+
+/** The first member of `value` (a parsed body) whose name or string holds U+0000, as a path (`Fields.N.Enum.1`). */
+function withNul(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, member] of Object.entries(value)) {
+    const name = key.includes('\u0000') ? JSON.stringify(key) : key;
+    const at = path === '' ? name : `${path}.${name}`;
+    if (key.includes('\u0000')) return `the name of ${at}`;
+    const found = withNul(member, at);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /** The path parameter: a name no class could have is `400` (checked before the body). */

@@ -36,10 +36,17 @@ export interface RuntimeModelParts {
 /** A class's declaration object has an id of its own, so two instances declaring it at once meet at one object. */
 const entryId = (className: string) => `MODEL_${className}`;
 
-function entryOf(object: StoredObject): { className: string; entry: RuntimeClass } | undefined {
+/** A stored declaration as read: its entry, or why it cannot be read (a hand edit, text that is no JSON). */
+function entryOf(object: StoredObject): { className: string; entry?: RuntimeClass; problem?: string } | undefined {
   const { _className: className, _class: text } = object.fields;
-  if (typeof className !== 'string' || typeof text !== 'string') return undefined;
-  return { className, entry: JSON.parse(text) as RuntimeClass };
+  if (typeof className !== 'string') return undefined;
+  try {
+    const entry = typeof text === 'string' ? (JSON.parse(text) as RuntimeClass) : undefined;
+    if (typeof entry === 'object' && entry !== null && typeof entry.declaration === 'object') return { className, entry };
+  } catch {
+    // reported below
+  }
+  return { className, problem: 'the stored text is not a declaration' };
 }
 
 export class RuntimeModel {
@@ -62,7 +69,7 @@ export class RuntimeModel {
       const read = entryOf(object);
       if (!read) continue;
       found.add(read.className);
-      this.#apply(read.className, read.entry);
+      this.#applyRead(read);
     }
     for (const className of [...this.#entries.keys()]) if (!found.has(className)) this.#apply(className, undefined);
     this.#parts.schema.runtimePending = false;
@@ -91,9 +98,15 @@ export class RuntimeModel {
     return this.#entries.get(className);
   }
 
-  /** `400` when the declaration contradicts itself (a range, an enum, an index of no field...). */
-  check(className: string, entry: RuntimeClass): void {
-    compileOrRefuse(this.#parts.schema, className, entry.declaration);
+  /**
+   * `400` when the declaration contradicts itself (a range, an enum, an index of no field...), or when
+   * what the store would keep of it (its JSON text) is not what was checked: a declaration is never
+   * answered `0` unless the form it is stored in compiles (PROTOCOL.md 6.12).
+   */
+  check(className: string, entry: RuntimeClass): CompiledDeclaration {
+    const compiled = compileOrRefuse(this.#parts.schema, className, entry.declaration);
+    compileOrRefuse(this.#parts.schema, className, storedForm(entry).declaration);
+    return compiled;
   }
 
   /**
@@ -101,8 +114,8 @@ export class RuntimeModel {
    * against it: `409` with the count and the first ids when any would be refused (nothing changes then).
    */
   async declare(className: string, entry: RuntimeClass): Promise<void> {
-    const { store, schema } = this.#parts;
-    const compiled = compileOrRefuse(schema, className, entry.declaration);
+    const { store } = this.#parts;
+    const compiled = this.check(className, entry);
     const found = await violationsOf(store, className, compiled);
     if (found.count > 0) {
       throw new ApiError('409', `${found.count} stored ${className} object${found.count === 1 ? '' : 's'} would not satisfy this declaration; nothing was changed`, {
@@ -118,7 +131,7 @@ export class RuntimeModel {
   /** Removes the run-time declaration of `className` (`404` when it has none, `409` while it holds objects). */
   async remove(className: string): Promise<void> {
     const { store } = this.#parts;
-    if (!this.#entries.has(className)) throw new ApiError('404', `${className} has no declaration made at run time`);
+    if (!this.#entries.has(className) && !this.#parts.schema.brokenDeclarations().some((broken) => broken.className === className)) throw new ApiError('404', `${className} has no declaration made at run time`);
     const held = await store.count(className);
     if (held > 0) throw new ApiError('409', `${className} holds ${held} object${held === 1 ? '' : 's'}; delete them before its declaration`);
     await store.delete(entryId(className));
@@ -126,18 +139,30 @@ export class RuntimeModel {
     await this.#tell(className);
   }
 
-  #apply(className: string, entry: RuntimeClass | undefined): void {
+  /** A declaration read from the store: applied, or (when it cannot be used) its class's writes refused and the problem logged. */
+  #applyRead(read: { className: string; entry?: RuntimeClass; problem?: string }): void {
+    const problem = read.problem ?? this.#apply(read.className, read.entry);
+    if (read.problem !== undefined) {
+      this.#apply(read.className, undefined);
+      this.#parts.schema.markBroken(read.className, read.problem);
+    }
+    if (problem !== undefined) this.#parts.onError(new Error(`the stored declaration of class ${read.className} cannot be used, its writes are refused until an administrator replaces or deletes it: ${problem}`));
+  }
+
+  #apply(className: string, entry: RuntimeClass | undefined): string | undefined {
     const { schema, access, store, onError } = this.#parts;
     const before = this.#entries.get(className);
-    if (entry) this.#entries.set(className, entry);
+    const problem = schema.applyRuntime(className, entry?.declaration);
+    if (entry && problem === undefined) this.#entries.set(className, entry);
     else this.#entries.delete(className);
-    schema.applyRuntime(className, entry?.declaration);
-    access.setRuntimeRule(className, entry?.access);
+    access.setRuntimeRule(className, problem === undefined ? entry?.access : undefined);
     // field indexes the declaration asks for, built in the background (PostgreSQL: without blocking writes)
+    if (problem !== undefined) return problem;
     for (const field of entry?.declaration.indexes ?? []) {
       if (before?.declaration.indexes?.includes(field)) continue;
       store.ensureIndex?.(className, field).catch(onError);
     }
+    return undefined;
   }
 
   async #tell(className: string): Promise<void> {
@@ -153,7 +178,8 @@ export class RuntimeModel {
   async #reload(className: string): Promise<void> {
     const { objects } = await this.#parts.store.find({ className: MODEL_CLASS, where: { $oids: [entryId(className)] }, limit: 1 });
     const read = objects[0] && entryOf(objects[0]);
-    this.#apply(className, read?.entry);
+    if (read) this.#applyRead(read);
+    else this.#apply(className, undefined);
   }
 }
 
@@ -163,7 +189,7 @@ export async function storedDeclarations(store: ObjectStore): Promise<Record<str
   const found: Record<string, ClassDeclaration> = {};
   for (const object of objects) {
     const read = entryOf(object);
-    if (read) found[read.className] = read.entry.declaration;
+    if (read?.entry) found[read.className] = read.entry.declaration;
   }
   return found;
 }
@@ -176,6 +202,11 @@ export async function storedSchemas(store: ObjectStore, host: SchemaDeclarations
   const schemas = new ClassSchemas(host, fileClass, store);
   for (const [className, declaration] of Object.entries(await storedDeclarations(store))) schemas.applyRuntime(className, declaration);
   return schemas;
+}
+
+/** The entry as the store gives it back: its JSON text read again (`1e400` became `Infinity`, then `null`). */
+function storedForm(entry: RuntimeClass): RuntimeClass {
+  return JSON.parse(JSON.stringify(entry)) as RuntimeClass;
 }
 
 /** The declaration compiled, or `400` saying what contradicts itself. */

@@ -108,20 +108,47 @@ export class ClassSchemas {
    */
   /** Set while a run-time model (objects/model/runtime.ts) has not read its declarations from the store yet: writes answer `503` until then. */
   runtimePending = false;
+  /** Classes whose stored run-time declaration cannot be compiled, with why: their writes are refused, other classes work. */
+  readonly #broken = new Map<string, string>();
 
-  applyRuntime(className: string, declaration: ClassDeclaration | undefined): void {
-    if (this.isHostDeclared(className)) return;
+  /**
+   * Applies a run-time declaration of `className` (`undefined`: it has none any more): from now on
+   * every write of the class on this instance is checked against it. Host declarations stay as they
+   * are. A declaration that cannot be compiled (a stored one an older version or a hand edit wrote)
+   * leaves the class unusable for writes (`brokenDeclaration`) and answers why; other classes are untouched.
+   */
+  applyRuntime(className: string, declaration: ClassDeclaration | undefined): string | undefined {
+    if (this.isHostDeclared(className)) return undefined;
     const previous = this.#classes.get(className);
     if (previous) this.#byId.delete(previous.classId);
     this.#classes.delete(className);
     this.#runtime.delete(className);
+    this.#broken.delete(className);
+    let problem: string | undefined;
     if (declaration) {
-      const compiled = compileClass(className, declaration, this.#fileClass, `class ${className}`);
-      this.#classes.set(className, compiled);
-      if (!this.#byId.has(compiled.classId)) this.#byId.set(compiled.classId, className);
-      this.#runtime.set(className, declaration);
+      try {
+        const compiled = compileClass(className, declaration, this.#fileClass, `class ${className}`);
+        this.#classes.set(className, compiled);
+        if (!this.#byId.has(compiled.classId)) this.#byId.set(compiled.classId, className);
+        this.#runtime.set(className, declaration);
+      } catch (error) {
+        problem = (error as Error).message;
+        this.#broken.set(className, problem);
+      }
     }
     this.version++;
+    return problem;
+  }
+
+  /** Marks `className` as having a stored declaration that cannot be read at all (`undefined`: clears it). */
+  markBroken(className: string, problem: string | undefined): void {
+    if (problem === undefined) this.#broken.delete(className);
+    else this.#broken.set(className, problem);
+  }
+
+  /** The classes whose stored declaration cannot be used, with why (`_CheckReady`, `odbrest check`, the log report them). */
+  brokenDeclarations(): Array<{ className: string; problem: string }> {
+    return [...this.#broken].map(([className, problem]) => ({ className, problem }));
   }
 
   /** Every declaration, the host's and those made at run time (the OpenAPI document and `odbrest types` describe them). */
@@ -180,15 +207,35 @@ export class ClassSchemas {
     if (this.runtimePending) throw new StorageUnavailableError('the run-time class declarations are not read yet: the object store did not answer');
     const targeted: Array<{ index: number; compiled: CompiledClass; fields: Fields }> = [];
     for (const [index, { className, fields }] of objects.entries()) {
+      const broken = this.#broken.get(className);
+      if (broken !== undefined) return { index, error: unusableDeclaration(className, broken) };
       const compiled = this.#classes.get(className);
       if (!compiled) continue;
-      const result = v.safeParse(compiled.schema, fields, { abortEarly: true });
+      const result = v.safeParse(compiled.schema, ownFields(fields), { abortEarly: true });
       // those after it cannot be the first refused
       if (!result.success) return (await wrongTargets(targeted, this.#store)) ?? { index, error: new ApiError('400', issueMessage(compiled, result.issues[0])) };
       if (compiled.targeted.length > 0) targeted.push({ index, compiled, fields });
     }
     return wrongTargets(targeted, this.#store);
   }
+}
+
+/**
+ * A write to a class whose stored declaration cannot be compiled: `500`, since nothing is unreachable
+ * (not `503`) and the request is not at fault (not `400`); only an administrator can mend it.
+ */
+function unusableDeclaration(className: string, problem: string): ApiError {
+  return new ApiError('500', `writes to ${className} are refused: its stored declaration cannot be used (${problem}); an administrator replaces it (PUT /v1/model/classes/${className}) or deletes it`);
+}
+
+/**
+ * `fields` as a record without prototype: a field named `toString`, `constructor` or `__proto__` is
+ * then present only when the object holds it (a schema looks names up with `in`).
+ */
+export function ownFields(fields: Fields): Fields {
+  const own = Object.create(null) as Fields;
+  for (const name of Object.keys(fields)) own[name] = fields[name]!;
+  return own;
 }
 
 function issueMessage(compiled: CompiledClass, issue: v.BaseIssue<unknown>): string {
@@ -233,12 +280,12 @@ export class CompiledDeclaration {
 
   /** Whether `fields` (an object's as stored, `_` members included) would be refused by a write of this declaration. */
   violatedBy(fields: Fields): boolean {
-    return !v.safeParse(this.#compiled.schema, withoutInternal(fields), { abortEarly: true }).success;
+    return !v.safeParse(this.#compiled.schema, ownFields(withoutInternal(fields)), { abortEarly: true }).success;
   }
 
   /** The declaration as the store-neutral rules of `ObjectStore.violations`. */
   get rules(): ClassRules {
-    const fields: ClassRules['fields'] = {};
+    const fields = Object.create(null) as ClassRules['fields'];
     for (const [name, spec] of Object.entries(this.#compiled.fields)) {
       fields[name] = { type: spec.type, required: spec.required, maxLength: spec.maxLength, min: spec.min, max: spec.max, enum: spec.enum };
     }
@@ -256,8 +303,9 @@ function compileClass(name: string, declaration: ClassDeclaration, fileClass: st
   if (typeof declared !== 'object' || declared === null || Array.isArray(declared)) throw new Error(`${where}: fields must map field names to types`);
   if (typeof strict !== 'boolean') throw new Error(`${where}: strict must be true or false`);
   if (classId !== undefined && !(Number.isInteger(classId) && classId > 0 && classId < DERIVED_BASE)) throw new Error(`${where}: classId must be a whole number from 1 to ${DERIVED_BASE - 1}`);
-  const fields: Record<string, FieldSpec> = {};
-  const entries: v.ObjectEntries = {};
+  // without prototype: a field may be named __proto__, constructor or toString like any other
+  const fields = Object.create(null) as Record<string, FieldSpec>;
+  const entries = Object.create(null) as v.ObjectEntries;
   for (const [field, raw] of Object.entries(declared)) {
     if (field === '' || field.length > 128 || /^[~_$]/.test(field)) throw new Error(`${where}, field ${field}: a field name has 1 to 128 characters and does not start with ~, _ or $`);
     const spec = fieldSpec(`${where}, field ${field}`, raw, fileClass);
@@ -296,8 +344,8 @@ function fieldSpec(where: string, raw: FieldDeclaration, fileClass: string): Fie
   if (values !== undefined) {
     const of = type === 'string' ? 'string' : numeric ? 'number' : undefined;
     if (!of || !Array.isArray(values) || values.length === 0) throw new Error(`${where}: enum is a non-empty list, for a string, number or integer field only`);
-    const wrong = values.find((value) => typeof value !== of || (type === 'integer' && !Number.isInteger(value)));
-    if (wrong !== undefined) throw new Error(`${where}: enum value ${JSON.stringify(wrong)} is not a ${type}`);
+    const at = values.findIndex((value) => typeof value !== of || (of === 'number' && !Number.isFinite(value)) || (type === 'integer' && !Number.isInteger(value)));
+    if (at >= 0) throw new Error(`${where}: enum value ${String(values[at])} is not ${type === 'integer' ? 'an integer' : `a ${type === 'number' ? 'finite number' : type}`}`);
   }
   let referenced = target;
   if (type === 'ref' || type === 'set') {

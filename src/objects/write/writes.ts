@@ -94,12 +94,15 @@ export function parseStoreTime(text: unknown): number {
  * session may read; any other JSON value stored as it is (but never one a store would read as a reference).
  */
 export async function bodyFields(body: Record<string, unknown>, store: ObjectStore, guard: Guard, internal: ReadonlySet<string>): Promise<Fields> {
-  const fields: Fields = {};
+  // without prototype: a member named __proto__ or toString is a field like any other
+  const fields = Object.create(null) as Fields;
   const targets = new Map<string, string>(); // referenced id -> the field naming it
   for (const [name, value] of Object.entries(body)) {
     if (name.startsWith('~')) continue;
     if (name === '' || name.length > 128) throw new ApiError('400', `field name ${clip(name)} must have 1 to 128 characters`);
     if (name.startsWith('_') || name.startsWith('$')) throw new ApiError('400', `field ${clip(name)} may not be written (names starting with _ or $ are reserved)`);
+    // PostgreSQL cannot hold U+0000 in text: refused at the door on every store
+    if (name.includes('\u0000')) throw new ApiError('400', `field name ${JSON.stringify(clip(name))} contains the character U+0000, which a field name may not hold`);
     fields[name] = fieldValue(name, value, targets);
   }
   if (targets.size > 0) {
