@@ -35,7 +35,16 @@ export interface SubscribeOptions {
   onEvent?: (event: ChangeEvent) => void;
   /** Callback style: called once with the error that ended the subscription. */
   onError?: (error: unknown) => void;
+  /**
+   * Whether events flow: called with `{open: true}` each time the stream is served, and with the
+   * refusal (`429`, `503`), the network error or the cut, and the wait before the next try, each time
+   * it is not. The subscription retries by itself either way; this lets an app say that it waits.
+   */
+  onConnection?: (state: ConnectionState) => void;
 }
+
+/** What `onConnection` is told: the stream is served, or it is not and is tried again after `retryInMs`. */
+export type ConnectionState = { open: true } | { open: false; error: unknown; retryInMs: number };
 
 /** A running subscription: iterate it (`for await`), or pass `onEvent`. */
 export interface EventSubscriptionHandle extends AsyncIterable<ChangeEvent> {
@@ -78,11 +87,14 @@ export function subscribeEvents(connector: EventConnector, subscriptions: EventS
         const code = error instanceof OdbRestError || error instanceof OdbRestUnauthenticatedRefusal ? error.internalStatus : undefined;
         if ((code === '201' || code === '204') && (await connector.relogin(error))) continue;
         if (code !== '429' && code !== '503' && !isNetworkError(error)) throw error;
-        await sleep(Math.max(delay, ((error as OdbRestError).retryAfter ?? 0) * 1000), controller.signal);
+        const wait = Math.max(delay, ((error as OdbRestError).retryAfter ?? 0) * 1000);
+        options.onConnection?.({ open: false, error, retryInMs: wait });
+        await sleep(wait, controller.signal);
         delay = Math.min(maxDelay, delay * 2);
         continue;
       }
       let lastK = 0;
+      options.onConnection?.({ open: true });
       try {
         for await (const frame of frames(opened.response, controller.signal)) {
           delay = minDelay;
@@ -102,6 +114,7 @@ export function subscribeEvents(connector: EventConnector, subscriptions: EventS
         if (controller.signal.aborted) return;
         if (error instanceof OdbRestProtocolError) throw error;
         // a cut connection: reconnect below
+        options.onConnection?.({ open: false, error, retryInMs: delay });
       }
       await sleep(delay, controller.signal);
       delay = Math.min(maxDelay, delay * 2);
