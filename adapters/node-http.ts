@@ -208,12 +208,22 @@ export async function writeWebResponse(res: ServerResponse, response: Response):
     res.end();
     return;
   }
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    if (!res.write(chunk)) await drainOrClose(res);
-    // the client went away: leaving the loop cancels the body's stream
-    if (res.destroyed) return;
+  const reader = response.body.getReader();
+  // A client that goes away cancels the body at once: an event stream would otherwise wait for its
+  // next event (or keep-alive) to find out, and then for a `close` that had already fired.
+  const gone = () => void reader.cancel().catch(() => undefined);
+  res.once('close', gone);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!res.write(value)) await drainOrClose(res);
+      if (res.destroyed) return gone();
+    }
+    if (!res.destroyed) res.end();
+  } finally {
+    res.off('close', gone);
   }
-  res.end();
 }
 
 /** Calls `set` with each of a light answer's headers. */
@@ -224,6 +234,8 @@ export function eachHeader(headers: LightAnswer['headers'], set: (name: string, 
 
 /** Resolves once `res` takes more data, or once it closed (a closed response never drains). */
 function drainOrClose(res: ServerResponse): Promise<void> {
+  // a `close` that already fired does not fire again
+  if (res.destroyed || res.closed) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       res.off('drain', done);

@@ -36,13 +36,20 @@ export interface SubscribeOptions {
   minDelayMs?: number;
   /** Default 30 s. */
   maxDelayMs?: number;
-  /** Called before each wait to reconnect, with its length (jitter included) and what ended the last attempt. */
-  onReconnect?: (wait: { delayMs: number; cause: unknown }) => void;
   /** Callback style: called with each event (the returned subscription need not be iterated then). */
   onEvent?: (event: ChangeEvent) => void;
   /** Callback style: called once with the error that ended the subscription. */
   onError?: (error: unknown) => void;
+  /**
+   * Whether events flow: called with `{open: true}` each time the stream is served, and with the
+   * refusal (`429`, `503`), the network error or the cut, and the wait before the next try (jitter
+   * included), each time it is not. The subscription retries by itself either way; this lets an app say that it waits.
+   */
+  onConnection?: (state: ConnectionState) => void;
 }
+
+/** What `onConnection` is told: the stream is served, or it is not and is tried again after `retryInMs`. */
+export type ConnectionState = { open: true } | { open: false; error: unknown; retryInMs: number };
 
 /** A running subscription: iterate it (`for await`), or pass `onEvent`. */
 export interface EventSubscriptionHandle extends AsyncIterable<ChangeEvent> {
@@ -77,7 +84,7 @@ export function subscribeEvents(connector: EventConnector, subscriptions: EventS
   /** Waits `delay` plus up to half of it (jitter), at least `floor`. */
   const wait = (delay: number, cause: unknown, floor = 0) => {
     const delayMs = Math.max(floor, Math.round(delay * (1 + Math.random() / 2)));
-    options.onReconnect?.({ delayMs, cause });
+    options.onConnection?.({ open: false, error: cause, retryInMs: delayMs });
     return sleep(delayMs, controller.signal);
   };
 
@@ -99,6 +106,7 @@ export function subscribeEvents(connector: EventConnector, subscriptions: EventS
       }
       let lastK = 0;
       let cause: unknown = 'the stream ended';
+      options.onConnection?.({ open: true });
       try {
         for await (const frame of frames(opened.response, controller.signal, onRetry)) {
           delay = minDelay;

@@ -21,6 +21,7 @@ import type {
   BatchItem,
   BatchResult,
   ClassStructure,
+  CreateCheck,
   DownloadOptions,
   ExternalLoginOptions,
   ExternalLoginResult,
@@ -196,6 +197,11 @@ export interface OdbRestClient {
   referencedBy<T extends SerializedObject = SerializedObject>(objectId: string, options?: ReferencedByOptions): Promise<SerializedSet<T>>;
   /** Creates an object of `className`; answers it as stored. */
   createObject<T extends SerializedObject = SerializedObject>(className: string, fields: ObjectFields, options?: WriteOptions): Promise<T>;
+  /**
+   * `POST /v1/model/classes/{className}/check`: checks up to 1,000 objects as `createObject` would
+   * (the declaration, the create rule, references), writing nothing; each refusal with its index.
+   */
+  checkObjects(className: string, objects: ObjectFields[]): Promise<CreateCheck>;
   /** Changes the fields given (`null` stores null); with `storeTime`, only if the object is still that version (else `OdbRestConflictError`). */
   updateObject<T extends SerializedObject = SerializedObject>(objectId: string, fields: ObjectFields, options?: UpdateOptions): Promise<T>;
   /** Deletes an object; `moveToRecycler` puts it in this user's recycle bin instead. */
@@ -564,6 +570,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
     classes: () => request('GET', '/v1/classes'),
     referencedBy: (objectId, page = {}) => request('GET', `/v1/object/${encodeURIComponent(objectId)}/referencedBy${searchOf(pageParams(page))}`),
     createObject: (className, fields, write = {}) => request('POST', `/v1/object/${encodeURIComponent(className)}${writeSearch(write)}`, fields),
+    checkObjects: (className, objects) => request('POST', `/v1/model/classes/${encodeURIComponent(className)}/check`, { Objects: objects }),
     updateObject: (objectId, fields, update = {}) =>
       request('PATCH', `/v1/object/${encodeURIComponent(objectId)}${writeSearch(update)}`, update.storeTime === undefined ? fields : { ...fields, '~StoreTime': update.storeTime }),
     deleteObject: async (objectId, remove = {}) =>
@@ -773,7 +780,7 @@ export {
   type TwoFactorNeed,
 } from './errors.js';
 export { OPERATIONS, type OperationId } from './operations.js';
-export type { ChangeEvent, EventSubscription, EventSubscriptionHandle, SubscribeOptions } from './events.js';
+export type { ChangeEvent, ConnectionState, EventSubscription, EventSubscriptionHandle, SubscribeOptions } from './events.js';
 export { defaultCrypto, portableCrypto, type SymmetricCrypto } from '../secure/symmetric.js';
 export type * from './types.js';
 

@@ -39,6 +39,7 @@ export const OPERATIONS = {
   postV1ObjectId: { method: 'POST', path: '/v1/object/{id}', tag: 'Objects' },
   patchV1ObjectId: { method: 'PATCH', path: '/v1/object/{id}', tag: 'Objects' },
   deleteV1ObjectId: { method: 'DELETE', path: '/v1/object/{id}', tag: 'Objects' },
+  postV1ModelClassesClassNameCheck: { method: 'POST', path: '/v1/model/classes/{className}/check', tag: 'Model and v2' },
   postV1ActionClassName: { method: 'POST', path: '/v1/action/{className}', tag: 'Objects' },
   patchV1ObjectsClassName: { method: 'PATCH', path: '/v1/objects/{className}', tag: 'Objects' },
   getV1LockObjectId: { method: 'GET', path: '/v1/lock/object/{id}', tag: 'Objects' },

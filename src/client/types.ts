@@ -435,6 +435,12 @@ export interface DeclaredField {
   Enum?: ReadonlyArray<string | number>;
 }
 
+/** What `checkObjects` answers (PROTOCOL.md 6.12): how many were checked, and each refused one's index (0-based), code and message. */
+export interface CreateCheck {
+  Checked: number;
+  Refused: Array<{ Index: number; Code: string; Message: string }>;
+}
+
 /** The body of `PUT /v1/model/classes/{className}` (PROTOCOL.md 6.12). */
 export interface ClassDeclarationInput {
   Fields: Record<string, DeclaredField>;

@@ -9,7 +9,7 @@ import { integerParam } from '../http/validate.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, objectAnswer, selectPage, SERIALIZATION_PARAM, served, setAnswer } from './read/index.js';
 import { CLASS_NAME, ObjectIdParams } from './names.js';
 import { classSelection, isClass, requireClass } from './known-classes.js';
-import { bulkRoutes, lockRoutes, recycleRoutes, writeRoutes } from './write/index.js';
+import { bulkRoutes, createCheckRoutes, lockRoutes, recycleRoutes, writeRoutes } from './write/index.js';
 import { classesRoutes } from './classes-routes.js';
 import { ObjectSet, ServedObject } from '../openapi/schemas.js';
 
@@ -84,6 +84,7 @@ export function objectRoutes(ctx: ObjectsContext): Route[] {
     }),
     ...classesRoutes(ctx),
     ...writeRoutes(ctx),
+    ...createCheckRoutes(ctx),
     ...bulkRoutes(ctx),
     ...lockRoutes(ctx),
     ...recycleRoutes(ctx),

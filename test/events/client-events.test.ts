@@ -167,7 +167,7 @@ describe('client.subscribe', () => {
     const odb = clientOf(service, chunked);
     await odb.login(alice);
     const waits: number[] = [];
-    const subscription = odb.subscribe([{ className: 'Customer' }], { minDelayMs: 10, onReconnect: ({ delayMs }) => waits.push(delayMs) });
+    const subscription = odb.subscribe([{ className: 'Customer' }], { minDelayMs: 10, onConnection: (state) => state.open || waits.push(state.retryInMs) });
     const iterator = subscription[Symbol.asyncIterator]();
     const first = iterator.next();
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -9,6 +9,7 @@ export { writeOptions } from './writes.js';
 export { RECYCLED_CLASS, withoutRecycled } from './recycle.js';
 export { sessionObjectStore } from './session-store.js';
 export { writeRoutes } from './write-routes.js';
+export { createCheckRoutes } from './create-check-routes.js';
 export { bulkRoutes } from './bulk-routes.js';
 export { lockRoutes } from './lock-routes.js';
 export { recycleRoutes } from './recycle-routes.js';

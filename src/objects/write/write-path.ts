@@ -51,12 +51,28 @@ export async function afterWrite(writer: Writer, result: WriteResult): Promise<v
   await writer.ctx.writeHooks.afterWrite?.(writer.ctx.macroContext(writer.request), result);
 }
 
-/** A new object of `className` with `fields` (already checked by `bodyFields`): `403` unless the session may create it. */
-export async function createObject(writer: Writer, className: string, fields: Fields): Promise<StoredObject> {
+/** `403` unless the session may create an object of `className` with `fields` (the class's create rule, `authorize`); file fields checked. */
+async function checkMayCreate(writer: Writer, className: string, fields: Fields): Promise<void> {
   const { ctx, guard } = writer;
   if ((await guard.scope('create', className)) !== 'all') throw new ApiError('403', `this session may not create ${className} objects`);
   checkByteFields(ctx.files, className, fields);
   if (!(await guard.may('create', className, undefined, fields))) throw new ApiError('403', `this session may not create ${className} objects`);
+}
+
+/**
+ * Throws what a create of `className` with `fields` (already checked by `bodyFields`) would be refused
+ * with, writing nothing: the create rule, then the declaration (PROTOCOL.md 6.12, checking rows before
+ * an import). The host's `beforeWrite` is not run: it is told of writes, and this is none.
+ */
+export async function checkCreate(writer: Writer, className: string, fields: Fields): Promise<void> {
+  await checkMayCreate(writer, className, fields);
+  await writer.ctx.schema.check(className, withoutInternal(fields));
+}
+
+/** A new object of `className` with `fields` (already checked by `bodyFields`): `403` unless the session may create it. */
+export async function createObject(writer: Writer, className: string, fields: Fields): Promise<StoredObject> {
+  const { ctx } = writer;
+  await checkMayCreate(writer, className, fields);
   const change: WriteChange = { action: 'create', className, fields };
   const object = await ctx.store.put({ className, fields: (await beforeWrite(writer, change))! });
   await afterWrite(writer, { action: 'create', className, object });

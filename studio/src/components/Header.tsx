@@ -3,6 +3,7 @@ import { language, setLanguage, t, type Language } from '../i18n/index.js';
 import { navigate } from '../router.js';
 import { endSession, session } from '../session.js';
 import { setTheme, theme, type Theme } from '../theme.js';
+import { LiveStatus } from './LiveStatus.js';
 
 /** The top bar: the name, the transport in use, the screens (Metrics for administrators), the user, theme and language switches, logout. */
 export function Header() {
@@ -47,6 +48,7 @@ export function Header() {
           {t('account')}
         </a>
       )}
+      {current && <LiveStatus compact />}
       <span class="spacer" />
       {current && <span class="who">{t('loggedInAs', { user: current.user })}</span>}
       <label class="inline">

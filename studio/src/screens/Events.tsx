@@ -1,16 +1,16 @@
 import { useSignal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import type { ChangeEvent, OdbRestClient } from 'odbrest/client';
 import { Alert } from '../components/Alert.js';
 import { failureText, loadClasses } from '../data.js';
 import { t } from '../i18n/index.js';
 import { openObject } from '../router.js';
-import { sessionEnded } from '../session.js';
+import { followed, keyOf, liveState, MOST_SUBSCRIPTIONS, useLive } from '../features/live.js';
+import { LiveStatus } from '../components/LiveStatus.js';
 
 /** Events the inspector keeps (the newest; older ones drop off). */
 const KEPT = 500;
-/** A stream's most subscriptions (PROTOCOL.md 8). */
-const MOST_CLASSES = 20;
+const MOST_CLASSES = MOST_SUBSCRIPTIONS;
 
 interface Seen {
   /** Order of arrival: the row's key. */
@@ -45,24 +45,22 @@ export function Events({ client }: { client: OdbRestClient }) {
     );
   }, [client]);
 
-  const followed = only.value ? [only.value] : (classes.value ?? []).slice(0, MOST_CLASSES);
-  useEffect(() => {
-    if (followed.length === 0) return;
-    let seq = events.peek()[0]?.seq ?? 0;
-    const handle = client.subscribe(
-      followed.map((className) => ({ className })),
-      {
-        onEvent: (event) => {
-          if (event.type === 'end') return sessionEnded();
-          const seen: Seen = { seq: ++seq, time: new Date(), kind: event.type, className: event.className, objectId: event.objectId };
-          if (paused.peek()) held.value = [seen, ...held.peek()].slice(0, KEPT);
-          else events.value = [seen, ...events.peek()].slice(0, KEPT);
-        },
-        onError: (cause) => (error.value = failureText(cause)),
-      },
-    );
-    return () => handle.close();
-  }, [client, followed.join(',')]);
+  const wanted = only.value ? [only.value] : (classes.value ?? []).slice(0, MOST_CLASSES);
+  const seq = useRef(0);
+  useLive(
+    client,
+    wanted.map((className) => ({ className })),
+    (event) => {
+      if (event.type === 'end') return;
+      const seen: Seen = { seq: ++seq.current, time: new Date(), kind: event.type, className: event.className, objectId: event.objectId };
+      if (paused.peek()) held.value = [seen, ...held.peek()].slice(0, KEPT);
+      else events.value = [seen, ...events.peek()].slice(0, KEPT);
+    },
+    wanted.join(','),
+  );
+  // the one stream may hold fewer of these classes than asked for (panels' subscriptions come first)
+  const following = wanted.filter((className) => followed.value.has(keyOf({ className }))).length;
+  const live = liveState.value.kind === 'live' || liveState.value.kind === 'idle';
 
   const resume = () => {
     events.value = [...held.value, ...events.value].slice(0, KEPT);
@@ -102,8 +100,8 @@ export function Events({ client }: { client: OdbRestClient }) {
         </span>
       </div>
       {!only.value && (classes.value?.length ?? 0) > MOST_CLASSES && <p class="hint">{t('eventsFirstClasses', { count: MOST_CLASSES })}</p>}
-      <p class="hint" aria-live="polite" data-state={paused.value ? 'paused' : 'live'}>
-        {paused.value ? t('eventsPaused', { count: held.value.length }) : t('eventsLive', { count: followed.length })}
+      <p class="hint" aria-live="polite" data-state={paused.value ? 'paused' : live ? 'live' : 'off'}>
+        {paused.value ? t('eventsPaused', { count: held.value.length }) : live ? t('eventsLive', { count: following }) : <LiveStatus />}
       </p>
       <Alert text={error.value} />
       {shown.length === 0 ? (
