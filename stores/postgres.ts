@@ -98,6 +98,9 @@ interface ListingRow {
   store_time: string | null;
   body: string | null;
   seq: string | null;
+  /** With `alsoCount`: its total, and the cached one (NULL when it was counted). */
+  also?: string;
+  also_cached?: string | null;
 }
 
 /**
@@ -217,7 +220,11 @@ export class PostgresObjectStore implements ObjectStore {
     const total = Number(head.total);
     // Remembering the total saves later listings a count; failing to (a deadlock with another listing
     // dropping stale totals, a lost connection) leaves it uncounted, and this listing stands.
-    if (listing.filterKey !== undefined && head.cached === null) await this.#cacheCount(query, listing.filterKey, head.v, total).catch(() => undefined);
+    const alsoCounted = head.also === undefined ? undefined : Number(head.also);
+    const counted: Promise<void>[] = [];
+    if (listing.filterKey !== undefined && head.cached === null) counted.push(this.#cacheCount(query, listing.filterKey, head.v, total));
+    if (listing.alsoKey !== undefined && head.also_cached === null) counted.push(this.#cacheCount({ className: query.className, where: query.alsoCount }, listing.alsoKey, head.v, alsoCounted!));
+    await Promise.all(counted.map((done) => done.catch(() => undefined)));
     const page = head.id === null ? [] : rows;
     if (listing.startsKey !== undefined && page.length > 0) {
       const offset = query.offset!;
@@ -226,7 +233,7 @@ export class PostgresObjectStore implements ObjectStore {
       if (query.limit !== undefined && page.length > query.limit) this.#starts.learn(listing.startsKey, at, offset + query.limit, page[query.limit]!.seq!);
     }
     const objects = page.slice(0, query.limit ?? page.length).map((row) => toObject({ id: row.id!, class_name: query.className, store_time: row.store_time!, body: row.body! }));
-    return { objects, total };
+    return alsoCounted === undefined ? { objects, total } : { objects, total, alsoCounted };
   }
 
   async count(className: string, where?: Where): Promise<number> {
@@ -295,7 +302,7 @@ export class PostgresObjectStore implements ObjectStore {
    * current version, or counted), and the page. `filterKey` is set when the total is a filtered one;
    * `startsKey` when the page may be started from a learned position (creation order, offset > 0).
    */
-  #listingSql(query: FindQuery): { sql: string; params: unknown[]; filterKey?: string; startsKey?: string } {
+  #listingSql(query: FindQuery): { sql: string; params: unknown[]; filterKey?: string; startsKey?: string; alsoKey?: string } {
     const params = new Params(query.className);
     params.table = this.#table;
     params.textFunction = this.#textFunction();
@@ -307,22 +314,31 @@ export class PostgresObjectStore implements ObjectStore {
     const filterKey = filtered && !followsReferences(query.where) ? JSON.stringify(query.where) : undefined;
     const stats = `WITH st AS (SELECT coalesce(sum(n), 0)::int8 AS n, coalesce(sum(version), 0)::int8 AS v, coalesce(sum(moves), 0)::int8 AS m
       FROM ${this.#stats} WHERE class_name = $1)`;
-    // OFFSET 0 keeps the cache lookup one subquery (flattened, it would run once per use of `cached`);
-    // the count runs only when the cache has no total (maintained, or counted at this version):
-    // COALESCE evaluates lazily.
+    /** A filtered total kept in the counts table (maintained, or counted at this version), else NULL. */
+    const cachedSql = (key: string | undefined) =>
+      key === undefined ? 'NULL::int8' : `(SELECT c.n FROM ${this.#counts} c WHERE c.class_name = $1 AND c.filter = ${params.add(key)} AND (c.conds IS NOT NULL OR c.version = st.v))`;
+    // the caller's second total (`alsoCount`), from the same snapshot
+    const also = query.alsoCount && whereSql(query.alsoCount, params, indexed);
+    const alsoKey = query.alsoCount && !followsReferences(query.alsoCount) ? JSON.stringify(query.alsoCount) : undefined;
+    const alsoLookup = also === undefined ? '' : `, ${cachedSql(alsoKey)} AS also_cached`;
+    const alsoColumns = also === undefined ? '' : `, also_cached, COALESCE(also_cached, (SELECT count(*) FROM ${this.#table} WHERE class_name = $1${also})) AS also`;
+    // OFFSET 0 keeps the cache lookups one subquery (flattened, they would run once per use of their
+    // column); a count runs only when the cache has no total: COALESCE evaluates lazily.
     const head = filtered
-      ? `${stats}, head AS (SELECT v, v AS pv, cached, COALESCE(cached, (SELECT count(*) FROM ${this.#table} WHERE class_name = $1${conditions})) AS total
-          FROM (SELECT st.v, (SELECT c.n FROM ${this.#counts} c WHERE c.class_name = $1 AND c.filter = ${params.add(filterKey)}
-            AND (c.conds IS NOT NULL OR c.version = st.v)) AS cached FROM st OFFSET 0) s)`
-      : `${stats}, head AS (SELECT v, m AS pv, n AS cached, n AS total FROM st)`;
-    if (query.limit === 0) return { sql: `${head} SELECT v, pv, total, cached, NULL AS id FROM head`, params: params.values, filterKey };
+      ? `${stats}, head AS (SELECT v, v AS pv, cached, COALESCE(cached, (SELECT count(*) FROM ${this.#table} WHERE class_name = $1${conditions})) AS total${alsoColumns}
+          FROM (SELECT st.v, ${cachedSql(filterKey)} AS cached${alsoLookup} FROM st OFFSET 0) s)`
+      : `${stats}, head AS (SELECT v, m AS pv, n AS cached, n AS total${alsoColumns} FROM (SELECT st.*${alsoLookup} FROM st OFFSET 0) s)`;
+    const alsoOut = also === undefined ? '' : ', head.also_cached, head.also';
+    if (query.limit === 0) return { sql: `${head} SELECT v, pv, total, cached, NULL AS id${alsoOut} FROM head`, params: params.values, filterKey, alsoKey };
 
     const keys = orderKeys(query.orderBy, query.reverse ?? false, params, indexed);
     const offset = Math.max(0, Math.floor(query.offset ?? 0));
     const limit = query.limit === undefined ? undefined : Math.max(0, Math.floor(query.limit));
     const select = keys.map((key, i) => (key.expr === 'seq' ? 'seq' : `${key.expr} AS k${i}`));
     const order = (prefix: string) => keys.map((key, i) => `${prefix}${key.expr === 'seq' ? 'seq' : `k${i}`} ${key.dir}`).join(', ');
-    let from = `FROM ${this.#table} WHERE class_name = $1${conditions}`;
+    // a page past the matches is empty without a scan: the total (one row, known first) gates the page
+    // and the search for its start (PostgreSQL tests a condition on outer values alone once, first)
+    let from = `FROM ${this.#table} WHERE class_name = $1${conditions}${offset > 0 ? ` AND head.total > ${offset}` : ''}`;
     let paging = '';
     // Creation order: a page starts at the seq of the row at `offset` (learned from an earlier page, or
     // found through the index) instead of carrying `offset` rows through the page; it takes one row
@@ -341,9 +357,9 @@ export class PostgresObjectStore implements ObjectStore {
     } else if (offset > 0) paging = ` OFFSET ${offset}`;
     if (limit !== undefined) paging = ` LIMIT ${startsKey === undefined ? limit : limit + 1}${paging}`;
     const page = `SELECT id, store_time, body, ${select.join(', ')} ${from} ORDER BY ${order('')}${paging}`;
-    const sql = `${head} SELECT head.v, head.pv, pg_postmaster_start_time()::text AS srv, head.total, head.cached, p.id, p.store_time, p.body, p.seq
+    const sql = `${head} SELECT head.v, head.pv, pg_postmaster_start_time()::text AS srv, head.total, head.cached, p.id, p.store_time, p.body, p.seq${alsoOut}
       FROM head LEFT JOIN LATERAL (${page}) p ON true ORDER BY ${order('p.')}`;
-    return { sql, params: params.values, filterKey, startsKey };
+    return { sql, params: params.values, filterKey, startsKey, alsoKey };
   }
 
   /**

@@ -89,4 +89,51 @@ describe.runIf(available)('PostgreSQL totals kept by the writes, two services on
       await admin.query(`ALTER TABLE "${schema}".objects_counts DROP CONSTRAINT refuse_kiel`);
     }
   });
+
+  it('answers a listing and whether its class holds objects with per-object security in one statement', async () => {
+    const statements: string[] = [];
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (config: unknown, ...rest: unknown[]) => {
+        statements.push(typeof config === 'string' ? config : (config as { text: string }).text);
+        return query(config, ...rest);
+      };
+    });
+    const store = new PostgresObjectStore({ pool, schema, table: 'objects', cache: false });
+    try {
+      const service = await demoService({ store, access: { rules: { Lead: { read: ['*'], create: ['*'], update: ['*'], delete: ['*'] } } } });
+      const own = { sessionId: await login(service) };
+      const page = async () => {
+        statements.length = 0;
+        const listing = await call(service, 'GET', `/v1/objects/Lead?query=${BERLIN}&perPage=2`, { headers: own });
+        expect(listing.status, listing.text).toBe(200);
+        return listing.body.data['~UnfilteredCount'] as number;
+      };
+      const total = await counted();
+      await page(); // totals remembered
+      expect(await page()).toBe(total);
+      expect(statements.filter((text) => !/^(BEGIN|COMMIT|ROLLBACK)/.test(text))).toHaveLength(1);
+      // a Berlin lead with per-object security that names nobody here: no longer listed, nor counted
+      await admin.query(`UPDATE "${schema}".objects SET data = data || '{"_security":[{"name":"nobody","rights":1}]}', body = '{"Name":"hidden","City":"Berlin","_security":[{"name":"nobody","rights":1}]}'
+        WHERE id = (SELECT min(id) FROM "${schema}".objects WHERE class_name = 'Lead' AND data @> '{"City":"Berlin"}')`);
+      expect(await page()).toBe(total - 1);
+    } finally {
+      await store.close();
+      await pool.end();
+    }
+  });
+
+  it('answers a page past the matches without looking for its start (the total gates the page in the plan)', async () => {
+    const query = { className: 'Lead', where: { City: 'Berlin' }, offset: 100_000, limit: 50 };
+    expect(await stores[0]!.find(query)).toMatchObject({ objects: [], total: await counted() });
+    const gates: string[] = [];
+    const walk = (node: { 'One-Time Filter'?: string; Plans?: unknown[] }) => {
+      if (node['One-Time Filter']) gates.push(node['One-Time Filter']);
+      for (const child of node.Plans ?? []) walk(child as typeof node);
+    };
+    walk(((await stores[0]!.explain(query)) as [{ Plan: object }])[0].Plan);
+    // the page's scan and the search for its start, each gated by the total
+    expect(gates.filter((gate) => gate.includes('> 100000'))).toHaveLength(2);
+  });
 });

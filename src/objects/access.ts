@@ -51,6 +51,9 @@ export const RIGHT_BITS: Readonly<Record<AccessAction, number>> = { read: 1, upd
 /** The internal field holding an object's per-object security entries (PROTOCOL.md 6.7; never served). */
 export const SECURITY_FIELD = '_security';
 
+/** The objects that carry per-object security entries (whose class must then be read object by object). */
+export const SECURED: Where = Object.freeze({ [SECURITY_FIELD]: Object.freeze({ $exists: true }) });
+
 /** One per-object security entry as stored: a user or group name and its rights bits. */
 export interface SecurityEntry {
   name: string;
@@ -83,8 +86,12 @@ export interface Guard {
   readonly principalId: string | undefined;
   /** Whether the host's `authorize` decides objects of `className` (listings must then ask it per object). */
   authorizes(className: string): boolean;
-  /** Whether objects of `className` must be asked one by one: `authorize`, or objects with per-object security. */
-  narrowedIn(className: string): Promise<boolean>;
+  /**
+   * Whether objects of `className` must be asked one by one: `authorize`, or objects with per-object
+   * security. `secured`: how many objects of the class match `SECURED`, when the caller has it
+   * already (a listing's `FindResult.alsoCounted`); the store is not asked then.
+   */
+  narrowedIn(className: string, secured?: number): Promise<boolean>;
   /**
    * The filter an object reached through a reference path (`$match`) must also match, so that a
    * filter never reveals what the session may not read (PROTOCOL.md 6.4): its class is one the session
@@ -220,9 +227,9 @@ export class Access {
     };
     const may = async (action: AccessAction, className: string, object?: StoredObject, fields?: Fields): Promise<boolean> => decided(action, className, object, fields);
     const secured = new Map<string, Promise<boolean>>();
-    const hasSecured = (className: string) => {
+    const hasSecured = (className: string, counted: number | undefined) => {
       let answer = secured.get(className);
-      if (!answer) secured.set(className, (answer = this.store.count(className, { [SECURITY_FIELD]: { $exists: true } }).then((n) => n > 0)));
+      if (!answer) secured.set(className, (answer = counted === undefined ? this.store.count(className, SECURED).then((n) => n > 0) : Promise.resolve(counted > 0)));
       return answer;
     };
     // where the class rules alone decide (no `authorize`), an object without per-object security is answered at once
@@ -247,7 +254,7 @@ export class Access {
       classReader,
       principalId: session?.principalId,
       authorizes: (className) => this.#authorizes(className),
-      narrowedIn: async (className) => this.#authorizes(className) || (await hasSecured(className)),
+      narrowedIn: async (className, counted) => this.#authorizes(className) || (await hasSecured(className, counted)),
       pathReach: async (internalClasses) => {
         if (this.#authorize) return undefined;
         // the classes with a rule of their own, and the internal ones; every other class has the "*" rule

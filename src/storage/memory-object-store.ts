@@ -85,7 +85,9 @@ export class MemoryObjectStore implements ObjectStore {
     const objects = this.#classes.get(query.className);
     if (!objects) return { objects: [], total: 0 };
     const { entries, total } = objects.select(query, this.#lookup);
-    return { objects: entries.map(copy), total };
+    if (query.alsoCount === undefined) return { objects: entries.map(copy), total };
+    const alsoCounted = objects.select({ className: query.className, where: query.alsoCount, limit: 0 }, this.#lookup).total;
+    return { objects: entries.map(copy), total, alsoCounted };
   }
 
   async count(className: string, where?: Where): Promise<number> {

@@ -145,12 +145,21 @@ export interface FindQuery {
   limit?: number;
   /** Reverses the whole order (ties included): with no `orderBy`, newest first. */
   reverse?: boolean;
+  /**
+   * Optional: another filter of the class whose total the caller needs beside the page (the service
+   * asks whether any object of the class carries per-object security). A store that can answers it in
+   * `FindResult.alsoCounted`, in the same round trip as the page; one that ignores it leaves that
+   * absent, and the caller counts it with `count`.
+   */
+  alsoCount?: Where;
 }
 
 export interface FindResult {
   objects: StoredObject[];
   /** Objects of the class that match `where`, before paging. */
   total: number;
+  /** Objects of the class that match the query's `alsoCount`, when it had one and the store answers it. */
+  alsoCounted?: number;
 }
 
 /** One class that holds objects, with how many (`classCounts`). */

@@ -9,7 +9,7 @@ import { ApiError, clip } from '../../http/errors.js';
 import type { ApiRequest } from '../../http/request.js';
 import type { FindQuery, OrderBy, StoredObject, Where } from '../../storage/types.js';
 import type { ObjectSet } from '../../macros/registry.js';
-import type { Guard, Scope } from '../access.js';
+import { SECURED, type Guard, type Scope } from '../access.js';
 import { compileListingQuery, MAX_PATH_REFERENCES, type FolderSelection, type QueryParams, type SelectionMacro } from '../../query/index.js';
 import { compileWhere, followsReferences } from '../../storage/filter.js';
 import { served } from './served.js';
@@ -110,10 +110,10 @@ async function candidates(ctx: ReadContext, request: ApiRequest, guard: Guard, s
     return { objects: kept.slice(offset, offset + selection.perPage), unfiltered: kept.length };
   }
   if (scope === 'all' && !guard.authorizes(className)) {
-    // whether objects of the class carry per-object security is asked beside the page, not before it
-    // (one round trip on a remote store); the page is used only when none does
-    const [narrowed, found] = await Promise.all([guard.narrowedIn(className), ctx.store.find({ ...query, offset, limit: selection.perPage })]);
-    if (!narrowed) return { objects: found.objects, unfiltered: found.total };
+    // whether objects of the class carry per-object security is asked with the page (one round trip
+    // on a remote store), or after it where the store does not answer it; the page is used only when none does
+    const found = await ctx.store.find({ ...query, offset, limit: selection.perPage, alsoCount: SECURED });
+    if (!(await guard.narrowedIn(className, found.alsoCounted))) return { objects: found.objects, unfiltered: found.total };
   }
   // only readable objects are filtered and counted: the others never show, not even in counts
   const readable = scope === 'self' ? await ownObject(ctx, guard, query) : await readableMatches(ctx, guard, query);
