@@ -7,6 +7,7 @@ import { jsonRequestLog, type SeedData, type ServiceOptions } from '../src/index
 import { openBlobStore, openKeyValueStore, openObjectStore, loadMacros } from './config-modules.js';
 import { ConfigSchema, describeIssue, ENV, isModulePath, type FileConfig } from './config-schema.js';
 import { swaggerUiFiles } from './swagger-ui.js';
+import { smtpMailer } from './smtp-mailer.js';
 import { nodeCrypto } from './node-crypto.js';
 
 export type { FileConfig } from './config-schema.js';
@@ -72,7 +73,7 @@ const CONVERTED = {
   }),
 };
 /** Top-level entries that configure the host, not a service option of the same name. */
-const HOST_ENTRIES = ['port', 'hostname', 'dataFile', 'macros', 'requestLog', 'log', 'store', 'kv', 'secure', 'externalLogin', 'apiReference'] as const;
+const HOST_ENTRIES = ['port', 'hostname', 'dataFile', 'macros', 'requestLog', 'log', 'store', 'kv', 'secure', 'externalLogin', 'apiReference', 'mail'] as const;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env, cwd = process.cwd()): HostConfig {
   const path = env.ODBREST_CONFIG ? resolve(cwd, env.ODBREST_CONFIG) : resolve(cwd, 'api-config.yml');
@@ -151,9 +152,13 @@ export async function openConfig(config: HostConfig, extra: Pick<ServiceOptions,
     if (extra.macros && name in extra.macros) throw new Error(`macros module ${file.macros}: ${name} is already a macro of this server`);
   }
   const store = await openObjectStore(file.store, baseDir);
-  let kv, blobs, apiReference: ServiceOptions['apiReference'];
+  let kv, blobs, apiReference: ServiceOptions['apiReference'], mail: ServiceOptions['mail'];
   try {
     kv = await openKeyValueStore(file.kv, baseDir);
+    if (file.mail) {
+      const { url, ...rest } = file.mail;
+      mail = { ...rest, mailer: await smtpMailer(url) };
+    }
     blobs = await openBlobStore(file.files?.blobs, baseDir);
     if (file.apiReference) {
       const { path } = file.apiReference === true ? {} : file.apiReference;
@@ -166,7 +171,7 @@ export async function openConfig(config: HostConfig, extra: Pick<ServiceOptions,
   let data = config.options.data;
   if (store && data && (await holdsAny(store, data))) data = undefined;
   const files = blobs ? { ...config.options.files, blobs } : config.options.files;
-  return { ...config.options, data, store, kv, files, apiReference, macros: { ...extra.macros, ...moduleMacros } };
+  return { ...config.options, data, store, kv, files, apiReference, mail, macros: { ...extra.macros, ...moduleMacros } };
 }
 
 /** Whether `store` holds an object of a class the seed data has. */
