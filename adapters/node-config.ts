@@ -3,7 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
 import { parse as parseYaml } from 'yaml';
-import { jsonRequestLog, type SeedData, type ServiceOptions } from '../src/index.js';
+import { hostname } from 'node:os';
+import { jsonErrorLine, jsonRequestLog, type SeedData, type ServiceOptions } from '../src/index.js';
 import { openBlobStore, openKeyValueStore, openObjectStore, loadMacros } from './config-modules.js';
 import { ConfigSchema, describeIssue, ENV, isModulePath, type FileConfig } from './config-schema.js';
 import { swaggerUiFiles } from './swagger-ui.js';
@@ -122,6 +123,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const convert = CONVERTED[name as keyof typeof CONVERTED] as ((value: unknown) => unknown) | undefined;
     options[name] = convert ? convert(value) : value;
   }
+  const json = file.log?.format === 'json';
+  const stdout = stdoutLines();
+  const bindings = { pid: process.pid, hostname: hostname() };
   Object.assign(options, {
     secure: {
       serverKey: readServerKey(file.secure, baseDir),
@@ -133,8 +137,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       // Apple's key file (keyPath in the provider entry), relative paths from the config file's folder.
       readFile: (path: string) => readFile(resolve(baseDir, path), 'utf8'),
     },
-    logger: file.requestLog === false ? undefined : file.log?.format === 'json' ? jsonRequestLog(stdoutLines()) : stdoutLines(),
+    logger: file.requestLog === false ? undefined : json ? jsonRequestLog(stdout, bindings) : stdout,
   } satisfies ServiceOptions);
+  // with the JSON log, an unexpected error is one line of it (pino's err, the request's reqId), not a text stack on stderr
+  if (json) options.onError = (error: unknown, about?: { requestId?: string }) => stdout(jsonErrorLine(error, about?.requestId, Date.now(), bindings));
   if (file.dataFile) options.data = readSeedFile(resolve(baseDir, file.dataFile));
   return { options: options as ServiceOptions, port: file.port ?? 8080, hostname: file.hostname, file, baseDir, path: found ? path : undefined };
 }

@@ -79,7 +79,7 @@ export { InProcessBus } from './events/bus.js';
 export type { FileOptions } from './files/settings.js';
 export type { RequestContext } from './http/request.js';
 export type { RequestLogger, RequestLogEntry } from './http/request-log.js';
-export { jsonRequestLog, jsonLogLine } from './http/request-log.js';
+export { jsonRequestLog, jsonLogLine, jsonErrorLine, type LogBindings } from './http/request-log.js';
 export type { MountOptions } from './http/mount.js';
 export type { CorsOptions } from './http/cors.js';
 export type { ServiceCheckOptions } from './checks/routes.js';
