@@ -141,6 +141,14 @@ export const ConfigSchema = v.strictObject({
     rpName: text('passkeys.rpName'),
     origins: names('passkeys.origins', 'origins such as https://app.example.com'),
   }),
+  /** Mail (docs/accounts.md, "Mail"): the SMTP server by URL, the sender, the reset link, the retries. */
+  mail: group('mail', {
+    url: v.pipe(text('mail.url'), v.check((url) => /^smtps?:\/\/[^/]/.test(url), (issue) => `mail.url must be an smtp:// or smtps:// URL, ${given(issue)}`)),
+    from: v.pipe(text('mail.from'), v.minLength(1, 'mail.from must not be empty')),
+    resetLink: optional(v.pipe(text('mail.resetLink'), v.includes('{token}', 'mail.resetLink must hold {token}, e.g. https://app.example.com/reset?token={token}'))),
+    retries: optional(whole('mail.retries', 0, 10)),
+    retryDelayMs: optional(whole('mail.retryDelayMs', 0)),
+  }),
   customLogin: group('customLogin', { className: optional(text('customLogin.className')) }),
   secure: group('secure', {
     serverKey: optional(v.string('secure.serverKey must be a PEM string')),
@@ -253,6 +261,7 @@ export const ENV: Record<string, [string[], (value: string) => unknown]> = {
   ODBREST_2FA_KEY: [['twoFactor', 'key'], String],
   ODBREST_SERVER_KEY_FILE: [['secure', 'serverKeyFile'], String],
   ODBREST_SERVER_KEY: [['secure', 'serverKey'], String],
+  ODBREST_MAIL_URL: [['mail', 'url'], String],
 };
 
 type AnySchema = v.GenericSchema & { wrapped?: AnySchema; item?: AnySchema; value?: AnySchema; entries?: Record<string, AnySchema> };

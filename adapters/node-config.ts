@@ -3,10 +3,12 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import * as v from 'valibot';
 import { parse as parseYaml } from 'yaml';
-import { jsonRequestLog, type SeedData, type ServiceOptions } from '../src/index.js';
+import { hostname } from 'node:os';
+import { jsonErrorLine, jsonRequestLog, type SeedData, type ServiceOptions } from '../src/index.js';
 import { openBlobStore, openKeyValueStore, openObjectStore, loadMacros } from './config-modules.js';
 import { ConfigSchema, describeIssue, ENV, isModulePath, type FileConfig } from './config-schema.js';
 import { swaggerUiFiles } from './swagger-ui.js';
+import { smtpMailer } from './smtp-mailer.js';
 import { nodeCrypto } from './node-crypto.js';
 
 export type { FileConfig } from './config-schema.js';
@@ -72,7 +74,7 @@ const CONVERTED = {
   }),
 };
 /** Top-level entries that configure the host, not a service option of the same name. */
-const HOST_ENTRIES = ['port', 'hostname', 'dataFile', 'macros', 'requestLog', 'log', 'store', 'kv', 'secure', 'externalLogin', 'apiReference'] as const;
+const HOST_ENTRIES = ['port', 'hostname', 'dataFile', 'macros', 'requestLog', 'log', 'store', 'kv', 'secure', 'externalLogin', 'apiReference', 'mail'] as const;
 
 export function loadConfig(env: Record<string, string | undefined> = process.env, cwd = process.cwd()): HostConfig {
   const path = env.ODBREST_CONFIG ? resolve(cwd, env.ODBREST_CONFIG) : resolve(cwd, 'api-config.yml');
@@ -121,6 +123,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const convert = CONVERTED[name as keyof typeof CONVERTED] as ((value: unknown) => unknown) | undefined;
     options[name] = convert ? convert(value) : value;
   }
+  const json = file.log?.format === 'json';
+  const stdout = stdoutLines();
+  const bindings = { pid: process.pid, hostname: hostname() };
   Object.assign(options, {
     secure: {
       serverKey: readServerKey(file.secure, baseDir),
@@ -132,8 +137,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       // Apple's key file (keyPath in the provider entry), relative paths from the config file's folder.
       readFile: (path: string) => readFile(resolve(baseDir, path), 'utf8'),
     },
-    logger: file.requestLog === false ? undefined : file.log?.format === 'json' ? jsonRequestLog(stdoutLines()) : stdoutLines(),
+    logger: file.requestLog === false ? undefined : json ? jsonRequestLog(stdout, bindings) : stdout,
   } satisfies ServiceOptions);
+  // with the JSON log, an unexpected error is one line of it (pino's err, the request's reqId), not a text stack on stderr
+  if (json) options.onError = (error: unknown, about?: { requestId?: string }) => stdout(jsonErrorLine(error, about?.requestId, Date.now(), bindings));
   if (file.dataFile) options.data = readSeedFile(resolve(baseDir, file.dataFile));
   return { options: options as ServiceOptions, port: file.port ?? 8080, hostname: file.hostname, file, baseDir, path: found ? path : undefined };
 }
@@ -151,9 +158,13 @@ export async function openConfig(config: HostConfig, extra: Pick<ServiceOptions,
     if (extra.macros && name in extra.macros) throw new Error(`macros module ${file.macros}: ${name} is already a macro of this server`);
   }
   const store = await openObjectStore(file.store, baseDir);
-  let kv, blobs, apiReference: ServiceOptions['apiReference'];
+  let kv, blobs, apiReference: ServiceOptions['apiReference'], mail: ServiceOptions['mail'];
   try {
     kv = await openKeyValueStore(file.kv, baseDir);
+    if (file.mail) {
+      const { url, ...rest } = file.mail;
+      mail = { ...rest, mailer: await smtpMailer(url) };
+    }
     blobs = await openBlobStore(file.files?.blobs, baseDir);
     if (file.apiReference) {
       const { path } = file.apiReference === true ? {} : file.apiReference;
@@ -166,7 +177,7 @@ export async function openConfig(config: HostConfig, extra: Pick<ServiceOptions,
   let data = config.options.data;
   if (store && data && (await holdsAny(store, data))) data = undefined;
   const files = blobs ? { ...config.options.files, blobs } : config.options.files;
-  return { ...config.options, data, store, kv, files, apiReference, macros: { ...extra.macros, ...moduleMacros } };
+  return { ...config.options, data, store, kv, files, apiReference, mail, macros: { ...extra.macros, ...moduleMacros } };
 }
 
 /** Whether `store` holds an object of a class the seed data has. */

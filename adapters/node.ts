@@ -33,3 +33,4 @@ export const readTextFile = (path: string): Promise<string> => readFile(path, 'u
 export { loadConfig, openConfig, readSeedFile, type HostConfig, type FileConfig } from './node-config.js';
 export { nodeCrypto } from './node-crypto.js';
 export { swaggerUiFiles } from './swagger-ui.js';
+export { smtpMailer, type SmtpMailer } from './smtp-mailer.js';

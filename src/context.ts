@@ -1,6 +1,7 @@
 import type { SessionStore } from './auth/sessions.js';
 import type { KeyValueStore, ObjectStore } from './storage/types.js';
 import type { Lifecycle } from './lifecycle.js';
+import type { Outbox } from './mail/outbox.js';
 
 /**
  * What every route module sees of the service: the stores, the sessions and the request machinery.
@@ -10,6 +11,12 @@ import type { Lifecycle } from './lifecycle.js';
  * `objects/` `ReadContext`, `ModelContext`, `WriteContext`, `ObjectsContext`), and a module asks for
  * exactly the context it uses.
  */
+/** What `onError` is told of where an error happened. */
+export interface ErrorContext {
+  /** The `X-Request-Id` of the request it happened in (or after, for a mail sent after the answer). */
+  requestId?: string;
+}
+
 export interface ServiceContext {
   readonly store: ObjectStore;
   readonly kv: KeyValueStore;
@@ -23,8 +30,10 @@ export interface ServiceContext {
   now(): number;
   /** Throws `100` unless the headers carry an accepted `appkey`. */
   checkAppKey(headers: Headers): void;
-  /** Reports an unexpected error (answered as a bare `500`). */
-  onError(error: unknown): void;
+  /** Reports an unexpected error (answered as a bare `500`), with the id of the request it happened in. */
+  onError(error: unknown, about?: ErrorContext): void;
+  /** Mail leaving the service (password resets, macros' `ctx.mail`); `options` undefined without the `mail` option. */
+  readonly mail: Outbox;
   /** Live, ready or draining; long-lived answers end when `lifecycle.closing` aborts. */
   readonly lifecycle: Lifecycle;
 }

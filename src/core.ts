@@ -52,7 +52,7 @@ export class Core {
       const response = logged(request, context, newExchange());
       return isPending(response) ? response : Promise.resolve(response);
     };
-    const ctx = (this.ctx = serviceContext(options, telemetry, caches));
+    const ctx = (this.ctx = serviceContext(options, telemetry, caches, metrics));
     this.#studio = options.studio ? new Studio(options.studio, { appKeys: options.appKeys, files: ctx.files }) : undefined;
     const secure = (this.#secure = new SecureTransport(ctx, caches.secureSessions));
     const externalLogin = new ExternalLogin(ctx, { ...options.externalLogin, alias: this.#mount.alias, userClass: ctx.principals.userClass });
@@ -72,7 +72,7 @@ export class Core {
       exchange.identified = exchange.requestId !== undefined && !(answer instanceof Response);
       return toResponse(answer, context.lightResponses, exchange.requestId);
     };
-    const failed = (error: unknown) => respond(noteAnswer(exchange, errorReply(toApiError(error, this.ctx.onError))));
+    const failed = (error: unknown) => respond(noteAnswer(exchange, errorReply(toApiError(error, (unexpected) => this.ctx.onError(unexpected, { requestId: exchange.requestId })))));
     try {
       if (context.refused) throw context.refused; // an adapter's refusal, answered like any (RequestContext.refused)
       if (!this.#loaded) return this.#whenReady(request, context, exchange).catch(failed);
@@ -135,7 +135,7 @@ export class Core {
   #run(request: ApiRequest, matched: Matched<RouteRun> | ApiError): MaybePromise<Answer> {
     const template = matched instanceof Error ? undefined : matched.route.path;
     const answered = (answer: Answer) => this.#telemetry.routed(template, noteAnswer(request.exchange, answer, template, request.session));
-    const failed = (error: unknown) => answered(errorReply(toApiError(error, this.ctx.onError)));
+    const failed = (error: unknown) => answered(errorReply(toApiError(error, (unexpected) => this.ctx.onError(unexpected, { requestId: request.exchange?.requestId }))));
     try {
       if (matched instanceof Error) {
         this.ctx.checkAppKey(request.headers); // an unknown route without app key is answered 100, not 404

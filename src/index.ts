@@ -79,7 +79,7 @@ export { InProcessBus } from './events/bus.js';
 export type { FileOptions } from './files/settings.js';
 export type { RequestContext } from './http/request.js';
 export type { RequestLogger, RequestLogEntry } from './http/request-log.js';
-export { jsonRequestLog, jsonLogLine } from './http/request-log.js';
+export { jsonRequestLog, jsonLogLine, jsonErrorLine, type LogBindings } from './http/request-log.js';
 export type { MountOptions } from './http/mount.js';
 export type { CorsOptions } from './http/cors.js';
 export type { ServiceCheckOptions } from './checks/routes.js';
@@ -89,6 +89,9 @@ export type { CustomAuthenticator, CustomLoginOptions, UserOptions } from './aut
 export type { CacheSizes } from './caches.js';
 export type { AccountUserOptions, PasskeyOptions, PasswordPolicy, PasswordResetDelivery } from './accounts/options.js';
 export { defaultPasswordPolicy } from './accounts/options.js';
+export type { Mailer, MailMessage, MailAttachment, MailOptions, MacroMail, MacroMailMessage, FileAttachment } from './mail/types.js';
+export { MailDeliveryError, MAX_ATTACHMENT_BYTES } from './mail/outbox.js';
+export type { ErrorContext } from './context.js';
 export { ApiError, STATUS_CODES, type StatusCode, type ApiErrorOptions } from './http/errors.js';
 export { StorageUnavailableError, StoreConflictError, StoreValueError, BlobTooLargeError } from './storage/errors.js';
 export { errorResponse, type Envelope } from './http/envelope.js';

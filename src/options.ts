@@ -23,6 +23,8 @@ import type { StudioOptions } from './studio/serve.js';
 import type { ApiReferenceOptions } from './reference/serve.js';
 import type { KeyValueStore, ObjectStore } from './storage/types.js';
 import type { V2Options } from './v2/routes.js';
+import type { ErrorContext } from './context.js';
+import type { MailOptions } from './mail/types.js';
 
 export type { FoldersHook };
 
@@ -182,6 +184,15 @@ export interface ServiceOptions {
    * object with `info(entry, line)` such as a `pino` logger. Default: none.
    */
   logger?: RequestLogger;
-  /** Called with unexpected errors (answered as a bare `500`). Default: `console.error`. */
-  onError?: (error: unknown) => void;
+  /**
+   * Mail for password resets (PROTOCOL.md 2.8: to the user's `Email`, by its `Language`) and for macros
+   * (`ctx.mail.send`): the transport (`smtpMailer` of `odbrest/node`, or the host's own `Mailer`), the
+   * sender, the reset link's template and the retries (docs/accounts.md, "Mail"). Default: none.
+   */
+  mail?: MailOptions;
+  /**
+   * Called with unexpected errors (answered as a bare `500`) and with mail given up, each with the
+   * request's `X-Request-Id` where there is one. Default: `console.error`.
+   */
+  onError?: (error: unknown, about?: ErrorContext) => void;
 }

@@ -27,6 +27,9 @@ import { SAVED_QUERIES_CLASS } from './saved-queries/saved-queries.js';
 import { IDENTITY_CLASS } from './oauth/links.js';
 import { PROVIDER_CLASS } from './oauth/providers.js';
 import type { ServiceOptions } from './options.js';
+import type { ErrorContext } from './context.js';
+import type { InstanceMetrics } from './admin/metrics.js';
+import { Outbox } from './mail/outbox.js';
 import { ServerKeySource } from './secure/server-key.js';
 import { defaultCrypto } from './secure/symmetric.js';
 import { MemoryKeyValueStore } from './storage/memory-kv.js';
@@ -40,6 +43,7 @@ export function serviceContext(
   options: ServiceOptions,
   telemetry: Telemetry,
   caches: CacheSizes,
+  metrics?: InstanceMetrics,
 ): AssembledContext {
   const now = options.now ?? Date.now;
   // a recycled object's id holds its bin entry: every read by id meets it as deleted
@@ -50,7 +54,10 @@ export function serviceContext(
   const internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, RECYCLED_CLASS, MODEL_CLASS, SAVED_QUERIES_CLASS, ...(options.objects?.internalClasses ?? [])]);
   // one bus for the change events and the model's run-time declarations (PROTOCOL.md 6.12)
   const bus = options.events?.bus ?? new InProcessBus();
-  const onError = options.onError ?? ((error: unknown) => console.error('odbrest: unexpected error', error));
+  const onError =
+    options.onError ??
+    ((error: unknown, about?: ErrorContext) => console.error(`odbrest: unexpected error${about?.requestId === undefined ? '' : ` (request ${about.requestId})`}`, error));
+  const files = fileSettings(options.files, now);
   let hookContext: MacroContext | undefined; // what hooks called outside a request see, made once
   let runtimeModel: RuntimeModel | undefined;
   const ctx: AssembledContext = {
@@ -63,7 +70,7 @@ export function serviceContext(
     seats: new SeatCounter(kv, now),
     tokens: new TokenSigner(options.session?.jwtSecret),
     macros,
-    files: fileSettings(options.files, now),
+    files,
     serializer: new Serializer(store, { ...serializerOptions(options.objects), internalClasses, storeTimeCache: caches.storeTimes, fileClass: options.files?.className }, () =>
       serializationHook(macros, () => (hookContext ??= ctx.macroContext(undefined))),
     ),
@@ -84,9 +91,13 @@ export function serviceContext(
     maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
     now,
     checkAppKey: appKeyCheck(options.appKeys),
-    macroContext: (request, session = request?.session) => macroContext(ctx.schema.checkedStore, kv, session, request?.raw ?? new Request('http://odbrest/')),
-    sessionMacroContext: (request) => ({ ...ctx.macroContext(request), store: sessionObjectStore(ctx, request) }),
+    macroContext: (request, session = request?.session) => macroContext(ctx.schema.checkedStore, kv, session, request?.raw ?? new Request('http://odbrest/'), ctx.mail),
+    sessionMacroContext: (request) => {
+      const sessionStore = sessionObjectStore(ctx, request);
+      return { ...ctx.macroContext(request), store: sessionStore, mail: ctx.mail.forMacros(sessionStore) };
+    },
     onError,
+    mail: new Outbox(options.mail, files, { onError, count: (outcome) => metrics?.countMail(outcome) }),
     lifecycle: new Lifecycle(),
   };
   return ctx;

@@ -324,7 +324,7 @@ export default (options) => (writeFileSync('kv.log', options.label), new MemoryK
   });
 
   test.each([
-    ['prot: 80\n', 'odbrest: invalid configuration (prot): unknown option "prot"; allowed: port, hostname, dataFile, macros, requestLog, log, store, kv, files, databaseName, mount, appKeys, trustProxy, cors, serviceCheck, maxBodyBytes, session, loginLimit, twoFactor, access, users, passkeys, customLogin, secure, externalLogin, objects, schema, openApi, apiReference, studio, events, caches\n'],
+    ['prot: 80\n', 'odbrest: invalid configuration (prot): unknown option "prot"; allowed: port, hostname, dataFile, macros, requestLog, log, store, kv, files, databaseName, mount, appKeys, trustProxy, cors, serviceCheck, maxBodyBytes, session, loginLimit, twoFactor, access, users, passkeys, mail, customLogin, secure, externalLogin, objects, schema, openApi, apiReference, studio, events, caches\n'],
     ['session: { idle: 5 }\n', 'odbrest: invalid configuration (session.idle): unknown option "idle" in session; allowed: idleTimeoutMinutes, absoluteTimeoutHours, jwtSecret, maxPerUser\n'],
     ['store: mysql://user:secret@db/x\n', 'odbrest: invalid configuration (store.url): store must be memory, file:<folder> or a postgres:// URL, not "mysql:"\n'],
     ['kv: { url: memory, prefix: 3 }\n', 'odbrest: invalid configuration (kv.prefix): kv.prefix must be a string\n'],

@@ -12,7 +12,8 @@ import { TWO_FACTOR_FIELD } from '../auth/two-factor.js';
 import { UserList } from '../openapi/schemas.js';
 import { isSet, type StoredObject } from '../storage/types.js';
 import { kvKeys } from '../storage/keys.js';
-import type { AccountUserOptions } from './options.js';
+import type { AccountUserOptions, PasswordResetDelivery } from './options.js';
+import { resetAddress, resetMail } from './reset-mail.js';
 import { storedPasskeys } from './passkeys.js';
 import { PasswordResets } from './password-reset.js';
 import { sessionHandle, UserSessions } from './user-sessions.js';
@@ -130,16 +131,28 @@ async function requestReset(ctx: AuthContext, acc: Accounts, request: ApiRequest
   if (request.clientAddress !== undefined) await countReset(ctx, kvKeys.resetsOfAddress(request.clientAddress), RESETS_PER_ADDRESS);
   await countReset(ctx, kvKeys.resetsOfUser(name), RESETS_PER_USER);
   const user = await acc.users.find(name);
-  const send = acc.options.sendPasswordReset;
-  const reachable = user !== undefined && send !== undefined && user.fields._disabled !== true ? user : undefined;
+  const send = user && user.fields._disabled !== true ? resetDelivery(ctx, acc, user, request.exchange?.requestId) : undefined;
   // an unknown user gets a token for nobody: the same writes, the same time
-  const { token, expiresAt } = await acc.resets.issue(reachable?.id);
-  if (reachable) {
-    const delivery = { user: { id: reachable.id, name: String(reachable.fields.Name ?? name), fields: reachable.fields }, token, expiresAt: new Date(expiresAt) };
-    // delivered after the answer, so that its time never tells that the user exists
-    setTimeout(() => void Promise.resolve().then(() => send!(delivery)).catch(ctx.onError), 0);
+  const { token, expiresAt } = await acc.resets.issue(send ? user!.id : undefined);
+  if (send) {
+    const delivery = { user: { id: user!.id, name: String(user!.fields.Name ?? name), fields: user!.fields }, token, expiresAt: new Date(expiresAt) };
+    // delivered after the answer, never awaited by it, so that its time never tells that the user exists
+    setTimeout(() => void Promise.resolve().then(() => send(delivery)).catch((error: unknown) => ctx.onError(error, { requestId: request.exchange?.requestId })), 0);
   }
   return okReply({}, 'if this user exists and can be reached, a reset token is on its way');
+}
+
+/**
+ * How a reset token reaches `user`: the host's `users.sendPasswordReset`, or else (PROTOCOL.md 2.8)
+ * with `mail` and its `resetLink` configured, a mail to the user's `Email`; `undefined` when neither can.
+ */
+function resetDelivery(ctx: AuthContext, acc: Accounts, user: StoredObject, requestId: string | undefined): ((delivery: PasswordResetDelivery) => unknown) | undefined {
+  const send = acc.options.sendPasswordReset;
+  if (send) return send;
+  const template = ctx.mail.options?.resetLink;
+  const to = resetAddress(user.fields);
+  if (template === undefined || to === undefined) return undefined;
+  return (delivery) => ctx.mail.deliver(resetMail(delivery, to, template, ctx.now()), requestId);
 }
 
 async function confirmReset(ctx: AuthContext, acc: Accounts, _request: ApiRequest, { body: { token, newPass } }: Body<typeof ResetConfirmSchema>): Promise<JsonReply> {

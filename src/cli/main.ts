@@ -52,9 +52,9 @@ async function main(args: string[]): Promise<number> {
   if (command === 'serve') {
     const flags = parseServeArgs(rest);
     const running = await startServer(flags);
-    console.log(`odbrest listening on ${running.url}`);
-    if (running.metricsUrl) console.log(`odbrest metrics for Prometheus at ${running.metricsUrl}`);
-    if (running.studioUrl) console.log(`odbrest studio, the data browser, at ${running.studioUrl}`);
+    running.say(`odbrest listening on ${running.url}`);
+    if (running.metricsUrl) running.say(`odbrest metrics for Prometheus at ${running.metricsUrl}`);
+    if (running.studioUrl) running.say(`odbrest studio, the data browser, at ${running.studioUrl}`);
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void running.close().then(() => process.exit(0)));
     return -1;
   }

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { hostname as machineName } from 'node:os';
 import { parseArgs } from 'node:util';
 import { createService, type Service } from '../index.js';
 import { loadConfig, openConfig, serve } from '../../adapters/node.js';
@@ -81,6 +82,10 @@ export interface RunningServer {
   metricsUrl?: string;
   /** The studio's page, when `studio` is on (docs/studio.md). */
   studioUrl?: string;
+  /** The form of the log on standard output: with `json`, every line the server prints is one pino-style JSON object. */
+  log: 'text' | 'json';
+  /** Prints an operator's line in the log's form (`level` 30 info, 40 warning). */
+  say(message: string, level?: number): void;
   /** Drains (readiness 503, event streams told to reconnect), stops accepting, waits for requests in flight, closes the stores. */
   close(): Promise<void>;
 }
@@ -100,12 +105,16 @@ function listenFailure(error: NodeJS.ErrnoException, port: number, host: string 
 export async function startServer(
   flags: ServeFlags = {},
   env: Record<string, string | undefined> = process.env,
-  notice: (line: string) => void = (line) => console.error(line),
+  notice?: (line: string) => void,
 ): Promise<RunningServer> {
   const given = { ...env };
   if (flags.config !== undefined) given.ODBREST_CONFIG = flags.config;
   if (flags.log !== undefined) given.ODBREST_LOG_FORMAT = flags.log;
   const config = loadConfig(given);
+  const log = config.file.log?.format === 'json' ? 'json' : 'text';
+  const bindings = { pid: process.pid, hostname: machineName() };
+  const say = (message: string, level = 30) => console.log(log === 'json' ? JSON.stringify({ level, time: Date.now(), ...bindings, msg: message }) : message);
+  const warn = notice ?? (log === 'json' ? (line: string) => say(line, 40) : (line: string) => console.error(line));
   const port = flags.port ?? config.port;
   const hostname = flags.host ?? config.hostname;
   const metricsPort = flags.metrics ?? (env.ODBREST_METRICS_PORT === undefined ? undefined : portFlag('ODBREST_METRICS_PORT', env.ODBREST_METRICS_PORT));
@@ -122,7 +131,7 @@ export async function startServer(
     throw listenFailure(error as NodeJS.ErrnoException, port, hostname);
   }
   if (config.file.store?.module === undefined && (config.file.store?.url ?? 'memory') === 'memory' && !config.file.dataFile) {
-    notice('odbrest: serving an empty in-memory database, gone on exit; choose store: and dataFile: in api-config.yml (docs/operations.md, "Options")');
+    warn('odbrest: serving an empty in-memory database, gone on exit; choose store: and dataFile: in api-config.yml (docs/operations.md, "Options")');
   }
   const address = server.address();
   const bound = typeof address === 'object' && address ? address.port : port;
@@ -134,6 +143,8 @@ export async function startServer(
     url,
     service,
     server,
+    log,
+    say,
     metricsUrl: exported?.metricsUrl,
     studioUrl: studio ? url + studioPath(studio) : undefined,
     close: () =>

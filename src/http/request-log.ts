@@ -77,13 +77,15 @@ function isoTime(epochMs: number): string {
  * and `span_id` as OpenTelemetry's pino instrumentation adds them. `req.route`, `internalStatus` and
  * `user` are odbrest's own.
  */
-export function jsonLogLine(entry: RequestLogEntry): string {
+export function jsonLogLine(entry: RequestLogEntry, bindings?: LogBindings): string {
   const req: Record<string, string> = { method: entry.method, url: entry.path };
   if (entry.requestId !== undefined) req.id = entry.requestId;
   if (entry.route !== undefined) req.route = entry.route;
   return JSON.stringify({
     level: 30,
     time: entry.time,
+    pid: bindings?.pid,
+    hostname: bindings?.hostname,
     reqId: entry.requestId,
     req,
     res: { statusCode: entry.status },
@@ -96,9 +98,24 @@ export function jsonLogLine(entry: RequestLogEntry): string {
   });
 }
 
-/** A request logger writing each request as one JSON line (`jsonLogLine`) to `write`: `logger: jsonRequestLog(console.log)`. */
-export function jsonRequestLog(write: (line: string) => void): RequestLogger {
-  return (_line, entry) => write(jsonLogLine(entry));
+/** What pino binds to every line of a process: its id and the machine's name (the host gives them; the core reads no process). */
+export interface LogBindings {
+  pid?: number;
+  hostname?: string;
+}
+
+/**
+ * A request logger writing each request as one JSON line (`jsonLogLine`) to `write`:
+ * `logger: jsonRequestLog(console.log)`; `bindings` (`{pid, hostname}`) are added to each line as pino does.
+ */
+export function jsonRequestLog(write: (line: string) => void, bindings?: LogBindings): RequestLogger {
+  return (_line, entry) => write(jsonLogLine(entry, bindings));
+}
+
+/** An error as one pino line: level 50, `err` as pino's serializer gives it (`type`, `message`, `stack`), and the request's `reqId`. */
+export function jsonErrorLine(error: unknown, requestId: string | undefined, time: number, bindings?: LogBindings): string {
+  const err = error instanceof Error ? { type: error.name, message: error.message, stack: error.stack } : { type: typeof error, message: String(error) };
+  return JSON.stringify({ level: 50, time, pid: bindings?.pid, hostname: bindings?.hostname, reqId: requestId, err, msg: err.message });
 }
 
 type Handler<C> = (request: Request, context: C | undefined, exchange: Exchange) => MaybePromise<Response>;

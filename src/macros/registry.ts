@@ -2,6 +2,8 @@ import type * as v from 'valibot';
 import { parseInput } from '../http/validate.js';
 import type { Session } from '../auth/sessions.js';
 import type { JsonObject } from '../http/json.js';
+import type { Outbox } from '../mail/outbox.js';
+import type { MacroMail } from '../mail/types.js';
 import type { Fields, KeyValueStore, ObjectStore, OrderBy, StoredObject, Where } from '../storage/types.js';
 
 /** A listing request, also what the `xApi_FindObjects` hook receives and fills in (`elements`). */
@@ -35,6 +37,11 @@ export interface MacroContext {
   kv: KeyValueStore;
   /** The web request being answered. */
   request: Request;
+  /**
+   * Sends mail from the `mail` option's sender (docs/macros.md, "Sending mail"); a file object may be
+   * attached by id, read through this context's `store` (so through the session's read rules).
+   */
+  mail: MacroMail;
 }
 
 /**
@@ -161,12 +168,13 @@ export class MacroRegistry {
 }
 
 /** The context a macro or hook gets. */
-export function macroContext(store: ObjectStore, kv: KeyValueStore, session: Session | undefined, request: Request): MacroContext {
+export function macroContext(store: ObjectStore, kv: KeyValueStore, session: Session | undefined, request: Request, outbox: Outbox): MacroContext {
   return {
     session,
     user: async () => (session ? store.get(session.principalId) : undefined),
     store,
     kv,
     request,
+    mail: outbox.forMacros(store),
   };
 }
