@@ -18,6 +18,7 @@ export const entries = {
   'file-store': 'stores/file-store.ts',
   redis: 'stores/redis.ts',
   postgres: 'stores/postgres.ts',
+  s3: 'stores/blob-s3.ts',
   client: 'src/client/index.ts',
   testing: 'src/testing/index.ts',
 };
@@ -31,7 +32,7 @@ export default defineConfig({
   clean: true,
   target: 'es2022',
   platform: 'neutral',
-  external: [/^node:/, 'ioredis', 'pg', 'vitest'],
+  external: [/^node:/, 'ioredis', 'pg', 'vitest', 'aws4fetch'],
   removeNodeProtocol: false, // keep `node:` specifiers: Deno resolves built-ins only with the prefix
   splitting: true,
   treeshake: true,

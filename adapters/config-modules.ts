@@ -63,12 +63,17 @@ export async function openObjectStore(store: FileConfig['store'], baseDir: strin
   return new PostgresObjectStore({ connectionString: store.url, schema: store.schema, table: store.table, indexedFields: store.indexedFields });
 }
 
-/** The blob store `files.blobs` names: a folder of files or PostgreSQL tables; `undefined` for the in-memory default. */
+/** The blob store `files.blobs` names: a folder of files, PostgreSQL tables or an S3 bucket; `undefined` for the in-memory default. */
 export async function openBlobStore(blobs: NonNullable<FileConfig['files']>['blobs'], baseDir: string): Promise<BlobStore | undefined> {
   if (!blobs || blobs.url === 'memory') return undefined;
   if (blobs.url.startsWith('file:')) {
     const { FolderBlobStore } = await import('../stores/file-store.js');
     return FolderBlobStore.open({ path: fileStoreFolder(blobs.url, baseDir, 'files.blobs.url') });
+  }
+  if (blobs.url.startsWith('s3://')) {
+    const { S3BlobStore } = await import('../stores/blob-s3.js'); // names aws4fetch when it is missing
+    const { hostname: bucket, pathname } = new URL(blobs.url);
+    return S3BlobStore.open({ bucket, prefix: decodeURIComponent(pathname.slice(1)), endpoint: blobs.endpoint, region: blobs.region, forcePathStyle: blobs.forcePathStyle });
   }
   const { PostgresBlobStore } = await load(import('../stores/postgres.js'), 'files.blobs: postgres://', 'pg');
   return new PostgresBlobStore({ connectionString: blobs.url, schema: blobs.schema, table: blobs.table });

@@ -27,8 +27,8 @@ function group<T extends v.ObjectEntries>(name: string, entries: T) {
 
 /** The object store by URL: `memory`, `file:<folder>` or `postgres://...`. */
 export const STORE_KINDS = 'memory, file:<folder> or a postgres:// URL';
-/** The blob store of files by URL: `memory`, `file:<folder>` or `postgres://...`. */
-export const BLOB_KINDS = 'memory, file:<folder> or a postgres:// URL';
+/** The blob store of files by URL: `memory`, `file:<folder>`, `postgres://...` or `s3://<bucket>/<prefix>`. */
+export const BLOB_KINDS = 'memory, file:<folder>, a postgres:// URL or s3://<bucket>/<prefix>';
 /** The key-value store by URL: `memory` or `redis://...`. */
 export const KV_KINDS = 'memory or a redis:// (rediss://) URL';
 /** What a refused store URL was, without the credentials a URL may carry. */
@@ -73,9 +73,13 @@ export const ConfigSchema = v.strictObject({
   /** Files (PROTOCOL.md 6.6): where their bytes live, by URL as `store`, the upload limit and the file class. */
   files: group('files', {
     blobs: group('files.blobs', {
-      url: v.pipe(text('files.blobs.url'), v.check(isStoreUrl, (issue) => `files.blobs must be ${BLOB_KINDS}, ${given(issue)}`)),
+      url: v.pipe(text('files.blobs.url'), v.check((url) => isStoreUrl(url) || /^s3:\/\/[^/]/.test(url), (issue) => `files.blobs must be ${BLOB_KINDS}, ${given(issue)}`)),
       schema: optional(text('files.blobs.schema')),
       table: optional(text('files.blobs.table')),
+      /** S3 only (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN). */
+      endpoint: optional(v.pipe(text('files.blobs.endpoint'), v.url('files.blobs.endpoint must be a URL such as http://minio:9000'))),
+      region: optional(text('files.blobs.region')),
+      forcePathStyle: optional(flag('files.blobs.forcePathStyle')),
     }),
     maxUploadBytes: optional(whole('files.maxUploadBytes', 0)),
     className: optional(v.pipe(text('files.className'), v.regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, 'files.className must match [A-Za-z][A-Za-z0-9_]{0,63}'))),
