@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { FileObjectStore } from '../stores/file-store.js';
 
 const root = new URL('..', import.meta.url).pathname;
 const cli = join(root, 'dist/cli.js');
@@ -111,5 +112,22 @@ describe('odbrest check', () => {
     const { code, stderr } = await runCli(['check', '--port', '1'], dirWith({}));
     expect(code).toBe(2);
     expect(stderr).toMatch(/^odbrest: Unknown option '--port'.*\nusage: odbrest check/s);
+  });
+
+  // issue 50, item 2: a stored declaration the service cannot compile (an older version wrote Infinity as null)
+  test('--store opens the stores and names a stored class declaration the service cannot use (exit 1)', async () => {
+    const dir = dirWith({ 'api-config.yml': 'store: file:./data\n' });
+    const { code, stdout } = await runCli(['check', '--store'], dir);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/\nstores +opened and answering; every stored class declaration is usable\n/);
+    const store = await FileObjectStore.open({ path: join(dir, 'data', 'objects.journal') });
+    const declaration = { declaration: { fields: { N: { type: 'number', enum: [1, null] } }, indexes: [], strict: false } };
+    await store.put({ id: 'MODEL_Poison', className: 'ModelClass', fields: { _className: 'Poison', _class: JSON.stringify(declaration) } });
+    await store.close();
+    const broken = await runCli(['check', '--store'], dir);
+    expect([broken.code, broken.stdout]).toEqual([1, '']);
+    expect(broken.stderr).toMatch(/^odbrest: the stores hold what the service cannot use:\n  class Poison: its stored declaration cannot be used/);
+    // without --store the configuration alone is checked, as before
+    expect((await runCli(['check'], dir)).code).toBe(0);
   });
 });

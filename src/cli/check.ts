@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig, type HostConfig } from '../../adapters/node.js';
+import { loadConfig, openConfig, type HostConfig } from '../../adapters/node.js';
 import { fileStoreFolder, loadMacros, loadStoreModule } from '../../adapters/config-modules.js';
 import { swaggerUiFiles } from '../../adapters/swagger-ui.js';
 import { createService } from '../index.js';
@@ -8,15 +8,18 @@ import { ApiReference } from '../reference/serve.js';
 import { studioPath } from '../studio/serve.js';
 import { UsageError } from './serve.js';
 
-export const CHECK_USAGE = `usage: odbrest check [--config FILE]
+export const CHECK_USAGE = `usage: odbrest check [--config FILE] [--store]
   checks the configuration (api-config.yml, ODBREST_CONFIG, ODBREST_* variables) and says what
   odbrest serve would start: stores, studio, API reference, logins, providers. It starts nothing and
   opens no store named by URL; a store module's function is called as serve calls it, to check what
-  it makes, and what it made is closed. A wrong configuration exits 1 naming the option.`;
+  it makes, and what it made is closed. A wrong configuration exits 1 naming the option.
+  --store also opens the configured stores as serve does (a file store held by a running server is
+  refused, naming it) and checks what they hold: a stored class declaration the service cannot use
+  exits 1 naming the class.`;
 
-export function parseCheckArgs(args: string[]): { config?: string } {
+export function parseCheckArgs(args: string[]): { config?: string; store?: boolean } {
   try {
-    return parseArgs({ args, options: { config: { type: 'string' } }, strict: true, allowPositionals: false }).values;
+    return parseArgs({ args, options: { config: { type: 'string' }, store: { type: 'boolean' } }, strict: true, allowPositionals: false }).values;
   } catch (error) {
     throw new UsageError((error as Error).message.split('\n')[0]!, CHECK_USAGE);
   }
@@ -92,6 +95,7 @@ export async function checkCommand(args: string[], env: Record<string, string | 
     await service.close();
   }
   const mount = `${options.mount?.basePath ?? ''}${options.mount?.alias ? `/${options.mount.alias}` : ''}`;
+  const stored = flags.store ? await checkStored(config, mount) : undefined;
   const logins = ['plain (/v1/login)', options.session?.jwtSecret ? 'token (/v2/login, configured key)' : 'token (/v2/login, a key per process)'];
   logins.push(file.secure?.serverKeyFile ? `secure (key ${resolve(baseDir, file.secure.serverKeyFile)})` : file.secure?.serverKey ? 'secure (configured key)' : 'secure (a key generated at start)');
   if (options.passkeys) logins.push(`passkeys (${options.passkeys.rpID})`);
@@ -111,6 +115,26 @@ export async function checkCommand(args: string[], env: Record<string, string | 
     `logins         ${logins.join(', ')}`,
     `providers      ${providers.length === 0 ? 'none' : `${providers.join(', ')}${durable ? ' (their OAuthProvider entries are read from the store at start)' : ''}`}`,
     `request log    ${file.requestLog === false ? 'off' : `on, standard output, ${file.log?.format ?? 'text'}`}`,
+    ...(stored === undefined ? [] : [`stores         ${stored}`]),
   ];
   return lines.join('\n');
+}
+
+/**
+ * `--store`: the service on the configured stores, as serve makes it (without listening), asked what
+ * its readiness check answers (PROTOCOL.md 6.12: a stored declaration that cannot be used is reported
+ * there and refuses its class's writes). Throws, naming each such class, when there is one.
+ */
+async function checkStored(config: HostConfig, mount: string): Promise<string> {
+  const service = createService({ ...(await openConfig(config)), data: undefined, logger: undefined, onError: () => {} }); // seeds nothing
+  try {
+    await service.ready;
+    const answer = await service.fetch(new Request(`http://odbrest.check${mount}/_CheckReady`));
+    const { status, data } = (await answer.json()) as { status: { statusMessage: string }; data: { Problems?: string[] } };
+    if (answer.status !== 200) throw new Error(`the stores do not answer: ${status.statusMessage}`);
+    if (data.Problems?.length) throw new Error(`the stores hold what the service cannot use:\n  ${data.Problems.join('\n  ')}`);
+    return 'opened and answering; every stored class declaration is usable';
+  } finally {
+    await service.close();
+  }
 }
