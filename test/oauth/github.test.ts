@@ -1,7 +1,7 @@
 /** GitHub login (PROTOCOL.md 5.1) over HTTP against a local server of the GitHub API's shape (test/oauth/provider-process.mjs). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USERS, loginBody } from '../helpers.js';
-import { authorize, expectRejected, finish, identityLinks, loginData, postJson, spawnProviders, startService, type LocalProvider, type ProviderProcess, type RunningService } from './provider.js';
+import { documentedEntries, authorize, expectRejected, finish, identityLinks, loginData, postJson, spawnProviders, startService, type LocalProvider, type ProviderProcess, type RunningService } from './provider.js';
 
 let idp: ProviderProcess;
 let github: LocalProvider;
@@ -9,7 +9,10 @@ let running: RunningService;
 
 beforeAll(async () => {
   ({ idp, providers: { github } } = await spawnProviders('github'));
-  running = await startService([{ provider: github, name: 'GitHub' }]);
+  // the entry docs/external-login.md prints, with the local server's client and endpoints
+  const [entry] = documentedEntries('GitHub');
+  expect(entry).toMatchObject({ name: 'GitHub', type: 'github', additionalData: { clientId: expect.any(String), clientSecret: expect.any(String) } });
+  running = await startService([{ provider: github, name: entry!.name as string }]);
 });
 
 afterAll(async () => {

@@ -9,7 +9,7 @@ import { serve } from '../../adapters/node.js';
 import type { Service } from '../../src/index.js';
 import { nodeBinary } from '../../scripts/node24.mjs';
 import { USERS, demoData, demoService, loginBody } from '../helpers.js';
-import { expectRejected, finish, identityLinks, loginData, postJson, ProviderProcess, type CallbackStep } from './provider.js';
+import { documentedEntries, expectRejected, finish, identityLinks, loginData, postJson, ProviderProcess, type CallbackStep } from './provider.js';
 
 let idp: ProviderProcess;
 let issuer: string;
@@ -17,7 +17,8 @@ let base: string;
 let service: Service;
 let server: Awaited<ReturnType<typeof serve>>;
 
-const entry = (name: string, additionalData: Record<string, unknown>) => ({ '~ClassName': 'OAuthProvider', name, type: 'oidc', additionalData });
+/** The two entries docs/external-login.md prints, their issuer replaced by the local provider's. */
+const documented = documentedEntries('Any OpenID Connect provider');
 
 beforeAll(async () => {
   idp = await ProviderProcess.spawn(new URL('./oidc-provider-process.mjs', import.meta.url), nodeBinary(24));
@@ -25,7 +26,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   ({ issuer } = await idp.call<{ issuer: string }>('start', {
     clients: [
-      { client_id: 'odbrest', client_secret: 'odbrest-secret', redirect_uris: [`${base}/v1/keycloak/callback`] },
+      { client_id: 'odbrest', client_secret: 's3cr3t', redirect_uris: [`${base}/v1/keycloak/callback`] },
       { client_id: 'odbrest-public', token_endpoint_auth_method: 'none', redirect_uris: [`${base}/v1/authentik/callback`] },
     ],
   }));
@@ -33,8 +34,7 @@ beforeAll(async () => {
     data: {
       objects: [
         ...demoData().objects,
-        entry('Keycloak', { issuer, clientId: 'odbrest', clientSecret: 'odbrest-secret' }),
-        entry('Authentik', { issuer, clientId: 'odbrest-public' }), // a second oidc provider, a public client
+        ...documented.map((entry) => ({ ...entry, additionalData: { ...entry.additionalData, issuer } })), // Keycloak, and Authentik: a public client
       ],
     },
     externalLogin: { publicUrl: base, providers: [{ name: 'Keycloak' }, { name: 'Authentik' }] },

@@ -10,6 +10,7 @@ import type { Fields, ProviderEndpoints, SeedObject, Service, ServiceOptions, Wh
 import { expect } from 'vitest';
 import { APP_KEY, USERS, call, demoData, demoService, loginBody, type CallResult } from '../helpers.js';
 import { remoteService } from '../support/processes.js';
+import { readme, readmeBlocks } from '../support/readme.js';
 
 /**
  * The provider types the provider process serves and the shared flow tests run for (`oidc` runs
@@ -303,4 +304,13 @@ export async function startAllProviders(): Promise<AllProviders> {
 export async function stopAllProviders(setup: Partial<AllProviders>): Promise<void> {
   await setup.running?.close();
   setup.idp?.close();
+}
+
+/** The `OAuthProvider` entries docs/external-login.md prints as the one JSON block under `section`. */
+export function documentedEntries(section: string): Array<SeedObject & { additionalData: Record<string, unknown> }> {
+  const file = 'docs/external-login.md';
+  const blocks = readmeBlocks(readme(file), file).filter((block) => block.section === section && block.language === 'json');
+  if (blocks.length !== 1) throw new Error(`${file} has ${blocks.length} json blocks under "${section}", not one`);
+  const parsed = JSON.parse(blocks[0]!.code);
+  return Array.isArray(parsed) ? parsed : [parsed];
 }
