@@ -16,12 +16,12 @@ export interface PendingLogin {
 const PROVIDER_TIMEOUT_MS = 10_000;
 
 /** Real `fetch` with a time limit; a network failure becomes `323`. */
-function providerFetch(provider: ConfiguredProvider): ProviderFetch {
+export function providerFetch(name: string): ProviderFetch {
   return async (url, init = {}) => {
     try {
       return await fetch(url, { ...init, signal: init.signal ?? AbortSignal.timeout(PROVIDER_TIMEOUT_MS) });
     } catch (cause) {
-      throw new ApiError('323', `${provider.name} could not be reached`, { cause });
+      throw new ApiError('323', `${name} could not be reached`, { cause });
     }
   };
 }
@@ -33,8 +33,9 @@ function httpOptions(provider: ConfiguredProvider, guarded: ProviderFetch) {
   };
 }
 
-function authorizationServer({ endpoints }: ConfiguredProvider): oauth.AuthorizationServer {
+function authorizationServer({ endpoints, discovered }: ConfiguredProvider): oauth.AuthorizationServer {
   return {
+    id_token_signing_alg_values_supported: discovered?.algorithms,
     // Facebook has no issuer; oauth4webapi needs one, and no ID token is checked against it.
     issuer: endpoints.issuer ?? new URL(endpoints.authorization).origin,
     authorization_endpoint: endpoints.authorization,
@@ -57,15 +58,15 @@ export async function identify(
   nowMs: number,
 ): Promise<Identity> {
   const { kind, endpoints, credentials } = provider;
-  const guarded = providerFetch(provider);
+  const guarded = providerFetch(provider.name);
   const http = httpOptions(provider, guarded);
   const as = authorizationServer(provider);
   // The service clock (the `now` option) is the one ID-token expiry is judged by.
   const client: oauth.Client = { client_id: credentials.clientIds[0]!, [oauth.clockSkew]: Math.round((nowMs - Date.now()) / 1000) };
   const callback = await classify(provider, async () => oauth.validateAuthResponse(as, client, params, state));
-  const secret = await kind.clientSecret(credentials, endpoints, nowMs);
+  const auth = await clientAuth(provider, nowMs);
   const response = await classify(provider, () =>
-    oauth.authorizationCodeGrantRequest(as, client, oauth.ClientSecretPost(secret), callback, provider.redirectUri, pending.verifier, http),
+    oauth.authorizationCodeGrantRequest(as, client, auth, callback, provider.redirectUri, pending.verifier, http),
   );
   if (!kind.openid) {
     const tokens = await classify(provider, () => oauth.processAuthorizationCodeResponse(as, client, response));
@@ -80,6 +81,14 @@ export async function identify(
   await classify(provider, () => oauth.validateApplicationLevelSignature(expectedAs, response, { ...http, [oauth.jwksCache]: provider.jwksCache }));
   const claims = oauth.getValidatedIdTokenClaims(tokens);
   return kind.identity({ tokens, claims, callback, credentials, endpoints, fetch: guarded });
+}
+
+/** How the client authenticates the exchange: the secret in the form unless discovery chose otherwise. */
+async function clientAuth({ kind, credentials, endpoints, discovered }: ConfiguredProvider, nowMs: number): Promise<oauth.ClientAuth> {
+  const method = discovered?.tokenAuth ?? 'post';
+  if (method === 'none') return oauth.None();
+  const secret = await kind.clientSecret(credentials, endpoints, nowMs);
+  return method === 'basic' ? oauth.ClientSecretBasic(secret) : oauth.ClientSecretPost(secret);
 }
 
 /** The ID token's claims before any check, to pick the expected issuer and audience. */

@@ -79,7 +79,7 @@ export class ExternalLogin {
       client_id: provider.credentials.clientIds[0],
       redirect_uri: provider.redirectUri,
       response_type: 'code',
-      scope: provider.kind.scope,
+      scope: provider.credentials.scope ?? provider.kind.scope,
       state,
       nonce: pending.nonce,
       code_challenge: await oauth.calculatePKCECodeChallenge(pending.verifier),

@@ -1,12 +1,18 @@
 import type { ObjectStore, StoredObject } from '../storage/types.js';
 import { apple } from './apple.js';
 import { facebook } from './facebook.js';
+import { providerFetch } from './exchange.js';
+import { github } from './github.js';
 import { google } from './google.js';
 import { microsoft } from './microsoft.js';
+import { oidc } from './oidc.js';
 import { isAcceptedUrl, isPlainHttp, mergeEndpoints, parseEndpointsOption } from './settings.js';
-import { ENDPOINT_NAMES, PROVIDER_TYPES, type Credentials, type Endpoints, type ExternalLoginOptions, type ExternalProviderOption, type ProviderKind, type ProviderType } from './types.js';
+import { ENDPOINT_NAMES, PROVIDER_TYPES, type Credentials, type Discovered, type Endpoints, type ExternalLoginOptions, type ExternalProviderOption, type ProviderKind, type ProviderType } from './types.js';
 
-const PROVIDER_KINDS: Record<ProviderType, ProviderKind> = { google, facebook, microsoft, apple };
+const PROVIDER_KINDS: Record<ProviderType, ProviderKind> = { google, facebook, microsoft, apple, github, oidc };
+
+/** The type of which any number of providers may be configured, each under its own name. */
+const MANY: ProviderType = 'oidc';
 
 /** Class of the provider entries in the database (PROTOCOL.md 5.1). */
 export const PROVIDER_CLASS = 'OAuthProvider';
@@ -33,6 +39,8 @@ export interface ConfiguredProvider {
   insecure: boolean;
   /** oauth4webapi's JWKS cache for this provider, shared by all its requests. */
   jwksCache: Record<string, never>;
+  /** What the issuer's discovery document said (oidc), read at start. */
+  discovered: Discovered | undefined;
 }
 
 /** The `externalLogin` option with where the service is mounted. */
@@ -57,7 +65,7 @@ export async function loadProviders(store: ObjectStore, setup: ProviderSetup): P
     });
     if (configured.has(provider.key)) throw new Error(`externalLogin.providers names ${JSON.stringify(provider.name)} twice (names are compared in lower case)`);
     const other = byType.get(provider.kind.type);
-    if (other !== undefined) {
+    if (other !== undefined && provider.kind.type !== MANY) {
       throw new Error(`externalLogin.providers: ${JSON.stringify(other)} and ${JSON.stringify(provider.name)} are both of type ${provider.kind.type}; one configuration per type is allowed`);
     }
     byType.set(provider.kind.type, provider.name);
@@ -82,7 +90,10 @@ async function loadProvider(store: ObjectStore, option: ExternalProviderOption, 
   // `_additionalData` (an internal field, never serialized) keeps the secrets out of object listings.
   const credentials = await kind.credentials(entry.fields._additionalData ?? entry.fields.additionalData, { readFile: setup.readFile });
   const overrides = option.endpoints === undefined ? undefined : parseEndpointsOption(option.endpoints);
-  const endpoints = mergeEndpoints(kind.endpoints, credentials.endpoints, overrides);
+  const discovered = kind.discover ? await kind.discover(credentials, providerFetch(option.name), isPlainHttp(credentials.issuer!)) : undefined;
+  const endpoints = mergeEndpoints(kind.endpoints, discovered?.endpoints, credentials.endpoints, overrides);
+  for (const name of ['authorization', 'token'] as const) if (!endpoints[name]) throw new Error(`no ${name} endpoint is known`);
+  if (kind.openid && !endpoints.jwks) throw new Error('no jwks endpoint is known');
   const defaultUser = await checkDefaultUser(store, entry, setup.userClass);
   const base = (credentials.serverAddress ?? setup.publicUrl!).replace(/\/+$/, '');
   return {
@@ -96,6 +107,7 @@ async function loadProvider(store: ObjectStore, option: ExternalProviderOption, 
     defaultUser,
     insecure: ENDPOINT_NAMES.some((name) => name !== 'issuer' && endpoints[name] !== undefined && isPlainHttp(endpoints[name]!)),
     jwksCache: {},
+    discovered,
   };
 }
 

@@ -1,7 +1,7 @@
 import type { IDToken, TokenEndpointResponse } from 'oauth4webapi';
 
-/** The four provider types of PROTOCOL.md 5.1. */
-export const PROVIDER_TYPES = ['google', 'facebook', 'microsoft', 'apple'] as const;
+/** The provider types of PROTOCOL.md 5.1. */
+export const PROVIDER_TYPES = ['google', 'facebook', 'microsoft', 'apple', 'github', 'oidc'] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
 
 /**
@@ -40,6 +40,21 @@ export interface Credentials {
   serverAddress?: string;
   /** Endpoint overrides from the provider entry. */
   endpoints?: Partial<Endpoints>;
+  /** oidc: the issuer whose discovery document names the endpoints. */
+  issuer?: string;
+  /** oidc: the scopes asked for instead of the type's. */
+  scope?: string;
+}
+
+/** How the client authenticates the code exchange: `client_secret_post`, `client_secret_basic`, or a public client. */
+export type TokenAuth = 'post' | 'basic' | 'none';
+
+/** What a provider's discovery document adds to its entry (oidc), read once at start. */
+export interface Discovered {
+  endpoints: Partial<Endpoints>;
+  /** `id_token_signing_alg_values_supported` without `none`. */
+  algorithms?: string[];
+  tokenAuth: TokenAuth;
 }
 
 /** What `identity` gets once the code has been exchanged (and, for OpenID providers, the ID token checked). */
@@ -96,8 +111,8 @@ export interface ExternalLoginOptions {
  */
 export interface ProviderKind {
   type: ProviderType;
-  /** The provider's public endpoints. */
-  endpoints: Endpoints;
+  /** The provider's public endpoints (none for oidc: its discovery names them). */
+  endpoints: Partial<Endpoints>;
   scope: string;
   /** OpenID Connect: a nonce is sent and an ID token is required and validated. */
   openid: boolean;
@@ -107,6 +122,8 @@ export interface ProviderKind {
   credentials(data: unknown, context: CredentialContext): Promise<Credentials>;
   /** The `client_secret` sent with the code (Apple: a fresh ES256 JWT). */
   clientSecret(credentials: Credentials, endpoints: Endpoints, nowMs: number): Promise<string>;
+  /** oidc: reads the issuer's `/.well-known/openid-configuration` (at start; the answer is kept). */
+  discover?(credentials: Credentials, fetch: ProviderFetch, insecure: boolean): Promise<Discovered>;
   /** The `iss` an ID token must carry, given its unverified claims (Microsoft: from `tid`). */
   issuer?(claims: Record<string, unknown>, endpoints: Endpoints): string | undefined;
   identity(result: TokenResult): Promise<Identity>;

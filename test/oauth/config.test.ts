@@ -42,9 +42,25 @@ describe('start-up errors', () => {
     await expect(started.ready).rejects.toThrow('externalLogin.providers: "Google" and "Google2" are both of type google; one configuration per type is allowed');
   });
 
+  it('two configured names of type github (any number of oidc providers is fine: test/oauth/oidc.test.ts)', async () => {
+    const github = (name: string): SeedObject => ({ ...google(name), type: 'github' });
+    const started = service([github('GitHub'), github('GitHub2')], ['GitHub', 'GitHub2']);
+    await expect(started.ready).rejects.toThrow('externalLogin.providers: "GitHub" and "GitHub2" are both of type github; one configuration per type is allowed');
+  });
+
+  it('an oidc issuer that is not https, or whose discovery document cannot be read', async () => {
+    const oidc = (issuer: string): SeedObject => ({ ...google('Keycloak'), type: 'oidc', additionalData: { issuer, clientId: 'c' } });
+    await expect(service([oidc('http://idp.example')], ['Keycloak']).ready).rejects.toThrow(
+      'OAuth provider "Keycloak": additionalData: issuer must be an https URL (plain http only on localhost)',
+    );
+    await expect(service([oidc('http://127.0.0.1:1')], ['Keycloak']).ready).rejects.toThrow(
+      'OAuth provider "Keycloak": the discovery document of issuer http://127.0.0.1:1/ (http://127.0.0.1:1/.well-known/openid-configuration) was not accepted: it could not be reached',
+    );
+  });
+
   it('an unknown type', async () => {
     const started = service([{ ...google('Yahoo'), type: 'yahoo' }], ['Yahoo']);
-    await expect(started.ready).rejects.toThrow('OAuth provider "Yahoo": type "yahoo" is not one of google, facebook, microsoft, apple');
+    await expect(started.ready).rejects.toThrow('OAuth provider "Yahoo": type "yahoo" is not one of google, facebook, microsoft, apple, github, oidc');
   });
 
   it('missing credentials', async () => {

@@ -1,9 +1,10 @@
 /** External login end to end: odbrest over HTTP, a real local provider process, a browser that follows the redirects. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROVIDER_TYPES, type ProviderType } from '../../src/index.js';
 import { USERS, loginBody } from '../helpers.js';
 import {
   NAMES,
+  PROVIDER_TYPES,
+  type ProviderType,
   authorize,
   expectRejected,
   finish,

@@ -210,6 +210,74 @@ async function startApple(s) {
   s.endpoints = { authorization: `${s.issuer}/auth/authorize`, token: `${s.issuer}/auth/token`, jwks: `${s.issuer}/auth/keys`, issuer: s.issuer };
 }
 
+// ---- GitHub ---------------------------------------------------------------------------------
+
+/**
+ * The GitHub shape: OAuth 2.0 without an ID token at /login/oauth/authorize and /login/oauth/access_token
+ * (PKCE checked), and the REST API's GET /user and GET /user/emails for the token it issued. The
+ * user's `sub` is the numeric account id.
+ */
+async function startGithub(s) {
+  const codes = new Map();
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url, s.issuer);
+    try {
+      if (req.method === 'GET' && url.pathname === '/login/oauth/authorize') {
+        const q = Object.fromEntries(url.searchParams);
+        s.authorizations.push(q);
+        if (q.client_id !== s.clientId || !q.redirect_uri) return json(res, 400, { error: 'invalid_request' });
+        const code = randomUUID();
+        codes.set(code, { redirectUri: q.redirect_uri, challenge: q.code_challenge, user: s.user });
+        const back = new URL(q.redirect_uri);
+        back.searchParams.set('code', code);
+        back.searchParams.set('state', q.state);
+        res.writeHead(302, { location: back.href });
+        return res.end();
+      }
+      if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
+        s.tokenRequests++;
+        const form = new URLSearchParams(await readBody(req));
+        const client = clientOf({ headers: req.headers, body: Object.fromEntries(form) });
+        s.secrets.add(client.secret);
+        if (client.id !== s.clientId || client.secret !== s.clientSecret) return json(res, 401, { error: 'invalid_client' });
+        if (s.next.tokenStatus) {
+          const status = s.next.tokenStatus;
+          delete s.next.tokenStatus;
+          return json(res, status, { message: 'the token service is broken' });
+        }
+        const grant = codes.get(form.get('code'));
+        codes.delete(form.get('code'));
+        const verifier = form.get('code_verifier') ?? '';
+        if (!grant || grant.redirectUri !== form.get('redirect_uri') || b64url(createHash('sha256').update(verifier).digest()) !== grant.challenge) {
+          return json(res, 400, { error: 'invalid_grant' });
+        }
+        const token = `gho_${randomBytes(16).toString('hex')}`;
+        s.accessTokens.set(token, grant.user);
+        return json(res, 200, { access_token: token, token_type: 'bearer', scope: 'read:user,user:email' });
+      }
+      if (req.method === 'GET' && (url.pathname === '/user' || url.pathname === '/user/emails')) {
+        const user = s.accessTokens.get((req.headers.authorization ?? '').replace(/^Bearer /i, ''));
+        if (!user || !req.headers['user-agent']) return json(res, 401, { message: 'Requires authentication' });
+        if (s.next.userinfoStatus) {
+          const status = s.next.userinfoStatus;
+          delete s.next.userinfoStatus;
+          return json(res, status, { message: 'Server Error' });
+        }
+        if (url.pathname === '/user/emails') return json(res, 200, user.emails ?? []);
+        return json(res, 200, { login: `user${user.sub}`, id: /^\d+$/.test(user.sub) ? Number(user.sub) : user.sub, name: user.name ?? null, email: null });
+      }
+      json(res, 404, { message: 'Not Found' });
+    } catch (error) {
+      json(res, 500, { error: 'server_error', error_description: String(error) });
+    }
+  });
+  await new Promise((resolve) => server.listen(0, HOST, resolve));
+  s.issuer = `http://${HOST}:${server.address().port}`;
+  s.accessTokens = new Map();
+  s.stop = () => new Promise((resolve) => server.close(resolve));
+  s.endpoints = { authorization: `${s.issuer}/login/oauth/authorize`, token: `${s.issuer}/login/oauth/access_token`, userinfo: `${s.issuer}/user` };
+}
+
 // ---- control --------------------------------------------------------------------------------
 
 const commands = {
@@ -228,6 +296,7 @@ const commands = {
       secrets: new Set(),
     };
     if (args.kind === 'apple') await startApple(s);
+    else if (args.kind === 'github') await startGithub(s);
     else await startMock(s);
     servers.set(s.id, s);
     return { id: s.id, endpoints: s.endpoints, issuer: s.issuer };

@@ -6,26 +6,38 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, exportPKCS8, generateKeyPair } from 'jose';
 import { readTextFile, serve } from '../../adapters/node.js';
-import type { Fields, ProviderEndpoints, ProviderType, SeedObject, Service, ServiceOptions, Where } from '../../src/index.js';
-import { PROVIDER_TYPES } from '../../src/index.js';
+import type { Fields, ProviderEndpoints, SeedObject, Service, ServiceOptions, Where } from '../../src/index.js';
 import { expect } from 'vitest';
 import { APP_KEY, USERS, call, demoData, demoService, loginBody, type CallResult } from '../helpers.js';
 import { remoteService } from '../support/processes.js';
+import { readme, readmeBlocks } from '../support/readme.js';
+
+/**
+ * The provider types the provider process serves and the shared flow tests run for (`oidc` runs
+ * against a certified provider of its own: test/oauth/oidc.test.ts; `github` has its own tests).
+ */
+export const PROVIDER_TYPES = ['google', 'facebook', 'microsoft', 'apple'] as const;
+export type ProviderType = (typeof PROVIDER_TYPES)[number];
+/** What the provider process serves. */
+export type ServedType = ProviderType | 'github';
 
 /** The configured name the tests give each provider type (its lower case is the path segment). */
-export const NAMES: Record<ProviderType, string> = { google: 'Google', facebook: 'Facebook', microsoft: 'Microsoft', apple: 'Apple' };
+export const NAMES: Record<ServedType, string> = { google: 'Google', facebook: 'Facebook', microsoft: 'Microsoft', apple: 'Apple', github: 'GitHub' };
 
 export interface ProviderUser {
   sub: string;
   email?: string;
   given_name?: string;
   family_name?: string;
+  /** github: the profile's `name`, and the addresses `GET /user/emails` lists (`sub` is the numeric id). */
+  name?: string;
+  emails?: Array<{ email: string; primary: boolean; verified: boolean }>;
 }
 
 /** One provider served by the provider process. */
 export interface LocalProvider {
   id: string;
-  kind: ProviderType;
+  kind: ServedType;
   clientId: string;
   endpoints: ProviderEndpoints;
   issuer: string;
@@ -63,8 +75,9 @@ export class ProviderProcess {
     });
   }
 
-  static async spawn(): Promise<ProviderProcess> {
-    const child = fork(new URL('./provider-process.mjs', import.meta.url), [], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  /** `script` defaults to the provider process of the four fixed types; `execPath` runs it under another Node. */
+  static async spawn(script = new URL('./provider-process.mjs', import.meta.url), execPath?: string): Promise<ProviderProcess> {
+    const child = fork(script, [], { execArgv: [], execPath, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     await new Promise<void>((resolve, reject) => {
       child.once('message', () => resolve());
       child.once('exit', (code) => reject(new Error(`provider process exited with ${code}`)));
@@ -81,7 +94,7 @@ export class ProviderProcess {
   }
 
   /** Starts a provider of this kind; Apple gets a fresh ES256 key whose .p8 file the service reads. */
-  async start(kind: ProviderType, options: { tenant?: string } = {}): Promise<LocalProvider> {
+  async start(kind: ServedType, options: { tenant?: string } = {}): Promise<LocalProvider> {
     const clientId = `${kind}-client-${this.#next}`;
     if (kind === 'apple') {
       const key = await appleKey();
@@ -128,7 +141,7 @@ export class ProviderProcess {
 }
 
 /** A provider process with one started provider of each kind asked for. */
-export async function spawnProviders<K extends ProviderType>(...kinds: K[]): Promise<{ idp: ProviderProcess; providers: Record<K, LocalProvider> }> {
+export async function spawnProviders<K extends ServedType>(...kinds: K[]): Promise<{ idp: ProviderProcess; providers: Record<K, LocalProvider> }> {
   const idp = await ProviderProcess.spawn();
   try {
     const providers = {} as Record<K, LocalProvider>;
@@ -291,4 +304,13 @@ export async function startAllProviders(): Promise<AllProviders> {
 export async function stopAllProviders(setup: Partial<AllProviders>): Promise<void> {
   await setup.running?.close();
   setup.idp?.close();
+}
+
+/** The `OAuthProvider` entries docs/external-login.md prints as the one JSON block under `section`. */
+export function documentedEntries(section: string): Array<SeedObject & { additionalData: Record<string, unknown> }> {
+  const file = 'docs/external-login.md';
+  const blocks = readmeBlocks(readme(file), file).filter((block) => block.section === section && block.language === 'json');
+  if (blocks.length !== 1) throw new Error(`${file} has ${blocks.length} json blocks under "${section}", not one`);
+  const parsed = JSON.parse(blocks[0]!.code);
+  return Array.isArray(parsed) ? parsed : [parsed];
 }

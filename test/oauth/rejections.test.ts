@@ -1,9 +1,9 @@
 /** External login: every way a login must fail, each its own case, over HTTP against the local provider process. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ProviderType } from '../../src/index.js';
 import { APP_KEY, USERS, call, loginBody, testClock } from '../helpers.js';
 import {
   NAMES,
+  type ProviderType,
   appleKey,
   appleKeyFile,
   authorize,
