@@ -73,7 +73,12 @@ export const ConfigSchema = v.strictObject({
   /** Files (PROTOCOL.md 6.6): where their bytes live, by URL as `store`, the upload limit and the file class. */
   files: group('files', {
     blobs: group('files.blobs', {
-      url: v.pipe(text('files.blobs.url'), v.check((url) => isStoreUrl(url) || /^s3:\/\/[^/]/.test(url), (issue) => `files.blobs must be ${BLOB_KINDS}, ${given(issue)}`)),
+      url: v.pipe(
+        text('files.blobs.url'),
+        v.check((url) => isStoreUrl(url) || /^s3:\/\/[^/]/.test(url), (issue) => `files.blobs must be ${BLOB_KINDS}, ${given(issue)}`),
+        // a key in the URL would be taken for nothing: S3 credentials come from the AWS_* variables only
+        v.check((url) => !/^s3:\/\/[^/]*[@:]/.test(url), 'files.blobs: an s3:// URL names the bucket (and a prefix) only, without a key or port; credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, the endpoint from files.blobs.endpoint'),
+      ),
       schema: optional(text('files.blobs.schema')),
       table: optional(text('files.blobs.table')),
       /** S3 only (credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN). */
