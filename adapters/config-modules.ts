@@ -1,8 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { BlobStore, KeyValueStore, Macros, ObjectStore } from '../src/index.js';
-import { loadOptional } from '../src/optional-package.js';
+import { loadOptional, type BlobStore, type KeyValueStore, type Macros, type ObjectStore } from '../src/index.js';
 import type { FileConfig } from './config-schema.js';
 
 /**

@@ -43,8 +43,7 @@ export class Core {
     this.#trustProxy = options.trustProxy ?? false;
     const cors = new Cors(options.cors);
     const answer = (request: Request, context: RequestContext | undefined, exchange: Exchange) => cors.handle(request, () => this.serves(request.url), () => this.#answer(request, context, exchange));
-    // the instance's metrics and recent requests (PROTOCOL.md 6.12); none with `metrics: false`
-    const metrics = options.metrics === false ? undefined : new InstanceMetrics(randomToken(6), options.now ?? Date.now);
+    const metrics = options.metrics === false ? undefined : new InstanceMetrics(randomToken(6), options.now ?? Date.now); // PROTOCOL.md 6.12
     const identified = identifiedAnswers(answer, metrics);
     const logged = logRequests(options.logger, options.now ?? Date.now, (request: Request, context: RequestContext | undefined, exchange: Exchange) => telemetry.request(request, exchange, () => identified(request, context, exchange)));
     // a request answered without waiting (the read path) costs one settled promise here, no turn of awaits
@@ -62,8 +61,7 @@ export class Core {
     const seeded = options.data ? importObjects(ctx.store, options.data, options.users?.passwordIterations) : Promise.resolve();
     // Provider entries live in the store, so they are checked once the seed data is in; passkeys' optional package is loaded now, so a missing one stops the start
     this.ready = Promise.all([seeded.then(() => externalLogin.load()), ctx.serverKey.ready, ctx.runtimeModel.start(), options.passkeys && webauthn()]).then(() => undefined);
-    // a failure is logged once; requests get a 500 envelope
-    this.ready.then(() => (this.#loaded = true), ctx.onError);
+    this.ready.then(() => (this.#loaded = true), ctx.onError); // a failure is logged once; requests get a 500 envelope
   }
 
   /** The answer to a request; without a promise where the route answers at once (the read path). Never throws. */

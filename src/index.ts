@@ -143,6 +143,8 @@ export {
   type IncrementalHash,
 } from './storage/blobs.js';
 export { MemoryBlobStore, type MemoryBlobStoreOptions } from './storage/memory-blobs.js';
+/** For store subpaths and adapters of hosts: loads an optional peer package, naming the missing one with its install command. */
+export { loadOptional } from './optional-package.js';
 export { importObjects, type SeedData, type SeedObject } from './storage/seed.js';
 export { newObjectId } from './storage/ids.js';
 export { MacroRegistry, HOOK_NAMES, defineMacro, type MacroDeclaration, type Macro, type Macros, type MacroContext, type Hooks, type HookName, type ExternalUserParams, type SerializationMacro, type SelectionMacro, type ObjectSet } from './macros/registry.js';

@@ -1,5 +1,5 @@
 import type { ServiceContext } from '../context.js';
-import type { ClassSchemas } from '../objects/model/schema.js';
+import type { ClassSchemas } from '../objects/model/index.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { Route } from '../http/router.js';

@@ -1,10 +1,10 @@
+import { contentTypeOf, nameOf } from './file-fields.js';
 import { create as contentDisposition } from 'content-disposition';
 import type { ObjectsContext } from '../objects/context.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import { served } from '../objects/read/index.js';
 import type { BlobRange } from '../storage/blobs.js';
-import type { StoredObject } from '../storage/types.js';
 import { binaryResponse } from './binary.js';
 
 /**
@@ -122,13 +122,3 @@ function matchesETag(header: string | null, etag: string): boolean {
   });
 }
 
-/** The file's media type as stored, when it is a valid header value. */
-export function contentTypeOf(file: StoredObject): string {
-  const type = file.fields.ContentType;
-  return typeof type === 'string' && /^[\x21-\x7e][\x20-\x7e]*$/.test(type) ? type : 'application/octet-stream';
-}
-
-/** The file's `Name`, or its id. */
-export function nameOf(file: StoredObject): string {
-  return typeof file.fields.Name === 'string' && file.fields.Name !== '' ? file.fields.Name : file.id;
-}

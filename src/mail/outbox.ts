@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { ApiError } from '../http/errors.js';
 import { parseInput } from '../http/validate.js';
-import { contentTypeOf, nameOf } from '../files/downloads.js';
+import { contentTypeOf, nameOf } from '../files/file-fields.js';
 import type { FileSettings } from '../files/settings.js';
 import type { ObjectStore } from '../storage/types.js';
 import type { FileAttachment, MacroMail, MacroMailMessage, MailAttachment, MailMessage, MailOptions } from './types.js';

@@ -2,6 +2,7 @@ import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { ApiError } from '../http/errors.js';
 import type { ConfiguredProvider } from './providers.js';
+import { providerFetch } from './provider-fetch.js';
 import type { Identity, ProviderFetch } from './types.js';
 
 /** What `GET /v1/auth/{name}` keeps server-side, keyed by `state`, for the callback. */
@@ -13,19 +14,6 @@ export interface PendingLogin {
 }
 
 /** A provider that does not answer within this time counts as unreachable (323). */
-const PROVIDER_TIMEOUT_MS = 10_000;
-
-/** Real `fetch` with a time limit; a network failure becomes `323`. */
-export function providerFetch(name: string): ProviderFetch {
-  return async (url, init = {}) => {
-    try {
-      return await fetch(url, { ...init, signal: init.signal ?? AbortSignal.timeout(PROVIDER_TIMEOUT_MS) });
-    } catch (cause) {
-      throw new ApiError('323', `${name} could not be reached`, { cause });
-    }
-  };
-}
-
 function httpOptions(provider: ConfiguredProvider, guarded: ProviderFetch) {
   return {
     [oauth.customFetch]: (url: string, options: RequestInit) => guarded(url, options),

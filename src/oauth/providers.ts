@@ -1,7 +1,7 @@
 import type { ObjectStore, StoredObject } from '../storage/types.js';
 import { apple } from './apple.js';
 import { facebook } from './facebook.js';
-import { providerFetch } from './exchange.js';
+import { providerFetch } from './provider-fetch.js';
 import { github } from './github.js';
 import { google } from './google.js';
 import { microsoft } from './microsoft.js';

@@ -33,7 +33,7 @@ describe('what a declaration may hold (PROTOCOL.md 6.12)', () => {
     await refused('{"Fields":{"N":{"Type":"number","Min":5,"Max":1}}}', /field N: min 5 is above max 1/);
     await refused('{"Fields":{"S":{"Type":"string","MaxLength":0}}}', /^Fields\.S\.MaxLength must be a positive whole number$/);
     await refused('{"Fields":{"S":{"Type":"string","MaxLength":1.5}}}', /^Fields\.S\.MaxLength must be a positive whole number$/);
-    await refused('{"Fields":{"N":{"Type":"integer","Enum":[1,"two"]}}}', /field N: enum value two is not an integer/);
+    await refused('{"Fields":{"N":{"Type":"integer","Enum":[1,"two"]}}}', /field N: enum value "two" is not an integer/);
     await refused('{"Fields":{"S":{"Type":"string","Enum":["a",2]}}}', /field S: enum value 2 is not a string/);
     await refused(`{"Fields":{"S":{"Type":"string","Enum":[${Array.from({ length: 1001 }, (_, i) => `"${i}"`).join(',')}]}}}`, /^Fields\.S\.Enum must list at most 1000 values$/);
     await refused('{"Fields":{"a\\u0000b":{"Type":"string"}}}', /^the name of Fields\."a\\u0000b" contains the character U\+0000/);

@@ -83,7 +83,7 @@ describe('declared classes', () => {
       [{ A: { fields: { X: 'text' as any } } }, /schema: class A, field X: unknown type "text"/],
       [{ A: { fields: { X: { type: 'ref' } } } }, /schema: class A, field X: a ref field names the class it references/],
       [{ A: { fields: { X: { type: 'number', min: 5, max: 1 } } } }, /schema: class A, field X: min 5 is above max 1/],
-      [{ A: { fields: { X: { type: 'integer', enum: ['a'] } } } }, /schema: class A, field X: enum value "a" is not a integer/],
+      [{ A: { fields: { X: { type: 'integer', enum: ['a'] } } } }, /schema: class A, field X: enum value "a" is not an integer/],
       [{ A: { fields: { X: 'string' }, indexes: ['Y'] } }, /schema: class A: indexes names Y, which is not a declared field/],
       [{ A: { fields: { X: { type: 'boolean', maxLength: 3 } } } }, /schema: class A, field X: maxLength is a whole number, for a string field only/],
       [{ A: { fields: { _X: 'string' } } }, /schema: class A, field _X/],

@@ -345,7 +345,7 @@ function fieldSpec(where: string, raw: FieldDeclaration, fileClass: string): Fie
     const of = type === 'string' ? 'string' : numeric ? 'number' : undefined;
     if (!of || !Array.isArray(values) || values.length === 0) throw new Error(`${where}: enum is a non-empty list, for a string, number or integer field only`);
     const at = values.findIndex((value) => typeof value !== of || (of === 'number' && !Number.isFinite(value)) || (type === 'integer' && !Number.isInteger(value)));
-    if (at >= 0) throw new Error(`${where}: enum value ${String(values[at])} is not ${type === 'integer' ? 'an integer' : `a ${type === 'number' ? 'finite number' : type}`}`);
+    if (at >= 0) throw new Error(`${where}: enum value ${typeof values[at] === 'string' ? JSON.stringify(values[at]) : String(values[at])} is not ${type === 'integer' ? 'an integer' : `a ${type === 'number' ? 'finite number' : type}`}`);
   }
   let referenced = target;
   if (type === 'ref' || type === 'set') {
