@@ -34,11 +34,13 @@ async function serve(args: string[], config = 'port: 0\nhostname: 127.0.0.1\ndat
   writeFileSync(join(dir, 'data.json'), seed);
   const child = spawnLines(process.execPath, [cli, 'serve', ...args], {}, { cwd: dir });
   running.push(child);
-  const url = (await child.waitFor((line) => line.startsWith('odbrest listening on '))).slice('odbrest listening on '.length);
+  // with --log json (or log.format: json) the start-up lines are JSON too: their msg says it
+  const said = (line: string) => (line.startsWith('{') ? String(JSON.parse(line).msg ?? '') : line);
+  const url = said(await child.waitFor((line) => said(line).startsWith('odbrest listening on '))).slice('odbrest listening on '.length);
   return { child, url };
 }
 
-/** The JSON log lines printed so far (the start-up lines are text). */
+/** The JSON log lines printed so far. */
 const jsonLines = (child: LineProcess) => child.lines.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, any>);
 
 
@@ -81,7 +83,7 @@ test('--otlp: the client trace id arrives on the server span; --log json: the li
   expect(refusedLine).toMatchObject({ req: { url: '/v1/object/CUS00001?serialization=***', route: '/v1/object/:id' }, res: { statusCode: 400 }, internalStatus: '400' });
   // no credential, query value or header value in any line
   for (const text of child.lines) for (const secret of [sessionId, 'secretvalue', 'vendor=value', USERS.alice]) expect(text).not.toContain(secret);
-  expect(jsonLines(child).map((logged) => logged.req.route)).toEqual(['/v1/login', '/v1/object/:id', '/v1/object/:id']);
+  expect(jsonLines(child).filter((logged) => logged.req).map((logged) => logged.req.route)).toEqual(['/v1/login', '/v1/object/:id', '/v1/object/:id']);
 
   // SIGTERM: pending spans and metrics are exported before the process exits
   await child.stop();

@@ -139,7 +139,8 @@ test.concurrent("two ways in: `npx odbrest serve --config api-config.yml` with t
   const server = startBlock(block.code, dir, blockEnv({ ODBREST_OTLP_URL: otlp.url }));
   try {
     const base = `http://localhost:${ports[8080]}`;
-    await server.waitFor((line) => line === `odbrest listening on ${base}`, 60_000).catch((error: Error) => {
+    // the configuration logs JSON: the listening line is one too (`serve --log json`, issue 51)
+    await server.waitFor((line) => line.startsWith('{') && JSON.parse(line).msg === `odbrest listening on ${base}`, 60_000).catch((error: Error) => {
       throw new Error(`${error.message}\n${server.lines.join('\n')}\n${server.stderr()}`);
     });
     const docs = await fetch(`${base}/docs`);

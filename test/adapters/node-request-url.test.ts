@@ -13,7 +13,9 @@ import type { Service } from '../../src/index.js';
 const seen: string[] = [];
 const service = {
   draining: false,
-  fetch: async (request: Request) => {
+  // an adapter's refusal reaches the service as `context.refused` (so it is logged and identified); answered 400 as the service does
+  fetch: async (request: Request, context?: { refused?: Error }) => {
+    if (context?.refused) return new Response('refused', { status: 400 });
     seen.push(request.url);
     return new Response('ok');
   },
