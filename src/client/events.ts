@@ -3,7 +3,7 @@
  * reconnecting with backoff and `Last-Event-ID`; on a secure session every event is checked and
  * decrypted, and an unsigned one ends the subscription with an error.
  */
-import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { OdbRestError, OdbRestProtocolError, OdbRestUnauthenticatedRefusal } from './errors.js';
 import type { SecureChannel } from './secure-channel.js';
 
@@ -170,15 +170,24 @@ function toEvent(frame: Frame, data: string): ChangeEvent {
  * The Server-Sent Events of a response, frame by frame, as the WHATWG parsing rules say (any of
  * `\r\n`, `\r`, `\n` cut anywhere between chunks, comments skipped, `retry:` to `onRetry`).
  */
+/**
+ * The stream's events, parsed by `eventsource-parser` (a line or a `\r\n` cut between chunks is
+ * joined, `retry:` heard). Its parser, not its stream class: that one extends `TransformStream` when
+ * the module loads, which touches the global on Node 20.
+ */
 async function* frames(response: Response, signal: AbortSignal, onRetry: (ms: number) => void): AsyncGenerator<Frame> {
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream({ onRetry })).getReader();
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  const parsed: EventSourceMessage[] = [];
+  const parser = createParser({ onEvent: (message) => parsed.push(message), onRetry });
   const cancel = () => void reader.cancel().catch(() => undefined);
   signal.addEventListener('abort', cancel, { once: true });
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) return;
-      yield { id: value.id, event: value.event ?? 'message', data: value.data };
+      parser.feed(decoder.decode(value, { stream: true }));
+      for (const message of parsed.splice(0)) yield { id: message.id, event: message.event ?? 'message', data: message.data };
     }
   } finally {
     signal.removeEventListener('abort', cancel);
