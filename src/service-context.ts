@@ -54,9 +54,7 @@ export function serviceContext(
   const internalClasses = new Set([PROVIDER_CLASS, IDENTITY_CLASS, RECYCLED_CLASS, MODEL_CLASS, SAVED_QUERIES_CLASS, ...(options.objects?.internalClasses ?? [])]);
   // one bus for the change events and the model's run-time declarations (PROTOCOL.md 6.12)
   const bus = options.events?.bus ?? new InProcessBus();
-  const onError =
-    options.onError ??
-    ((error: unknown, about?: ErrorContext) => console.error(`odbrest: unexpected error${about?.requestId === undefined ? '' : ` (request ${about.requestId})`}`, error));
+  const onError = options.onError ?? reportToConsole;
   const files = fileSettings(options.files, now);
   let hookContext: MacroContext | undefined; // what hooks called outside a request see, made once
   let runtimeModel: RuntimeModel | undefined;
@@ -101,4 +99,9 @@ export function serviceContext(
     lifecycle: new Lifecycle(),
   };
   return ctx;
+}
+
+/** The default `onError`: the error on standard error, with the id of the request it happened in. */
+export function reportToConsole(error: unknown, about?: ErrorContext): void {
+  console.error(`odbrest: unexpected error${about?.requestId === undefined ? '' : ` (request ${about.requestId})`}`, error);
 }

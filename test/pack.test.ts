@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { publint } from 'publint';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { packageNodes } from './support/nodes.js';
+import { packageNodes, testNodes } from './support/nodes.js';
 import { freePort, spawnLines } from './support/processes.js';
 import { DOCUMENTS, onlyBlock, readme } from './support/readme.js';
 
@@ -83,6 +83,8 @@ const nextBin = () => join(app, 'node_modules/next/dist/bin/next');
 
 // what runs the package's code runs under each Node: the runner's, Node 22 and Node 24 (test/support/nodes.ts)
 describe.each(packageNodes())('under $name', ({ path: node }) => {
+  // Node 22, the line between the runner's and 24, gets what depends on the Node: loading, running, serving (not the CLI's messages again)
+  const between = !testNodes().some((other) => other.path === node);
   test('"sideEffects" names the CLI alone, and every public entry loads without changing a global', async () => {
     expect(pkg.sideEffects).toEqual(['./dist/cli.js', './dist/cli.cjs']);
     const { stdout } = await run(node, ['globals.mjs', ...subpaths], { cwd: app });
@@ -92,13 +94,13 @@ describe.each(packageNodes())('under $name', ({ path: node }) => {
     expect(JSON.parse((await run(node, ['globals.mjs', './leaks.mjs'], { cwd: app })).stdout)).toEqual({ './leaks.mjs': ['Response.prototype.leaked'] });
   }, 60_000);
 
+  // one process loads every entry both ways (a process per entry and way cost 30 starts per Node)
+  let loaded: Promise<Record<string, { import: string[] | string; require: string[] | string }>> | undefined;
   test.each(subpaths)('%s loads through import and through require, with the same exports', async (subpath) => {
-    const list = 'Object.keys(m).filter((k) => k !== "default" && k !== "module.exports").sort()';
-    const esm = await run(node, ['--input-type=module', '-e', `const m = await import('${subpath}'); console.log(JSON.stringify(${list}));`], { cwd: app });
-    const cjs = await run(node, ['-e', `const m = require('${subpath}'); console.log(JSON.stringify(${list}));`], { cwd: app });
-    const names = JSON.parse(esm.stdout) as string[];
-    expect(names.length).toBeGreaterThan(0);
-    expect(JSON.parse(cjs.stdout)).toEqual(names);
+    loaded ??= run(node, ['exports.mjs', ...subpaths], { cwd: app }).then(({ stdout }) => JSON.parse(stdout));
+    const both = (await loaded)[subpath]!;
+    expect(Array.isArray(both.import) && both.import.length > 0 ? 'loaded' : both.import).toBe('loaded');
+    expect(both.require).toEqual(both.import);
   });
 
   test('an app mixing both copies: an ApiError from require("odbrest") thrown in an imported service answers its code', async () => {
@@ -130,7 +132,7 @@ console.log(JSON.stringify([await ask('/v1/execute/refuse', { sessionId }, {}), 
     ]);
   });
 
-  test('odbrest serve names the package a flag or option needs', async () => {
+  test.skipIf(between)('odbrest serve names the package a flag or option needs', async () => {
     const cli = join(app, 'node_modules/odbrest/dist/cli.js');
     const serve = (args: string[], config: string) =>
       run(node, [cli, 'serve', '--port', '0', '--host', '127.0.0.1', ...args], { cwd: app, env: { ...process.env, ODBREST_CONFIG: join(app, config) }, timeout: 20_000 }).then(
@@ -144,10 +146,9 @@ console.log(JSON.stringify([await ask('/v1/execute/refuse', { sessionId }, {}), 
       stderr: 'odbrest: --metrics needs the @opentelemetry/sdk-metrics package: npm install @opentelemetry/sdk-metrics @opentelemetry/exporter-prometheus\n',
     });
     expect(await serve([], 'reference.yml')).toEqual({ code: 1, stderr: 'odbrest: apiReference needs the swagger-ui-dist package: npm install swagger-ui-dist\n' });
-    // passkeys' package is an optional peer: the service does not start without it (its failure logged first)
+    // passkeys' package is an optional peer: the service does not start without it (one line says so, no stack before it)
     writeFileSync(join(app, 'passkeys.yml'), 'requestLog: false\npasskeys: { rpID: localhost, rpName: Test, origins: ["http://localhost:8080"] }\n');
-    const passkeys = await serve([], 'passkeys.yml');
-    expect([passkeys.code, passkeys.stderr.trimEnd().split('\n').at(-1)]).toEqual([1, 'odbrest: passkeys needs the @simplewebauthn/server package: npm install @simplewebauthn/server']);
+    expect(await serve([], 'passkeys.yml')).toEqual({ code: 1, stderr: 'odbrest: passkeys needs the @simplewebauthn/server package: npm install @simplewebauthn/server\n' });
     expect(await serve(['--otlp', 'http://127.0.0.1:4318'], 'plain.yml')).toEqual({
       code: 1,
       stderr:
@@ -155,7 +156,7 @@ console.log(JSON.stringify([await ask('/v1/execute/refuse', { sessionId }, {}), 
     });
   }, 90_000);
 
-  test('createService with passkeys, without @simplewebauthn/server: ready rejects naming it (import and require); without passkeys the service works', async () => {
+  test.skipIf(between)('createService with passkeys, without @simplewebauthn/server: ready rejects naming it (import and require); without passkeys the service works', async () => {
     const passkeys = "{ passkeys: { rpID: 'localhost', rpName: 'Test', origins: ['http://localhost:8080'] }, onError: () => {} }";
     const started = (load: string) => `${load}; createService(${passkeys}).ready.then(() => console.log('started'), (error) => console.log(error.message));`;
     const esm = await run(node, ['--input-type=module', '-e', started("import { createService } from 'odbrest'")], { cwd: app });

@@ -3,6 +3,7 @@ import { hostname as machineName } from 'node:os';
 import { parseArgs } from 'node:util';
 import { createService, type Service } from '../index.js';
 import { loadConfig, openConfig, serve } from '../../adapters/node.js';
+import { reportToConsole } from '../service-context.js';
 import { studioPath } from '../studio/serve.js';
 import { exportTelemetry } from './otel.js';
 
@@ -120,10 +121,17 @@ export async function startServer(
   const metricsPort = flags.metrics ?? (env.ODBREST_METRICS_PORT === undefined ? undefined : portFlag('ODBREST_METRICS_PORT', env.ODBREST_METRICS_PORT));
   const otlp = flags.otlp ?? otlpFlag('ODBREST_OTLP_URL', env.ODBREST_OTLP_URL || undefined);
   const exported = await exportTelemetry({ metricsPort, host: hostname, otlp });
-  const service = createService(await openConfig(config));
+  const options = await openConfig(config);
+  // what goes wrong while starting is said once, by the failure line the caller prints: held until started
+  const report = options.onError ?? reportToConsole;
+  let held: Parameters<typeof report>[] | undefined = [];
+  options.onError = (...args) => (held ? held.push(args) : report(...args));
+  const service = createService(options);
   let server: Server;
   try {
     await service.ready;
+    for (const args of held) report(...args);
+    held = undefined;
     server = await serve(service, { port, hostname });
   } catch (error) {
     await service.close();
