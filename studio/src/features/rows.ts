@@ -2,9 +2,9 @@ import type { ModelMember } from 'odbrest/client';
 import { writable } from './batch.js';
 
 /**
- * The rows of an import file and their check against a class's declaration (PROTOCOL.md 6.3, 6.8),
- * made in the page before anything is written: what the service's write path would refuse for the
- * declaration, with its words.
+ * The rows of an import file, each as the fields a create would send (PROTOCOL.md 6.3): JSON Lines as
+ * they are, CSV cells typed by the class's declaration. Whether the service takes them is its own
+ * check's to say (`POST /v1/model/classes/{className}/check`, PROTOCOL.md 6.12), never the page's.
  */
 
 /** A row of the file: its number (the line of JSON Lines, the record of CSV after the header) and its fields. */
@@ -13,9 +13,10 @@ export interface Row {
   fields: Record<string, unknown>;
 }
 
-/** A row (line 0: the file as a whole) that would be refused, and why. */
+/** A row (line 0: the file as a whole) that would be refused, and why: the service's code and message, or the page's when the row is no object. */
 export interface RowRefusal {
   line: number;
+  code?: string;
   why: string;
 }
 
@@ -115,108 +116,4 @@ export function csvRows(text: string, members: ModelMember[]): { rows: Row[]; re
     rows.push({ line, fields });
   });
   return { rows, refused };
-}
-
-/** `~StoreTime`'s form, or ISO 8601 (as the service's declaration check takes it). */
-const DATE = /^(\d{8}T\d{6}[+-]\d{2}:\d{2}|\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?)$/;
-
-/** What a field's value must be, in the service's words. */
-function expects(member: ModelMember): string {
-  if (member.Values) return `one of ${member.Values.map((value) => JSON.stringify(value)).join(', ')}`;
-  const { Min: min, Max: max } = member;
-  const range = min !== undefined && max !== undefined ? ` from ${min} to ${max}` : min !== undefined ? ` of at least ${min}` : max !== undefined ? ` of at most ${max}` : '';
-  switch (member.Type) {
-    case 'string':
-      return member.MaxLength === undefined ? 'a string' : `a string of at most ${member.MaxLength} characters`;
-    case 'number':
-      return `a number${range}`;
-    case 'integer':
-      return `an integer${range}`;
-    case 'boolean':
-      return 'true or false';
-    case 'date':
-      return 'a date (ISO 8601, e.g. 2026-01-15 or 2026-01-15T09:00:00Z)';
-    case 'json':
-      return 'any JSON value';
-    case 'set':
-      return `a set of ${member.Class} objects`;
-    default:
-      return `a reference to a ${member.Class ?? 'file'}`;
-  }
-}
-
-const isRef = (value: unknown) => isObject(value) && typeof value['~ObjectID'] === 'string' && value['~ObjectID'] !== '';
-
-/** Whether `value` fits the declared member (its type, range, length, values). */
-function fits(member: ModelMember, value: unknown): boolean {
-  switch (member.Type) {
-    case 'string':
-      return typeof value === 'string' && (member.MaxLength === undefined || value.length <= member.MaxLength) && (!member.Values || member.Values.includes(value));
-    case 'number':
-    case 'integer':
-      return (
-        typeof value === 'number' &&
-        Number.isFinite(value) &&
-        (member.Type === 'number' || Number.isInteger(value)) &&
-        (member.Min === undefined || value >= member.Min) &&
-        (member.Max === undefined || value <= member.Max) &&
-        (!member.Values || member.Values.includes(value))
-      );
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'date':
-      return typeof value === 'string' && DATE.test(value);
-    case 'json':
-      return true;
-    case 'set':
-      return isObject(value) && Array.isArray(value['~Elements']) && value['~Elements'].every(isRef);
-    default:
-      return isRef(value);
-  }
-}
-
-/**
- * Why the service would refuse this row for the class's declaration (PROTOCOL.md 6.3, 6.8), or
- * undefined: a field name it never takes, a required field missing, a value of another type or out
- * of range. Undeclared classes take any field.
- */
-export function declarationRefusal(className: string, members: ModelMember[], fields: Record<string, unknown>): string | undefined {
-  const bad = Object.keys(fields).find((name) => name === '' || name.length > 128 || /^[_$]/.test(name));
-  if (bad !== undefined) return `field name ${JSON.stringify(bad)} is not allowed (empty, over 128 characters, or starting with _ or $)`;
-  for (const member of members) {
-    const value = fields[member.Name];
-    if (value === undefined || value === null) {
-      if (member.Required) return `field ${member.Name} of ${className} is required: ${expects(member)}`;
-    } else if (!fits(member, value)) return `field ${member.Name} of ${className} must be ${expects(member)}`;
-  }
-  return undefined;
-}
-
-/** The ids each reference and set field of `rows` names, by the class they must be of. */
-export function referencedIds(members: ModelMember[], rows: Row[]): Map<string, Set<string>> {
-  const wanted = new Map<string, Set<string>>();
-  for (const member of members) {
-    if (!member.Class || (member.Type !== 'ref' && member.Type !== 'set' && member.Type !== 'file')) continue;
-    const ids = wanted.get(member.Class) ?? new Set<string>();
-    for (const { fields } of rows) {
-      const value = fields[member.Name];
-      const refs = isObject(value) ? (Array.isArray(value['~Elements']) ? value['~Elements'] : [value]) : [];
-      for (const ref of refs) if (isRef(ref)) ids.add((ref as { '~ObjectID': string })['~ObjectID']);
-    }
-    wanted.set(member.Class, ids);
-  }
-  return wanted;
-}
-
-/** The first reference of `fields` to an id in `missing` (of its field's class), as a refusal's words. */
-export function missingReference(className: string, members: ModelMember[], fields: Record<string, unknown>, missing: Map<string, Set<string>>): string | undefined {
-  for (const member of members) {
-    const gone = member.Class ? missing.get(member.Class) : undefined;
-    const value = fields[member.Name];
-    if (!gone || gone.size === 0 || !isObject(value)) continue;
-    const refs = Array.isArray(value['~Elements']) ? value['~Elements'] : [value];
-    const id = refs.map((ref) => (isObject(ref) ? ref['~ObjectID'] : undefined)).find((one) => typeof one === 'string' && gone.has(one));
-    if (id !== undefined) return `field ${member.Name} of ${className} refers to ${String(id)}, which is no ${member.Class} this session may read`;
-  }
-  return undefined;
 }
