@@ -4,6 +4,7 @@
  * a `Gadget` class the page cannot fully see (strict, an enum, a reference): the import's dry run is
  * the service's check, 1,000 rows a call, each refusal with its row, code and message.
  */
+import { readFileSync } from 'node:fs';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MemoryObjectStore } from '../../src/index.js';
@@ -65,6 +66,24 @@ async function dryRun(page: Page, name: string, bytes: Buffer | string): Promise
   return page.getAttribute('.import-report', 'data-refused');
 }
 
+/** `text` in Windows-1252, as German Excel saves "CSV (Trennzeichen-getrennt)": Latin-1 but `€` at 0x80. */
+const cp1252 = (text: string) => Buffer.from([...text].map((char) => (char === '€' ? 0x80 : char.charCodeAt(0))));
+
+/** Clicks `button` and reads the bytes of the file the page saves. */
+async function download(page: Page, button: string): Promise<{ name: string; bytes: Buffer }> {
+  const [file] = await Promise.all([page.waitForEvent('download'), page.click(button)]);
+  return { name: file.suggestedFilename(), bytes: readFileSync((await file.path())!) };
+}
+
+/** Imports a file that passes its dry run and answers the objects it made (by `Number` from `from`, 100 on). */
+async function importClean(page: Page, name: string, bytes: Buffer, rows: number, from: number, sessionId: string): Promise<any[]> {
+  expect(await dryRun(page, name, bytes)).toBe('0');
+  await page.click(`.import-report button:text("Import ${rows} object")`);
+  await page.waitForSelector(`.notice:has-text("imported into Customer from ${name}")`);
+  const found = await read(`/v1/objects/Customer?perPage=100&orderBy=Number&query=${encodeURIComponent(JSON.stringify({ queryString: `Number >= ${from} and Number < ${from + 100}` }))}`, sessionId);
+  return found['~Elements'].map(({ Name, Number, City, Revenue }: any) => ({ Name, Number, City, Revenue }));
+}
+
 describe.skipIf(!hasBrowser)('studio under an afternoon', () => {
   test('the dry run is the service\'s check: a strict class, an enum, a range and a missing reference refused in its words, 1,000 rows a call', async () => {
     const alice = await login(main.service, 'alice');
@@ -102,4 +121,47 @@ describe.skipIf(!hasBrowser)('studio under an afternoon', () => {
     expect(problems).toEqual([]);
     await page.close();
   }, 120_000);
+
+  test('German spreadsheets: CSV as Excel writes it (a BOM, `;`, CRLF; Windows-1252; quoted separators and line breaks) is imported; the export has a BOM and the language\'s separator', async () => {
+    const alice = await login(main.service, 'alice');
+    const { page, problems } = await importTab('Customer');
+    // UTF-8 with a BOM, `;` between fields, CRLF, a decimal comma
+    const excel = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('Name;Number;City;Revenue\r\nMüller & Söhne;9601;Köln;12,5\r\nGroß AG;9602;Düsseldorf;7\r\n')]);
+    expect(await importClean(page, 'kunden.csv', excel, 2, 9601, alice)).toEqual([
+      { Name: 'Müller & Söhne', Number: 9601, City: 'Köln', Revenue: 12.5 },
+      { Name: 'Groß AG', Number: 9602, City: 'Düsseldorf', Revenue: 7 },
+    ]);
+    // Windows-1252 (not valid UTF-8): ä ö ü ß €
+    const ansi = cp1252('Name;Number;City\r\nBäckerei Öztürk;9611;Fürth\r\nStraßen € Bau;9612;Lübeck\r\n');
+    expect(await importClean(page, 'ansi.csv', ansi, 2, 9611, alice)).toEqual([
+      { Name: 'Bäckerei Öztürk', Number: 9611, City: 'Fürth', Revenue: undefined },
+      { Name: 'Straßen € Bau', Number: 9612, City: 'Lübeck', Revenue: undefined },
+    ]);
+    // quoted cells holding the separator, quotes and a line break; and a tab-separated file
+    const quoted = Buffer.from('\uFEFFName;Number;City\r\n"Zeile eins; mit Semikolon\r\nZeile zwei";9621;"Bad ""Tölz"""\r\n');
+    expect(await importClean(page, 'quoted.csv', quoted, 1, 9621, alice)).toEqual([{ Name: 'Zeile eins; mit Semikolon\r\nZeile zwei', Number: 9621, City: 'Bad "Tölz"', Revenue: undefined }]);
+    const tabbed = Buffer.from('Name\tNumber\tCity\nTab, Komma GmbH\t9631\tWürzburg\n');
+    expect(await importClean(page, 'tabbed.csv', tabbed, 1, 9631, alice)).toEqual([{ Name: 'Tab, Komma GmbH', Number: 9631, City: 'Würzburg', Revenue: undefined }]);
+
+    // the export in German: a BOM, `;`, umlauts as UTF-8
+    await page.fill('input[name=query]', 'Number >= 9601 and Number < 9700');
+    await page.press('input[name=query]', 'Enter');
+    await page.waitForFunction(() => document.querySelector('h1')?.textContent?.includes('6 objects'));
+    await page.selectOption('header select >> nth=1', 'de');
+    const german = await download(page, 'button:text("Als CSV exportieren")');
+    expect(german.name).toBe('Customer.csv');
+    expect([...german.bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    const text = german.bytes.toString('utf8').slice(1);
+    expect(text.split('\r\n')[0]).toBe('~ObjectID;~ClassName;~StoreTime;Name;Number;City;Active;Revenue;AccountManager');
+    expect(text).toContain(';Müller & Söhne;9601;Köln;;12.5;\r\n');
+    expect(text).toContain(';"Zeile eins; mit Semikolon\r\nZeile zwei";9621;"Bad ""Tölz""";;;\r\n');
+    expect(german.bytes.includes(Buffer.from('Straßen € Bau'))).toBe(true);
+    // in English: `,`
+    await page.selectOption('header select >> nth=1', 'en');
+    const english = (await download(page, 'button:text("Export CSV")')).bytes.toString('utf8');
+    expect(english.split('\r\n')[0]).toBe('\uFEFF~ObjectID,~ClassName,~StoreTime,Name,Number,City,Active,Revenue,AccountManager');
+    expect(english).toContain(',"Tab, Komma GmbH",9631,Würzburg,,,\r\n');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 180_000);
 });

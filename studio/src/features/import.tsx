@@ -6,7 +6,7 @@ import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
 import { batched, refusedItem } from './batch.js';
 import { notice, touch } from './notice.js';
-import { csvRows, jsonRows, type Row, type RowRefusal } from './rows.js';
+import { csvRows, fileText, jsonRows, type Row, type RowRefusal } from './rows.js';
 
 /** Objects one check takes (PROTOCOL.md 6.12). */
 const CHECKED = 1000;
@@ -19,14 +19,15 @@ interface DryRun {
 }
 
 /**
- * The dry run is the service's: the file read into rows, then each row checked by
+ * The dry run is the service's: the file read into rows (UTF-8, else Windows-1252; a CSV's separator
+ * taken from its header), then each row checked by
  * `POST /v1/model/classes/{className}/check` (1,000 a call) exactly as its create would be (the
  * declaration, the class's create rule for this session, the references, the host's own rules), each
  * refusal with its row, code and message. The page only reads the file (CSV cells typed by the
  * declaration, `GET /v1/model/structure`).
  */
 async function dryRun(client: OdbRestClient, className: string, file: File): Promise<DryRun> {
-  const text = await file.text();
+  const text = fileText(await file.arrayBuffer());
   const model = await client.modelStructure([className]).catch(() => undefined);
   const entry = model?.['~Elements'].find((candidate) => candidate.Name === className);
   const members: ModelMember[] = entry?.Declared ? entry.Members.filter((member) => !member.Base) : [];

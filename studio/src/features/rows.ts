@@ -1,4 +1,5 @@
 import type { ModelMember } from 'odbrest/client';
+import Papa from 'papaparse';
 import { writable } from './batch.js';
 
 /**
@@ -55,27 +56,38 @@ export function jsonRows(text: string): { rows: Row[]; refused: RowRefusal[] } {
   return { rows, refused };
 }
 
-/** CSV records (RFC 4180: quoted cells with `""`, line breaks inside quotes, CRLF or LF). */
-export function csvRecords(text: string): string[][] {
-  const records: string[][] = [];
-  let record: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (cell += '"'), i++;
-      else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"' && cell === '') quoted = true;
-    else if (c === ',') record.push(cell), (cell = '');
-    else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      record.push(cell), records.push(record), (record = []), (cell = '');
-    } else cell += c;
+/**
+ * A file's bytes as text: UTF-8 (a BOM taken off) when they are valid UTF-8, else Windows-1252, the
+ * code page German Excel saves "CSV" in.
+ */
+export function fileText(bytes: ArrayBuffer): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return new TextDecoder('windows-1252').decode(bytes);
   }
-  if (cell !== '' || record.length > 0) record.push(cell), records.push(record);
-  return records.filter((one) => one.length > 1 || one[0] !== '');
+}
+
+const SEPARATORS = [',', ';', '\t'] as const;
+
+/** The separator of a CSV: the one of `,` `;` tab its header line holds most of (outside quotes); `,` when it holds none. */
+export function csvSeparator(text: string): string {
+  const header = /^(?:[^"\r\n]|"(?:[^"]|"")*")*/.exec(text)![0].replace(/"(?:[^"]|"")*"/g, '');
+  const counts = SEPARATORS.map((separator) => header.split(separator).length - 1);
+  const most = Math.max(...counts);
+  return most === 0 ? ',' : SEPARATORS[counts.indexOf(most)]!;
+}
+
+/** CSV records (RFC 4180: quoted cells with `""`, separators and line breaks inside quotes, CRLF or LF), its separator detected from the header. */
+export function csvRecords(text: string): string[][] {
+  const parsed = Papa.parse<string[]>(text, { delimiter: csvSeparator(text), skipEmptyLines: true });
+  return parsed.data;
+}
+
+/** A number cell: `12.5`, or `12,5` as German spreadsheets write it (a decimal comma and no point); undefined when it is none. */
+function number(cell: string): number | undefined {
+  const plain = /^\s*-?\d+,\d+\s*$/.test(cell) ? cell.replace(',', '.') : cell;
+  return /^\s*-?[\d.]/.test(plain) && Number.isFinite(Number(plain)) ? Number(plain) : undefined;
 }
 
 /** A CSV cell as the value of its field: by the declared type, else numbers, true/false and JSON read as such. */
@@ -84,7 +96,7 @@ function cellValue(cell: string, member: ModelMember | undefined): unknown {
   const text = /^'[=+\-@\t\r]/.test(cell) ? cell.slice(1) : cell;
   const type = member?.Type;
   if (type === 'string' || type === 'date') return text;
-  if (type === 'number' || type === 'integer') return /^\s*-?[\d.]/.test(cell) && Number.isFinite(Number(cell)) ? Number(cell) : text;
+  if (type === 'number' || type === 'integer') return number(cell) ?? text;
   if (type === 'boolean') return cell === 'true' ? true : cell === 'false' ? false : text;
   if (type === 'ref' || type === 'file') return { '~ObjectID': cell.trim() };
   if (type === 'set' && !cell.trim().startsWith('{')) return { '~Elements': cell.split(/[\s,]+/).filter(Boolean).map((id) => ({ '~ObjectID': id })) };
