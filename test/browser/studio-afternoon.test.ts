@@ -31,6 +31,7 @@ beforeAll(async () => {
     store,
     schema: { ...demoSchema, Gadget: GADGET },
     access: { ...demoAccess, rules: { ...demoAccess.rules, Gadget: { read: ['*'], create: ['sales'], update: ['sales'], delete: ['admins'] } } },
+    users: { admins: 'admins' },
     studio: { appNames: ['crm'] },
   }));
   ({ context, userDataDir } = await launchChromium());
@@ -164,4 +165,144 @@ describe.skipIf(!hasBrowser)('studio under an afternoon', () => {
     expect(problems).toEqual([]);
     await page.close();
   }, 180_000);
+
+  test('recent queries and column layouts are kept per user; the recent queries go at logout: bob does not see alice\'s', async () => {
+    const { page, problems } = await openStudio(context!, `${main.origin}/_studio/#/class/Customer`);
+    await logIn(page, { secure: false });
+    await page.waitForSelector('table.objects tbody tr');
+    await page.fill('input[name=query]', 'City = "Geheimstadt"');
+    await page.press('input[name=query]', 'Enter');
+    await page.waitForSelector('details.recent li:has-text("Geheimstadt")', { state: 'attached' });
+    await page.click('details.columns summary');
+    await page.uncheck('details.columns input[type=checkbox] >> nth=2'); // City hidden
+    await expect.poll(() => page.$$eval('table.objects thead th button.sort', (buttons) => buttons.map((button) => button.textContent))).not.toContain('City');
+    await page.click('header button:text("Log out")');
+    await page.waitForSelector('form.login');
+    // bob on the same browser: neither alice's query nor her columns
+    await logIn(page, { user: 'bob', password: 'bob-secret', secure: false });
+    await page.evaluate(() => (location.hash = '#/class/Customer'));
+    await page.waitForSelector('table.objects tbody tr');
+    expect(await page.$('details.recent')).toBeNull();
+    expect(await page.$$eval('datalist option', (options) => options.map((option) => option.getAttribute('value')))).toEqual([]);
+    expect(await page.$$eval('table.objects thead th button.sort', (buttons) => buttons.map((button) => button.textContent))).toContain('City');
+    expect(await page.evaluate(() => Object.entries(localStorage).filter(([, value]) => value.includes('Geheimstadt')))).toEqual([]);
+    await page.click('header button:text("Log out")');
+    await page.waitForSelector('form.login');
+    // alice again: her columns kept, her recent queries gone with her logout
+    await logIn(page, { secure: false });
+    await page.evaluate(() => (location.hash = '#/class/Customer'));
+    await page.waitForSelector('table.objects tbody tr');
+    expect(await page.$$eval('table.objects thead th button.sort', (buttons) => buttons.map((button) => button.textContent))).not.toContain('City');
+    expect(await page.$('details.recent')).toBeNull();
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 120_000);
+
+  test('New object and Import are offered only with the create right (bob reads customers, alice creates them)', async () => {
+    const bob = await openStudio(context!, `${main.origin}/_studio/#/class/Customer`);
+    // the rights are read with the table (an object's ~SecurityRights, PROTOCOL.md 6.1): after that read and its render
+    const rightsRead = bob.page.waitForResponse((response) => response.url().includes('/v1/objects/Customer') && decodeURIComponent(response.url()).includes('securityRights'));
+    await logIn(bob.page, { user: 'bob', password: 'bob-secret', secure: false });
+    await bob.page.waitForSelector('table.objects tbody tr');
+    await rightsRead;
+    await bob.page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve))));
+    expect(await bob.page.$$eval('.toolbar button', (buttons) => buttons.map((button) => button.textContent))).not.toContain('New object');
+    expect(await bob.page.$('.toolbar button:text("Import")')).toBeNull();
+    expect(bob.problems).toEqual([]);
+    await bob.page.close();
+    const alice = await openStudio(context!, `${main.origin}/_studio/#/class/Customer`);
+    await logIn(alice.page, { secure: false });
+    await alice.page.waitForSelector('.toolbar button:text("New object")');
+    await alice.page.waitForSelector('.toolbar button:text("Import")');
+    await alice.page.close();
+  }, 120_000);
+
+  test('notices close by themselves (8 s, 30 s with Undo); the focus goes into a form that opens and back to its button when it closes', async () => {
+    const page = await context!.newPage();
+    await page.clock.install();
+    await page.goto(`${main.origin}/_studio/#/class/Customer`);
+    await page.waitForSelector('form.login');
+    await logIn(page, { secure: false });
+    await page.waitForSelector('table.objects tbody tr');
+    const focused = () => page.evaluate(() => {
+      const element = document.activeElement as HTMLElement | null;
+      return element ? `${element.tagName.toLowerCase()}${element.getAttribute('name') ? `[name=${element.getAttribute('name')}]` : ''}:${element.closest('form')?.className ?? ''}:${element.tagName === 'BUTTON' || element.tagName === 'A' ? element.textContent : ''}` : '';
+    });
+    // New object: its first field; Cancel: back on New object
+    await page.click('.toolbar button:text("New object")');
+    await expect.poll(focused).toBe('input[name=Name]:new-object card:');
+    await page.click('form.new-object button:text("Cancel")');
+    await expect.poll(focused).toBe('button::New object');
+    // a panel opened from a row: Edit, its first field; Cancel and Save: back on Edit; Esc: back on the row
+    await page.click('table.objects tbody tr[data-row="0"] th a');
+    await page.waitForSelector('.panel.top .object-actions button:text("Edit")');
+    await page.click('.panel.top .object-actions button:text("Edit")');
+    await expect.poll(focused).toBe('input[name=Name]:object-editor:');
+    await page.click('form.object-editor button:text("Cancel")');
+    await expect.poll(focused).toBe('button::Edit');
+    await page.click('.panel.top .object-actions button:text("Edit")');
+    await page.waitForSelector('form.object-editor .hint[data-lock=held]');
+    await page.click('form.object-editor button:text("Save")');
+    await page.waitForSelector('.panel.top .object-actions');
+    await expect.poll(focused).toBe('button::Edit');
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('.panel', { state: 'detached' });
+    await expect.poll(focused).toMatch(/^a::CUS\d+$/);
+
+    // a notice with Undo: still there after 20 s, gone after 30 s; an information: gone after 8 s
+    await page.click('table.objects tbody tr[data-row="1"] th a');
+    await page.click('.panel.top .object-actions button:text("Delete")');
+    await page.waitForSelector('.notice button:text("Undo")');
+    await page.clock.runFor(20_000);
+    expect(await page.$('.notice button:text("Undo")')).not.toBeNull();
+    await page.clock.runFor(11_000);
+    await page.waitForSelector('.notice', { state: 'detached' });
+    await page.click('.toolbar button:text("Import")');
+    expect(await dryRun(page, 'info.jsonl', JSON.stringify({ Name: 'Notice GmbH', Number: 9701 }))).toBe('0');
+    await page.click('.import-report button');
+    await page.waitForSelector('.notice:has-text("imported into Customer from info.jsonl")');
+    await page.clock.runFor(8_100);
+    await page.waitForSelector('.notice', { state: 'detached' });
+    await page.close();
+  }, 120_000);
+
+  test('form errors all at once, each field with its limits beside it; counts with plural forms; the charts in German', async () => {
+    const { page, problems } = await openStudio(context!, `${main.origin}/_studio/#/class/Customer`);
+    await logIn(page, { secure: false });
+    await page.click('.toolbar button:text("New object")');
+    await page.waitForSelector('form.new-object [data-field=Revenue] input');
+    expect(await page.textContent('form.new-object [data-field=Revenue] .field-limits')).toBe('at least 0');
+    expect(await page.textContent('form.new-object [data-field=Name] .field-limits')).toBe('at most 120 characters');
+    const posts: string[] = [];
+    page.on('request', (request) => request.method() === 'POST' && /\/v1\/object\/Customer$/.test(request.url()) && posts.push(request.url()));
+    await page.fill('form.new-object [data-field=Number] input', '0');
+    await page.fill('form.new-object [data-field=Revenue] input', '-5');
+    await page.click('form.new-object button:text("Create")');
+    await page.waitForSelector('form.new-object [data-field=Name] .field-error');
+    expect(await page.textContent('form.new-object [data-field=Name] .field-error')).toBe('Required: enter a value.');
+    expect(await page.textContent('form.new-object [data-field=Number] .field-error')).toBe('Must be at least 1.');
+    expect(await page.textContent('form.new-object [data-field=Revenue] .field-error')).toBe('Must be at least 0.');
+    expect(await page.$('form.new-object [data-field=City] .field-error')).toBeNull();
+    expect(posts).toEqual([]);
+    await page.click('form.new-object button:text("Cancel")');
+
+    // plural forms: one object, one row to import (English and German)
+    await page.evaluate(() => (location.hash = '#/class/Gadget'));
+    await page.waitForSelector('.toolbar button:text("Import")');
+    await page.click('.toolbar button:text("Import")');
+    expect(await dryRun(page, 'one.jsonl', JSON.stringify({ Name: 'Solo', Kind: 'fan' }))).toBe('0');
+    expect(await page.textContent('.import-report button')).toBe('Import 1 object');
+    await page.selectOption('header select >> nth=1', 'de');
+    expect(await page.textContent('.import-report button')).toBe('1 Objekt importieren');
+    await page.click('.import-report button');
+    await page.waitForSelector('.notice:has-text("1 Objekt aus one.jsonl in Gadget importiert.")');
+    await expect.poll(() => page.textContent('h1 .count')).toBe('1 Objekt');
+
+    // the metrics' charts: legends and times in German
+    await page.evaluate(() => (location.hash = '#/metrics'));
+    await page.waitForSelector('.u-legend');
+    expect(await page.$$eval('.u-legend th.u-label, .u-legend .u-label', (labels) => labels.map((label) => label.textContent))).toContain('Zeit');
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 120_000);
 });

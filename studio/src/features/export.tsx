@@ -78,13 +78,13 @@ export function Export({ client, className, queryText, orderBy, fields }: Export
         if (format === 'csv') meetFields(elements, columns, known);
         parts.push(new Blob([format === 'jsonl' ? elements.map((object) => `${JSON.stringify(object)}\n`).join('') : csvRows(elements, columns, separator)]));
         count += elements.length;
-        status.value = t('exporting', { count: count.toLocaleString() });
+        status.value = t('exporting', { count });
         if (elements.length < PAGE || count >= set['~UnfilteredCount']) break;
       }
       if (format === 'jsonl') saveBlob(new Blob(parts, { type: 'application/x-ndjson' }), `${className}.jsonl`);
       // a BOM: Excel reads the file as UTF-8 only with one (umlauts intact)
       else saveBlob(new Blob(['\uFEFF', `${columns.map((name) => cell(name, separator)).join(separator)}\r\n`, ...parts], { type: 'text/csv;charset=utf-8' }), `${className}.csv`);
-      status.value = t('exported', { count: count.toLocaleString(), file: `${className}.${format}` });
+      status.value = t('exported', { count, file: `${className}.${format}` });
     } catch (cause) {
       status.value = failureText(cause);
     } finally {

@@ -96,7 +96,7 @@ export function Import({ client, className, onDone }: { client: OdbRestClient; c
       });
       refusedWhileWriting.value = refused;
       checked.value = undefined;
-      notice.value = { text: t('imported', { count: (run.rows.length - refused.length).toLocaleString(), class: className, file: run.file }), error: refused.length > 0 };
+      notice.value = { text: t('imported', { count: run.rows.length - refused.length, class: className, file: run.file }), error: refused.length > 0 };
     } catch (cause) {
       error.value = failureText(cause);
     } finally {
@@ -140,7 +140,7 @@ export function Import({ client, className, onDone }: { client: OdbRestClient; c
             </>
           ) : (
             <button type="button" class="primary" disabled={busy.value} onClick={() => void write(run)}>
-              {t('importWrite', { count: run.rows.length.toLocaleString() })}
+              {t('importWrite', { count: run.rows.length })}
             </button>
           )}
         </div>

@@ -24,7 +24,27 @@ export function setLanguage(next: Language): void {
 /** `text` with its `{name}` placeholders filled from `values`. */
 export const fill = (text: string, values: Record<string, string | number>): string => text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in values ? String(values[name]) : whole));
 
-/** The text of `key` in the current language, `{name}` placeholders filled from `values`. */
+/** A text with a count: its forms by the language's plural rules (`Intl.PluralRules`: English and German have `one` and `other`). */
+export interface Plural {
+  one: string;
+  other: string;
+}
+
+/** `count` in the console's language (`1,030` in English, `1.030` in German). */
+export const formatCount = (count: number): string => new Intl.NumberFormat(language.value).format(count);
+
+/**
+ * `text` for `values`: a text with plural forms takes the one the language's rules choose for a
+ * numeric `count`, and that count is written in the language's way.
+ */
+export function plural(text: string | Plural, values: Record<string, string | number>): string {
+  const { count } = values;
+  if (typeof count !== 'number') return fill(typeof text === 'string' ? text : text.other, values);
+  const form = typeof text === 'string' ? text : new Intl.PluralRules(language.value).select(count) === 'one' ? text.one : text.other;
+  return fill(form, { ...values, count: formatCount(count) });
+}
+
+/** The text of `key` in the current language, `{name}` placeholders filled from `values` (a numeric `count` chooses the plural form). */
 export function t(key: keyof Texts, values: Record<string, string | number> = {}): string {
-  return fill(TABLES[language.value][key], values);
+  return plural(TABLES[language.value][key], values);
 }
