@@ -23,10 +23,14 @@ document.addEventListener('focusin', (event) => {
 
 /** The element focused now (or last, when the focus fell to the body) and how to find it again once it has been drawn anew. */
 function opener(): () => HTMLElement | undefined {
-  const now = last;
+  const active = document.activeElement;
+  // the focused element; or, on the body, the last one only when it went away (removed or disabled by its own click), not one left on purpose (Esc out of a box)
+  const gone = last && last.tag === 'button' && (!last.element.isConnected || (last.element as HTMLButtonElement).disabled);
+  const now = active && active !== document.body ? (last?.element === active ? last : undefined) : gone ? last : undefined;
   if (!now) return () => undefined;
   return () => {
     if (now.element.isConnected) return now.element;
+    if (!now.text || (now.tag !== 'button' && now.tag !== 'a')) return undefined; // only a button or link is found again by its text
     const scope = now.area?.isConnected ? now.area : document;
     return [...scope.querySelectorAll<HTMLElement>(now.tag)].find((candidate) => candidate.textContent === now.text);
   };

@@ -293,7 +293,7 @@ describe.skipIf(!hasBrowser)('studio under an afternoon', () => {
     expect(await dryRun(page, 'one.jsonl', JSON.stringify({ Name: 'Solo', Kind: 'fan' }))).toBe('0');
     expect(await page.textContent('.import-report button')).toBe('Import 1 object');
     await page.selectOption('header select >> nth=1', 'de');
-    expect(await page.textContent('.import-report button')).toBe('1 Objekt importieren');
+    await expect.poll(() => page.textContent('.import-report button')).toBe('1 Objekt importieren');
     await page.click('.import-report button');
     await page.waitForSelector('.notice:has-text("1 Objekt aus one.jsonl in Gadget importiert.")');
     await expect.poll(() => page.textContent('h1 .count')).toBe('1 Objekt');
