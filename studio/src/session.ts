@@ -1,6 +1,7 @@
 import { signal } from '@preact/signals';
 import { createClient, type OdbRestClient, type SavedCredential } from 'odbrest/client';
 import { config } from './config.js';
+import { prefs } from './prefs.js';
 
 /**
  * The studio's one client of the service (odbrest/client) and the session it holds. Credentials live
@@ -36,8 +37,10 @@ export function startSession(client: OdbRestClient, user: string, remember: bool
   session.value = { client, user, transport };
 }
 
+/** The person logs out: the session ends at the service, and what is private to them in this browser goes. */
 export async function endSession(): Promise<void> {
   const current = session.value;
+  if (current) prefs.forgetPrivate(current.user);
   forget();
   await current?.client.logout().catch(() => undefined);
 }

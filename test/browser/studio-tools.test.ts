@@ -147,7 +147,7 @@ describe.skipIf(!hasBrowser)('studio tools', () => {
     const csv = await download(page, 'button:text("Export CSV")');
     expect(csv.name).toBe('Reading.csv');
     const rows = csv.text.split('\r\n');
-    expect(rows[0]).toBe('~ObjectID,~ClassName,~StoreTime,Value,Label,Extra');
+    expect(rows[0]).toBe('\uFEFF~ObjectID,~ClassName,~StoreTime,Value,Label,Extra'); // a BOM first: Excel reads UTF-8 so
     expect(rows).toHaveLength(READINGS + 2); // the header, the rows, the empty end after the last line break
     const byValue = (value: number) => rows.find((row) => row.includes(`,Reading,`) && row.split(',')[3] === String(value))!;
     expect(byValue(7)).toMatch(/,7,'=SUM\(A1:A2\),$/);

@@ -88,7 +88,8 @@ describe.skipIf(!hasBrowser)('studio writes', () => {
     await page.fill('form.object-editor [data-field=Revenue] input', '99');
     await page.fill('form.object-editor [data-field=Number] input', '3.5');
     await page.click('form.object-editor button:text("Save")');
-    await page.waitForSelector('form.object-editor .error:text("Number expects integer")');
+    // the page's own check, before anything is sent (the editor is a whole number's): its words beside the field
+    await page.waitForSelector('form.object-editor [data-field=Number] .field-error:text("Not a valid integer.")');
     await page.fill('form.object-editor [data-field=Number] input', '4712');
     await expectAccessible(page, 'edit');
     await shoot(page, 'edit');

@@ -270,7 +270,7 @@ describe.skipIf(!hasBrowser)('studio', () => {
   test('keyboard only: log in, / to filter, j/k and Enter to open, Esc to close; German throughout', async () => {
     const { page, problems } = await openStudio(`${main.origin}/_studio/`);
     await page.selectOption('header select >> nth=1', 'de');
-    expect(await page.textContent('form.login h1')).toBe('Anmelden');
+    await expect.poll(() => page.textContent('form.login h1')).toBe('Anmelden'); // German is a chunk of its own, loaded when chosen
     await page.focus('input[name=user]');
     await page.keyboard.type('alice');
     await page.keyboard.press('Tab');

@@ -61,7 +61,7 @@ export function Header() {
       </label>
       <label class="inline">
         <span>{t('language')}</span>
-        <select value={language.value} onChange={(event) => setLanguage(event.currentTarget.value as Language)}>
+        <select value={language.value} onChange={(event) => void setLanguage(event.currentTarget.value as Language).catch(() => undefined)}>
           <option value="en">English</option>
           <option value="de">Deutsch</option>
         </select>

@@ -1,7 +1,8 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import { t } from '../i18n/index.js';
-import { prefs } from '../prefs.js';
+import { prefs, RECENT as RECENT_KEY, userKey } from '../prefs.js';
+import { session } from '../session.js';
 import type { QueryFailure } from '../data.js';
 
 const RECENT = 10;
@@ -33,7 +34,9 @@ export function QueryError({ failure, id }: { failure: QueryFailure; id?: string
  */
 export function QueryBox(props: { className: string; applied: string; ran: string; error?: QueryFailure; onRun(text: string): void }) {
   const text = useSignal(props.applied);
-  const recent = useSignal<string[]>(prefs.getJson<string[]>(`recent:${props.className}`, []));
+  // the person's own recent queries (kept per user; dropped at logout)
+  const key = userKey(session.value?.user ?? '', `${RECENT_KEY}${props.className}`);
+  const recent = useSignal<string[]>(prefs.getJson<string[]>(key, []));
   // text applied from elsewhere (a column's filter) shows in the box, to read and edit
   useEffect(() => void (text.value = props.applied), [props.applied]);
   useEffect(() => {
@@ -42,7 +45,7 @@ export function QueryBox(props: { className: string; applied: string; ran: strin
     if (!ran) return;
     const next = [ran, ...recent.peek().filter((entry) => entry !== ran)].slice(0, RECENT);
     recent.value = next;
-    prefs.setJson(`recent:${props.className}`, next);
+    prefs.setJson(key, next);
   }, [props.ran]);
   const listId = `recent-${props.className}`;
   return (

@@ -179,7 +179,7 @@ export function Bulk({ client, className, selection, count, fields, onClear }: {
       </h2>
       {count > 0 && (
         <div class="bulk-bar">
-          <strong data-picked={count}>{t('picked', { count: count.toLocaleString() })}</strong>
+          <strong data-picked={count}>{t('picked', { count })}</strong>
           <label class="inline">
             <span>{t('bulkField')}</span>
             <select value={field.value} onChange={(event) => ((field.value = event.currentTarget.value), (text.value = ''))}>
@@ -199,10 +199,10 @@ export function Bulk({ client, className, selection, count, fields, onClear }: {
             </span>
           )}
           <button type="button" class="primary" disabled={busy.value || !spec} onClick={() => void prepare('change')}>
-            {t('bulkChange', { count: count.toLocaleString() })}
+            {t('bulkChange', { count })}
           </button>
           <button type="button" disabled={busy.value} onClick={() => void prepare('delete')}>
-            {t('bulkDelete', { count: count.toLocaleString() })}
+            {t('bulkDelete', { count })}
           </button>
           <button type="button" onClick={onClear}>
             {t('clearPicked')}

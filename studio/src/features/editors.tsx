@@ -95,9 +95,36 @@ export function fromText(spec: FieldSpec, text: string): unknown {
   }
 }
 
+/** A field's declared limits in words (its range, its longest length), shown beside it; '' when it has none. */
+export function limitsOf(spec: FieldSpec): string {
+  if (spec.min !== undefined && spec.max !== undefined) return t('limitRange', { min: spec.min, max: spec.max });
+  if (spec.min !== undefined) return t('limitMin', { min: spec.min });
+  if (spec.max !== undefined) return t('limitMax', { max: spec.max });
+  if (spec.maxLength !== undefined) return t('limitLength', { max: spec.maxLength });
+  return '';
+}
+
+/**
+ * Every field of `form` whose value its editor refuses (required and empty, out of the declared range,
+ * not a number or whole number), each with why and its limits: all at once, before anything is sent.
+ * The editors carry the declaration as the browser's own constraints (`required`, `min`, `max`,
+ * `step`, `maxlength`); the service still checks everything when the form is sent.
+ */
+export function fieldErrors(form: HTMLFormElement, specs: FieldSpec[]): Record<string, string> {
+  const errors: Record<string, string> = {};
+  for (const spec of specs) {
+    const editor = form.elements.namedItem(spec.name);
+    if (!(editor instanceof HTMLInputElement || editor instanceof HTMLSelectElement || editor instanceof HTMLTextAreaElement) || editor.validity.valid) continue;
+    const limits = limitsOf(spec);
+    const { valueMissing, rangeUnderflow, rangeOverflow, tooLong } = editor.validity;
+    errors[spec.name] = valueMissing ? t('fieldMissing') : (rangeUnderflow || rangeOverflow || tooLong) && limits ? t('fieldOutside', { limits }) : t('fieldInvalid', { type: spec.type });
+  }
+  return errors;
+}
+
 /** The editor of one field for its type: text, number, a choice, true/false, a reference or set picked from its class, JSON. */
 export function FieldEditor({ client, spec, id, text, onInput }: { client: OdbRestClient; spec: FieldSpec; id: string; text: string; onInput(text: string): void }) {
-  const common = { id, name: spec.name, 'data-editor': spec.type, 'aria-required': spec.required || undefined };
+  const common = { id, name: spec.name, 'data-editor': spec.type, required: spec.required || undefined, 'aria-describedby': `${id}-about` };
   const input = (e: { currentTarget: { value: string } }) => onInput(e.currentTarget.value);
   if (spec.type === 'boolean' || spec.values?.length) {
     const options = spec.type === 'boolean' ? ['true', 'false'] : spec.values!.map(String);
@@ -138,8 +165,8 @@ export function FieldEditor({ client, spec, id, text, onInput }: { client: OdbRe
   );
 }
 
-/** The form of every field: a label (with its type) and its editor per row. */
-export function FieldForm({ client, specs, texts, onInput, prefix }: { client: OdbRestClient; specs: FieldSpec[]; texts: Record<string, string>; onInput(name: string, text: string): void; prefix: string }) {
+/** The form of every field: a label (with its type), its editor, its limits and what is wrong with its value (`errors`, all at once). */
+export function FieldForm({ client, specs, texts, errors = {}, onInput, prefix }: { client: OdbRestClient; specs: FieldSpec[]; texts: Record<string, string>; errors?: Record<string, string>; onInput(name: string, text: string): void; prefix: string }) {
   return (
     <div class="edit-fields">
       {specs.map((spec) => {
@@ -151,6 +178,9 @@ export function FieldForm({ client, specs, texts, onInput, prefix }: { client: O
               {spec.required && <span aria-hidden="true"> *</span>} <span class="hint">{spec.type === 'ref' || spec.type === 'set' ? `${spec.type} ${spec.refClass ?? ''}` : spec.type}</span>
             </label>
             <FieldEditor client={client} spec={spec} id={id} text={texts[spec.name] ?? ''} onInput={(text) => onInput(spec.name, text)} />
+            <p id={`${id}-about`} class={errors[spec.name] ? 'field-error error' : 'hint field-limits'}>
+              {errors[spec.name] ?? limitsOf(spec)}
+            </p>
           </div>
         );
       })}

@@ -1,7 +1,7 @@
 import { useSignal } from '@preact/signals';
 import type { OdbRestClient, SerializedObject } from 'odbrest/client';
 import { failureText } from '../data.js';
-import { t } from '../i18n/index.js';
+import { language, t } from '../i18n/index.js';
 import { saveBlob } from './save.js';
 
 /** The largest page the service gives (PROTOCOL.md 6.1): the fewest requests for an export. */
@@ -18,8 +18,8 @@ export interface ExportProps {
   fields: string[];
 }
 
-/** A value in a CSV cell: a reference as its id, other structures as JSON, text guarded against spreadsheet formulas. */
-function cell(value: unknown): string {
+/** A value in a CSV cell with `separator`: a reference as its id, other structures as JSON, text guarded against spreadsheet formulas. */
+function cell(value: unknown, separator: string): string {
   if (value === undefined || value === null) return '';
   if (typeof value === 'object') {
     const id = (value as { '~ObjectID'?: unknown })['~ObjectID'];
@@ -28,13 +28,16 @@ function cell(value: unknown): string {
   let text = String(value);
   // a text cell starting like a formula would run as one in a spreadsheet (CSV injection)
   if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  return /["\r\n]/.test(text) || text.includes(separator) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 /** A page's CSV rows under `columns`, the columns known once this page is read. */
-function csvRows(objects: SerializedObject[], columns: string[]): string {
-  return objects.map((object) => `${columns.map((column) => cell(object[column])).join(',')}\r\n`).join('');
+function csvRows(objects: SerializedObject[], columns: string[], separator: string): string {
+  return objects.map((object) => `${columns.map((column) => cell(object[column], separator)).join(separator)}\r\n`).join('');
 }
+
+/** The separator spreadsheets of the console's language expect: `;` where the decimal mark is a comma (German), else `,`. */
+const separatorOf = (lang: string) => (lang === 'de' ? ';' : ',');
 
 /** Adds to `columns` (and `known`) every field of `objects` not there yet, in the order met; metadata other than META stays out. */
 function meetFields(objects: SerializedObject[], columns: string[], known: Set<string>): void {
@@ -54,12 +57,15 @@ function meetFields(objects: SerializedObject[], columns: string[], known: Set<s
  * holds about one page of objects at a time, whatever the count. A CSV's columns grow as pages bring
  * new fields: each page's rows have the columns known after it, and the header (all of them) is
  * written last, as the file's first part; rows of earlier pages end before the columns added later.
+ * The CSV opens in the person's spreadsheet as written: a UTF-8 BOM, and the separator of the
+ * console's language (`;` in German, `,` in English).
  */
 export function Export({ client, className, queryText, orderBy, fields }: ExportProps) {
   const status = useSignal('');
   const running = useSignal(false);
   const run = async (format: 'jsonl' | 'csv') => {
     running.value = true;
+    const separator = separatorOf(language.value);
     status.value = t('exporting', { count: 0 });
     try {
       const parts: Blob[] = [];
@@ -70,14 +76,15 @@ export function Export({ client, className, queryText, orderBy, fields }: Export
         const set = await client.listObjects(className, { page, perPage: PAGE, orderBy, ...(queryText.trim() ? { queryText } : {}) });
         const elements = set['~Elements'];
         if (format === 'csv') meetFields(elements, columns, known);
-        parts.push(new Blob([format === 'jsonl' ? elements.map((object) => `${JSON.stringify(object)}\n`).join('') : csvRows(elements, columns)]));
+        parts.push(new Blob([format === 'jsonl' ? elements.map((object) => `${JSON.stringify(object)}\n`).join('') : csvRows(elements, columns, separator)]));
         count += elements.length;
-        status.value = t('exporting', { count: count.toLocaleString() });
+        status.value = t('exporting', { count });
         if (elements.length < PAGE || count >= set['~UnfilteredCount']) break;
       }
       if (format === 'jsonl') saveBlob(new Blob(parts, { type: 'application/x-ndjson' }), `${className}.jsonl`);
-      else saveBlob(new Blob([`${columns.map(cell).join(',')}\r\n`, ...parts], { type: 'text/csv;charset=utf-8' }), `${className}.csv`);
-      status.value = t('exported', { count: count.toLocaleString(), file: `${className}.${format}` });
+      // a BOM: Excel reads the file as UTF-8 only with one (umlauts intact)
+      else saveBlob(new Blob(['\uFEFF', `${columns.map((name) => cell(name, separator)).join(separator)}\r\n`, ...parts], { type: 'text/csv;charset=utf-8' }), `${className}.csv`);
+      status.value = t('exported', { count, file: `${className}.${format}` });
     } catch (cause) {
       status.value = failureText(cause);
     } finally {

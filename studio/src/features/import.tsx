@@ -6,72 +6,55 @@ import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
 import { batched, refusedItem } from './batch.js';
 import { notice, touch } from './notice.js';
-import { csvRows, declarationRefusal, jsonRows, missingReference, referencedIds, type Row, type RowRefusal } from './rows.js';
+import { csvRows, fileText, jsonRows, type Row, type RowRefusal } from './rows.js';
 
-/** Ids of one class asked for at once (a listing's `oids`, PROTOCOL.md 6.2). */
-const OIDS = 1000;
-/** `~SecurityRights` bit 3 (PROTOCOL.md 6.1): create in its class. */
-const CREATE = 4;
+/** Objects one check takes (PROTOCOL.md 6.12). */
+const CHECKED = 1000;
 
-/** What the dry run found: the rows to write, those refused, and whether the class's create rule could be read. */
+/** What the dry run found: the rows to write and those the service would refuse. */
 interface DryRun {
   file: string;
   rows: Row[];
   refused: RowRefusal[];
-  /** The class has no object to read the session's rights from: its create rule is met at write time. */
-  ruleUnknown: boolean;
-}
-
-/** The ids of `wanted` (by class) that are no object this session may read. */
-async function missingIds(client: OdbRestClient, wanted: Map<string, Set<string>>): Promise<Map<string, Set<string>>> {
-  const missing = new Map<string, Set<string>>();
-  for (const [className, ids] of wanted) {
-    const all = [...ids];
-    const gone = new Set(all);
-    for (let at = 0; at < all.length; at += OIDS) {
-      const oids = all.slice(at, at + OIDS);
-      const found = await client.listObjects(className, { oids, perPage: oids.length, serialization: { type: 'oid' } }).catch(() => undefined);
-      for (const object of found?.['~Elements'] ?? []) gone.delete(object['~ObjectID']);
-    }
-    missing.set(className, gone);
-  }
-  return missing;
 }
 
 /**
- * The dry run, from the routes there are: the file read into rows, each checked against the class's
- * declaration (`GET /v1/model/structure`) and its references against the objects this session may read;
- * the class's create rule read from an object's `~SecurityRights` (bit 3).
+ * The dry run is the service's: the file read into rows (UTF-8, else Windows-1252; a CSV's separator
+ * taken from its header), then each row checked by
+ * `POST /v1/model/classes/{className}/check` (1,000 a call) exactly as its create would be (the
+ * declaration, the class's create rule for this session, the references, the host's own rules), each
+ * refusal with its row, code and message. The page only reads the file (CSV cells typed by the
+ * declaration, `GET /v1/model/structure`).
  */
 async function dryRun(client: OdbRestClient, className: string, file: File): Promise<DryRun> {
-  const text = await file.text();
+  const text = fileText(await file.arrayBuffer());
   const model = await client.modelStructure([className]).catch(() => undefined);
   const entry = model?.['~Elements'].find((candidate) => candidate.Name === className);
   const members: ModelMember[] = entry?.Declared ? entry.Members.filter((member) => !member.Base) : [];
   const csv = /\.csv$/i.test(file.name) || file.type === 'text/csv';
   const { rows, refused } = csv ? csvRows(text, members) : jsonRows(text);
-  const missing = await missingIds(client, referencedIds(members, rows));
-  const fine: Row[] = [];
-  for (const row of rows) {
-    const why = declarationRefusal(className, members, row.fields) ?? missingReference(className, members, row.fields, missing);
-    if (why) refused.push({ line: row.line, why });
-    else fine.push(row);
+  const turnedDown = new Set<number>();
+  for (let at = 0; at < rows.length; at += CHECKED) {
+    const part = rows.slice(at, at + CHECKED);
+    const answer = await client.checkObjects(className, part.map((row) => row.fields));
+    for (const { Index, Code, Message } of answer.Refused) {
+      const row = part[Index];
+      if (!row) continue;
+      turnedDown.add(row.line);
+      refused.push({ line: row.line, code: Code, why: Message });
+    }
   }
-  const sample = await client.listObjects(className, { perPage: 1, serialization: { type: 'empty', securityRights: true } });
-  const rights = sample['~Elements'][0]?.['~SecurityRights'];
-  const ruleUnknown = typeof rights !== 'number';
-  if (!ruleUnknown && (rights & CREATE) === 0) refused.unshift({ line: 0, why: t('importMayNotCreate', { class: className }) });
   if (rows.length === 0 && refused.length === 0) refused.push({ line: 0, why: t('importEmpty') });
   refused.sort((a, b) => a.line - b.line);
-  return { file: file.name, rows: fine, refused, ruleUnknown };
+  return { file: file.name, rows: rows.filter((row) => !turnedDown.has(row.line)), refused };
 }
 
 /**
  * Import of a JSON Lines or CSV file into a class, as `odbrest import` does it: all or report. A dry run
- * checks every row first and lists those the declaration or the access rule would refuse; then only a
- * file without any is written, 100 objects a `/v1/multi` request, with a progress bar. A row the
- * service still refuses while writing (a check the page cannot make: a strict declaration, the host's
- * `authorize` or hooks) is reported with its line; the rows written stay, as an import's steps do.
+ * has the service check every row first and lists those it would refuse; then only a file without any
+ * is written, 100 objects a `/v1/multi` request, with a progress bar. A row the service still refuses
+ * while writing (the data changed meanwhile, or a host's `beforeWrite` hook) is reported with its
+ * line; the rows written stay, as an import's steps do.
  */
 export function Import({ client, className, onDone }: { client: OdbRestClient; className: string; onDone(): void }) {
   const file = useSignal<File | undefined>(undefined);
@@ -107,10 +90,13 @@ export function Import({ client, className, onDone }: { client: OdbRestClient; c
         (done) => (progress.value = { done, total: run.rows.length }),
       );
       touch();
-      const refused = run.rows.flatMap((row, index) => (refusedItem(results[index]!) ? [{ line: row.line, why: results[index]!.result.status.statusMessage }] : []));
+      const refused = run.rows.flatMap((row, index) => {
+        const { status } = results[index]!.result;
+        return refusedItem(results[index]!) ? [{ line: row.line, code: status.internalStatus, why: status.statusMessage }] : [];
+      });
       refusedWhileWriting.value = refused;
       checked.value = undefined;
-      notice.value = { text: t('imported', { count: (run.rows.length - refused.length).toLocaleString(), class: className, file: run.file }), error: refused.length > 0 };
+      notice.value = { text: t('imported', { count: run.rows.length - refused.length, class: className, file: run.file }), error: refused.length > 0 };
     } catch (cause) {
       error.value = failureText(cause);
     } finally {
@@ -147,7 +133,6 @@ export function Import({ client, className, onDone }: { client: OdbRestClient; c
       {run && (
         <div class="import-report" data-rows={run.rows.length} data-refused={run.refused.length}>
           <p role="status">{t('importChecked', { rows: (run.rows.length + run.refused.filter((one) => one.line > 0).length).toLocaleString(), refused: run.refused.length.toLocaleString() })}</p>
-          {run.ruleUnknown && <p class="hint">{t('importRuleUnknown')}</p>}
           {run.refused.length > 0 ? (
             <>
               <p class="error">{t('importRefused')}</p>
@@ -155,7 +140,7 @@ export function Import({ client, className, onDone }: { client: OdbRestClient; c
             </>
           ) : (
             <button type="button" class="primary" disabled={busy.value} onClick={() => void write(run)}>
-              {t('importWrite', { count: run.rows.length.toLocaleString() })}
+              {t('importWrite', { count: run.rows.length })}
             </button>
           )}
         </div>
@@ -176,8 +161,8 @@ export function Import({ client, className, onDone }: { client: OdbRestClient; c
   );
 }
 
-/** Refused rows: the line (0: the file as a whole) and why. */
+/** Refused rows: the line (0: the file as a whole), the service's code and why. */
 function RowTable({ refusals }: { refusals: RowRefusal[] }) {
-  const rows = refusals.map(({ line, why }, index) => ({ key: String(index), data: { 'data-line': line }, what: line === 0 ? t('wholeFile') : line, why }));
+  const rows = refusals.map(({ line, code, why }, index) => ({ key: String(index), data: { 'data-line': line, 'data-code': code ?? '' }, what: line === 0 ? t('wholeFile') : line, code, why }));
   return <Refusals head={t('line')} rows={rows} />;
 }

@@ -1,6 +1,8 @@
 import { useSignal } from '@preact/signals';
+import { useRef } from 'preact/hooks';
 import { OdbRestError, type ClassDeclarationInput, type ClassStructure, type DeclaredField, type OdbRestClient } from 'odbrest/client';
 import { Alert } from '../components/Alert.js';
+import { useFormFocus } from '../focus.js';
 import { failureText } from '../data.js';
 import { tConsole } from '../i18n/console.js';
 import { t } from '../i18n/index.js';
@@ -154,6 +156,8 @@ export function ClassEditor({ client, entry, classNames, onDone }: { client: Odb
   const error = useSignal('');
   const violations = useSignal<Violations | undefined>(undefined);
   const saving = useSignal(false);
+  const form = useRef<HTMLFormElement>(null);
+  useFormFocus(form, true);
 
   const save = async (event: Event) => {
     event.preventDefault();
@@ -173,7 +177,7 @@ export function ClassEditor({ client, entry, classNames, onDone }: { client: Odb
   const change = (key: number, next: FieldRow) => (fields.value = fields.value.map((row) => (row.key === key ? next : row)));
   const title = entry ? tConsole('editClass', { class: entry.Name }) : tConsole('newClass');
   return (
-    <form class="card class-editor" aria-labelledby="class-editor-title" onSubmit={(event) => void save(event)} data-class={entry?.Name}>
+    <form ref={form} class="card class-editor" aria-labelledby="class-editor-title" onSubmit={(event) => void save(event)} data-class={entry?.Name}>
       <h2 id="class-editor-title">{title}</h2>
       {!entry && (
         <label>

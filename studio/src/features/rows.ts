@@ -1,10 +1,11 @@
 import type { ModelMember } from 'odbrest/client';
+import Papa from 'papaparse';
 import { writable } from './batch.js';
 
 /**
- * The rows of an import file and their check against a class's declaration (PROTOCOL.md 6.3, 6.8),
- * made in the page before anything is written: what the service's write path would refuse for the
- * declaration, with its words.
+ * The rows of an import file, each as the fields a create would send (PROTOCOL.md 6.3): JSON Lines as
+ * they are, CSV cells typed by the class's declaration. Whether the service takes them is its own
+ * check's to say (`POST /v1/model/classes/{className}/check`, PROTOCOL.md 6.12), never the page's.
  */
 
 /** A row of the file: its number (the line of JSON Lines, the record of CSV after the header) and its fields. */
@@ -13,9 +14,10 @@ export interface Row {
   fields: Record<string, unknown>;
 }
 
-/** A row (line 0: the file as a whole) that would be refused, and why. */
+/** A row (line 0: the file as a whole) that would be refused, and why: the service's code and message, or the page's when the row is no object. */
 export interface RowRefusal {
   line: number;
+  code?: string;
   why: string;
 }
 
@@ -54,27 +56,38 @@ export function jsonRows(text: string): { rows: Row[]; refused: RowRefusal[] } {
   return { rows, refused };
 }
 
-/** CSV records (RFC 4180: quoted cells with `""`, line breaks inside quotes, CRLF or LF). */
-export function csvRecords(text: string): string[][] {
-  const records: string[][] = [];
-  let record: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') (cell += '"'), i++;
-      else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"' && cell === '') quoted = true;
-    else if (c === ',') record.push(cell), (cell = '');
-    else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      record.push(cell), records.push(record), (record = []), (cell = '');
-    } else cell += c;
+/**
+ * A file's bytes as text: UTF-8 (a BOM taken off) when they are valid UTF-8, else Windows-1252, the
+ * code page German Excel saves "CSV" in.
+ */
+export function fileText(bytes: ArrayBuffer): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return new TextDecoder('windows-1252').decode(bytes);
   }
-  if (cell !== '' || record.length > 0) record.push(cell), records.push(record);
-  return records.filter((one) => one.length > 1 || one[0] !== '');
+}
+
+const SEPARATORS = [',', ';', '\t'] as const;
+
+/** The separator of a CSV: the one of `,` `;` tab its header line holds most of (outside quotes); `,` when it holds none. */
+export function csvSeparator(text: string): string {
+  const header = /^(?:[^"\r\n]|"(?:[^"]|"")*")*/.exec(text)![0].replace(/"(?:[^"]|"")*"/g, '');
+  const counts = SEPARATORS.map((separator) => header.split(separator).length - 1);
+  const most = Math.max(...counts);
+  return most === 0 ? ',' : SEPARATORS[counts.indexOf(most)]!;
+}
+
+/** CSV records (RFC 4180: quoted cells with `""`, separators and line breaks inside quotes, CRLF or LF), its separator detected from the header. */
+export function csvRecords(text: string): string[][] {
+  const parsed = Papa.parse<string[]>(text, { delimiter: csvSeparator(text), skipEmptyLines: true });
+  return parsed.data;
+}
+
+/** A number cell: `12.5`, or `12,5` as German spreadsheets write it (a decimal comma and no point); undefined when it is none. */
+function number(cell: string): number | undefined {
+  const plain = /^\s*-?\d+,\d+\s*$/.test(cell) ? cell.replace(',', '.') : cell;
+  return /^\s*-?[\d.]/.test(plain) && Number.isFinite(Number(plain)) ? Number(plain) : undefined;
 }
 
 /** A CSV cell as the value of its field: by the declared type, else numbers, true/false and JSON read as such. */
@@ -83,7 +96,7 @@ function cellValue(cell: string, member: ModelMember | undefined): unknown {
   const text = /^'[=+\-@\t\r]/.test(cell) ? cell.slice(1) : cell;
   const type = member?.Type;
   if (type === 'string' || type === 'date') return text;
-  if (type === 'number' || type === 'integer') return /^\s*-?[\d.]/.test(cell) && Number.isFinite(Number(cell)) ? Number(cell) : text;
+  if (type === 'number' || type === 'integer') return number(cell) ?? text;
   if (type === 'boolean') return cell === 'true' ? true : cell === 'false' ? false : text;
   if (type === 'ref' || type === 'file') return { '~ObjectID': cell.trim() };
   if (type === 'set' && !cell.trim().startsWith('{')) return { '~Elements': cell.split(/[\s,]+/).filter(Boolean).map((id) => ({ '~ObjectID': id })) };
@@ -115,108 +128,4 @@ export function csvRows(text: string, members: ModelMember[]): { rows: Row[]; re
     rows.push({ line, fields });
   });
   return { rows, refused };
-}
-
-/** `~StoreTime`'s form, or ISO 8601 (as the service's declaration check takes it). */
-const DATE = /^(\d{8}T\d{6}[+-]\d{2}:\d{2}|\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?)$/;
-
-/** What a field's value must be, in the service's words. */
-function expects(member: ModelMember): string {
-  if (member.Values) return `one of ${member.Values.map((value) => JSON.stringify(value)).join(', ')}`;
-  const { Min: min, Max: max } = member;
-  const range = min !== undefined && max !== undefined ? ` from ${min} to ${max}` : min !== undefined ? ` of at least ${min}` : max !== undefined ? ` of at most ${max}` : '';
-  switch (member.Type) {
-    case 'string':
-      return member.MaxLength === undefined ? 'a string' : `a string of at most ${member.MaxLength} characters`;
-    case 'number':
-      return `a number${range}`;
-    case 'integer':
-      return `an integer${range}`;
-    case 'boolean':
-      return 'true or false';
-    case 'date':
-      return 'a date (ISO 8601, e.g. 2026-01-15 or 2026-01-15T09:00:00Z)';
-    case 'json':
-      return 'any JSON value';
-    case 'set':
-      return `a set of ${member.Class} objects`;
-    default:
-      return `a reference to a ${member.Class ?? 'file'}`;
-  }
-}
-
-const isRef = (value: unknown) => isObject(value) && typeof value['~ObjectID'] === 'string' && value['~ObjectID'] !== '';
-
-/** Whether `value` fits the declared member (its type, range, length, values). */
-function fits(member: ModelMember, value: unknown): boolean {
-  switch (member.Type) {
-    case 'string':
-      return typeof value === 'string' && (member.MaxLength === undefined || value.length <= member.MaxLength) && (!member.Values || member.Values.includes(value));
-    case 'number':
-    case 'integer':
-      return (
-        typeof value === 'number' &&
-        Number.isFinite(value) &&
-        (member.Type === 'number' || Number.isInteger(value)) &&
-        (member.Min === undefined || value >= member.Min) &&
-        (member.Max === undefined || value <= member.Max) &&
-        (!member.Values || member.Values.includes(value))
-      );
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'date':
-      return typeof value === 'string' && DATE.test(value);
-    case 'json':
-      return true;
-    case 'set':
-      return isObject(value) && Array.isArray(value['~Elements']) && value['~Elements'].every(isRef);
-    default:
-      return isRef(value);
-  }
-}
-
-/**
- * Why the service would refuse this row for the class's declaration (PROTOCOL.md 6.3, 6.8), or
- * undefined: a field name it never takes, a required field missing, a value of another type or out
- * of range. Undeclared classes take any field.
- */
-export function declarationRefusal(className: string, members: ModelMember[], fields: Record<string, unknown>): string | undefined {
-  const bad = Object.keys(fields).find((name) => name === '' || name.length > 128 || /^[_$]/.test(name));
-  if (bad !== undefined) return `field name ${JSON.stringify(bad)} is not allowed (empty, over 128 characters, or starting with _ or $)`;
-  for (const member of members) {
-    const value = fields[member.Name];
-    if (value === undefined || value === null) {
-      if (member.Required) return `field ${member.Name} of ${className} is required: ${expects(member)}`;
-    } else if (!fits(member, value)) return `field ${member.Name} of ${className} must be ${expects(member)}`;
-  }
-  return undefined;
-}
-
-/** The ids each reference and set field of `rows` names, by the class they must be of. */
-export function referencedIds(members: ModelMember[], rows: Row[]): Map<string, Set<string>> {
-  const wanted = new Map<string, Set<string>>();
-  for (const member of members) {
-    if (!member.Class || (member.Type !== 'ref' && member.Type !== 'set' && member.Type !== 'file')) continue;
-    const ids = wanted.get(member.Class) ?? new Set<string>();
-    for (const { fields } of rows) {
-      const value = fields[member.Name];
-      const refs = isObject(value) ? (Array.isArray(value['~Elements']) ? value['~Elements'] : [value]) : [];
-      for (const ref of refs) if (isRef(ref)) ids.add((ref as { '~ObjectID': string })['~ObjectID']);
-    }
-    wanted.set(member.Class, ids);
-  }
-  return wanted;
-}
-
-/** The first reference of `fields` to an id in `missing` (of its field's class), as a refusal's words. */
-export function missingReference(className: string, members: ModelMember[], fields: Record<string, unknown>, missing: Map<string, Set<string>>): string | undefined {
-  for (const member of members) {
-    const gone = member.Class ? missing.get(member.Class) : undefined;
-    const value = fields[member.Name];
-    if (!gone || gone.size === 0 || !isObject(value)) continue;
-    const refs = Array.isArray(value['~Elements']) ? value['~Elements'] : [value];
-    const id = refs.map((ref) => (isObject(ref) ? ref['~ObjectID'] : undefined)).find((one) => typeof one === 'string' && gone.has(one));
-    if (id !== undefined) return `field ${member.Name} of ${className} refers to ${String(id)}, which is no ${member.Class} this session may read`;
-  }
-  return undefined;
 }

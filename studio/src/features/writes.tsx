@@ -1,13 +1,14 @@
 import { useSignal } from '@preact/signals';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import { OdbRestConflictError, OdbRestError, type OdbRestClient, type SerializedObject } from 'odbrest/client';
 import { referenceLabel, Value } from '../components/Value.js';
 import { failureText } from '../data.js';
 import { t } from '../i18n/index.js';
 import { closeTop, openObject } from '../router.js';
-import { changedFields, FieldForm, fieldSpecs, textsOf, type FieldSpec } from './editors.js';
+import { changedFields, fieldErrors, FieldForm, fieldSpecs, textsOf, type FieldSpec } from './editors.js';
 import { notice, touch } from './notice.js';
 import { Alert } from '../components/Alert.js';
+import { useFormFocus } from '../focus.js';
 
 /** How the panel reads an object: in full, with what this session may do with it. */
 const FULL = { type: 'full', securityRights: true } as const;
@@ -61,6 +62,19 @@ export function ObjectActions({ client, object, onEdit }: { client: OdbRestClien
       <Alert text={error.value} />
     </div>
   );
+}
+
+/**
+ * Whether the form's fields may be sent: each field its editor refuses gets why and its limits beside
+ * it, all at once, with a line above (`error`) and the focus on the first; nothing is sent then.
+ */
+function fieldsFit(form: HTMLFormElement, specs: FieldSpec[], errors: { value: Record<string, string> }, error: { value: string }): boolean {
+  errors.value = fieldErrors(form, specs);
+  const first = Object.keys(errors.value)[0];
+  if (first === undefined) return true;
+  error.value = t('formErrors');
+  (form.elements.namedItem(first) as HTMLElement | null)?.focus();
+  return false;
 }
 
 /** What a save refused with `409` found: the stored version, shown beside the edit. */
@@ -120,6 +134,9 @@ export function ObjectEditor({ client, object, changedMeanwhile = 0, onDone }: {
   const error = useSignal('');
   const conflict = useSignal<SerializedObject | undefined>(undefined);
   const busy = useSignal(false);
+  const form = useRef<HTMLFormElement>(null);
+  useFormFocus(form, specs.value !== undefined && locked.value !== 'refused');
+  const fieldErrorsShown = useSignal<Record<string, string>>({});
 
   useEffect(() => {
     let held = false;
@@ -167,12 +184,14 @@ export function ObjectEditor({ client, object, changedMeanwhile = 0, onDone }: {
   const stored = conflict.value;
   return (
     <form
+      ref={form}
       class="object-editor"
       noValidate
       aria-label={t('editing', { object: id })}
       onSubmit={(event) => {
         event.preventDefault();
-        void save(base.value['~StoreTime']);
+        error.value = '';
+        if (fieldsFit(event.currentTarget, specs.value ?? [], fieldErrorsShown, error)) void save(base.value['~StoreTime']);
       }}
     >
       <p class="hint" data-lock={locked.value}>
@@ -185,7 +204,7 @@ export function ObjectEditor({ client, object, changedMeanwhile = 0, onDone }: {
       )}
       <Alert text={error.value} />
       {specs.value && locked.value !== 'refused' && (
-        <FieldForm client={client} specs={specs.value} texts={texts.value} prefix={`edit-${id}`} onInput={(name, text) => (texts.value = { ...texts.value, [name]: text })} />
+        <FieldForm client={client} specs={specs.value} texts={texts.value} errors={fieldErrorsShown.value} prefix={`edit-${id}`} onInput={(name, text) => (texts.value = { ...texts.value, [name]: text })} />
       )}
       {stored && specs.value && (
         <Conflict
@@ -227,18 +246,23 @@ export function NewObject({ client, className, onDone }: { client: OdbRestClient
   const texts = useSignal<Record<string, string>>({});
   const error = useSignal('');
   const busy = useSignal(false);
+  const form = useRef<HTMLFormElement>(null);
+  useFormFocus(form, specs.value !== undefined);
+  const fieldErrorsShown = useSignal<Record<string, string>>({});
   useEffect(() => {
     void fieldSpecs(client, className).then((found) => (specs.value = found.length > 0 ? found : [{ name: 'Name', type: 'string' }]));
   }, [client, className]);
   return (
     <form
+      ref={form}
       class="new-object card"
       noValidate
       aria-labelledby="new-object-title"
       onSubmit={async (event) => {
         event.preventDefault();
-        busy.value = true;
         error.value = '';
+        if (!fieldsFit(event.currentTarget, specs.value ?? [], fieldErrorsShown, error)) return;
+        busy.value = true;
         try {
           const created = await client.createObject(className, changedFields(specs.value ?? [], texts.value, {}));
           touch();
@@ -253,7 +277,7 @@ export function NewObject({ client, className, onDone }: { client: OdbRestClient
     >
       <h2 id="new-object-title">{t('newObjectOf', { class: className })}</h2>
       {!specs.value && <p aria-busy="true">{t('loading')}</p>}
-      {specs.value && <FieldForm client={client} specs={specs.value} texts={texts.value} prefix="new" onInput={(name, text) => (texts.value = { ...texts.value, [name]: text })} />}
+      {specs.value && <FieldForm client={client} specs={specs.value} texts={texts.value} errors={fieldErrorsShown.value} prefix="new" onInput={(name, text) => (texts.value = { ...texts.value, [name]: text })} />}
       <Alert text={error.value} />
       <div class="actions">
         <button type="submit" class="primary" disabled={busy.value || !specs.value}>

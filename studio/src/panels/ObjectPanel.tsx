@@ -9,6 +9,7 @@ import { t } from '../i18n/index.js';
 import { closeTop } from '../router.js';
 import { ReferencedBy } from './ReferencedBy.js';
 import { Alert } from '../components/Alert.js';
+import { useReturnFocus } from '../focus.js';
 
 const RIGHTS = ['rightRead', 'rightWrite', 'rightCreate', 'rightDelete', 'rightSecurity'] as const;
 
@@ -41,9 +42,12 @@ export function ObjectPanel({ client, objectId, depth, top }: { client: OdbRestC
     );
     // leaving an edit reads again: a change that arrived meanwhile (flagged in the editor) is shown after Cancel too
   }, [client, objectId, version.value, editing.value]);
+  // the heading takes the focus when the panel comes on top or its object first shows (not after a save: the focus goes back to Edit)
   useEffect(() => {
     if (top) heading.current?.focus();
-  }, [top, object.value]);
+  }, [top, object.value === undefined]);
+  // closed, the focus goes back to what opened it (a row's link, a reference)
+  useReturnFocus();
 
   const found = object.value;
   const fields = found ? Object.entries(found).filter(([name]) => !name.startsWith('~')) : [];

@@ -2,7 +2,7 @@ import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
 import type { ClassSummary, OdbRestClient } from 'odbrest/client';
 import { failureText, loadClasses } from '../data.js';
-import { t } from '../i18n/index.js';
+import { formatCount, t } from '../i18n/index.js';
 import { useRowKeys } from '../keys.js';
 import { openClass } from '../router.js';
 import { Alert } from '../components/Alert.js';
@@ -71,7 +71,7 @@ export function Classes({ client }: { client: OdbRestClient }) {
                       {entry.Declared && <span class="tag">{t('declared')}</span>}
                     </td>
                     <td class="num">
-                      {entry.CountEstimated ? t('countEstimated', { count: entry.Count.toLocaleString() }) : entry.Count.toLocaleString()}
+                      {entry.CountEstimated ? t('countEstimated', { count: entry.Count }) : formatCount(entry.Count)}
                     </td>
                   </tr>
                 ))}

@@ -42,13 +42,23 @@ function Chart({ id, title, times, lines, unit }: { id: string; title: string; t
     const style = getComputedStyle(document.documentElement);
     const color = (name: string) => style.getPropertyValue(name).trim();
     const axis = { stroke: color('--fg'), grid: { stroke: color('--line'), width: 1 }, ticks: { stroke: color('--line'), width: 1 } };
+    // times and numbers in the console's language (Intl), not uPlot's English defaults
+    const clock = new Intl.DateTimeFormat(language.value, { hour: '2-digit', minute: '2-digit' });
+    const moment = new Intl.DateTimeFormat(language.value, { dateStyle: 'medium', timeStyle: 'medium' });
+    const number = new Intl.NumberFormat(language.value, { maximumFractionDigits: 2 });
     const plot = new uPlot(
       {
         width: Math.max(240, target.clientWidth),
         height: 180,
         scales: { x: { time: true } },
-        series: [{}, ...lines.map((line) => ({ label: line.label, stroke: color(line.color), width: 2, spanGaps: false, points: { show: line.points ?? false, size: 5, fill: color(line.color) }, value: (_: uPlot, value: number | null) => (value === null ? '–' : `${value} ${unit}`.trim()) }))],
-        axes: [axis, { ...axis, size: 56 }],
+        series: [
+          { label: t('eventTime'), value: (_: uPlot, value: number | null) => (value === null ? '–' : moment.format(value * 1000)) },
+          ...lines.map((line) => ({ label: line.label, stroke: color(line.color), width: 2, spanGaps: false, points: { show: line.points ?? false, size: 5, fill: color(line.color) }, value: (_: uPlot, value: number | null) => (value === null ? '–' : `${number.format(value)} ${unit}`.trim()) })),
+        ],
+        axes: [
+          { ...axis, values: (_: uPlot, splits: number[]) => splits.map((split) => clock.format(split * 1000)) },
+          { ...axis, size: 56, values: (_: uPlot, splits: number[]) => splits.map((split) => number.format(split)) },
+        ],
         cursor: { drag: { x: false, y: false } },
       },
       [times, ...lines.map((line) => line.values)],
@@ -60,7 +70,7 @@ function Chart({ id, title, times, lines, unit }: { id: string; title: string; t
       resized.disconnect();
       plot.destroy();
     };
-  }, [times, lines, theme.value]);
+  }, [times, lines, theme.value, language.value]);
   const last = lines.map((line) => `${line.label}: ${line.values.at(-1) ?? '–'} ${unit}`.trim()).join(', ');
   return (
     <figure class="chart" aria-labelledby={`${id}-title`} data-chart={id}>
@@ -71,7 +81,7 @@ function Chart({ id, title, times, lines, unit }: { id: string; title: string; t
   );
 }
 
-const ms = (value: number | null) => (value === null ? '–' : value.toLocaleString(undefined, { maximumFractionDigits: 2 }));
+const ms = (value: number | null) => (value === null ? '–' : new Intl.NumberFormat(language.value, { maximumFractionDigits: 2 }).format(value));
 
 /** The routes' table: requests, 5xx, p50 and p99 per route template over the same minutes, busiest first. */
 function Routes({ routes }: { routes: InstanceMetrics['Routes'] }) {

@@ -12,11 +12,14 @@ import { changed, touch } from '../features/notice.js';
 import { t } from '../i18n/index.js';
 import { useRowKeys } from '../keys.js';
 import { openObject, takeView } from '../router.js';
-import { prefs } from '../prefs.js';
+import { prefs, userKey } from '../prefs.js';
+import { session } from '../session.js';
 import { Alert } from '../components/Alert.js';
 import { filterClause, withClause } from '../querytext.js';
 
 const PER_PAGE = 50;
+/** `~SecurityRights` bit 3 (PROTOCOL.md 6.1): create in its class. */
+const CREATE = 4;
 
 /** The saved column order and choice of a class, brought up to date with the fields there are now (shown unless `othersHidden`: a saved view's columns are all it shows). */
 function mergeColumns(saved: Column[], names: string[], othersHidden = false): Column[] {
@@ -29,6 +32,8 @@ function mergeColumns(saved: Column[], names: string[], othersHidden = false): C
 /** One page of a class: columns, paging, sorting, the query text, and rows that open object panels; opened from a saved view, its query, order and columns. */
 export function Objects({ client, className }: { client: OdbRestClient; className: string }) {
   const [view] = useState(() => takeView(className));
+  /** The person's own column layout of this class (kept per user). */
+  const columnsKey = userKey(session.value?.user ?? '', `columns:${className}`);
   const page = useSignal(0);
   const orderBy = useSignal<string | undefined>(view?.OrderBy || undefined);
   const queryText = useSignal(view?.Query ?? '');
@@ -37,7 +42,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
   const rows = useSignal<SerializedObject[] | undefined>(undefined);
   const total = useSignal(0);
   const declared = useSignal<DeclaredField[] | undefined>(undefined);
-  const columns = useSignal<Column[]>(view?.Columns ? view.Columns.map((name) => ({ name, shown: true })) : prefs.getJson<Column[]>(`columns:${className}`, []));
+  const columns = useSignal<Column[]>(view?.Columns ? view.Columns.map((name) => ({ name, shown: true })) : prefs.getJson<Column[]>(columnsKey, []));
   /** Opened from a saved view with its columns, until the person changes them: fields it does not name stay hidden. */
   const viewColumns = useSignal(view?.Columns !== undefined);
   const selected = useSignal(0);
@@ -59,8 +64,16 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
   // live: a change to the class by anyone reads the page again
   useLive(client, { className }, touch, className);
 
+  /** Whether the session may create objects of the class: undefined until read, null when no object says (an empty class: the service decides at the write). */
+  const mayCreate = useSignal<boolean | null | undefined>(undefined);
+
   useEffect(() => {
     void declaredFields(client, className).then((fields) => (declared.value = fields));
+    // `~SecurityRights` bit 3 (PROTOCOL.md 6.1): create in its class; New object and Import are offered only with it
+    void client
+      .listObjects(className, { perPage: 1, serialization: { type: 'empty', securityRights: true } })
+      .then((set) => set['~Elements'][0]?.['~SecurityRights'], () => undefined)
+      .then((rights) => (mayCreate.value = typeof rights === 'number' ? (rights & CREATE) !== 0 : null));
   }, [client, className]);
 
   useEffect(() => {
@@ -112,7 +125,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
   const setColumns = (next: Column[]) => {
     columns.value = next;
     viewColumns.value = false;
-    prefs.setJson(`columns:${className}`, next);
+    prefs.setJson(columnsKey, next);
   };
   const sort = (name: string) => {
     orderBy.value = orderBy.value === name ? `-${name}` : orderBy.value === `-${name}` ? undefined : name;
@@ -159,7 +172,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
   return (
     <section class="screen" aria-labelledby="objects-title">
       <h1 id="objects-title">
-        {className} <span class="count">{t('total', { count: total.value.toLocaleString() })}</span>
+        {className} <span class="count">{t('total', { count: total.value })}</span>
       </h1>
       <QueryBox
         className={className}
@@ -170,12 +183,16 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
       />
       <div class="toolbar">
         <ColumnChooser columns={merged} onChange={setColumns} />
-        <button type="button" onClick={() => (creating.value = true)} disabled={creating.value}>
-          {t('newObject')}
-        </button>
-        <button type="button" onClick={() => (importing.value = true)} disabled={importing.value}>
-          {t('import')}
-        </button>
+        {(mayCreate.value === true || mayCreate.value === null) && (
+          <>
+            <button type="button" onClick={() => (creating.value = true)} disabled={creating.value}>
+              {t('newObject')}
+            </button>
+            <button type="button" onClick={() => (importing.value = true)} disabled={importing.value}>
+              {t('import')}
+            </button>
+          </>
+        )}
         <Export client={client} className={className} queryText={queryText.value} orderBy={orderBy.value} fields={names} />
         <SaveView client={client} view={{ Class: className, Query: queryText.value, ...(orderBy.value ? { OrderBy: orderBy.value } : {}), Columns: shown.map((column) => column.name) }} />
         <nav class="pager" aria-label={t('page', { page: page.value + 1, pages })}>
@@ -194,7 +211,7 @@ export function Objects({ client, className }: { client: OdbRestClient; classNam
         <p class="select-all">
           {t('pickedPage', { count: list.length })}{' '}
           <button type="button" class="link" onClick={() => (allMatching.value = true)}>
-            {t('pickAllMatching', { count: total.value.toLocaleString() })}
+            {t('pickAllMatching', { count: total.value })}
           </button>
         </p>
       )}
