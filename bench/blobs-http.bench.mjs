@@ -5,36 +5,16 @@
 // body (the store hashes every byte); the download is `GET /v1/file/{id}`. Client and server share
 // this process. Rounds alternate; the ratio is the median of the rounds' ratios.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { createService } from '../dist/index.js';
 import { FolderBlobStore } from '../dist/file-store.js';
 import { serve } from '../dist/node.js';
 import { APP_KEY, demoData, loginAlice } from './common.mjs';
-import { chunks, fsCopy, MiB, throughputRows } from './throughput.mjs';
+import { chunks, fsCopy, MiB, send, throughputRows } from './throughput.mjs';
 
 const SIZE = 256 * MiB;
-
-/** One HTTP exchange over loopback; answers the status and the body (JSON parsed, or only its length). */
-function send(port, method, path, headers, body) {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method, path, headers }, async (response) => {
-      const parts = [];
-      let size = 0;
-      for await (const chunk of response) {
-        size += chunk.length;
-        if (response.headers['content-type']?.startsWith('application/json')) parts.push(chunk);
-      }
-      resolve({ status: response.statusCode, size, json: parts.length ? JSON.parse(Buffer.concat(parts).toString()) : undefined });
-    });
-    req.once('error', reject);
-    if (body) pipeline(body, req).catch(reject);
-    else req.end();
-  });
-}
 
 export default async function bench() {
   const dir = mkdtempSync(join(tmpdir(), 'odbrest-files-bench-'));

@@ -2,6 +2,7 @@
 // reference, and alternating rounds turned into rows.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { request } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { median } from './common.mjs';
@@ -59,4 +60,22 @@ export async function throughputRows(cases, { size, rounds, name }) {
     rows.push({ name: name(label), value: median(a), unit: 'MiB/s', reference: median(b), ratio: median(a.map((x, i) => x / b[i])) });
   }
   return rows;
+}
+
+/** One HTTP exchange over loopback; answers the status and the body (JSON parsed, or only its length). */
+export function send(port, method, path, headers, body) {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers }, async (response) => {
+      const parts = [];
+      let size = 0;
+      for await (const chunk of response) {
+        size += chunk.length;
+        if (response.headers['content-type']?.startsWith('application/json')) parts.push(chunk);
+      }
+      resolve({ status: response.statusCode, size, json: parts.length ? JSON.parse(Buffer.concat(parts).toString()) : undefined });
+    });
+    req.once('error', reject);
+    if (body) pipeline(body, req).catch(reject);
+    else req.end();
+  });
 }

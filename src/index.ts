@@ -63,6 +63,7 @@ export function createService(options: ServiceOptions = {}): Service {
     close: async () => {
       await core.ctx.events.close();
       core.ctx.limiter.close();
+      core.ctx.mail.close();
       await core.ctx.store.close?.();
       await core.ctx.kv.close?.();
       await core.ctx.files.blobs.close?.();

@@ -95,7 +95,7 @@ export function serviceContext(
       return { ...ctx.macroContext(request), store: sessionStore, mail: ctx.mail.forMacros(sessionStore) };
     },
     onError,
-    mail: new Outbox(options.mail, files, { onError, count: (outcome) => metrics?.countMail(outcome) }),
+    mail: new Outbox(options.mail, files, { onError, count: (outcome) => telemetry.mail(outcome) }),
     lifecycle: new Lifecycle(),
   };
   return ctx;

@@ -14,12 +14,15 @@
  *   `systemName`: `postgresql`, `redis`, `odbrest.memory`, `odbrest.file`; a store without one
  *   `odbrest.objects` or `odbrest.kv`);
  * - `odbrest.login.attempts` by `odbrest.login.result` (the internalStatus: `0`, `302`, `303`, ...),
- *   `odbrest.login.refusals` (the failed-login limit's `303`s), `odbrest.session.active`.
+ *   `odbrest.login.refusals` (the failed-login limit's `303`s), `odbrest.session.active`;
+ * - `odbrest.mail.messages` by `odbrest.mail.outcome`: `sent`, `failed` (given up after every try, or
+ *   a macro's mail refused), `retried` (a try that failed and is repeated).
  * Names follow the OpenTelemetry semantic conventions for HTTP servers and database clients.
  */
 import { context, createNoopMeter, metrics, propagation, ProxyTracer, SpanKind, SpanStatusCode, trace, type Attributes, type Histogram, type Span, type TextMapGetter, type UpDownCounter, type Counter, type Tracer } from '@opentelemetry/api';
 import type { Answer } from './http/envelope.js';
 import type { Exchange } from './http/exchange.js';
+import type { MailOutcome } from './mail/outbox.js';
 import type { MaybePromise } from './maybe.js';
 import { PACKAGE_VERSION } from './version.js';
 
@@ -38,6 +41,7 @@ export class Telemetry {
   readonly #logins: Counter;
   readonly #loginRefusals: Counter;
   readonly #activeSessions: UpDownCounter;
+  readonly #mail: Counter;
 
   /**
    * Whether anything is recorded: not with `telemetry: false`, and not when no SDK was registered
@@ -65,6 +69,7 @@ export class Telemetry {
     this.#logins = meter.createCounter('odbrest.login.attempts', { unit: '{login}', description: 'Login attempts by result (internalStatus)' });
     this.#loginRefusals = meter.createCounter('odbrest.login.refusals', { unit: '{login}', description: 'Logins refused by the failed-login limit (303)' });
     this.#activeSessions = meter.createUpDownCounter('odbrest.session.active', { unit: '{session}', description: 'Sessions started on this instance and not yet ended or found expired' });
+    this.#mail = meter.createCounter('odbrest.mail.messages', { unit: '{message}', description: 'Mail by outcome: sent, failed (given up), retried (a failed try repeated)' });
   }
 
   /** Runs `handle` as one request: a server span (made current, so store calls nest under it), its duration and status recorded. */
@@ -120,6 +125,11 @@ export class Telemetry {
       if (internalStatus === '303') this.#loginRefusals.add(1, { 'http.route': route });
     }
     return answer;
+  }
+
+  /** Counts a mail's outcome (the outbox). */
+  mail(outcome: MailOutcome): void {
+    if (this.enabled) this.#mail.add(1, { 'odbrest.mail.outcome': outcome });
   }
 
   /** A session started (+1) or ended (-1) on this instance. */

@@ -1,6 +1,6 @@
 /**
- * Files on S3-compatible storage through the service: `odbrest serve` configured with `files.blobs:
- * s3://...` against s3rver (a real S3 protocol server this file starts), uploads in the three steps
+ * Files on S3-compatible storage through the service: `odbrest serve` configured with the `files.blobs:
+ * s3://...` block of docs/files.md against s3rver (a real S3 protocol server this file starts), uploads in the three steps
  * of PROTOCOL.md 6.6, a ranged download, an upload dropped half way (its multipart upload aborted),
  * and the storage unreachable (503 with Retry-After, nothing half-written) and back.
  */
@@ -12,6 +12,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { S3_CREDENTIALS, S3Server } from '../scripts/s3-server.mjs';
 import { call, loginBody, USERS } from './helpers.js';
 import { patternBytes, sameBytes } from './support/blobs.js';
+import { readme, readmeBlocks } from './support/readme.js';
 import { remoteService, spawnLines, type LineProcess } from './support/processes.js';
 
 const cli = join(new URL('..', import.meta.url).pathname, 'dist/cli.js');
@@ -23,11 +24,11 @@ let headers: Record<string, string>;
 beforeAll(async () => {
   await s3.start();
   const dir = mkdtempSync(join(tmpdir(), 'odbrest-s3-serve-'));
-  writeFileSync(
-    join(dir, 'api-config.yml'),
-    `dataFile: ./data.json\nusers: { passwordIterations: 1000 }\naccess: { Document: { create: ["*"] } }\n` +
-      `files:\n  maxUploadBytes: 67108864\n  blobs: { url: s3://odbrest/files/, endpoint: '${s3.endpoint}', forcePathStyle: true }\n`,
-  );
+  // the S3 configuration docs/files.md prints, on the local server
+  const block = readmeBlocks(readme('docs/files.md'), 'docs/files.md').find((b) => b.language === 'yaml' && b.code.includes('s3://'));
+  expect(block, 'docs/files.md: the yaml block of S3 storage').toBeDefined();
+  const files = block!.code.replace('http://minio:9000', s3.endpoint).replace(/^files:\n/, 'files:\n  maxUploadBytes: 67108864\n');
+  writeFileSync(join(dir, 'api-config.yml'), `dataFile: ./data.json\nusers: { passwordIterations: 1000 }\naccess: { Document: { create: ["*"] } }\n${files}`);
   writeFileSync(join(dir, 'data.json'), JSON.stringify({ objects: [{ '~ClassName': 'User', '~ObjectID': 'USR00001', Name: 'alice', _password: USERS.alice, _licences: ['crm'] }] }));
   odbrest = spawnLines(process.execPath, [cli, 'serve', '--port', '0', '--host', '127.0.0.1'], { AWS_ACCESS_KEY_ID: S3_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3_CREDENTIALS.secretAccessKey }, { cwd: dir });
   url = (await odbrest.waitFor((line) => line.startsWith('odbrest listening on '))).slice('odbrest listening on '.length);
@@ -93,7 +94,9 @@ test('an upload dropped half way leaves no multipart upload and no object behind
   expect(await storedIds()).toEqual(before);
 });
 
-test('with the storage unreachable an upload answers 503 with Retry-After and keeps nothing; back, it works', async () => {
+test('with the storage unreachable an upload answers 503 with Retry-After and keeps nothing; back, it works and nothing acknowledged is lost', async () => {
+  const kept = await upload(patternBytes(3000, 5));
+  expect(kept.status).toBe(200);
   const before = await storedIds();
   await s3.stop();
   try {
@@ -108,4 +111,6 @@ test('with the storage unreachable an upload answers 503 with Retry-After and ke
   expect(again.status).toBe(200);
   const read = await fetch(`${url}/v1/file/${again.file['~ObjectID']}`, { headers });
   expect(sameBytes(new Uint8Array(await read.arrayBuffer()), patternBytes(1000, 4))).toBe(true);
+  const earlier = await fetch(`${url}/v1/file/${kept.file['~ObjectID']}`, { headers }); // acknowledged before the outage
+  expect(sameBytes(new Uint8Array(await earlier.arrayBuffer()), patternBytes(3000, 5))).toBe(true);
 });

@@ -6,7 +6,6 @@
  * credential, a body, query text or a header value (a session is counted by a 32-bit hash of its id).
  */
 import type { Exchange } from '../http/exchange.js';
-import type { MailOutcome } from '../mail/outbox.js';
 
 /** Seconds per point of the series, and the points kept (an hour). */
 const SLOT_SECONDS = 10;
@@ -108,8 +107,6 @@ export interface MetricsAnswer {
   Interval: number;
   Series: { Requests: number[]; Errors: number[]; P50Ms: Array<number | null>; P99Ms: Array<number | null>; Sessions: number[] };
   Routes: Array<{ Route: string; Method: string; Count: number; Errors: number; P50Ms: number | null; P99Ms: number | null }>;
-  /** Mail since the instance started: sent, given up after every try, and tries repeated. */
-  Mail: { Sent: number; Failed: number; Retried: number };
 }
 
 export class InstanceMetrics {
@@ -119,7 +116,6 @@ export class InstanceMetrics {
   #routeCount = 0;
   readonly #recent: RecentRequest[] = [];
   #next = 0;
-  readonly #mail = { Sent: 0, Failed: 0, Retried: 0 };
 
   constructor(
     readonly instance: string,
@@ -156,13 +152,6 @@ export class InstanceMetrics {
     if (this.#recent.length < RECENT_REQUESTS) this.#recent.push(entry);
     else this.#recent[this.#next] = entry;
     this.#next = (this.#next + 1) % RECENT_REQUESTS;
-  }
-
-  /** Counts a mail's outcome (`Outbox`). */
-  countMail(outcome: MailOutcome): void {
-    if (outcome === 'sent') this.#mail.Sent++;
-    else if (outcome === 'failed') this.#mail.Failed++;
-    else this.#mail.Retried++;
   }
 
   /** The last `count` requests, newest first, from `offset`; and how many are kept. */
@@ -203,7 +192,7 @@ export class InstanceMetrics {
       series.P99Ms.push(quantile(latency, requests, 0.99));
       series.Sessions.push(sessions.size);
     }
-    return { Instance: this.instance, Interval: interval, Series: series, Routes: this.#routeTable(Math.floor(second / 60), minutes), Mail: { ...this.#mail } };
+    return { Instance: this.instance, Interval: interval, Series: series, Routes: this.#routeTable(Math.floor(second / 60), minutes) };
   }
 
   #routeTable(minute: number, minutes: number): MetricsAnswer['Routes'] {

@@ -4,7 +4,7 @@ import type { ObjectsContext } from '../objects/context.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import { served } from '../objects/read/index.js';
-import type { BlobRange } from '../storage/blobs.js';
+import type { BlobRange, BlobRead } from '../storage/blobs.js';
 import { binaryResponse } from './binary.js';
 
 /**
@@ -24,11 +24,8 @@ export async function download(ctx: ObjectsContext, request: ApiRequest): Promis
   const headers: Record<string, string> = { etag, 'accept-ranges': 'bytes', 'cache-control': 'private, no-cache' };
   if (matchesETag(request.headers.get('if-none-match'), etag)) return binaryResponse(null, { status: 304, headers }, async () => new ReadableStream({ start: (c) => c.close() }));
 
-  const stat = await ctx.files.blobs.stat(id);
-  if (!stat) throw new ApiError('404', `file ${id} has no bytes stored`);
-  const range = rangeStillMeant(request.headers.get('if-range'), etag, file.storeTime) ? requestedRange(request.headers.get('range'), stat.size) : undefined;
-  const read = await ctx.files.blobs.get(id, range);
-  if (!read) throw new ApiError('404', `file ${id} has no bytes stored`);
+  const specs = rangeStillMeant(request.headers.get('if-range'), etag, file.storeTime) ? parseByteRanges(request.headers.get('range') ?? '') : undefined;
+  const { range, read } = await readRange(ctx, id, specs);
   const reopen = async () => {
     const again = await ctx.files.blobs.get(id, range);
     if (!again) throw new ApiError('404', `file ${id} has no bytes stored`);
@@ -52,6 +49,7 @@ const RANGE_SPEC = /^(?:(\d+)-(\d*)|-(\d+))$/;
  * (range-parser treats `last < first` as unsatisfiable, where RFC 9110 calls it invalid.)
  */
 function parseByteRanges(header: string): RangeSpec[] | undefined {
+  if (header === '') return undefined;
   const match = /^bytes=(.*)$/i.exec(header.trim());
   if (!match) return undefined;
   const specs: RangeSpec[] = [];
@@ -80,20 +78,38 @@ function rangeOf(spec: RangeSpec, size: number): BlobRange | undefined {
 }
 
 /**
- * The one range a `Range` header asks for, `undefined` for the whole file (PROTOCOL.md 6.6, RFC 9110):
- * no header, an invalid one, or several ranges (a server may ignore Range; the whole file spares
- * clients a multipart answer) get the whole file; a header none of whose ranges can be satisfied is
- * HTTP `416` with a `Content-Range` that names the size, and an envelope `400` (1.4 has no code of its own).
+ * The one range a `Range` header's specs ask for and its bytes opened; `range` is `undefined` for the
+ * whole file (PROTOCOL.md 6.6, RFC 9110): no header, an invalid one, or several ranges (a server may
+ * ignore Range; the whole file spares clients a multipart answer) get the whole file; a header none of
+ * whose ranges can be satisfied is HTTP `416` with a `Content-Range` that names the size, and an
+ * envelope `400` (1.4 has no code of its own). The whole file and a single `first-last` or `first-`
+ * range are one call of the blob store (one request to remote storage); a suffix or several ranges
+ * need the size first.
  */
-function requestedRange(header: string | null, size: number): BlobRange | undefined {
-  if (header === null) return undefined;
-  const specs = parseByteRanges(header);
-  if (!specs) return undefined;
-  const satisfiable = specs.map((spec) => rangeOf(spec, size)).filter((range) => range !== undefined);
-  if (satisfiable.length === 0) {
-    throw new ApiError('400', `the requested range lies outside the file's ${size} bytes`, { status: 416, headers: { 'content-range': `bytes */${size}` } });
+async function readRange(ctx: ObjectsContext, id: string, specs: RangeSpec[] | undefined): Promise<{ range: BlobRange | undefined; read: BlobRead }> {
+  const missing = () => new ApiError('404', `file ${id} has no bytes stored`);
+  const unsatisfiable = (size: number) => new ApiError('400', `the requested range lies outside the file's ${size} bytes`, { status: 416, headers: { 'content-range': `bytes */${size}` } });
+  const first = specs?.length === 1 ? specs[0]! : undefined;
+  const only = first && !('suffix' in first) && Number.isSafeInteger(first.first) ? first : undefined;
+  if (!specs || only) {
+    // a last byte past any file's reads to the end
+    const range = only && { start: only.first, end: only.last !== undefined && Number.isSafeInteger(only.last + 1) ? only.last + 1 : undefined };
+    const read = await ctx.files.blobs.get(id, range);
+    if (!read) throw missing();
+    if (range && read.start === read.end) {
+      await read.stream.cancel(); // starts at or past the end: no byte of it exists
+      throw unsatisfiable(read.size);
+    }
+    return { range, read };
   }
-  return specs.length === 1 ? satisfiable[0] : undefined;
+  const stat = await ctx.files.blobs.stat(id);
+  if (!stat) throw missing();
+  const satisfiable = specs.map((spec) => rangeOf(spec, stat.size)).filter((range) => range !== undefined);
+  if (satisfiable.length === 0) throw unsatisfiable(stat.size);
+  const range = specs.length === 1 ? satisfiable[0] : undefined;
+  const read = await ctx.files.blobs.get(id, range);
+  if (!read) throw missing();
+  return { range, read };
 }
 
 /**

@@ -6,7 +6,7 @@ import type { FileSettings } from '../files/settings.js';
 import type { ObjectStore } from '../storage/types.js';
 import type { FileAttachment, MacroMail, MacroMailMessage, MailAttachment, MailMessage, MailOptions } from './types.js';
 
-/** What a mail's fate is counted as (the instance's metrics, PROTOCOL.md 6.12). */
+/** What a mail's fate is counted as (`odbrest.mail.messages`, src/telemetry.ts). */
 export type MailOutcome = 'sent' | 'failed' | 'retried';
 
 /** The most bytes of attachments one mail may carry (what common mail servers accept), counted before a file is read. */
@@ -50,6 +50,9 @@ const MacroMailSchema = v.object({
 export class Outbox {
   readonly #retries: number;
   readonly #delayMs: number;
+  /** The tries waiting for their timer (the first, or a retry). */
+  readonly #waiting = new Set<{ timer: ReturnType<typeof setTimeout>; cancel(): void }>();
+  #closed = false;
 
   constructor(
     readonly options: MailOptions | undefined,
@@ -68,29 +71,48 @@ export class Outbox {
 
   /**
    * Sends `message` (its `from` added) after the current answer, trying again after a failure with
-   * doubling waits; resolves when it is sent or given up, never rejects.
+   * doubling waits; resolves when it is sent or given up, never rejects. `close` gives up the tries
+   * still waiting.
    */
   deliver(message: Omit<MailMessage, 'from'>, requestId: string | undefined): Promise<void> {
     const options = this.options!;
     const mail = { ...message, from: options.from };
     return new Promise<void>((resolve) => {
+      const giveUp = (tried: number, error: unknown) => {
+        this.report.count('failed');
+        this.report.onError(new MailDeliveryError(message.subject, tried, error), { requestId });
+        resolve();
+      };
+      const later = (tried: number, ms: number) => {
+        const waiting = { timer: setTimeout(() => (this.#waiting.delete(waiting), attempt(tried)), ms), cancel: () => giveUp(tried - 1, new Error('the service closed before the next try')) };
+        this.#waiting.add(waiting);
+      };
       const attempt = (tried: number) => {
         options.mailer.send(mail).then(
           () => (this.report.count('sent'), resolve()),
           (error: unknown) => {
-            if (tried <= this.#retries) {
+            if (tried <= this.#retries && !this.#closed) {
               this.report.count('retried');
-              setTimeout(() => attempt(tried + 1), this.#delayMs * 2 ** (tried - 1));
+              later(tried + 1, this.#delayMs * 2 ** (tried - 1));
               return;
             }
-            this.report.count('failed');
-            this.report.onError(new MailDeliveryError(message.subject, tried, error), { requestId });
-            resolve();
+            giveUp(tried, error);
           },
         );
       };
-      setTimeout(() => attempt(1), 0);
+      if (this.#closed) giveUp(0, new Error('the service is closed'));
+      else later(1, 0);
     });
+  }
+
+  /** Gives up the tries still waiting (reported and counted as failed); a try under way ends as it ends, without another. */
+  close(): void {
+    this.#closed = true;
+    for (const waiting of this.#waiting) {
+      clearTimeout(waiting.timer);
+      waiting.cancel();
+    }
+    this.#waiting.clear();
   }
 
   /** `ctx.mail` of a macro whose store is `store`: file attachments are read through it (its read rules). */

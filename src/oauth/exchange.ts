@@ -56,6 +56,7 @@ export async function identify(
   const response = await classify(provider, () =>
     oauth.authorizationCodeGrantRequest(as, client, auth, callback, provider.redirectUri, pending.verifier, http),
   );
+  await refusedWithOk(provider, response);
   if (!kind.openid) {
     const tokens = await classify(provider, () => oauth.processAuthorizationCodeResponse(as, client, response));
     return kind.identity({ tokens, claims: undefined, callback, credentials, endpoints, fetch: guarded });
@@ -88,6 +89,16 @@ async function peekIdToken(response: Response): Promise<Record<string, unknown>>
   } catch {
     return {}; // oauth4webapi reports what is wrong with the answer
   }
+}
+
+/**
+ * A token answer `200` with an `error` member: GitHub refuses a code so (RFC 6749 5.2 says `400`), and
+ * it is the provider's refusal (`323`) like any other, not a malformed answer.
+ */
+async function refusedWithOk(provider: ConfiguredProvider, response: Response): Promise<void> {
+  if (response.status !== 200) return;
+  const body = (await response.clone().json().catch(() => undefined)) as { error?: unknown } | undefined;
+  if (typeof body?.error === 'string') throw new ApiError('323', `${provider.name} refused the code exchange: ${safe(body.error)}`);
 }
 
 /** Which configured client id the token is for (Apple accepts several); the first when none matches. */

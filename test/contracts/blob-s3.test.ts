@@ -1,7 +1,7 @@
 /** The BlobStore contract on S3-compatible storage: S3BlobStore against s3rver, a real S3 protocol server this file starts. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3_CREDENTIALS, S3Server } from '../../scripts/s3-server.mjs';
-import { S3BlobStore } from '../../stores/blob-s3.js';
+import { S3_MIN_PART_BYTES, S3BlobStore } from '../../stores/blob-s3.js';
 import { patternBytes, readAll, sameBytes, streamOf } from '../support/blobs.js';
 import { blobStoreContract } from './suites.js';
 
@@ -29,7 +29,7 @@ blobStoreContract('S3BlobStore', {
 
 describe('S3BlobStore', () => {
   it('sends a blob of several parts as a multipart upload, and a failed one leaves no upload behind', async () => {
-    const store = await open('parts/');
+    const store = await open('parts/', S3_MIN_PART_BYTES);
     const bytes = patternBytes(11 * 1024 * 1024 + 7, 3); // three parts of 5 MiB
     await store.put('big', streamOf(bytes, [1_000_000]));
     expect(sameBytes(await readAll((await store.get('big'))!.stream), bytes)).toBe(true);

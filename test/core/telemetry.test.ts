@@ -10,7 +10,7 @@ import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, Periodic
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryObjectStore, type Service } from '../../src/index.js';
-import { call, demoService, login, loginBody, USERS } from '../helpers.js';
+import { call, demoData, demoService, login, loginBody, USERS } from '../helpers.js';
 
 const spans = new InMemorySpanExporter();
 const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
@@ -104,6 +104,34 @@ describe('with an SDK registered', () => {
     expect(await active()).toBe(before + 1);
     await call(service, 'POST', '/v1/logout', { headers: { sessionId } });
     expect(await active()).toBe(before);
+  });
+
+  it('mail by outcome: a try that failed and is repeated, a mail sent, a mail given up', async () => {
+    const tries: string[] = [];
+    let failures = 0;
+    const mailer = {
+      send: async (mail: { to: unknown }) => {
+        tries.push(String(mail.to));
+        if (failures-- > 0) throw new Error('421 try later');
+      },
+    };
+    const data = demoData();
+    const erin = { '~ClassName': 'User', '~ObjectID': 'USRMAIL1', Name: 'erin', Email: 'erin@example.com', _password: 'erin-first-secret', _licences: ['crm'] };
+    const mailing = await demoService({ data: { ...data, objects: [...data.objects, erin] }, mail: { mailer, from: 'noreply@example.com', resetLink: 'https://app.example.com/reset?token={token}', retries: 1, retryDelayMs: 1 } });
+    const count = async (outcome: string) => (await points('odbrest.mail.messages')).filter((p) => p.attributes['odbrest.mail.outcome'] === outcome).reduce((sum, p) => sum + p.value, 0);
+    const before = { sent: await count('sent'), failed: await count('failed'), retried: await count('retried') };
+    const reset = async () => {
+      const asked = tries.length;
+      expect((await call(mailing, 'POST', '/v1/user/password/reset', { json: { user: 'erin' } })).body.status.internalStatus).toBe('0');
+      await expect.poll(() => tries.length).toBe(asked + 2);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    failures = 1; // fails once, then goes
+    await reset();
+    failures = 2; // fails twice: given up after its one retry
+    await reset();
+    expect({ sent: await count('sent'), failed: await count('failed'), retried: await count('retried') }).toEqual({ sent: before.sent + 1, failed: before.failed + 1, retried: before.retried + 2 });
+    await mailing.close();
   });
 
   it('a failing store call is an error span and counted with its error type', async () => {

@@ -71,4 +71,11 @@ describe('github', () => {
     await idp.next(github, { userinfoStatus: 500 });
     expectRejected(await finish(step), '323', 502, 'github answered HTTP 500 to GET /user');
   });
+
+  it('answers 323 when the token endpoint answers 200 with an error member, as GitHub does for a bad code', async () => {
+    await idp.user(github, { sub: '79' });
+    const step = await authorize(running.base, 'github');
+    await idp.next(github, { tokenError: 'bad_verification_code' });
+    expectRejected(await finish(step), '323', 502, 'GitHub refused the code exchange: bad_verification_code');
+  });
 });

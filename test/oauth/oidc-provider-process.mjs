@@ -8,6 +8,7 @@
 import { createServer } from 'node:http';
 import { SignJWT, decodeJwt, exportJWK, generateKeyPair } from 'jose';
 import Provider from 'oidc-provider';
+import { serveCommands } from './commands.mjs';
 
 const HOST = '127.0.0.1';
 const b64url = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -84,12 +85,4 @@ const commands = {
   },
 };
 
-process.on('message', async ({ id, cmd, args }) => {
-  try {
-    process.send({ id, result: (await commands[cmd](args ?? {})) ?? null });
-  } catch (error) {
-    process.send({ id, error: error instanceof Error ? error.stack : String(error) });
-  }
-});
-process.on('disconnect', () => process.exit(0));
-process.send({ ready: true });
+serveCommands(commands);

@@ -7,6 +7,7 @@ import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { SignJWT, exportJWK, generateKeyPair, importJWK, jwtVerify } from 'jose';
 import { OAuth2Server } from 'oauth2-mock-server';
+import { serveCommands } from './commands.mjs';
 
 const HOST = '127.0.0.1';
 /** Server state by id. */
@@ -28,6 +29,33 @@ function idTokenClaims(s, base) {
   delete s.next.idToken;
   for (const name of Object.keys(claims)) if (claims[name] === undefined) delete claims[name];
   return claims;
+}
+
+
+/**
+ * The token endpoint's common steps for a code grant: the answer a test asked for next (`tokenStatus`:
+ * that HTTP status; `tokenError`: GitHub's way, status 200 with an `error` member), else the grant of
+ * the form's code (used once) when its redirect URI and PKCE verifier match; otherwise the answer is
+ * sent here and this answers `undefined`.
+ */
+function takeGrant(s, codes, form, res) {
+  if (s.next.tokenStatus) {
+    const status = s.next.tokenStatus;
+    delete s.next.tokenStatus;
+    return void json(res, status, { message: 'the token service is broken' });
+  }
+  if (s.next.tokenError) {
+    const error = s.next.tokenError;
+    delete s.next.tokenError;
+    return void json(res, 200, { error, error_description: 'The code passed is incorrect or expired.', error_uri: 'https://docs.github.com/apps/troubleshooting' });
+  }
+  const grant = codes.get(form.get('code'));
+  codes.delete(form.get('code'));
+  const verifier = form.get('code_verifier') ?? '';
+  if (!grant || grant.redirectUri !== form.get('redirect_uri') || b64url(createHash('sha256').update(verifier).digest()) !== grant.challenge) {
+    return void json(res, 400, { error: 'invalid_grant' });
+  }
+  return grant;
 }
 
 /** A token signed by the rogue key but naming the provider's real key id. */
@@ -181,17 +209,8 @@ async function startApple(s) {
         } catch {
           return json(res, 400, { error: 'invalid_client' });
         }
-        if (s.next.tokenStatus) {
-          const status = s.next.tokenStatus;
-          delete s.next.tokenStatus;
-          return json(res, status, { message: 'the token service is broken' });
-        }
-        const grant = codes.get(form.get('code'));
-        codes.delete(form.get('code'));
-        const verifier = form.get('code_verifier') ?? '';
-        if (!grant || grant.redirectUri !== form.get('redirect_uri') || b64url(createHash('sha256').update(verifier).digest()) !== grant.challenge) {
-          return json(res, 400, { error: 'invalid_grant' });
-        }
+        const grant = takeGrant(s, codes, form, res);
+        if (!grant) return;
         const claims = idTokenClaims(s, { iss: s.issuer, aud: grant.clientId, nonce: grant.nonce, iat: now(), exp: now() + 600, email_verified: 'true' });
         delete claims.given_name; // Apple's ID token carries no names
         delete claims.family_name;
@@ -240,17 +259,8 @@ async function startGithub(s) {
         const client = clientOf({ headers: req.headers, body: Object.fromEntries(form) });
         s.secrets.add(client.secret);
         if (client.id !== s.clientId || client.secret !== s.clientSecret) return json(res, 401, { error: 'invalid_client' });
-        if (s.next.tokenStatus) {
-          const status = s.next.tokenStatus;
-          delete s.next.tokenStatus;
-          return json(res, status, { message: 'the token service is broken' });
-        }
-        const grant = codes.get(form.get('code'));
-        codes.delete(form.get('code'));
-        const verifier = form.get('code_verifier') ?? '';
-        if (!grant || grant.redirectUri !== form.get('redirect_uri') || b64url(createHash('sha256').update(verifier).digest()) !== grant.challenge) {
-          return json(res, 400, { error: 'invalid_grant' });
-        }
+        const grant = takeGrant(s, codes, form, res);
+        if (!grant) return;
         const token = `gho_${randomBytes(16).toString('hex')}`;
         s.accessTokens.set(token, grant.user);
         return json(res, 200, { access_token: token, token_type: 'bearer', scope: 'read:user,user:email' });
@@ -307,11 +317,11 @@ const commands = {
   },
   /**
    * Shapes the next answers: idToken (claim overrides), rogueKey (sign the next ID token with a key
-   * the provider does not publish), tokenStatus, userinfoStatus.
+   * the provider does not publish), tokenStatus, tokenError (a 200 with this `error`, as GitHub answers), userinfoStatus.
    */
-  async next({ id, idToken, rogueKey, tokenStatus, userinfoStatus }) {
+  async next({ id, idToken, rogueKey, tokenStatus, tokenError, userinfoStatus }) {
     const s = servers.get(id);
-    Object.assign(s.next, JSON.parse(JSON.stringify({ idToken, tokenStatus, userinfoStatus })));
+    Object.assign(s.next, JSON.parse(JSON.stringify({ idToken, tokenStatus, tokenError, userinfoStatus })));
     if (rogueKey) {
       s.rogueToken = await signRogue(
         { iss: s.issuer, aud: s.clientId, sub: s.user.sub, nonce: s.lastNonce, iat: now(), exp: now() + 600, ...(s.tenant ? { tid: s.tenant } : {}) },
@@ -328,12 +338,4 @@ const commands = {
   },
 };
 
-process.on('message', async ({ id, cmd, args }) => {
-  try {
-    process.send({ id, result: (await commands[cmd](args ?? {})) ?? null });
-  } catch (error) {
-    process.send({ id, error: error instanceof Error ? error.stack : String(error) });
-  }
-});
-process.on('disconnect', () => process.exit(0));
-process.send({ ready: true });
+serveCommands(commands);

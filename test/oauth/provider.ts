@@ -119,7 +119,7 @@ export class ProviderProcess {
 
   next(
     provider: LocalProvider,
-    shape: { idToken?: Record<string, unknown>; rogueKey?: boolean; tokenStatus?: number; userinfoStatus?: number },
+    shape: { idToken?: Record<string, unknown>; rogueKey?: boolean; tokenStatus?: number; tokenError?: string; userinfoStatus?: number },
   ): Promise<unknown> {
     return this.call('next', { id: provider.id, ...shape });
   }
