@@ -1,12 +1,11 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { lightAnswer, type Service } from '../src/index.js';
-import { bodyAfterParsers, closeLingering, eachHeader, serviceFetch, servesNodeRequest } from './node-http.js';
+import { bodyAfterParsers, eachHeader, serviceFetch, servesNodeRequest } from './node-http.js';
 
 /** The parts of Koa's context this adapter uses (Koa itself is not imported). */
 interface KoaContext {
   req: IncomingMessage;
-  res: ServerResponse;
   request: { body?: unknown; rawBody?: unknown };
   status: number;
   body: unknown;
@@ -26,7 +25,7 @@ export function odbrest(service: Service): (ctx: KoaContext, next: Next) => Prom
     const body = bodyAfterParsers(ctx.req, ctx.request.rawBody, ctx.request.body);
     const response = await serviceFetch(service, ctx.req, body);
     // answered before its body arrived: the connection cannot carry the next request (see respond in node-http.ts)
-    if (!ctx.req.complete) closeLingering(ctx.req, ctx.res);
+    if (!ctx.req.complete) ctx.set('connection', 'close');
     // Order matters: Koa turns a null body into 204 unless the status is set afterwards (a 302
     // redirect), and drops Content-Length when a body is set after the headers.
     const light = lightAnswer(response);
