@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError, bodilessRequest, headersView, lightAnswer, type LightAnswer, type Service } from '../src/index.js';
+import { answerNow, ApiError, bodilessRequest, headersView, lightAnswer, type LightAnswer, type MaybePromise, type Service } from '../src/index.js';
 import { answerRefusal, checkHost, inParserForm } from './request-checks.js';
 
 /**
@@ -163,6 +163,11 @@ export function servesNodeRequest(service: Service, req: IncomingMessage): boole
  * request without a web form is answered with its envelope here.
  */
 export function serviceFetch(service: Service, req: IncomingMessage, body?: BodyInit | null): Promise<Response> {
+  return Promise.resolve(serviceAnswer(service, req, body));
+}
+
+/** `serviceFetch`'s answer, without a promise where the service answers at once (see `answerNow`). */
+function serviceAnswer(service: Service, req: IncomingMessage, body: BodyInit | null | undefined): MaybePromise<Response> {
   let request: Request;
   const context = { clientAddress: req.socket.remoteAddress, lightResponses: true };
   try {
@@ -171,20 +176,33 @@ export function serviceFetch(service: Service, req: IncomingMessage, body?: Body
     const requestId = req.headers['x-request-id'];
     return answerRefusal(service, error, req.method, typeof requestId === 'string' ? requestId : undefined, context);
   }
-  return service.fetch(request, context);
+  return answerNow(service, request, context);
 }
 
-/** Answers a Node request with the service and writes the answer back (a light answer in the promise's own turn, without another). */
-export function respond(service: Service, req: IncomingMessage, res: ServerResponse, body?: BodyInit | null): Promise<void> {
-  return serviceFetch(service, req, body).then((response) => {
-    // Answered before its body arrived (a 404, 405 or 401 reads none, a 413 stops reading): the rest
-    // of the body sits in the stream the web Request took over, so the connection could not carry the
-    // next request; close it, lingering.
-    if (!req.complete) closeLingering(req, res);
-    // a draining instance lets each connection go with its answer, so shutting down waits for no idle keep-alive
-    if (service.draining) res.setHeader('connection', 'close');
-    if (!writeLight(res, response)) return writeWebResponse(res, response);
-  });
+/**
+ * Answers a Node request with the service and writes the answer back: in the same turn where the
+ * service answers at once (the read path), else once it does. `failed` gets what went wrong writing.
+ */
+export function respond(service: Service, req: IncomingMessage, res: ServerResponse, body: BodyInit | null | undefined, failed: (error: unknown) => void): void {
+  try {
+    const answer = serviceAnswer(service, req, body);
+    // a light answer passes for a Response too
+    const written = answer instanceof Response ? writeAnswer(service, req, res, answer) : answer.then((response) => writeAnswer(service, req, res, response));
+    written?.catch(failed);
+  } catch (error) {
+    failed(error);
+  }
+}
+
+/** Writes the service's answer; a promise while a streamed body is written. */
+function writeAnswer(service: Service, req: IncomingMessage, res: ServerResponse, response: Response): Promise<void> | undefined {
+  // Answered before its body arrived (a 404, 405 or 401 reads none, a 413 stops reading): the rest
+  // of the body sits in the stream the web Request took over, so the connection could not carry the
+  // next request; close it, lingering.
+  if (!req.complete) closeLingering(req, res);
+  // a draining instance lets each connection go with its answer, so shutting down waits for no idle keep-alive
+  if (service.draining) res.setHeader('connection', 'close');
+  return writeLight(res, response) ? undefined : writeWebResponse(res, response);
 }
 
 /** How long, and how many more of the request's bytes, a connection closed under an unread body is read on (see `closeLingering`). */
