@@ -199,10 +199,20 @@ function writeAnswer(service: Service, req: IncomingMessage, res: ServerResponse
   // Answered before its body arrived (a 404, 405 or 401 reads none, a 413 stops reading): the rest
   // of the body sits in the stream the web Request took over, so the connection could not carry the
   // next request; close it, lingering.
-  if (!req.complete) closeLingering(req, res);
+  if (bodyPending(req)) closeLingering(req, res);
   // a draining instance lets each connection go with its answer, so shutting down waits for no idle keep-alive
   if (service.draining) res.setHeader('connection', 'close');
   return writeLight(res, response) ? undefined : writeWebResponse(res, response);
+}
+
+/**
+ * Whether part of a request's body has not arrived yet. Not `!req.complete` alone: an answer written in
+ * the request's own turn (the read path) comes before Node's parser marks even a bodiless request complete.
+ */
+function bodyPending(req: IncomingMessage): boolean {
+  if (req.complete) return false;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /** How long, and how many more of the request's bytes, a connection closed under an unread body is read on (see `closeLingering`). */
