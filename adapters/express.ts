@@ -27,12 +27,12 @@ export function odbrest(service: Service): [Middleware, ErrorMiddleware] {
 
   const middleware: Middleware = (req, res, next) => {
     if (!served(req)) return next();
-    respond(service, req, res, bodyAfterParsers(req, req.rawBody, req.body)).catch(next);
+    respond(service, req, res, bodyAfterParsers(req, req.rawBody, req.body), next);
   };
   const afterParseError: ErrorMiddleware = (error, req, res, next) => {
     const failed = error as { type?: unknown; body?: unknown };
     if (failed?.type !== 'entity.parse.failed' || typeof failed.body !== 'string' || !served(req)) return next(error);
-    respond(service, req, res, failed.body).catch(next);
+    respond(service, req, res, failed.body, next);
   };
   return [middleware, afterParseError];
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError, bodilessRequest, headersView, lightAnswer, type LightAnswer, type Service } from '../src/index.js';
+import { answerNow, ApiError, bodilessRequest, headersView, lightAnswer, type LightAnswer, type MaybePromise, type Service } from '../src/index.js';
 import { answerRefusal, checkHost, inParserForm } from './request-checks.js';
 
 /**
@@ -163,6 +163,11 @@ export function servesNodeRequest(service: Service, req: IncomingMessage): boole
  * request without a web form is answered with its envelope here.
  */
 export function serviceFetch(service: Service, req: IncomingMessage, body?: BodyInit | null): Promise<Response> {
+  return Promise.resolve(serviceAnswer(service, req, body));
+}
+
+/** `serviceFetch`'s answer, without a promise where the service answers at once (see `answerNow`). */
+function serviceAnswer(service: Service, req: IncomingMessage, body: BodyInit | null | undefined): MaybePromise<Response> {
   let request: Request;
   const context = { clientAddress: req.socket.remoteAddress, lightResponses: true };
   try {
@@ -171,19 +176,88 @@ export function serviceFetch(service: Service, req: IncomingMessage, body?: Body
     const requestId = req.headers['x-request-id'];
     return answerRefusal(service, error, req.method, typeof requestId === 'string' ? requestId : undefined, context);
   }
-  return service.fetch(request, context);
+  return answerNow(service, request, context);
 }
 
-/** Answers a Node request with the service and writes the answer back (a light answer in the promise's own turn, without another). */
-export function respond(service: Service, req: IncomingMessage, res: ServerResponse, body?: BodyInit | null): Promise<void> {
-  return serviceFetch(service, req, body).then((response) => {
-    // Answered before its body arrived (a 404, 405 or 401 reads none): the rest of the body sits in the
-    // stream the web Request took over, so the connection could not carry the next request; close it.
-    if (!req.complete) res.setHeader('connection', 'close');
-    // a draining instance lets each connection go with its answer, so shutting down waits for no idle keep-alive
-    if (service.draining) res.setHeader('connection', 'close');
-    if (!writeLight(res, response)) return writeWebResponse(res, response);
-  });
+/**
+ * Answers a Node request with the service and writes the answer back: in the same turn where the
+ * service answers at once (the read path), else once it does. `failed` gets what went wrong writing.
+ */
+export function respond(service: Service, req: IncomingMessage, res: ServerResponse, body: BodyInit | null | undefined, failed: (error: unknown) => void): void {
+  try {
+    const answer = serviceAnswer(service, req, body);
+    // a light answer passes for a Response too
+    const written = answer instanceof Response ? writeAnswer(service, req, res, answer) : answer.then((response) => writeAnswer(service, req, res, response));
+    written?.catch(failed);
+  } catch (error) {
+    failed(error);
+  }
+}
+
+/** Writes the service's answer; a promise while a streamed body is written. */
+function writeAnswer(service: Service, req: IncomingMessage, res: ServerResponse, response: Response): Promise<void> | undefined {
+  // Answered before its body arrived (a 404, 405 or 401 reads none, a 413 stops reading): the rest
+  // of the body sits in the stream the web Request took over, so the connection could not carry the
+  // next request; close it, lingering.
+  if (bodyPending(req)) closeLingering(req, res);
+  // a draining instance lets each connection go with its answer, so shutting down waits for no idle keep-alive
+  if (service.draining) res.setHeader('connection', 'close');
+  return writeLight(res, response) ? undefined : writeWebResponse(res, response);
+}
+
+/**
+ * Whether part of a request's body has not arrived yet. Not `!req.complete` alone: an answer written in
+ * the request's own turn (the read path) comes before Node's parser marks even a bodiless request complete.
+ */
+function bodyPending(req: IncomingMessage): boolean {
+  if (req.complete) return false;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** How long, and how many more of the request's bytes, a connection closed under an unread body is read on (see `closeLingering`). */
+export const LINGER = { ms: 5000, bytes: 16 * 1024 * 1024 };
+
+/**
+ * Closes the connection of a request answered before its body was read, without resetting it under the
+ * answer: closed with bytes unread, the socket makes the kernel send a reset, which can overtake the
+ * answer (the client sees a network error instead of, say, its `413`). So the answer goes out with
+ * `connection: close` and the end of the stream; then the rest of the body is read and dropped until
+ * it ends, for at most `LINGER.ms` and `LINGER.bytes` (as nginx's `lingering_close`, Go's
+ * `closeWriteAndWait`), and only then is the socket destroyed. Beyond the bound the client may see
+ * the reset: bounded work for a client that keeps sending.
+ */
+export function closeLingering(req: IncomingMessage, res: ServerResponse): void {
+  res.setHeader('connection', 'close');
+  const socket = req.socket as IncomingMessage['socket'] & { destroySoon?: () => void };
+  // Node's server calls `destroySoon` once a `connection: close` answer is written: the end of the
+  // stream, then `destroy` as soon as it is sent. Here the destroy waits for the body's end.
+  if (typeof socket.destroySoon !== 'function') return;
+  const destroy = () => socket.destroy();
+  // once the answer is sent: a destroy before would drop it
+  const destroyWhenSent = () => (socket.writableFinished ? destroy() : socket.once('finish', destroy));
+  socket.destroySoon = () => {
+    if (socket.writable) socket.end();
+    if (req.complete) return destroyWhenSent();
+    let left = LINGER.bytes;
+    const close = () => {
+      clearTimeout(timer);
+      req.off('data', count);
+      destroyWhenSent();
+    };
+    const count = (chunk: Buffer) => {
+      left -= chunk.byteLength;
+      if (left < 0) close();
+    };
+    // the bound holds whatever the client does (one that reads no answer never lets it be sent)
+    const timer = setTimeout(destroy, LINGER.ms);
+    // the web stream's listener would keep what it reads: dropped instead
+    req.removeAllListeners('data');
+    req.on('data', count);
+    req.once('end', close);
+    socket.once('close', close);
+    req.resume();
+  };
 }
 
 /** Writes a light answer (see `lightAnswer`) as its text, in one write with its length; false for any other response. */

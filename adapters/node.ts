@@ -10,12 +10,11 @@ export { toWebRequest, writeWebResponse } from './node-http.js';
 
 /** A `(req, res)` listener for `http.createServer`. */
 export function createNodeHandler(service: Service): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
-    respond(service, req, res).catch(() => {
-      if (!res.headersSent) res.statusCode = 500;
-      res.end();
-    });
+  const failed = (res: ServerResponse) => () => {
+    if (!res.headersSent) res.statusCode = 500;
+    res.end();
   };
+  return (req, res) => respond(service, req, res, undefined, failed(res));
 }
 
 /** Starts an HTTP server for the service; resolves once it listens. */

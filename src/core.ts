@@ -29,6 +29,8 @@ export class Core {
   readonly ready: Promise<void>;
   /** Answers a web request; never throws. Each answer is logged when the host passes a `logger`. */
   readonly fetch: (request: Request, context?: RequestContext) => Promise<Response>;
+  /** `fetch`'s answer without its promise where the route answers at once (see `answerNow`). Never throws. */
+  readonly answer: (request: Request, context?: RequestContext) => MaybePromise<Response>;
   readonly #routes: RouteTable<RouteRun>;
   readonly #mount: Mount;
   readonly #secure: SecureTransport;
@@ -46,9 +48,10 @@ export class Core {
     const metrics = options.metrics === false ? undefined : new InstanceMetrics(randomToken(6), options.now ?? Date.now); // PROTOCOL.md 6.12
     const identified = identifiedAnswers(answer, metrics);
     const logged = logRequests(options.logger, options.now ?? Date.now, (request: Request, context: RequestContext | undefined, exchange: Exchange) => telemetry.request(request, exchange, () => identified(request, context, exchange)));
+    this.answer = (request, context) => logged(request, context, newExchange());
     // a request answered without waiting (the read path) costs one settled promise here, no turn of awaits
     this.fetch = (request, context) => {
-      const response = logged(request, context, newExchange());
+      const response = this.answer(request, context);
       return isPending(response) ? response : Promise.resolve(response);
     };
     const ctx = (this.ctx = serviceContext(options, telemetry, caches, metrics));

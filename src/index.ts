@@ -2,6 +2,8 @@ import { Core } from './core.js';
 import { Mount } from './http/mount.js';
 import { ApiReference } from './reference/serve.js';
 import type { RequestContext } from './http/request.js';
+import { withAnswerNow } from './http/light-response.js';
+import type { MaybePromise } from './maybe.js';
 import type { MacroRegistry } from './macros/registry.js';
 import type { ServiceOptions } from './options.js';
 import type { KeyValueStore, ObjectStore } from './storage/types.js';
@@ -44,13 +46,14 @@ export function createService(options: ServiceOptions = {}): Service {
     const path = reference && URL.canParse(url) ? mount!.relativePath(new URL(url).pathname) : undefined;
     return path !== undefined && reference!.claims(path) ? path : undefined;
   };
-  return {
-    fetch: reference
-      ? (request, context) => {
-          const path = referencePath(request.url);
-          return path === undefined ? core.fetch(request, context) : reference.answer(request, path);
-        }
-      : (request, context) => core.fetch(request, context),
+  const answer: (request: Request, context?: RequestContext) => MaybePromise<Response> = reference
+    ? (request, context) => {
+        const path = referencePath(request.url);
+        return path === undefined ? core.answer(request, context) : reference.answer(request, path);
+      }
+    : core.answer;
+  return withAnswerNow<Service>({
+    fetch: reference ? (request, context) => Promise.resolve(answer(request, context)) : core.fetch,
     serves: (url) => core.serves(url) || referencePath(String(url)) !== undefined,
     macros: core.ctx.macros,
     store: core.ctx.store,
@@ -68,7 +71,7 @@ export function createService(options: ServiceOptions = {}): Service {
       await core.ctx.kv.close?.();
       await core.ctx.files.blobs.close?.();
     },
-  };
+  }, answer);
 }
 
 export type { ApiReferenceOptions, SwaggerUiFiles } from './reference/serve.js';
@@ -96,7 +99,7 @@ export type { ErrorContext } from './context.js';
 export { ApiError, STATUS_CODES, type StatusCode, type ApiErrorOptions } from './http/errors.js';
 export { StorageUnavailableError, StoreConflictError, StoreValueError, BlobTooLargeError } from './storage/errors.js';
 export { errorResponse, type Envelope } from './http/envelope.js';
-export { bodilessRequest, headersView, lightAnswer, textResponse, type LightAnswer, type RawHeaders } from './http/light-response.js';
+export { answerNow, bodilessRequest, headersView, lightAnswer, textResponse, type LightAnswer, type RawHeaders } from './http/light-response.js';
 export { defaultCrypto, nativeCrypto, portableCrypto, type NodeCryptoFunctions, type SymmetricCrypto } from './secure/symmetric.js';
 export type {
   ObjectStore,
