@@ -61,6 +61,11 @@ const UserChangeSchema = v.object({
 });
 const NewUserBody = onlyMembers(NewUserSchema);
 const UserChangeBody = onlyMembers(UserChangeSchema);
+/** A session of the caller, by the handle `GET /v1/sessions` lists (never its credential). */
+const SessionParams = v.object({ handle: v.pipe(v.string(), v.description('the session handle (~ObjectID of GET /v1/sessions)')) });
+/** A user by name. */
+const UserParams = v.object({ name: v.pipe(v.string(), v.description('the user name')) });
+
 const UserQuerySchema = v.object({
   user: v.optional(v.pipe(v.string(), v.maxLength(MAX_NAME, `user must be at most ${MAX_NAME} characters`), v.description('another user (administrators only)'))),
 });
@@ -101,6 +106,7 @@ async function countReset(ctx: AuthContext, key: string, limit: number): Promise
 
 type Body<S extends v.GenericSchema> = { body: v.InferOutput<S> };
 type Query<S extends v.GenericSchema> = { query: v.InferOutput<S> };
+type Params<S extends v.GenericSchema> = { params: v.InferOutput<S> };
 
 async function changePassword(ctx: AuthContext, acc: Accounts, request: ApiRequest, { body }: Body<typeof PasswordChangeSchema>): Promise<JsonReply> {
   const session = request.session!;
@@ -191,8 +197,7 @@ async function listSessions(ctx: AuthContext, acc: Accounts, request: ApiRequest
   return okReply({ '~Count': elements.length, '~UnfilteredCount': elements.length, '~Elements': elements });
 }
 
-async function endSession(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
-  const handle = request.params.handle ?? '';
+async function endSession(ctx: AuthContext, acc: Accounts, request: ApiRequest, { params: { handle } }: Params<typeof SessionParams>): Promise<JsonReply> {
   const session = (await acc.sessions.live(request.session!.principalId)).find((live) => sessionHandle(live.id) === handle);
   if (!session) throw new ApiError('404', 'no live session of yours has this handle');
   await acc.sessions.end(session);
@@ -210,8 +215,8 @@ async function createUser(ctx: AuthContext, acc: Accounts, request: ApiRequest, 
   return okReply({ '~ObjectID': user.id, Name: user.fields.Name }, 'user created');
 }
 
-async function updateUser(ctx: AuthContext, acc: Accounts, request: ApiRequest, { body: change }: Body<typeof UserChangeBody>): Promise<JsonReply> {
-  const user = await acc.users.update(request.params.name ?? '', change, request.session!.id);
+async function updateUser(ctx: AuthContext, acc: Accounts, request: ApiRequest, { params: { name }, body: change }: Body<typeof UserChangeBody> & Params<typeof UserParams>): Promise<JsonReply> {
+  const user = await acc.users.update(name, change, request.session!.id);
   return okReply({ '~ObjectID': user.id, Name: user.fields.Name, Disabled: user.fields._disabled === true }, 'user changed');
 }
 
@@ -303,6 +308,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
       path: '/v1/sessions/:handle',
       auth: 'session',
       summary: "Ends one of the caller's sessions, named by its handle",
+      params: SessionParams,
       answer: 'nothing ({})',
       handler: handler(endSession),
     }),
@@ -334,6 +340,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
       auth: 'session',
       admin: true,
       summary: 'Changes a user (administrators): Disabled, Groups, pass, Licences',
+      params: UserParams,
       examples: { body: { Disabled: false }, answer: { '~ObjectID': 'USR00002', Name: 'bob', Disabled: false } },
       body: UserChangeBody,
       answer: '~ObjectID, Name and Disabled of the user',

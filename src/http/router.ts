@@ -1,5 +1,5 @@
 import { IttyRouter } from 'itty-router';
-import type { GenericSchema, InferOutput, ObjectEntries, ObjectSchema } from 'valibot';
+import type { ErrorMessage, GenericSchema, InferOutput, ObjectEntries, ObjectIssue, ObjectSchema, StrictObjectIssue, StrictObjectSchema } from 'valibot';
 import type { Answer } from './envelope.js';
 import { ApiError, clip, type StatusCode } from './errors.js';
 import type { ApiRequest } from './request.js';
@@ -25,8 +25,11 @@ export interface RawAnswer {
   /** A JSON answer's example for the OpenAPI document (its schema must accept it). */
   example?: unknown;
 }
-/** The query parameters a route reads: each entry a string schema, an empty value counting as absent. */
-export type QuerySchema = ObjectSchema<ObjectEntries, undefined>;
+/**
+ * The query parameters a route reads: each entry a string schema, an empty value counting as absent.
+ * A strict object refuses parameters it does not name (`400`, its message).
+ */
+export type QuerySchema = ObjectSchema<ObjectEntries, ErrorMessage<ObjectIssue> | undefined> | StrictObjectSchema<ObjectEntries, ErrorMessage<StrictObjectIssue> | undefined>;
 /** The path parameters of a route: each entry a string schema (its `v.description` says what it is). */
 export type ParamsSchema = ObjectSchema<ObjectEntries, undefined>;
 
@@ -106,6 +109,12 @@ export interface RouteDeclaration<
    * text nor applies `maxBodyBytes` (file uploads, PROTOCOL.md 6.6).
    */
   rawBody?: boolean;
+  /**
+   * A check of the parsed input as a whole, where one part is valid only with another (a class
+   * declaration for its path's class): throws `ApiError`. It runs with the schemas, before `admin`, so
+   * a malformed request is `400` for anyone.
+   */
+  refine?: (input: RouteInput<Output<P, Record<string, string>>, Output<Q, undefined>, Output<B, undefined>>) => void;
   /**
    * The route is for administrators (PROTOCOL.md 2.8 and 6.12 *admin*: sessions of database users in
    * the `users.admins` group, others `403`): `true`, or for a route open to every session that some

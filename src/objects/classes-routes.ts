@@ -131,12 +131,12 @@ export function classesRoutes(ctx: ObjectsContext): Route[] {
       examples: { answer: REFERENCED_BY },
       params: ObjectIdParams('the id of the referenced object'),
       errors: ['404'],
-      handler: async (request, { params: { id }, query: { page = 0, perPage = DEFAULT_PER_PAGE } }) => {
+      handler: async (request, { params: { id }, query: { page = 0, perPage = DEFAULT_PER_PAGE, serialization } }) => {
         const guard = ctx.guard(request);
         // an object the session may not read is answered as a missing one (6.4)
         if (!(await served(ctx, guard, await ctx.store.get(id)))) throw new ApiError('404', `no object ${id}`);
         const { objects, unfiltered } = await referencedBy(ctx, guard, id, page * perPage, perPage);
-        return setAnswer(ctx, request, guard, objects, unfiltered);
+        return setAnswer(ctx, request, guard, objects, unfiltered, serialization);
       },
     }),
   ];
