@@ -227,15 +227,16 @@ function hasTwoFactor(user: StoredObject): boolean {
 }
 
 /** A page of the users, ordered by name, as administrators see them: no `_` field, only what they tell. */
-async function listUsers(ctx: AuthContext, acc: Accounts, request: ApiRequest, { query: { page = 0, perPage = DEFAULT_PER_PAGE } }: Query<typeof UserListQuerySchema>): Promise<JsonReply> {
+async function listUsers(ctx: AuthContext, acc: Accounts, request: ApiRequest, { query: { page = 0, perPage = DEFAULT_PER_PAGE } }: Query<typeof UserListQuerySchema>) {
   const { objects, total } = await ctx.store.find({ className: acc.users.userClass, orderBy: { field: 'Name' }, offset: page * perPage, limit: perPage });
   // every group of the page read at once
   const groupIds = new Set(objects.flatMap((user) => (isSet(user.fields.Groups) ? user.fields.Groups.$set : [])));
   const groups = new Map((await ctx.store.getMany([...groupIds])).map((group) => [group.id, group.fields.Name]));
   const elements = objects.map((user) => ({
     '~ObjectID': user.id,
-    Name: user.fields.Name ?? null,
-    Description: user.fields.Description ?? null,
+    // the user class's Name and Description are text (users.ts writes them)
+    Name: (user.fields.Name ?? null) as string | null,
+    Description: (user.fields.Description ?? null) as string | null,
     Disabled: user.fields._disabled === true,
     Groups: (isSet(user.fields.Groups) ? user.fields.Groups.$set : []).map((id) => groups.get(id)).filter((group): group is string => typeof group === 'string').sort(),
     TwoFactor: hasTwoFactor(user),
@@ -247,7 +248,7 @@ async function listUsers(ctx: AuthContext, acc: Accounts, request: ApiRequest, {
 /** Password change and reset, the user's sessions, and user administration (PROTOCOL.md 2.8). */
 export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
   const handler =
-    <I,>(fn: (ctx: AuthContext, acc: Accounts, request: ApiRequest, input: I) => Promise<JsonReply>) =>
+    <I, R>(fn: (ctx: AuthContext, acc: Accounts, request: ApiRequest, input: I) => Promise<R>) =>
     (request: ApiRequest, input: I) =>
       fn(ctx, acc, request, input);
   return [

@@ -7,6 +7,7 @@ import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Guard } from '../objects/access.js';
+import type { ServedData } from '../openapi/schemas.js';
 import { checkMacros, objectAnswer, SERIALIZATION_PARAM, served } from '../objects/read/index.js';
 import { afterWrite, beforeWrite, retryOnConflict, type WriteChange, type Writer } from '../objects/write/index.js';
 import { internalFields, withoutInternal } from '../objects/names.js';
@@ -55,7 +56,7 @@ export class Uploads {
   constructor(private readonly ctx: ObjectsContext) {}
 
   /** `GET /v1/uploadFile`: a new upload id (128 bits from the CSPRNG). */
-  async start(request: ApiRequest): Promise<JsonReply> {
+  async start(request: ApiRequest) {
     const session = request.session!;
     await this.#mayUpload(request);
     this.#sweepNow();
@@ -66,7 +67,7 @@ export class Uploads {
   }
 
   /** `POST /v1/uploadFile/{id}`: the bytes, multipart or raw, streamed into the blob store. */
-  async receive(request: ApiRequest, uploadId: string, query: v.InferOutput<typeof ReceiveQuerySchema>): Promise<JsonReply> {
+  async receive(request: ApiRequest, uploadId: string, query: v.InferOutput<typeof ReceiveQuerySchema>) {
     const body = request.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
     try {
       const state = await this.#state(uploadId, request.session!);
@@ -96,13 +97,13 @@ export class Uploads {
   }
 
   /** `GET /v1/uploadFile/{id}`: how many bytes arrived. */
-  async size(request: ApiRequest, uploadId: string): Promise<JsonReply> {
+  async size(request: ApiRequest, uploadId: string) {
     const state = await this.#state(uploadId, request.session!);
     return okReply({ size: state.received?.size ?? 0 });
   }
 
   /** `PATCH /v1/uploadFile/{id}[?replaceOID=]`: the file object, created or given the new bytes. */
-  async finish(request: ApiRequest, uploadId: string, { replaceOID, serialization }: v.InferOutput<typeof FinishQuerySchema>): Promise<JsonReply> {
+  async finish(request: ApiRequest, uploadId: string, { replaceOID, serialization }: v.InferOutput<typeof FinishQuerySchema>): Promise<JsonReply<ServedData>> {
     const session = request.session!;
     const { received } = await this.#state(uploadId, session);
     if (serialization) checkMacros(this.ctx, serialization); // an unknown macro is refused before the file object is made

@@ -1,6 +1,6 @@
 import { IttyRouter } from 'itty-router';
 import type { ErrorMessage, GenericSchema, InferOutput, ObjectEntries, ObjectIssue, ObjectSchema, StrictObjectIssue, StrictObjectSchema } from 'valibot';
-import type { Answer } from './envelope.js';
+import type { Answer, JsonReply } from './envelope.js';
 import { ApiError, clip, type StatusCode } from './errors.js';
 import type { ApiRequest } from './request.js';
 import type { MaybePromise } from '../maybe.js';
@@ -35,6 +35,15 @@ export type ParamsSchema = ObjectSchema<ObjectEntries, undefined>;
 
 type Output<S, Otherwise> = S extends GenericSchema ? InferOutput<S> : Otherwise;
 
+/** A route's method. */
+export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/**
+ * What a route's handler answers: with an `answerSchema`, a JSON reply whose data is of the schema's
+ * output (a compile error otherwise), or a `Response` (its raw answers); without one, any answer.
+ */
+export type AnswerOf<A> = A extends GenericSchema ? JsonReply<InferOutput<A>> | Response : Answer;
+
 /** What the dispatcher hands a route's handler: its path parameters, query and body, parsed and checked from the declaration. */
 export interface RouteInput<P = Record<string, string>, Q = undefined, B = undefined> {
   params: P;
@@ -52,10 +61,13 @@ export interface RouteDeclaration<
   P extends ParamsSchema | undefined = ParamsSchema | undefined,
   Q extends QuerySchema | undefined = QuerySchema | undefined,
   B extends GenericSchema | undefined = GenericSchema | undefined,
+  A extends GenericSchema | undefined = GenericSchema | undefined,
+  M extends Method = Method,
+  Path extends string = string,
 > {
-  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  method: M;
   /** itty-router pattern relative to the service root, e.g. `/v1/object/:id`. */
-  path: string;
+  path: Path;
   auth: RouteAuth;
   /**
    * One line on what the route does. This and `params`, `body`, `bodyTypes`, `query`, `answer` and
@@ -80,7 +92,7 @@ export interface RouteDeclaration<
    * the answer (converted with `@valibot/to-json-schema`; the shared ones of openapi/schemas.ts become
    * `$ref`s). The test suite validates the demo's real answers against it.
    */
-  answerSchema?: GenericSchema;
+  answerSchema?: A;
   /**
    * The `internalStatus` codes the route answers besides those every route of its kind may (the app
    * key's, the credential's, a body's: openapi/document.ts `errorCodes`), for the OpenAPI document.
@@ -123,17 +135,25 @@ export interface RouteDeclaration<
    */
   admin?: true | ((input: RouteInput<Output<P, Record<string, string>>, Output<Q, undefined>, Output<B, undefined>>, request: ApiRequest) => boolean);
   /** Answers without a promise where everything it needs is at hand (the read path, PROTOCOL.md 6.1). */
-  handler: (request: ApiRequest, input: RouteInput<Output<P, Record<string, string>>, Output<Q, undefined>, Output<B, undefined>>) => MaybePromise<Answer>;
+  handler: (request: ApiRequest, input: RouteInput<Output<P, Record<string, string>>, Output<Q, undefined>, Output<B, undefined>>) => MaybePromise<AnswerOf<A>>;
 }
 
 /** A declared route of the table, whatever its input types. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Route = RouteDeclaration<any, any, any>;
+export type Route = RouteDeclaration<any, any, any, any>;
 
-/** Declares a route, typing its handler's input from its schemas. */
-export function route<P extends ParamsSchema | undefined = undefined, Q extends QuerySchema | undefined = undefined, B extends GenericSchema | undefined = undefined>(
-  declaration: RouteDeclaration<P, Q, B>,
-): Route {
+/**
+ * Declares a route, typing its handler's input from its schemas and its answer from `answerSchema`;
+ * the declaration keeps its literal types (method, path, schemas), which the typed client reads.
+ */
+export function route<
+  const M extends Method,
+  const Path extends string,
+  P extends ParamsSchema | undefined = undefined,
+  Q extends QuerySchema | undefined = undefined,
+  B extends GenericSchema | undefined = undefined,
+  A extends GenericSchema | undefined = undefined,
+>(declaration: RouteDeclaration<P, Q, B, A, M, Path>): RouteDeclaration<P, Q, B, A, M, Path> {
   return declaration;
 }
 

@@ -15,12 +15,6 @@ export function checkClassName(name: string, what: string): string {
   return name;
 }
 
-/** A path segment naming an object or class: at most 128 characters. */
-export function validName(value: string, what: string): string {
-  if (value.length > 128) throw new ApiError('400', `${what} is longer than 128 characters`);
-  return value;
-}
-
 /** A path segment naming an object or class (`what`: "object id", "class name"): at most 128 characters, else `400`. */
 export const nameParam = (what: string, description: string) =>
   v.pipe(v.string(), v.maxLength(128, `${what} is longer than 128 characters`), v.description(description));

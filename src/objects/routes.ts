@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import type { ObjectsContext } from './context.js';
 import type { JsonReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
-import { andThen } from '../maybe.js';
+import { andThen, type MaybePromise } from '../maybe.js';
 import type { ApiRequest } from '../http/request.js';
 import { route, type Route } from '../http/router.js';
 import { integerParam } from '../http/validate.js';
@@ -11,7 +11,7 @@ import { ClassNameParams, ObjectIdParams } from './names.js';
 import { classSelection, isClass, requireClass } from './known-classes.js';
 import { bulkRoutes, createCheckRoutes, lockRoutes, recycleRoutes, writeRoutes } from './write/index.js';
 import { classesRoutes } from './classes-routes.js';
-import { ObjectSet, ServedObject } from '../openapi/schemas.js';
+import { ObjectSet, ServedObject, type ObjectSetData, type ServedData } from '../openapi/schemas.js';
 
 /** The query parameters of a listing (PROTOCOL.md 6.2). */
 const ListingQuerySchema = v.object({
@@ -25,7 +25,7 @@ const ListingQuerySchema = v.object({
 
 type ListingQuery = v.InferOutput<typeof ListingQuerySchema>;
 
-async function listing(ctx: ObjectsContext, request: ApiRequest, className: string, query: ListingQuery): Promise<JsonReply> {
+async function listing(ctx: ObjectsContext, request: ApiRequest, className: string, query: ListingQuery): Promise<JsonReply<ObjectSetData>> {
   const guard = ctx.guard(request);
   const selection = classSelection(ctx, className, query);
   const { objects, unfiltered } = await selectPage(ctx, request, guard, selection);
@@ -34,7 +34,7 @@ async function listing(ctx: ObjectsContext, request: ApiRequest, className: stri
 }
 
 /** `GET /v1/object/{segment}` where no object answers: the class's listing (6.2), or `404`. */
-async function classOrMissing(ctx: ObjectsContext, request: ApiRequest, segment: string, query: ListingQuery): Promise<JsonReply> {
+async function classOrMissing(ctx: ObjectsContext, request: ApiRequest, segment: string, query: ListingQuery): Promise<JsonReply<ObjectSetData>> {
   if (await isClass(ctx, segment)) return listing(ctx, request, segment, query);
   throw new ApiError('404', `no object or class ${segment}`);
 }
@@ -57,7 +57,7 @@ export function objectRoutes(ctx: ObjectsContext): Route[] {
         const stored = ctx.store.getNow ? ctx.store.getNow(id) : ctx.store.get(id);
         return andThen(
           andThen(stored, (object) => served(ctx, guard, object)),
-          (object) => (object ? objectAnswer(ctx, request, guard, object, query.serialization) : classOrMissing(ctx, request, id, query)),
+          (object): MaybePromise<JsonReply<ServedData> | JsonReply<ObjectSetData>> => (object ? objectAnswer(ctx, request, guard, object, query.serialization) : classOrMissing(ctx, request, id, query)),
         );
       },
     }),

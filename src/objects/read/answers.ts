@@ -6,6 +6,7 @@
 import * as v from 'valibot';
 import type { ReadContext } from './context.js';
 import { okTextReply, type JsonReply } from '../../http/envelope.js';
+import type { ObjectSetData, ServedData } from '../../openapi/schemas.js';
 import { andThen, type MaybePromise } from '../../maybe.js';
 import { ApiError, clip } from '../../http/errors.js';
 import type { ApiRequest } from '../../http/request.js';
@@ -197,9 +198,9 @@ function macroOf(ctx: ReadContext, request: ApiRequest, serialization: Serializa
  * One object as the request asked for it (`GET /v1/object/{id}`, a write's answer). `serialization`:
  * the route's input (its query parameter, a v2 item's member); none is `full`.
  */
-export function objectAnswer(ctx: ReadContext, request: ApiRequest, guard: Guard, object: StoredObject, serialization?: Serialization): MaybePromise<JsonReply> {
+export function objectAnswer(ctx: ReadContext, request: ApiRequest, guard: Guard, object: StoredObject, serialization?: Serialization): MaybePromise<JsonReply<ServedData>> {
   const shape = shapeOf(ctx, serialization);
-  return andThen(ctx.serializer.objectText(object, guard, shape, macroOf(ctx, request, shape)), okTextReply);
+  return andThen(ctx.serializer.objectText(object, guard, shape, macroOf(ctx, request, shape)), okTextReply<ServedData>);
 }
 
 /** The serialization the route read (its macros checked), else `full`. */
@@ -216,7 +217,7 @@ export async function serializedSet(ctx: ReadContext, request: ApiRequest, guard
 }
 
 /** A set as the request asked for it, in the envelope (its text written once, `Serializer.setText`). */
-export function setAnswer(ctx: ReadContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, serialization?: Serialization): MaybePromise<JsonReply> {
+export function setAnswer(ctx: ReadContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, serialization?: Serialization): MaybePromise<JsonReply<ObjectSetData>> {
   const shape = shapeOf(ctx, serialization);
-  return andThen(ctx.serializer.setText(objects, unfiltered, guard, shape, macroOf(ctx, request, shape)), okTextReply);
+  return andThen(ctx.serializer.setText(objects, unfiltered, guard, shape, macroOf(ctx, request, shape)), okTextReply<ObjectSetData>);
 }
