@@ -30,13 +30,8 @@ export const COUNT_BOUND = 10_000;
 /** Objects asked per round when the referencing objects must be asked one by one. */
 const SCAN_PAGE = 1000;
 
-/** One entry of `GET /v1/classes`. */
-export interface ClassSummary {
-  Name: string;
-  Declared: boolean;
-  Count: number;
-  CountEstimated?: true;
-}
+/** One entry of `GET /v1/classes`, as its answer schema declares it. */
+export type ClassSummary = v.InferOutput<typeof ClassSummaries>['~Elements'][number];
 
 const ReferencedByQuerySchema = v.object({
   page: integerParam('page', 1_000_000_000, 'the page, from 0'),
