@@ -5,7 +5,7 @@ import type { AuthContext } from '../auth/context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import { integerParam } from '../http/validate.js';
 import { DEFAULT_PER_PAGE, formatStoreTime, MAX_PER_PAGE } from '../objects/read/index.js';
 import { TWO_FACTOR_FIELD } from '../auth/two-factor.js';
@@ -246,7 +246,7 @@ async function listUsers(ctx: AuthContext, acc: Accounts, request: ApiRequest, {
 }
 
 /** Password change and reset, the user's sessions, and user administration (PROTOCOL.md 2.8). */
-export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
+export function accountRoutes(ctx: AuthContext, acc: Accounts) {
   const handler =
     <I, R>(fn: (ctx: AuthContext, acc: Accounts, request: ApiRequest, input: I) => Promise<R>) =>
     (request: ApiRequest, input: I) =>

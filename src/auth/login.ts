@@ -3,7 +3,7 @@ import type { LoginContext } from './context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
 import type { StoredObject } from '../storage/types.js';
 import { deviceIdOf, loginAcls } from './acls.js';
@@ -263,7 +263,7 @@ const plainLogin = async (ctx: LoginContext, request: ApiRequest, body: LoginBod
 export const LOGIN_ANSWER = 'sessionId, user (the serialized user object), databaseName, expiresAt and acls (one licence entry per application)';
 
 /** The plain logins and logout; `/v2/login` (token and hybrid) is in secure/routes.ts. */
-export function loginRoutes(ctx: LoginContext): Route[] {
+export function loginRoutes(ctx: LoginContext) {
   return [
     route({
       method: 'POST',

@@ -39,7 +39,8 @@ async function classOrMissing(ctx: ObjectsContext, request: ApiRequest, segment:
   throw new ApiError('404', `no object or class ${segment}`);
 }
 
-export function objectRoutes(ctx: ObjectsContext): Route[] {
+/** The object reads by id and by class, with their literal types (contract.ts). */
+export function objectReadRoutes(ctx: ObjectsContext) {
   return [
     route({
       method: 'GET',
@@ -73,6 +74,12 @@ export function objectRoutes(ctx: ObjectsContext): Route[] {
       errors: ['403', '404'],
       handler: (request, { params, query }) => listing(ctx, request, params.className, query),
     }),
+  ];
+}
+
+export function objectRoutes(ctx: ObjectsContext): Route[] {
+  return [
+    ...objectReadRoutes(ctx),
     ...classesRoutes(ctx),
     ...writeRoutes(ctx),
     ...createCheckRoutes(ctx),

@@ -11,7 +11,7 @@ import { classStructure } from './structure.js';
 import type { AuthContext } from '../../auth/context.js';
 import { okReply } from '../../http/envelope.js';
 import { ApiError, clip } from '../../http/errors.js';
-import { route, type Route } from '../../http/router.js';
+import { route } from '../../http/router.js';
 import { jsonObject, parsedBy } from '../../http/validate.js';
 import type { Access } from '../access.js';
 import { classNameParam } from '../names.js';
@@ -125,7 +125,7 @@ const DeclarationBody = v.pipe(ClassDeclarationBody, parsedBy(runtimeClass));
  * The model's routes are for administrators; the request is checked first, with the input (as
  * `GET /v1/users` does): a malformed one is `400` for anyone.
  */
-export function classDeclarationRoutes(ctx: ClassRoutesContext): Route[] {
+export function classDeclarationRoutes(ctx: ClassRoutesContext) {
   return [
     route({
       method: 'PUT',
