@@ -473,10 +473,9 @@ export function createClient(options: ClientOptions): OdbRestClient {
   }
 
   const userQuery = (user?: string) => (user === undefined ? '' : `?user=${encodeURIComponent(user)}`);
-  const classPath = (className: string) => `/v1/model/classes/${encodeURIComponent(className)}`;
   const admin: AdminCalls = {
-    declareClass: (className, declaration) => call('PUT', '/v1/model/classes/:className', { params: { className }, body: declaration }) as Promise<ClassStructure>,
-    removeClassDeclaration: async (className) => void (await request('DELETE', classPath(className))),
+    declareClass: (className, declaration) => call('PUT', '/v1/model/classes/:className', { params: { className }, body: declaration }),
+    removeClassDeclaration: async (className) => void (await call('DELETE', '/v1/model/classes/:className', { params: { className } })),
     metrics: (minutes) => request('GET', `/v1/admin/metrics${minutes === undefined ? '' : `?minutes=${minutes}`}`),
     requests: (page = {}) => request('GET', `/v1/admin/requests${searchOf(pageParams(page))}`),
   };
@@ -484,14 +483,14 @@ export function createClient(options: ClientOptions): OdbRestClient {
   const savedQueries: SavedQueryCalls = {
     list: async () => (await request<{ '~Elements': Awaited<ReturnType<SavedQueryCalls['list']>> }>('GET', '/v1/savedQueries'))['~Elements'],
     save: (name, query) => request('PUT', savedPath(name), query),
-    remove: async (name) => void (await request('DELETE', savedPath(name))),
+    remove: async (name) => void (await call('DELETE', '/v1/savedQueries/:name', { params: { name } })),
   };
   const accounts: AccountCalls = {
-    changePassword: async (current, next) => void (await request('POST', '/v1/user/password', { pass: passOf(current), newPass: newPassOf(next) })),
-    requestPasswordReset: async (user) => void (await request('POST', '/v1/user/password/reset', { user }, false)),
-    confirmPasswordReset: async (token, next) => void (await request('POST', '/v1/user/password/reset/confirm', { token, newPass: newPassOf(next) }, false)),
+    changePassword: async (current, next) => void (await call('POST', '/v1/user/password', { body: { pass: passOf(current), newPass: newPassOf(next) } })),
+    requestPasswordReset: async (user) => void (await call('POST', '/v1/user/password/reset', { body: { user } }, false)),
+    confirmPasswordReset: async (token, next) => void (await call('POST', '/v1/user/password/reset/confirm', { body: { token, newPass: newPassOf(next) } }, false)),
     sessions: async (user) => (await request<{ '~Elements': Awaited<ReturnType<AccountCalls['sessions']>> }>('GET', `/v1/sessions${userQuery(user)}`))['~Elements'],
-    endSession: async (handle) => void (await request('DELETE', `/v1/sessions/${encodeURIComponent(handle)}`)),
+    endSession: async (handle) => void (await call('DELETE', '/v1/sessions/:handle', { params: { handle } })),
     endOtherSessions: async (user) => (await request<{ ended: number }>('DELETE', `/v1/sessions${userQuery(user)}`)).ended,
     users: (page = {}) => request('GET', `/v1/users${searchOf(pageParams(page))}`),
     createUser: ({ password, pass, ...user }) => request('POST', '/v1/user', { ...user, pass: newPassOf({ password, pass }) }),
