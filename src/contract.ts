@@ -9,6 +9,7 @@ import type { adminRoutes } from './admin/routes.js';
 import type { loginRoutes } from './auth/login.js';
 import type { Method } from './http/router.js';
 import type { classDeclarationRoutes } from './objects/model/index.js';
+import type { classesRoutes } from './objects/classes-routes.js';
 import type { objectReadRoutes } from './objects/routes.js';
 import type { savedQueryRoutes } from './saved-queries/routes.js';
 
@@ -17,6 +18,7 @@ export type BuiltInRoutes =
   | ReturnType<typeof loginRoutes>[number]
   | ReturnType<typeof accountRoutes>[number]
   | ReturnType<typeof objectReadRoutes>[number]
+  | ReturnType<typeof classesRoutes>[number]
   | ReturnType<typeof classDeclarationRoutes>[number]
   | ReturnType<typeof adminRoutes>[number]
   | ReturnType<typeof savedQueryRoutes>[number];

@@ -578,7 +578,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
         },
       }) as Promise<T>;
     },
-    classes: () => request('GET', '/v1/classes'),
+    classes: () => call('GET', '/v1/classes'),
     referencedBy: (objectId, page = {}) => request('GET', `/v1/object/${encodeURIComponent(objectId)}/referencedBy${searchOf(pageParams(page))}`),
     createObject: (className, fields, write = {}) => request('POST', `/v1/object/${encodeURIComponent(className)}${writeSearch(write)}`, fields),
     checkObjects: (className, objects) => request('POST', `/v1/model/classes/${encodeURIComponent(className)}/check`, { Objects: objects }),

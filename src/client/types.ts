@@ -204,13 +204,7 @@ export interface ReferencedByOptions extends SerializationOption {
 }
 
 /** One class of `classes()` (PROTOCOL.md 6.11): whether it is declared, and how many of its objects the session may read. */
-export interface ClassSummary {
-  Name: string;
-  Declared: boolean;
-  Count: number;
-  /** `Count` is an estimate (a large class whose objects are decided one by one). */
-  CountEstimated?: true;
-}
+export type ClassSummary = AnswerOf<'GET', '/v1/classes'>['~Elements'][number];
 
 /**
  * The fields of a write: plain JSON values, references `{'~ObjectID': id}` and sets of references

@@ -9,7 +9,7 @@ import type { ObjectsContext } from './context.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import { integerParam } from '../http/validate.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, selectPage, SERIALIZATION_PARAM, served, setAnswer } from './read/index.js';
 import type { Guard } from './access.js';
@@ -101,7 +101,7 @@ async function referencedBy(ctx: ObjectsContext, guard: Guard, id: string, offse
   return { objects: readable.slice(offset, offset + limit), unfiltered: readable.length };
 }
 
-export function classesRoutes(ctx: ObjectsContext): Route[] {
+export function classesRoutes(ctx: ObjectsContext) {
   return [
     route({
       method: 'GET',
