@@ -78,7 +78,7 @@ export function serviceContext(
       return (runtimeModel ??= new RuntimeModel(ctx, bus));
     },
     folders: options.folders,
-    guard: (request) => ctx.access.forRequest(request, ctx.macroContext),
+    guard: (request, rightsControlKey) => ctx.access.forRequest(request, ctx.macroContext, rightsControlKey),
     writeHooks: { beforeWrite: options.objects?.beforeWrite, afterWrite: options.objects?.afterWrite },
     writeOptions: writeOptions(options.objects, options.actions),
     events: changeEvents(() => ctx, { ...options.events, bus }),

@@ -130,6 +130,8 @@ describe('GET /openapi.json', () => {
       [
         'GET /v1/admin/metrics always',
         'GET /v1/admin/requests always',
+        'PUT /v1/model/classes/{className} always',
+        'DELETE /v1/model/classes/{className} always',
         'GET /v1/users always',
         'POST /v1/user always',
         'PATCH /v1/user/{name} always',

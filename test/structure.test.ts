@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { Core } from '../src/core.js';
 
 const root = resolve(new URL('..', import.meta.url).pathname);
 /** The public entry points a store or adapter may import from src/. */
@@ -101,7 +102,7 @@ describe('module structure', () => {
     const allowed: Record<string, number> = {
       'src/auth/login.ts': 1, // parseLoginBody: the credentials decrypted by the secure and hybrid logins
       'src/batch/routes.ts': 1, // each /v1/multi item, which fails alone
-      'src/events/subscriptions.ts': 2, // the members of the subscribe parameter's JSON list
+      'src/events/subscriptions.ts': 2, // the members of the subscribe parameter's JSON list (its schema's parser)
       'src/macros/registry.ts': 1, // a declared macro's parameters (defineMacro), checked before it runs
       'src/mail/outbox.ts': 1, // a macro's mail (ctx.mail.send), checked before it is sent
       'src/oauth/settings.ts': 2, // configuration and provider entries, at start-up
@@ -120,7 +121,6 @@ describe('module structure', () => {
     const allowed: Record<string, number> = {
       'src/auth/admins.ts': 1, // the one implementation
       'src/pipeline.ts': 1, // the dispatcher's stage for routes declared `admin`
-      'src/objects/model/class-routes.ts': 2, // checks a declaration before the group (issue 52: to the route's input)
     };
     const uses: Record<string, number> = {};
     for (const file of files('src')) {
@@ -130,5 +130,28 @@ describe('module structure', () => {
       if (count > 0) uses[file] = count;
     }
     expect(uses).toEqual(allowed);
+  });
+
+  test('no route handler reads its path parameters or query raw: each is declared (`params`, `query`) and read from the input', () => {
+    // what may still read them: the dispatcher, which parses them; the OAuth routes hand the provider's
+    // redirect (its parameters are the provider's) to the flow, and read appNames, which may repeat
+    const allowed: Record<string, number> = {
+      'src/core.ts': 1, // the match's parameters onto the request, for routeInput
+      'src/pipeline.ts': 1, // a route without declared input: its parameters as matched (host routes)
+      'src/oauth/routes.ts': 2, // appNames (getAll: it may repeat) and the provider's callback parameters
+    };
+    const reads: Record<string, number> = {};
+    for (const file of files('src')) {
+      if (file.startsWith('src/client/') || file === 'src/http/validate.ts' || file === 'src/http/request.ts') continue;
+      const text = readFileSync(join(root, file), 'utf8');
+      const count = [...text.matchAll(/\brequest\.params\b|\brequest\.query\b|\brequest\.searchParams\b|\bsearchParams\.(?:get|getAll|has|keys)\(/g)].length;
+      if (count > 0) reads[file] = count;
+    }
+    expect(reads).toEqual(allowed);
+  });
+
+  test('every built-in route with path parameters declares them (`params`)', () => {
+    const undeclared = new Core({}).routes.filter((route) => route.path.includes(':') && route.params === undefined).map((route) => `${route.method} ${route.path}`);
+    expect(undeclared).toEqual([]);
   });
 });

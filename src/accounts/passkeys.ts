@@ -227,10 +227,9 @@ export class Passkeys {
     return okReply({ '~Count': elements.length, '~UnfilteredCount': elements.length, '~Elements': elements });
   }
 
-  async remove(request: ApiRequest): Promise<JsonReply> {
+  async remove(request: ApiRequest, id: string): Promise<JsonReply> {
     void this.#config;
     const user = await this.#ownUser(request.session!);
-    const id = request.params.id ?? '';
     if (!storedPasskeys(user).some((key) => key.id === id)) throw new ApiError('404', 'you hold no passkey with this id');
     await this.users.change(user, (fields) => ({ ...fields, _passkeys: storedPasskeys({ ...user, fields }).filter((key) => key.id !== id) as unknown as FieldValue }));
     return okReply({}, 'passkey removed');
@@ -299,8 +298,9 @@ export function passkeyRoutes(passkeys: Passkeys): Route[] {
       path: '/v1/passkeys/:id',
       auth: 'session',
       summary: 'Removes one of the session user\'s passkeys',
+      params: v.object({ id: v.pipe(v.string(), v.description('the passkey (~ObjectID of GET /v1/passkeys)')) }),
       answer: 'nothing ({})',
-      handler: (request) => passkeys.remove(request),
+      handler: (request, { params: { id } }) => passkeys.remove(request, id),
     }),
   ];
 }

@@ -5,7 +5,7 @@ import type { AuthContext } from '../auth/context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import { integerParam } from '../http/validate.js';
 import { DEFAULT_PER_PAGE, formatStoreTime, MAX_PER_PAGE } from '../objects/read/index.js';
 import { TWO_FACTOR_FIELD } from '../auth/two-factor.js';
@@ -61,6 +61,11 @@ const UserChangeSchema = v.object({
 });
 const NewUserBody = onlyMembers(NewUserSchema);
 const UserChangeBody = onlyMembers(UserChangeSchema);
+/** A session of the caller, by the handle `GET /v1/sessions` lists (never its credential). */
+const SessionParams = v.object({ handle: v.pipe(v.string(), v.description('the session handle (~ObjectID of GET /v1/sessions)')) });
+/** A user by name. */
+const UserParams = v.object({ name: v.pipe(v.string(), v.description('the user name')) });
+
 const UserQuerySchema = v.object({
   user: v.optional(v.pipe(v.string(), v.maxLength(MAX_NAME, `user must be at most ${MAX_NAME} characters`), v.description('another user (administrators only)'))),
 });
@@ -101,6 +106,7 @@ async function countReset(ctx: AuthContext, key: string, limit: number): Promise
 
 type Body<S extends v.GenericSchema> = { body: v.InferOutput<S> };
 type Query<S extends v.GenericSchema> = { query: v.InferOutput<S> };
+type Params<S extends v.GenericSchema> = { params: v.InferOutput<S> };
 
 async function changePassword(ctx: AuthContext, acc: Accounts, request: ApiRequest, { body }: Body<typeof PasswordChangeSchema>): Promise<JsonReply> {
   const session = request.session!;
@@ -191,8 +197,7 @@ async function listSessions(ctx: AuthContext, acc: Accounts, request: ApiRequest
   return okReply({ '~Count': elements.length, '~UnfilteredCount': elements.length, '~Elements': elements });
 }
 
-async function endSession(ctx: AuthContext, acc: Accounts, request: ApiRequest): Promise<JsonReply> {
-  const handle = request.params.handle ?? '';
+async function endSession(ctx: AuthContext, acc: Accounts, request: ApiRequest, { params: { handle } }: Params<typeof SessionParams>): Promise<JsonReply> {
   const session = (await acc.sessions.live(request.session!.principalId)).find((live) => sessionHandle(live.id) === handle);
   if (!session) throw new ApiError('404', 'no live session of yours has this handle');
   await acc.sessions.end(session);
@@ -210,8 +215,8 @@ async function createUser(ctx: AuthContext, acc: Accounts, request: ApiRequest, 
   return okReply({ '~ObjectID': user.id, Name: user.fields.Name }, 'user created');
 }
 
-async function updateUser(ctx: AuthContext, acc: Accounts, request: ApiRequest, { body: change }: Body<typeof UserChangeBody>): Promise<JsonReply> {
-  const user = await acc.users.update(request.params.name ?? '', change, request.session!.id);
+async function updateUser(ctx: AuthContext, acc: Accounts, request: ApiRequest, { params: { name }, body: change }: Body<typeof UserChangeBody> & Params<typeof UserParams>): Promise<JsonReply> {
+  const user = await acc.users.update(name, change, request.session!.id);
   return okReply({ '~ObjectID': user.id, Name: user.fields.Name, Disabled: user.fields._disabled === true }, 'user changed');
 }
 
@@ -222,15 +227,16 @@ function hasTwoFactor(user: StoredObject): boolean {
 }
 
 /** A page of the users, ordered by name, as administrators see them: no `_` field, only what they tell. */
-async function listUsers(ctx: AuthContext, acc: Accounts, request: ApiRequest, { query: { page = 0, perPage = DEFAULT_PER_PAGE } }: Query<typeof UserListQuerySchema>): Promise<JsonReply> {
+async function listUsers(ctx: AuthContext, acc: Accounts, request: ApiRequest, { query: { page = 0, perPage = DEFAULT_PER_PAGE } }: Query<typeof UserListQuerySchema>) {
   const { objects, total } = await ctx.store.find({ className: acc.users.userClass, orderBy: { field: 'Name' }, offset: page * perPage, limit: perPage });
   // every group of the page read at once
   const groupIds = new Set(objects.flatMap((user) => (isSet(user.fields.Groups) ? user.fields.Groups.$set : [])));
   const groups = new Map((await ctx.store.getMany([...groupIds])).map((group) => [group.id, group.fields.Name]));
   const elements = objects.map((user) => ({
     '~ObjectID': user.id,
-    Name: user.fields.Name ?? null,
-    Description: user.fields.Description ?? null,
+    // the user class's Name and Description are text (users.ts writes them)
+    Name: (user.fields.Name ?? null) as string | null,
+    Description: (user.fields.Description ?? null) as string | null,
     Disabled: user.fields._disabled === true,
     Groups: (isSet(user.fields.Groups) ? user.fields.Groups.$set : []).map((id) => groups.get(id)).filter((group): group is string => typeof group === 'string').sort(),
     TwoFactor: hasTwoFactor(user),
@@ -240,9 +246,9 @@ async function listUsers(ctx: AuthContext, acc: Accounts, request: ApiRequest, {
 }
 
 /** Password change and reset, the user's sessions, and user administration (PROTOCOL.md 2.8). */
-export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
+export function accountRoutes(ctx: AuthContext, acc: Accounts) {
   const handler =
-    <I,>(fn: (ctx: AuthContext, acc: Accounts, request: ApiRequest, input: I) => Promise<JsonReply>) =>
+    <I, R>(fn: (ctx: AuthContext, acc: Accounts, request: ApiRequest, input: I) => Promise<R>) =>
     (request: ApiRequest, input: I) =>
       fn(ctx, acc, request, input);
   return [
@@ -303,6 +309,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
       path: '/v1/sessions/:handle',
       auth: 'session',
       summary: "Ends one of the caller's sessions, named by its handle",
+      params: SessionParams,
       answer: 'nothing ({})',
       handler: handler(endSession),
     }),
@@ -334,6 +341,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts): Route[] {
       auth: 'session',
       admin: true,
       summary: 'Changes a user (administrators): Disabled, Groups, pass, Licences',
+      params: UserParams,
       examples: { body: { Disabled: false }, answer: { '~ObjectID': 'USR00002', Name: 'bob', Disabled: false } },
       body: UserChangeBody,
       answer: '~ObjectID, Name and Disabled of the user',

@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import { InstanceMetrics, RECENT_REQUESTS } from './metrics.js';
 import type { AuthContext } from '../auth/context.js';
 import { okReply } from '../http/envelope.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import { integerParam } from '../http/validate.js';
 import { formatStoreTime } from '../objects/read/index.js';
 import { randomToken } from '../storage/ids.js';
@@ -40,7 +40,7 @@ function requestsAnswer(metrics: InstanceMetrics, { page = 0, perPage = 50 }: v.
 }
 
 /** The admin routes; without metrics (`metrics: false`) they answer from an instance that counts nothing. */
-export function adminRoutes(ctx: Pick<AuthContext, 'now'>, metrics = new InstanceMetrics(randomToken(6), ctx.now)): Route[] {
+export function adminRoutes(ctx: Pick<AuthContext, 'now'>, metrics = new InstanceMetrics(randomToken(6), ctx.now)) {
   return [
     route({
       method: 'GET',

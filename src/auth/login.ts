@@ -3,7 +3,7 @@ import type { LoginContext } from './context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
 import type { StoredObject } from '../storage/types.js';
 import { deviceIdOf, loginAcls } from './acls.js';
@@ -11,7 +11,7 @@ import type { Admission } from './login-limit.js';
 import type { PrincipalKind, Principals } from './principals.js';
 import { readLicences } from './seats.js';
 import type { Session, SessionClient, SessionKind } from './sessions.js';
-import { LoginAnswer, Nothing } from '../openapi/schemas.js';
+import { LoginAnswer, Nothing, type LoginData, type ServedData, type TokenLoginData } from '../openapi/schemas.js';
 
 const MAX_CREDENTIAL = 1024;
 const credential = (name: string) =>
@@ -212,11 +212,12 @@ export async function openSession(ctx: LoginContext, session: Session, principal
  * access rules, PROTOCOL.md 6.4), like any object it reads later: a reference it may not read keeps
  * only its metadata.
  */
-export async function loginData(ctx: LoginContext, principal: StoredObject, session: Session, deviceId: string | null = null): Promise<Record<string, unknown>> {
+export async function loginData(ctx: LoginContext, principal: StoredObject, session: Session, deviceId: string | null = null): Promise<LoginData> {
   const guard = ctx.access.guard(session, () => ctx.macroContext(undefined, session));
   return {
     sessionId: session.id,
-    user: await ctx.serializer.object(principal, guard),
+    // a serialized object always holds its ~ObjectID
+    user: (await ctx.serializer.object(principal, guard)) as ServedData,
     databaseName: ctx.databaseName,
     expiresAt: new Date(session.expiresAt).toISOString(),
     acls: loginAcls(principal, session.user, session.appNames, deviceId),
@@ -233,7 +234,7 @@ export async function startSession(
   principal: StoredObject,
   login: Pick<LoginBody, 'user' | 'appNames'>,
   options: StartSessionOptions = {},
-): Promise<{ session: Session; data: Record<string, unknown> }> {
+): Promise<{ session: Session; data: LoginData }> {
   // every login kind ends here (password, external identity, passkey, default user): a disabled user's is refused as a wrong password is (PROTOCOL.md 2.8)
   if (principal.fields._disabled === true) throw wrongCredentials();
   const session = newSession(ctx, kind, principal, login, options);
@@ -242,13 +243,13 @@ export async function startSession(
 }
 
 /** A plain session (`/v1/login`, `/v1/auth/df`, the hybrid `/v2/login`) for a login body of any shape (`400` unless 2.1's). */
-export async function sessionLogin(ctx: LoginContext, body: LoginBody, address: string | undefined, principalKind: PrincipalKind = 'db'): Promise<Record<string, unknown>> {
+export async function sessionLogin(ctx: LoginContext, body: LoginBody, address: string | undefined, principalKind: PrincipalKind = 'db'): Promise<LoginData> {
   const principal = await authenticate(ctx, body, address, principalKind);
   return (await startSession(ctx, 'session', principal, body, { principalKind, client: sessionClient(body, address) })).data;
 }
 
 /** The JWT login of `/v2/login` (PROTOCOL.md 2.2): the session's data with a `token` instead of its id. */
-export async function tokenLogin(ctx: LoginContext, body: LoginBody, address: string | undefined): Promise<JsonReply> {
+export async function tokenLogin(ctx: LoginContext, body: LoginBody, address: string | undefined): Promise<JsonReply<TokenLoginData>> {
   const principal = await authenticate(ctx, body, address);
   const { session, data } = await startSession(ctx, 'token', principal, body, { client: sessionClient(body, address) });
   const { sessionId: _hidden, ...rest } = data;
@@ -262,7 +263,7 @@ const plainLogin = async (ctx: LoginContext, request: ApiRequest, body: LoginBod
 export const LOGIN_ANSWER = 'sessionId, user (the serialized user object), databaseName, expiresAt and acls (one licence entry per application)';
 
 /** The plain logins and logout; `/v2/login` (token and hybrid) is in secure/routes.ts. */
-export function loginRoutes(ctx: LoginContext): Route[] {
+export function loginRoutes(ctx: LoginContext) {
   return [
     route({
       method: 'POST',

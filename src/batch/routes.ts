@@ -92,7 +92,8 @@ export function batchRoutes(ctx: ServiceContext, dispatch: Dispatch): Route[] {
       answerSchema: v.array(
         v.object({
           httpStatus: v.pipe(v.number(), v.integer(), v.description("the item's HTTP status")),
-          result: Envelope,
+          // a macro's own Response (POST /v1/execute) is answered as it came: its JSON, or its text
+          result: v.union([Envelope, v.pipe(v.unknown(), v.description("a macro's own answer: its JSON, or its text"))]),
         }),
       ),
       handler: async (request, { body: items }) => {

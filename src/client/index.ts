@@ -12,6 +12,8 @@ import { isPinnedKey, pinnedKeyHashes } from './server-key-pin.js';
 import { reportingFetch } from './upload-body.js';
 import { verifyLoginSignature } from '../secure/login-signature.js';
 import type { SymmetricCrypto } from '../secure/symmetric.js';
+import type { AnswerOf, BodyOf, PathOf, QueryOf } from '../contract.js';
+import type { Method } from '../http/router.js';
 import type {
   AccountCalls,
   AdminCalls,
@@ -91,9 +93,6 @@ function v2Item<T extends V2Selecting>(item: T): Record<string, unknown> {
   if (serialization !== undefined) sent.serialization = serializationValue(serialization);
   return sent;
 }
-
-const serializationQuery = (serialization: Serialization | undefined): string =>
-  serialization === undefined ? '' : `?${new URLSearchParams({ serialization: serializationParam(serialization) })}`;
 
 /**
  * A typed odbrest client for any runtime (web APIs only): every login variant, objects, macros, and
@@ -356,7 +355,12 @@ export function createClient(options: ClientOptions): OdbRestClient {
     }
   }
 
-  function loginBody(credentials: LoginCredentials) {
+  /** `M P` of the route table, its path parameters filled in: query, body and answer typed by its declaration (contract.ts). */
+  function call<M extends Method, P extends PathOf<M>>(method: M, pattern: P, parts: { params?: Record<string, string>; query?: QueryOf<M, P>; body?: BodyOf<M, P> } = {}, auth = true): Promise<AnswerOf<M, P>> {
+    return request(method, tablePath(pattern, parts.params, parts.query), parts.body, auth);
+  }
+
+  function loginBody(credentials: LoginCredentials): BodyOf<'POST', '/v1/login'> {
     const pass = credentials.pass ?? (credentials.password === undefined ? undefined : clientPassValue(credentials.password));
     if (pass === undefined) throw new TypeError('login needs password or pass');
     const body = { user: credentials.user, pass, appNames: credentials.appNames };
@@ -437,10 +441,10 @@ export function createClient(options: ClientOptions): OdbRestClient {
   }
 
   /** A login answered by a plain session (`/v1/login`, `/v1/auth/df`, `/v1/extLogin`). */
-  async function sessionLogin(path: string, body: unknown): Promise<SessionLogin> {
-    const data = await request<SessionLogin>('POST', path, body, false);
+  async function sessionLogin(path: '/v1/login' | '/v1/auth/df' | '/v1/extLogin' | '/v1/passkey/login', body: unknown): Promise<SessionLogin> {
+    const data: AnswerOf<'POST', '/v1/login'> = await request('POST', path, body, false);
     credential = { kind: 'session', sessionId: data.sessionId };
-    return data;
+    return data as SessionLogin;
   }
 
   async function loginHybrid(credentials: LoginCredentials, hybrid: HybridLoginOptions = {}): Promise<SessionLogin> {
@@ -469,10 +473,9 @@ export function createClient(options: ClientOptions): OdbRestClient {
   }
 
   const userQuery = (user?: string) => (user === undefined ? '' : `?user=${encodeURIComponent(user)}`);
-  const classPath = (className: string) => `/v1/model/classes/${encodeURIComponent(className)}`;
   const admin: AdminCalls = {
-    declareClass: (className, declaration) => request('PUT', classPath(className), declaration),
-    removeClassDeclaration: async (className) => void (await request('DELETE', classPath(className))),
+    declareClass: (className, declaration) => call('PUT', '/v1/model/classes/:className', { params: { className }, body: declaration }),
+    removeClassDeclaration: async (className) => void (await call('DELETE', '/v1/model/classes/:className', { params: { className } })),
     metrics: (minutes) => request('GET', `/v1/admin/metrics${minutes === undefined ? '' : `?minutes=${minutes}`}`),
     requests: (page = {}) => request('GET', `/v1/admin/requests${searchOf(pageParams(page))}`),
   };
@@ -480,14 +483,14 @@ export function createClient(options: ClientOptions): OdbRestClient {
   const savedQueries: SavedQueryCalls = {
     list: async () => (await request<{ '~Elements': Awaited<ReturnType<SavedQueryCalls['list']>> }>('GET', '/v1/savedQueries'))['~Elements'],
     save: (name, query) => request('PUT', savedPath(name), query),
-    remove: async (name) => void (await request('DELETE', savedPath(name))),
+    remove: async (name) => void (await call('DELETE', '/v1/savedQueries/:name', { params: { name } })),
   };
   const accounts: AccountCalls = {
-    changePassword: async (current, next) => void (await request('POST', '/v1/user/password', { pass: passOf(current), newPass: newPassOf(next) })),
-    requestPasswordReset: async (user) => void (await request('POST', '/v1/user/password/reset', { user }, false)),
-    confirmPasswordReset: async (token, next) => void (await request('POST', '/v1/user/password/reset/confirm', { token, newPass: newPassOf(next) }, false)),
+    changePassword: async (current, next) => void (await call('POST', '/v1/user/password', { body: { pass: passOf(current), newPass: newPassOf(next) } })),
+    requestPasswordReset: async (user) => void (await call('POST', '/v1/user/password/reset', { body: { user } }, false)),
+    confirmPasswordReset: async (token, next) => void (await call('POST', '/v1/user/password/reset/confirm', { body: { token, newPass: newPassOf(next) } }, false)),
     sessions: async (user) => (await request<{ '~Elements': Awaited<ReturnType<AccountCalls['sessions']>> }>('GET', `/v1/sessions${userQuery(user)}`))['~Elements'],
-    endSession: async (handle) => void (await request('DELETE', `/v1/sessions/${encodeURIComponent(handle)}`)),
+    endSession: async (handle) => void (await call('DELETE', '/v1/sessions/:handle', { params: { handle } })),
     endOtherSessions: async (user) => (await request<{ ended: number }>('DELETE', `/v1/sessions${userQuery(user)}`)).ended,
     users: (page = {}) => request('GET', `/v1/users${searchOf(pageParams(page))}`),
     createUser: ({ password, pass, ...user }) => request('POST', '/v1/user', { ...user, pass: newPassOf({ password, pass }) }),
@@ -508,7 +511,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
     accounts,
     admin,
     savedQueries,
-    login: remember((credentials: LoginCredentials) => sessionLogin('/v1/login', loginBody(credentials))),
+    login: remember((credentials: LoginCredentials) => sessionLogin('/v1/login', loginBody(credentials) satisfies BodyOf<'POST', '/v1/login'>)),
     loginCustom: remember((credentials: LoginCredentials) => sessionLogin('/v1/auth/df', loginBody(credentials))),
     loginHybrid: remember(loginHybrid),
     loginToken: remember(async (credentials: LoginCredentials) => {
@@ -558,16 +561,24 @@ export function createClient(options: ClientOptions): OdbRestClient {
     },
     twoFactor,
     releaseLicences: async (appNames) => void (await request('POST', '/v1/license/release', { appNames })),
-    getObject: (objectId, get = {}) => request('GET', `/v1/object/${encodeURIComponent(objectId)}${serializationQuery(get.serialization)}`),
-    listObjects(className, list = {}) {
-      const query = pageParams(list);
+    getObject: <T,>(objectId: string, get: SerializationOption = {}) =>
+      call('GET', '/v1/object/:id', { params: { id: objectId }, query: { serialization: get.serialization === undefined ? undefined : serializationParam(get.serialization) } }) as Promise<T>,
+    listObjects<T,>(className: string, list: ListOptions = {}) {
       const selected = queryObject(list);
-      if (selected !== undefined) query.set('query', JSON.stringify(selected));
-      if (list.orderBy !== undefined) query.set('orderBy', list.orderBy);
-      if (list.reverseOrder !== undefined) query.set('reverseOrder', String(list.reverseOrder));
-      return request('GET', `/v1/objects/${encodeURIComponent(className)}${searchOf(query)}`);
+      const { page, perPage, serialization } = list;
+      return call('GET', '/v1/objects/:className', {
+        params: { className },
+        query: {
+          page: page === undefined ? undefined : String(page),
+          perPage: perPage === undefined ? undefined : String(perPage),
+          serialization: serialization === undefined ? undefined : serializationParam(serialization),
+          query: selected === undefined ? undefined : JSON.stringify(selected),
+          orderBy: list.orderBy,
+          reverseOrder: list.reverseOrder === undefined ? undefined : list.reverseOrder ? 'true' : 'false',
+        },
+      }) as Promise<T>;
     },
-    classes: () => request('GET', '/v1/classes'),
+    classes: () => call('GET', '/v1/classes'),
     referencedBy: (objectId, page = {}) => request('GET', `/v1/object/${encodeURIComponent(objectId)}/referencedBy${searchOf(pageParams(page))}`),
     createObject: (className, fields, write = {}) => request('POST', `/v1/object/${encodeURIComponent(className)}${writeSearch(write)}`, fields),
     checkObjects: (className, objects) => request('POST', `/v1/model/classes/${encodeURIComponent(className)}/check`, { Objects: objects }),
@@ -794,6 +805,13 @@ function pageParams(options: { page?: number; perPage?: number } & Serialization
 }
 
 const searchOf = (query: URLSearchParams): string => (query.size > 0 ? `?${query}` : '');
+
+/** A table route's path: its pattern's parameters filled in, then the query's defined members. */
+function tablePath(pattern: string, params: Record<string, string> = {}, query: object = {}): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value !== undefined) search.set(name, String(value));
+  return pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? '')) + searchOf(search);
+}
 
 /** The query of a write's parameters (PROTOCOL.md 6.3), empty when none is set. */
 function writeSearch(options: WriteOptions): string {

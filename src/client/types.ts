@@ -1,6 +1,5 @@
 import type { StatusCode } from '../http/errors.js';
-import type { Acls } from '../auth/acls.js';
-import type { InferOutput } from 'valibot';
+import type { AnswerOf } from '../contract.js';
 import type { MetricsAnswer as InstanceMetrics, RecentRequest as KeptRequest } from '../admin/metrics.js';
 import type { ClassStructure } from '../objects/model/index.js';
 import type { SavedQuery } from '../saved-queries/saved-queries.js';
@@ -51,22 +50,16 @@ export interface LoginCredentials {
   twoFactorToken?: string;
 }
 
-interface LoginAnswer {
-  user: SerializedUser;
-  databaseName: string;
-  /** ISO 8601 end of the session's absolute lifetime. */
-  expiresAt?: string;
-  /** One licence entry per application the session holds (PROTOCOL.md 2.2), as the service declares it. */
-  acls: InferOutput<typeof Acls>;
-}
+/**
+ * What every login answers (PROTOCOL.md 2.2): `POST /v1/login`'s declared answer (contract.ts) without
+ * its credential, its `user` typed as the serialized user.
+ */
+type LoginAnswer = Omit<AnswerOf<'POST', '/v1/login'>, 'user' | 'sessionId'> & { user: SerializedUser };
 
-export interface SessionLogin extends LoginAnswer {
-  sessionId: string;
-}
+/** `POST /v1/login`'s answer: the login and its session id. */
+export type SessionLogin = LoginAnswer & Pick<AnswerOf<'POST', '/v1/login'>, 'sessionId'>;
 
-export interface TokenLogin extends LoginAnswer {
-  token: string;
-}
+export type TokenLogin = LoginAnswer & { token: string };
 
 /** The secure login's answer; its Secure-Token and key stay inside the client. */
 export type SecureLogin = LoginAnswer;
@@ -211,13 +204,7 @@ export interface ReferencedByOptions extends SerializationOption {
 }
 
 /** One class of `classes()` (PROTOCOL.md 6.11): whether it is declared, and how many of its objects the session may read. */
-export interface ClassSummary {
-  Name: string;
-  Declared: boolean;
-  Count: number;
-  /** `Count` is an estimate (a large class whose objects are decided one by one). */
-  CountEstimated?: true;
-}
+export type ClassSummary = AnswerOf<'GET', '/v1/classes'>['~Elements'][number];
 
 /**
  * The fields of a write: plain JSON values, references `{'~ObjectID': id}` and sets of references

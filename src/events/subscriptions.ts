@@ -5,7 +5,7 @@
 import * as v from 'valibot';
 import { ApiError, clip } from '../http/errors.js';
 import { parseJsonText } from '../http/json.js';
-import { parseInput } from '../http/validate.js';
+import { parsedBy, parseInput } from '../http/validate.js';
 import { parseSelection } from '../objects/read/index.js';
 import { CLASS_NAME } from '../objects/names.js';
 import { compileWhere, followsReferences, isScalar } from '../storage/filter.js';
@@ -32,9 +32,16 @@ const ObjectSubscription = v.strictObject({
 
 const SHAPE = `subscribe must be a JSON list of at most ${MAX_SUBSCRIPTIONS} subscriptions, each {"className", "query"?} or {"objectId"}`;
 
+/** The `subscribe` query parameter of `GET /v1/events`: its JSON text parsed and checked by the dispatcher, as the route's input. */
+export const SubscribeParam = v.pipe(
+  v.string(`subscribe is required: ${SHAPE}`),
+  v.description(`a JSON list of at most ${MAX_SUBSCRIPTIONS} subscriptions: {"className", "query"?} or {"objectId"}`),
+  parsedBy(parseSubscriptions),
+);
+
 /** The subscriptions a `subscribe` text asks for; `400` naming the member at fault. */
-export function parseSubscriptions(text: string | null): Subscription[] {
-  if (text === null || text.trim() === '') throw new ApiError('400', `subscribe is required: ${SHAPE}`);
+function parseSubscriptions(text: string): Subscription[] {
+  if (text.trim() === '') throw new ApiError('400', `subscribe is required: ${SHAPE}`);
   let list: unknown;
   try {
     list = parseJsonText(text, 'subscribe');

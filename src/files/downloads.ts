@@ -1,3 +1,4 @@
+import * as v from 'valibot';
 import { contentTypeOf, nameOf } from './file-fields.js';
 import { create as contentDisposition } from 'content-disposition';
 import type { ObjectsContext } from '../objects/context.js';
@@ -7,6 +8,9 @@ import { served } from '../objects/read/index.js';
 import type { BlobRange, BlobRead } from '../storage/blobs.js';
 import { binaryResponse } from './binary.js';
 
+/** The file object whose bytes are asked for (`GET /v1/file/{id}`, `GET /v2/file/{id}`). */
+export const FileParams = v.object({ id: v.pipe(v.string(), v.description('the file object')) });
+
 /**
  * `GET /v1/file/{objectId}` (PROTOCOL.md 6.6): the file's bytes streamed from the blob store, with
  * `ETag` (its SHA-256), `If-None-Match` answered `304`, and one `Range` answered `206` (`416` when no
@@ -14,8 +18,7 @@ import { binaryResponse } from './binary.js';
  * So is a `Range` whose `If-Range` names another version (RFC 9110 13.1.5): a resumed download never joins two versions.
  * The file class's read rule applies: a file the session may not read is `404`, like a missing one.
  */
-export async function download(ctx: ObjectsContext, request: ApiRequest): Promise<Response> {
-  const id = request.params.id!;
+export async function download(ctx: ObjectsContext, request: ApiRequest, id: string): Promise<Response> {
   const file = await served(ctx, ctx.guard(request), await ctx.store.get(id));
   if (!file || file.className !== ctx.files.className) {
     throw new ApiError('404', `no file ${id.slice(0, 100)}`);

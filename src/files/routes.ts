@@ -1,6 +1,6 @@
 import type { ObjectsContext } from '../objects/context.js';
 import { route, type Route } from '../http/router.js';
-import { download } from './downloads.js';
+import { download, FileParams } from './downloads.js';
 import { FinishQuerySchema, ReceiveQuerySchema, Uploads } from './uploads.js';
 import * as v from 'valibot';
 import { ServedObject } from '../openapi/schemas.js';
@@ -12,6 +12,8 @@ const FILE_HEADERS = {
   ETag: "the file's SHA-256",
   'Accept-Ranges': 'bytes',
 } as const;
+
+const UploadParams = v.object({ id: v.pipe(v.string(), v.description('the uploadId GET /v1/uploadFile answered')) });
 
 /** Uploads and downloads of files (PROTOCOL.md 6.6). Bytes never travel inside `/v1/multi`. */
 export function fileRoutes(ctx: ObjectsContext): Route[] {
@@ -36,11 +38,12 @@ export function fileRoutes(ctx: ObjectsContext): Route[] {
       summary: "Sends the file's bytes: multipart/form-data with one file part, or the raw bytes with their own Content-Type",
       examples: { answer: { size: 14 } },
       bodyTypes: ['multipart/form-data', 'application/octet-stream'],
+      params: UploadParams,
       query: ReceiveQuerySchema,
       answer: 'size: the bytes received',
       answerSchema: Size,
       errors: ['404', '413', '415'],
-      handler: (request, { query }) => uploads.receive(request, query),
+      handler: (request, { params: { id }, query }) => uploads.receive(request, id, query),
     }),
     route({
       method: 'GET',
@@ -48,10 +51,11 @@ export function fileRoutes(ctx: ObjectsContext): Route[] {
       auth: 'objects',
       summary: 'How many bytes an upload received',
       examples: { answer: { size: 14 } },
+      params: UploadParams,
       answer: 'size',
       answerSchema: Size,
       errors: ['404'],
-      handler: (request) => uploads.size(request),
+      handler: (request, { params: { id } }) => uploads.size(request, id),
     }),
     route({
       method: 'PATCH',
@@ -59,11 +63,12 @@ export function fileRoutes(ctx: ObjectsContext): Route[] {
       auth: 'objects',
       summary: 'Finishes an upload: creates the file object (or gives replaceOID the new bytes)',
       examples: { answer: { '~ClassName': 'Document', '~ObjectID': 'DGFYFG5W', '~StoreTime': '20261123T180559+00:00', Name: 'hello.txt', Size: 14, ContentType: 'text/plain', Sha256: 'd8cb59046f046cbffcacb77f8622f4e338df3e700abf93c088d9c8b3897efad7' } },
+      params: UploadParams,
       query: FinishQuerySchema,
       answer: 'the file object (Name, Size, ContentType, Sha256), serialized',
       answerSchema: ServedObject,
       errors: ['403', '404'],
-      handler: (request, { query }) => uploads.finish(request, query),
+      handler: (request, { params: { id }, query }) => uploads.finish(request, id, query),
     }),
     route({
       method: 'GET',
@@ -77,8 +82,9 @@ export function fileRoutes(ctx: ObjectsContext): Route[] {
         { status: 304, description: 'If-None-Match named the ETag: the client has these bytes', headers: { ETag: FILE_HEADERS.ETag } },
         { status: 416, error: '400', description: 'the Range lies outside the file: the error envelope, internalStatus "400"', headers: { 'Content-Range': 'bytes */<size>' } },
       ],
+      params: FileParams,
       errors: ['403', '404'],
-      handler: (request) => download(ctx, request),
+      handler: (request, { params: { id } }) => download(ctx, request, id),
     }),
   ];
 }

@@ -7,7 +7,8 @@ import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Guard } from '../objects/access.js';
-import { objectAnswer, requestSerialization, SERIALIZATION_PARAM, served } from '../objects/read/index.js';
+import type { ServedData } from '../openapi/schemas.js';
+import { checkMacros, objectAnswer, SERIALIZATION_PARAM, served } from '../objects/read/index.js';
 import { afterWrite, beforeWrite, retryOnConflict, type WriteChange, type Writer } from '../objects/write/index.js';
 import { internalFields, withoutInternal } from '../objects/names.js';
 import { newObjectId, randomToken } from '../storage/ids.js';
@@ -55,7 +56,7 @@ export class Uploads {
   constructor(private readonly ctx: ObjectsContext) {}
 
   /** `GET /v1/uploadFile`: a new upload id (128 bits from the CSPRNG). */
-  async start(request: ApiRequest): Promise<JsonReply> {
+  async start(request: ApiRequest) {
     const session = request.session!;
     await this.#mayUpload(request);
     this.#sweepNow();
@@ -66,10 +67,9 @@ export class Uploads {
   }
 
   /** `POST /v1/uploadFile/{id}`: the bytes, multipart or raw, streamed into the blob store. */
-  async receive(request: ApiRequest, query: v.InferOutput<typeof ReceiveQuerySchema>): Promise<JsonReply> {
+  async receive(request: ApiRequest, uploadId: string, query: v.InferOutput<typeof ReceiveQuerySchema>) {
     const body = request.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
     try {
-      const uploadId = request.params.id!;
       const state = await this.#state(uploadId, request.session!);
       await this.#mayUpload(request);
       const { files } = this.ctx;
@@ -97,17 +97,16 @@ export class Uploads {
   }
 
   /** `GET /v1/uploadFile/{id}`: how many bytes arrived. */
-  async size(request: ApiRequest): Promise<JsonReply> {
-    const state = await this.#state(request.params.id!, request.session!);
+  async size(request: ApiRequest, uploadId: string) {
+    const state = await this.#state(uploadId, request.session!);
     return okReply({ size: state.received?.size ?? 0 });
   }
 
   /** `PATCH /v1/uploadFile/{id}[?replaceOID=]`: the file object, created or given the new bytes. */
-  async finish(request: ApiRequest, { replaceOID }: v.InferOutput<typeof FinishQuerySchema>): Promise<JsonReply> {
-    const uploadId = request.params.id!;
+  async finish(request: ApiRequest, uploadId: string, { replaceOID, serialization }: v.InferOutput<typeof FinishQuerySchema>): Promise<JsonReply<ServedData>> {
     const session = request.session!;
     const { received } = await this.#state(uploadId, session);
-    requestSerialization(this.ctx, request); // a bad one is refused before the file object is made
+    if (serialization) checkMacros(this.ctx, serialization); // an unknown macro is refused before the file object is made
     if (!received) throw new ApiError('400', 'no bytes were uploaded under this uploadId yet; POST them first');
     const guard = this.ctx.guard(request);
     const { className } = this.ctx.files;
@@ -121,7 +120,7 @@ export class Uploads {
     const writer: Writer = { ctx: this.ctx, request, guard };
     const { change, object } = await (target ? this.#replaced(writer, target, fields) : this.#created(writer, id, fields));
     await afterWrite(writer, { action: change.action, className: change.className, before: change.before, object });
-    return objectAnswer(this.ctx, request, guard, object);
+    return objectAnswer(this.ctx, request, guard, object, serialization);
   }
 
   /** The new file object, through the write hooks; its bytes go again if it cannot be stored. */

@@ -1,6 +1,6 @@
 import { IttyRouter } from 'itty-router';
-import type { GenericSchema, InferOutput, ObjectEntries, ObjectSchema } from 'valibot';
-import type { Answer } from './envelope.js';
+import type { ErrorMessage, GenericSchema, InferOutput, ObjectEntries, ObjectIssue, ObjectSchema, StrictObjectIssue, StrictObjectSchema } from 'valibot';
+import type { Answer, JsonReply } from './envelope.js';
 import { ApiError, clip, type StatusCode } from './errors.js';
 import type { ApiRequest } from './request.js';
 import type { MaybePromise } from '../maybe.js';
@@ -25,12 +25,24 @@ export interface RawAnswer {
   /** A JSON answer's example for the OpenAPI document (its schema must accept it). */
   example?: unknown;
 }
-/** The query parameters a route reads: each entry a string schema, an empty value counting as absent. */
-export type QuerySchema = ObjectSchema<ObjectEntries, undefined>;
+/**
+ * The query parameters a route reads: each entry a string schema, an empty value counting as absent.
+ * A strict object refuses parameters it does not name (`400`, its message).
+ */
+export type QuerySchema = ObjectSchema<ObjectEntries, ErrorMessage<ObjectIssue> | undefined> | StrictObjectSchema<ObjectEntries, ErrorMessage<StrictObjectIssue> | undefined>;
 /** The path parameters of a route: each entry a string schema (its `v.description` says what it is). */
 export type ParamsSchema = ObjectSchema<ObjectEntries, undefined>;
 
 type Output<S, Otherwise> = S extends GenericSchema ? InferOutput<S> : Otherwise;
+
+/** A route's method. */
+export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+
+/**
+ * What a route's handler answers: with an `answerSchema`, a JSON reply whose data is of the schema's
+ * output (a compile error otherwise), or a `Response` (its raw answers); without one, any answer.
+ */
+export type AnswerOf<A> = A extends GenericSchema ? JsonReply<InferOutput<A>> | Response : Answer;
 
 /** What the dispatcher hands a route's handler: its path parameters, query and body, parsed and checked from the declaration. */
 export interface RouteInput<P = Record<string, string>, Q = undefined, B = undefined> {
@@ -49,10 +61,13 @@ export interface RouteDeclaration<
   P extends ParamsSchema | undefined = ParamsSchema | undefined,
   Q extends QuerySchema | undefined = QuerySchema | undefined,
   B extends GenericSchema | undefined = GenericSchema | undefined,
+  A extends GenericSchema | undefined = GenericSchema | undefined,
+  M extends Method = Method,
+  Path extends string = string,
 > {
-  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  method: M;
   /** itty-router pattern relative to the service root, e.g. `/v1/object/:id`. */
-  path: string;
+  path: Path;
   auth: RouteAuth;
   /**
    * One line on what the route does. This and `params`, `body`, `bodyTypes`, `query`, `answer` and
@@ -77,7 +92,7 @@ export interface RouteDeclaration<
    * the answer (converted with `@valibot/to-json-schema`; the shared ones of openapi/schemas.ts become
    * `$ref`s). The test suite validates the demo's real answers against it.
    */
-  answerSchema?: GenericSchema;
+  answerSchema?: A;
   /**
    * The `internalStatus` codes the route answers besides those every route of its kind may (the app
    * key's, the credential's, a body's: openapi/document.ts `errorCodes`), for the OpenAPI document.
@@ -107,6 +122,12 @@ export interface RouteDeclaration<
    */
   rawBody?: boolean;
   /**
+   * A check of the parsed input as a whole, where one part is valid only with another (a class
+   * declaration for its path's class): throws `ApiError`. It runs with the schemas, before `admin`, so
+   * a malformed request is `400` for anyone.
+   */
+  refine?: (input: RouteInput<Output<P, Record<string, string>>, Output<Q, undefined>, Output<B, undefined>>) => void;
+  /**
    * The route is for administrators (PROTOCOL.md 2.8 and 6.12 *admin*: sessions of database users in
    * the `users.admins` group, others `403`): `true`, or for a route open to every session that some
    * inputs make an administrator's (`?user=` naming another user), whether this input does. The
@@ -114,17 +135,25 @@ export interface RouteDeclaration<
    */
   admin?: true | ((input: RouteInput<Output<P, Record<string, string>>, Output<Q, undefined>, Output<B, undefined>>, request: ApiRequest) => boolean);
   /** Answers without a promise where everything it needs is at hand (the read path, PROTOCOL.md 6.1). */
-  handler: (request: ApiRequest, input: RouteInput<Output<P, Record<string, string>>, Output<Q, undefined>, Output<B, undefined>>) => MaybePromise<Answer>;
+  handler: (request: ApiRequest, input: RouteInput<Output<P, Record<string, string>>, Output<Q, undefined>, Output<B, undefined>>) => MaybePromise<AnswerOf<A>>;
 }
 
 /** A declared route of the table, whatever its input types. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Route = RouteDeclaration<any, any, any>;
+export type Route = RouteDeclaration<any, any, any, any>;
 
-/** Declares a route, typing its handler's input from its schemas. */
-export function route<P extends ParamsSchema | undefined = undefined, Q extends QuerySchema | undefined = undefined, B extends GenericSchema | undefined = undefined>(
-  declaration: RouteDeclaration<P, Q, B>,
-): Route {
+/**
+ * Declares a route, typing its handler's input from its schemas and its answer from `answerSchema`;
+ * the declaration keeps its literal types (method, path, schemas), which the typed client reads.
+ */
+export function route<
+  const M extends Method,
+  const Path extends string,
+  P extends ParamsSchema | undefined = undefined,
+  Q extends QuerySchema | undefined = undefined,
+  B extends GenericSchema | undefined = undefined,
+  A extends GenericSchema | undefined = undefined,
+>(declaration: RouteDeclaration<P, Q, B, A, M, Path>): RouteDeclaration<P, Q, B, A, M, Path> {
   return declaration;
 }
 

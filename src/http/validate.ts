@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { ApiError } from './errors.js';
 import { readJson, type ApiRequest } from './request.js';
-import type { Route, RouteInput } from './router.js';
+import type { QuerySchema, Route, RouteInput } from './router.js';
 
 const OBJECT_TYPES = new Set(['object', 'loose_object', 'strict_object', 'object_with_rest']);
 
@@ -50,7 +50,7 @@ function issueMessage(issue: v.BaseIssue<unknown>, what: string): string {
  * the schema's names, its first value, an empty value counting as absent (so the entry's own message
  * says what is missing or wrong).
  */
-function parseQueryParams<S extends v.ObjectSchema<v.ObjectEntries, undefined>>(schema: S, searchParams: URLSearchParams): v.InferOutput<S> {
+function parseQueryParams<S extends QuerySchema>(schema: S, searchParams: URLSearchParams): v.InferOutput<S> {
   if (searchParams.size === 0) {
     // most requests send no query: its parse is the same every time, so it is made once per schema
     const empty = emptyQueries.has(schema) ? emptyQueries.get(schema) : emptyQuery(schema);
@@ -58,13 +58,15 @@ function parseQueryParams<S extends v.ObjectSchema<v.ObjectEntries, undefined>>(
   }
   const input: Record<string, string | undefined> = {};
   for (const name of Object.keys(schema.entries)) input[name] = searchParams.get(name) || undefined;
+  // a strict schema sees every parameter given, to refuse those it does not name
+  if (schema.type === 'strict_object') for (const name of searchParams.keys()) if (!Object.hasOwn(input, name)) input[name] = searchParams.get(name)!;
   return parseInput(schema, input, 'query');
 }
 
 /** The parse of an empty query per schema, where it succeeds with plain values only (`null`: parsed each time). */
 const emptyQueries = new WeakMap<v.GenericSchema, Record<string, unknown> | null>();
 
-function emptyQuery(schema: v.ObjectSchema<v.ObjectEntries, undefined>): Record<string, unknown> | null {
+function emptyQuery(schema: QuerySchema): Record<string, unknown> | null {
   const input = Object.fromEntries(Object.keys(schema.entries).map((name) => [name, undefined]));
   const result = v.safeParse(schema, input);
   const plain = result.success && Object.values(result.output as object).every((value) => typeof value !== 'object' || value === null);
@@ -105,7 +107,9 @@ export function routeInput(route: Route, request: ApiRequest): RouteInput<unknow
     if (Array.isArray(value) && takesObject(route.body)) throw new ApiError('400', 'request body must be a JSON object');
     body = parseInput(route.body, value);
   }
-  return { params, query, body };
+  const input = { params, query, body };
+  route.refine?.(input);
+  return input;
 }
 
 /**
@@ -120,4 +124,21 @@ export function jsonObject(message: string) {
 export function integerParam(name: string, max: number, description: string) {
   const message = `${name} must be an integer from 0 to ${max}`;
   return v.optional(v.pipe(v.string(), v.regex(/^\d{1,9}$/, message), v.description(description), v.transform(Number), v.maxValue(max, message)));
+}
+
+/**
+ * An input parsed by a parser of its own that throws `ApiError` (the JSON-in-text `serialization` and
+ * `subscribe` parameters, a class declaration): the parse becomes the schema's output, a `400` the
+ * dispatcher's, its message as the parser wrote it; another code (a `403`) is answered as it is.
+ */
+export function parsedBy<I, T>(parse: (input: I) => T) {
+  return v.rawTransform<I, T>(({ dataset, addIssue, NEVER }) => {
+    try {
+      return parse(dataset.value);
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.code !== '400') throw error;
+      addIssue({ message: error.message });
+      return NEVER;
+    }
+  });
 }

@@ -18,9 +18,9 @@ export function macroRoutes(ctx: ObjectsContext): Route[] {
       answer: 'what the macro returns (objects serialized)',
       answerSchema: v.pipe(v.unknown(), v.description('what the macro returns (objects serialized)')),
       // a macro's store writes meet the write path's conflicts and locks
+      params: v.object({ macroName: v.pipe(v.string(), v.description('the macro, as the host registered it')) }),
       errors: ['404', '409', '423'],
-      handler: async (request, { body }) => {
-        const name = request.params.macroName!;
+      handler: async (request, { params: { macroName: name }, body }) => {
         const macro = ctx.macros.callable(name);
         if (!macro) throw new ApiError('404', `no macro ${clip(name)}`);
         const params = body ?? {};

@@ -2,6 +2,7 @@ import * as oauth from 'oauth4webapi';
 import { checkLicences, startSession } from '../auth/login.js';
 import type { LoginContext } from '../auth/context.js';
 import { okReply, type Answer, type JsonReply } from '../http/envelope.js';
+import type { LoginData } from '../openapi/schemas.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import { kvKeys } from '../storage/keys.js';
@@ -91,7 +92,7 @@ export class ExternalLogin {
   }
 
   /** Step 2: the provider's callback. The one-time state is what authenticates it. */
-  async callback(request: ApiRequest, provider: ConfiguredProvider, params: URLSearchParams): Promise<Answer> {
+  async callback(request: ApiRequest, provider: ConfiguredProvider, params: URLSearchParams): Promise<JsonReply<LoginData | { dfUuid: string }>> {
     const state = params.get('state');
     if (!state) throw new ApiError('322', 'the callback carries no state');
     const saved = state.length <= 256 ? await this.ctx.kv.take(stateKey(state)) : undefined;
@@ -125,7 +126,7 @@ export class ExternalLogin {
     if (!/^[0-9a-f-]{36}$/.test(dfUuid) || (await this.ctx.kv.get(dfUuidKey(dfUuid))) === undefined) throw unknownDfUuid();
   }
 
-  async #session(user: StoredObject, appNames: string[]): Promise<Answer> {
+  async #session(user: StoredObject, appNames: string[]): Promise<JsonReply<LoginData>> {
     checkLicences(user, appNames);
     const { data } = await startSession(this.ctx, 'session', user, { user: String(user.fields.Name ?? ''), appNames });
     return noStore(okReply(data));
@@ -173,7 +174,7 @@ function safeResult(value: unknown): string {
   return typeof value === 'number' ? String(value) : typeof value;
 }
 
-function noStore(reply: JsonReply): JsonReply {
+function noStore<T>(reply: JsonReply<T>): JsonReply<T> {
   reply.headers['cache-control'] = 'no-store';
   return reply;
 }

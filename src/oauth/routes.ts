@@ -29,6 +29,9 @@ const CallbackParamsSchema = v.object({
   state: v.optional(v.pipe(v.string(), v.description('the one-time state of the login (required: a callback without it is 322)'))),
   code: v.optional(v.pipe(v.string(), v.description('the authorization code'))),
 });
+/** The provider a login goes through, as the host configured it (an unknown one is `321`). */
+const ProviderParams = v.object({ name: v.pipe(v.string(), v.description('the provider, as the host configured it')) });
+
 const CallbackAnswer = v.union([LoginAnswer, v.object({ dfUuid: v.pipe(v.string(), v.description('for /v1/extLogin: the identity has no database user yet')) })]);
 const CALLBACK_ANSWER = 'as /v1/login when the identity is linked to a database user; else dfUuid, to be assigned one with /v1/extLogin';
 
@@ -37,9 +40,8 @@ const CALLBACK_ANSWER = 'as /v1/login when the identity is linked to a database 
  * `?appkey=`; the header wins when both are present. A query value no header could carry (`%FF`
  * decodes to U+FFFD, `%C4%80` to U+0100, `%00` to NUL) is no app key: `100`.
  */
-function checkAppKey(ctx: LoginContext, request: ApiRequest): void {
-  const fromQuery = request.searchParams.get('appkey');
-  if (request.headers.has('appkey') || fromQuery === null) return ctx.checkAppKey(request.headers);
+function checkAppKey(ctx: LoginContext, request: ApiRequest, fromQuery: string | undefined): void {
+  if (request.headers.has('appkey') || fromQuery === undefined) return ctx.checkAppKey(request.headers);
   let headers: Headers;
   try {
     headers = new Headers({ appkey: fromQuery });
@@ -72,7 +74,7 @@ function callbackParams(request: ApiRequest): URLSearchParams {
 }
 
 export function externalLoginRoutes(ctx: LoginContext, flow: ExternalLogin): Route[] {
-  const callback = (request: ApiRequest) => flow.callback(request, flow.provider(request.params.name!), callbackParams(request));
+  const callback = (request: ApiRequest, { params }: { params: { name: string } }) => flow.callback(request, flow.provider(params.name), callbackParams(request));
   return [
     route({
       method: 'GET',
@@ -80,12 +82,13 @@ export function externalLoginRoutes(ctx: LoginContext, flow: ExternalLogin): Rou
       auth: 'none',
       appKey: false, // checked below: header or query
       summary: "Starts an external login: redirects to the provider's authorization page",
+      params: ProviderParams,
       query: StartQuerySchema,
       rawAnswer: { status: 302, description: "a redirect to the provider's authorization URL (state, PKCE and nonce kept server-side)", headers: { Location: "the provider's authorization URL" } },
       errors: ['100', '321', '303'],
-      handler: async (request) => {
-        checkAppKey(ctx, request);
-        return flow.start(flow.provider(request.params.name!), appNamesParam(request), request.clientAddress);
+      handler: async (request, { params, query }) => {
+        checkAppKey(ctx, request, query.appkey);
+        return flow.start(flow.provider(params.name), appNamesParam(request), request.clientAddress);
       },
     }),
     // The provider's redirect carries no app key; the one-time state authenticates it.
@@ -95,6 +98,7 @@ export function externalLoginRoutes(ctx: LoginContext, flow: ExternalLogin): Rou
       auth: 'none',
       appKey: false,
       summary: "The provider's redirect back (its one-time state authenticates it)",
+      params: ProviderParams,
       query: CallbackParamsSchema,
       answer: CALLBACK_ANSWER,
       answerSchema: CallbackAnswer,
@@ -107,6 +111,7 @@ export function externalLoginRoutes(ctx: LoginContext, flow: ExternalLogin): Rou
       auth: 'none',
       appKey: false,
       summary: "The provider's form POST back (Apple's form_post)",
+      params: ProviderParams,
       bodyTypes: ['application/x-www-form-urlencoded'],
       answer: CALLBACK_ANSWER,
       answerSchema: CallbackAnswer,

@@ -158,11 +158,13 @@ export class Access {
     return rule?.[action] ?? this.#rules['*']?.[action] ?? [];
   }
 
-  /** The guard of a request (one per request, so the session's groups are read once). */
-  forRequest(request: ApiRequest, context: (request: ApiRequest) => MacroContext): Guard {
+  /**
+   * The guard of a request (one per request, so the session's groups are read once); a write's
+   * `rightsControlKey` parameter (its route's input) goes to the host's `authorize`.
+   */
+  forRequest(request: ApiRequest, context: (request: ApiRequest) => MacroContext, rightsControlKey?: string): Guard {
     let guard = this.#guards.get(request);
     if (!guard) {
-      const rightsControlKey = request.searchParams.get('rightsControlKey') ?? undefined;
       this.#guards.set(request, (guard = this.guard(request.session, () => context(request), rightsControlKey)));
     }
     return guard;

@@ -9,7 +9,7 @@ import type { ObjectsContext } from './context.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import { integerParam } from '../http/validate.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, selectPage, SERIALIZATION_PARAM, served, setAnswer } from './read/index.js';
 import type { Guard } from './access.js';
@@ -30,13 +30,8 @@ export const COUNT_BOUND = 10_000;
 /** Objects asked per round when the referencing objects must be asked one by one. */
 const SCAN_PAGE = 1000;
 
-/** One entry of `GET /v1/classes`. */
-export interface ClassSummary {
-  Name: string;
-  Declared: boolean;
-  Count: number;
-  CountEstimated?: true;
-}
+/** One entry of `GET /v1/classes`, as its answer schema declares it. */
+export type ClassSummary = v.InferOutput<typeof ClassSummaries>['~Elements'][number];
 
 const ReferencedByQuerySchema = v.object({
   page: integerParam('page', 1_000_000_000, 'the page, from 0'),
@@ -106,7 +101,7 @@ async function referencedBy(ctx: ObjectsContext, guard: Guard, id: string, offse
   return { objects: readable.slice(offset, offset + limit), unfiltered: readable.length };
 }
 
-export function classesRoutes(ctx: ObjectsContext): Route[] {
+export function classesRoutes(ctx: ObjectsContext) {
   return [
     route({
       method: 'GET',
@@ -131,12 +126,12 @@ export function classesRoutes(ctx: ObjectsContext): Route[] {
       examples: { answer: REFERENCED_BY },
       params: ObjectIdParams('the id of the referenced object'),
       errors: ['404'],
-      handler: async (request, { params: { id }, query: { page = 0, perPage = DEFAULT_PER_PAGE } }) => {
+      handler: async (request, { params: { id }, query: { page = 0, perPage = DEFAULT_PER_PAGE, serialization } }) => {
         const guard = ctx.guard(request);
         // an object the session may not read is answered as a missing one (6.4)
         if (!(await served(ctx, guard, await ctx.store.get(id)))) throw new ApiError('404', `no object ${id}`);
         const { objects, unfiltered } = await referencedBy(ctx, guard, id, page * perPage, perPage);
-        return setAnswer(ctx, request, guard, objects, unfiltered);
+        return setAnswer(ctx, request, guard, objects, unfiltered, serialization);
       },
     }),
   ];

@@ -15,15 +15,24 @@ export function checkClassName(name: string, what: string): string {
   return name;
 }
 
-/** A path segment naming an object or class: at most 128 characters. */
-export function validName(value: string, what: string): string {
-  if (value.length > 128) throw new ApiError('400', `${what} is longer than 128 characters`);
-  return value;
-}
+/** A path segment naming an object or class (`what`: "object id", "class name"): at most 128 characters, else `400`. */
+export const nameParam = (what: string, description: string) =>
+  v.pipe(v.string(), v.maxLength(128, `${what} is longer than 128 characters`), v.description(description));
 
 /** The path parameter `id` naming an object (for `GET /v1/object/{id}`, also a class with no object of that id): at most 128 characters. */
-export const ObjectIdParams = (description: string) =>
-  v.object({ id: v.pipe(v.string(), v.maxLength(128, 'object id is longer than 128 characters'), v.description(description)) });
+export const ObjectIdParams = (description: string) => v.object({ id: nameParam('object id', description) });
+
+/** The check of a class name a request gives: one no class could have is `400` (`checkClassName`'s message). */
+const classNameCheck = (what: string) =>
+  v.check((name: string) => CLASS_NAME.test(name), (issue: v.CheckIssue<string>) => `${what} ${clip(String(issue.input))} must match [A-Za-z][A-Za-z0-9_]{0,63}`);
+
+/** A class name in the path (`POST /v1/object/{className}`): one no class could have is `400`. */
+export const classNameParam = (what: string, description: string) => v.pipe(v.string(), classNameCheck(what), v.description(description));
+
+/** A listing's class name: longer than 128 characters, or a name that cannot be a class, is `400`. */
+export const ClassNameParams = v.object({
+  className: v.pipe(v.string(), v.check((name) => name.length <= 128, 'class name is longer than 128 characters'), classNameCheck('class name')),
+});
 
 /** The internal (`_`) fields of a stored object, kept as they are by an update. */
 export function internalFields(object: StoredObject): Fields {

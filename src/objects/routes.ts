@@ -1,17 +1,17 @@
 import * as v from 'valibot';
 import type { ObjectsContext } from './context.js';
 import type { JsonReply } from '../http/envelope.js';
-import { ApiError, clip } from '../http/errors.js';
-import { andThen } from '../maybe.js';
+import { ApiError } from '../http/errors.js';
+import { andThen, type MaybePromise } from '../maybe.js';
 import type { ApiRequest } from '../http/request.js';
 import { route, type Route } from '../http/router.js';
 import { integerParam } from '../http/validate.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE, objectAnswer, selectPage, SERIALIZATION_PARAM, served, setAnswer } from './read/index.js';
-import { CLASS_NAME, ObjectIdParams } from './names.js';
+import { ClassNameParams, ObjectIdParams } from './names.js';
 import { classSelection, isClass, requireClass } from './known-classes.js';
 import { bulkRoutes, createCheckRoutes, lockRoutes, recycleRoutes, writeRoutes } from './write/index.js';
 import { classesRoutes } from './classes-routes.js';
-import { ObjectSet, ServedObject } from '../openapi/schemas.js';
+import { ObjectSet, ServedObject, type ObjectSetData, type ServedData } from '../openapi/schemas.js';
 
 /** The query parameters of a listing (PROTOCOL.md 6.2). */
 const ListingQuerySchema = v.object({
@@ -25,30 +25,22 @@ const ListingQuerySchema = v.object({
 
 type ListingQuery = v.InferOutput<typeof ListingQuerySchema>;
 
-async function listing(ctx: ObjectsContext, request: ApiRequest, className: string, query: ListingQuery): Promise<JsonReply> {
+async function listing(ctx: ObjectsContext, request: ApiRequest, className: string, query: ListingQuery): Promise<JsonReply<ObjectSetData>> {
   const guard = ctx.guard(request);
   const selection = classSelection(ctx, className, query);
   const { objects, unfiltered } = await selectPage(ctx, request, guard, selection);
   await requireClass(ctx, className, unfiltered);
-  return setAnswer(ctx, request, guard, objects, unfiltered);
+  return setAnswer(ctx, request, guard, objects, unfiltered, query.serialization);
 }
 
-/** A listing's class name: a name that cannot be a class is `400`. */
-const ClassNameParams = v.object({
-  className: v.pipe(
-    v.string(),
-    v.check((name) => name.length <= 128, 'class name is longer than 128 characters'),
-    v.check((name) => CLASS_NAME.test(name), (issue) => `class name ${clip(String(issue.input))} must match [A-Za-z][A-Za-z0-9_]{0,63}`),
-  ),
-});
-
 /** `GET /v1/object/{segment}` where no object answers: the class's listing (6.2), or `404`. */
-async function classOrMissing(ctx: ObjectsContext, request: ApiRequest, segment: string, query: ListingQuery): Promise<JsonReply> {
+async function classOrMissing(ctx: ObjectsContext, request: ApiRequest, segment: string, query: ListingQuery): Promise<JsonReply<ObjectSetData>> {
   if (await isClass(ctx, segment)) return listing(ctx, request, segment, query);
   throw new ApiError('404', `no object or class ${segment}`);
 }
 
-export function objectRoutes(ctx: ObjectsContext): Route[] {
+/** The object reads by id and by class, with their literal types (contract.ts). */
+export function objectReadRoutes(ctx: ObjectsContext) {
   return [
     route({
       method: 'GET',
@@ -66,7 +58,7 @@ export function objectRoutes(ctx: ObjectsContext): Route[] {
         const stored = ctx.store.getNow ? ctx.store.getNow(id) : ctx.store.get(id);
         return andThen(
           andThen(stored, (object) => served(ctx, guard, object)),
-          (object) => (object ? objectAnswer(ctx, request, guard, object) : classOrMissing(ctx, request, id, query)),
+          (object): MaybePromise<JsonReply<ServedData> | JsonReply<ObjectSetData>> => (object ? objectAnswer(ctx, request, guard, object, query.serialization) : classOrMissing(ctx, request, id, query)),
         );
       },
     }),
@@ -82,6 +74,12 @@ export function objectRoutes(ctx: ObjectsContext): Route[] {
       errors: ['403', '404'],
       handler: (request, { params, query }) => listing(ctx, request, params.className, query),
     }),
+  ];
+}
+
+export function objectRoutes(ctx: ObjectsContext): Route[] {
+  return [
+    ...objectReadRoutes(ctx),
     ...classesRoutes(ctx),
     ...writeRoutes(ctx),
     ...createCheckRoutes(ctx),

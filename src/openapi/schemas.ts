@@ -90,4 +90,10 @@ export const UserList = setOf(
   USERS,
 );
 
+/** The data of these answers, as the handlers that answer them are typed (router.ts `AnswerOf`). */
+export type ServedData = v.InferOutput<typeof ServedObject>;
+export type ObjectSetData = v.InferOutput<typeof ObjectSet>;
+export type LoginData = v.InferOutput<typeof LoginAnswer>;
+export type TokenLoginData = v.InferOutput<typeof TokenLoginAnswer>;
+
 export const SHARED_SCHEMAS = { ServedObject, ObjectReference, ObjectSet, Nothing, LoginAnswer, TokenLoginAnswer, Envelope, UserList } as const;

@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import { SavedQueries, type SavedQuery } from './saved-queries.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import { checkClassName } from '../objects/names.js';
 import { queryTextWhere } from '../query/index.js';
 import type { ServiceContext } from '../context.js';
@@ -53,7 +53,7 @@ function savedQuery(queryName: string, body: v.InferOutput<typeof SavedQueryBody
   return saved;
 }
 
-export function savedQueryRoutes(ctx: Pick<ServiceContext, 'store'>): Route[] {
+export function savedQueryRoutes(ctx: Pick<ServiceContext, 'store'>) {
   const saved = new SavedQueries(ctx.store);
   const example: SavedQuery = { Name: 'Kiel customers', Class: 'Customer', Query: 'City = "Kiel" and Active = true', OrderBy: '-Revenue', Columns: ['Name', 'City', 'Revenue'] };
   return [

@@ -1,11 +1,12 @@
 import { parseLoginBody, sessionLogin } from '../auth/login.js';
 import type { LoginContext } from '../auth/context.js';
-import { envelope, okReply, type Answer, type JsonReply } from '../http/envelope.js';
+import { envelope, okReply, type JsonReply } from '../http/envelope.js';
+import type { LoginData } from '../openapi/schemas.js';
 import { LOGIN_SIGNATURE_HEADER, signLoginAnswer } from './login-signature.js';
 import { hybridRefusal, openHybridLogin, sealHybridAnswer, type HybridLoginBody } from './hybrid.js';
 
 /** `GET /v2/login/key`: the server public key as the unindented SPKI PEM of 3.1. */
-export async function loginKeyReply(ctx: LoginContext): Promise<JsonReply> {
+export async function loginKeyReply(ctx: LoginContext): Promise<JsonReply<{ key: string }>> {
   return okReply({ key: (await ctx.serverKey.get()).publicKeyPem });
 }
 
@@ -16,7 +17,7 @@ export async function loginKeyReply(ctx: LoginContext): Promise<JsonReply> {
  * Success is the `/v1/login` envelope: sealed as `A|B` text when the client sent a key, plain JSON
  * otherwise.
  */
-export async function hybridLogin(ctx: LoginContext, body: HybridLoginBody, clientAddress: string | undefined): Promise<Answer> {
+export async function hybridLogin(ctx: LoginContext, body: HybridLoginBody, clientAddress: string | undefined): Promise<JsonReply<LoginData> | Response> {
   const [{ hybridKey, signingKey }] = await Promise.all([ctx.serverKey.get(), ctx.limiter.checkAddress(clientAddress)]);
   let opened: Awaited<ReturnType<typeof openHybridLogin>>;
   try {

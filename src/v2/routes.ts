@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import type { ObjectsContext } from '../objects/context.js';
-import { download } from '../files/downloads.js';
+import { download, FileParams } from '../files/downloads.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
@@ -57,7 +57,8 @@ export interface V2Options {
 
 const VARIANT_PARAMS = ['page', 'usePdf', 'attachItem', 'zipItem', 'maxSize'] as const;
 const ViewLoadSchema = v.strictObject({ viewName: text, className: v.optional(text), type: v.optional(passed), context: v.optional(passed) });
-const FileQuerySchema = v.object(Object.fromEntries(VARIANT_PARAMS.map((name) => [name, v.optional(v.pipe(v.string(), v.description('passed to the host fileVariants hook')))])));
+const variant = v.optional(v.pipe(v.string(), v.description('passed to the host fileVariants hook')));
+const FileQuerySchema = v.object({ page: variant, usePdf: variant, attachItem: variant, zipItem: variant, maxSize: variant });
 
 async function hostJson(ctx: ObjectsContext, request: ApiRequest, given: HostJson | undefined) {
   return okReply(typeof given === 'function' ? ((await given(ctx.macroContext(request))) ?? {}) : (given ?? {}));
@@ -130,17 +131,17 @@ export function v2Routes(ctx: ObjectsContext, options: V2Options = {}): Route[] 
       auth: 'objects',
       batch: false,
       summary: "A file's bytes, as /v1/file; page, usePdf, attachItem, zipItem and maxSize go to the host's fileVariants hook",
+      params: FileParams,
       query: FileQuerySchema,
       rawAnswer: { status: 200, contentType: 'application/octet-stream', description: "the file's bytes (206 for a Range), or the variant the host's hook answers" },
-      handler: async (request) => {
-        const asked = VARIANT_PARAMS.filter((name) => request.searchParams.has(name));
-        if (asked.length === 0) return download(ctx, request);
+      handler: async (request, { params: { id }, query }) => {
+        const asked = VARIANT_PARAMS.filter((name) => query[name] !== undefined);
+        if (asked.length === 0) return download(ctx, request, id);
         if (!fileVariants) throw new ApiError('400', `${asked[0]} asks for a file variant, and this service has no fileVariants hook`);
-        const id = request.params.id!;
         const file = await served(ctx, ctx.guard(request), await ctx.store.get(id));
         if (!file || file.className !== ctx.files.className) throw new ApiError('404', `no file ${clip(id)}`);
         const params: FileVariantParams = {};
-        for (const name of asked) params[name] = request.searchParams.get(name)!;
+        for (const name of asked) params[name] = query[name];
         return fileVariants(ctx.macroContext(request), { file, params });
       },
     }),

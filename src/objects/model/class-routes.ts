@@ -8,15 +8,13 @@ import type { ClassDeclaration, FieldDeclaration } from './declarations.js';
 import type { RuntimeClass } from './runtime.js';
 import { FIELD_TYPES } from './schema.js';
 import { classStructure } from './structure.js';
-import { requireAdmin } from '../../auth/admins.js';
 import type { AuthContext } from '../../auth/context.js';
 import { okReply } from '../../http/envelope.js';
 import { ApiError, clip } from '../../http/errors.js';
-import type { ApiRequest } from '../../http/request.js';
-import { route, type Route } from '../../http/router.js';
-import { jsonObject } from '../../http/validate.js';
+import { route } from '../../http/router.js';
+import { jsonObject, parsedBy } from '../../http/validate.js';
 import type { Access } from '../access.js';
-import { CLASS_NAME } from '../names.js';
+import { classNameParam } from '../names.js';
 
 type ClassRoutesContext = ModelContext & Pick<AuthContext, 'principals'> & { readonly access: Access };
 
@@ -112,65 +110,61 @@ function withNul(value: unknown, path: string): string | undefined {
 }
 
 /** The path parameter: a name no class could have is `400` (checked before the body). */
-const ClassParams = v.object({
-  className: v.pipe(
-    v.string(),
-    v.check((name) => CLASS_NAME.test(name), (issue) => `class name ${clip(String(issue.input))} must match [A-Za-z][A-Za-z0-9_]{0,63}`),
-    v.description('the class, [A-Za-z][A-Za-z0-9_]{0,63}'),
-  ),
-});
+const ClassParams = v.object({ className: classNameParam('class name', 'the class, [A-Za-z][A-Za-z0-9_]{0,63}') });
 
 /** `400` for an internal class's name, `403` for a class the host declares. */
-function declarable(ctx: ClassRoutesContext, className: string): string {
+function declarable(ctx: ClassRoutesContext, className: string): void {
   if (ctx.internalClasses.has(className)) throw new ApiError('400', `${clip(className)} is an internal class of the service`);
   if (ctx.schema.isHostDeclared(className)) throw new ApiError('403', `${className} is declared by the host (its schema option) and read-only here`);
-  return className;
 }
 
-/** The request is checked before the group (as `GET /v1/users` does): a malformed one is `400` for anyone. */
-async function declare(ctx: ClassRoutesContext, request: ApiRequest, { params, body }: { params: v.InferOutput<typeof ClassParams>; body: Body }) {
-  const className = declarable(ctx, params.className);
-  const entry = runtimeClass(body);
-  ctx.runtimeModel.check(className, entry);
-  await requireAdmin(ctx, request.session!);
-  if (entry.access !== undefined && ctx.access.hostNames(className)) throw new ApiError('403', `the access rule of ${className} is set by the host (its access option) and read-only here`);
-  await ctx.runtimeModel.declare(className, entry);
-  return okReply(classStructure(ctx, className));
-}
+/** The declaration as `runtime.ts` takes it, read from the body after its members are checked. */
+const DeclarationBody = v.pipe(ClassDeclarationBody, parsedBy(runtimeClass));
 
-async function undeclare(ctx: ClassRoutesContext, request: ApiRequest, className: string) {
-  declarable(ctx, className);
-  await requireAdmin(ctx, request.session!);
-  await ctx.runtimeModel.remove(className);
-  return okReply({});
-}
-
-export function classDeclarationRoutes(ctx: ClassRoutesContext): Route[] {
+/**
+ * The model's routes are for administrators; the request is checked first, with the input (as
+ * `GET /v1/users` does): a malformed one is `400` for anyone.
+ */
+export function classDeclarationRoutes(ctx: ClassRoutesContext) {
   return [
     route({
       method: 'PUT',
       path: '/v1/model/classes/:className',
       auth: 'objects',
+      admin: true,
       summary: 'Declares a class at run time, or replaces its declaration (users.admins only); 409 with Violations and Examples when stored objects would not satisfy it',
       params: ClassParams,
-      body: ClassDeclarationBody,
+      body: DeclarationBody,
+      refine: ({ params: { className }, body: entry }) => {
+        declarable(ctx, className);
+        ctx.runtimeModel.check(className, entry);
+      },
       examples: {
         body: { Fields: { Title: { Type: 'string', Required: true, MaxLength: 200 }, Priority: { Type: 'integer', Min: 1, Max: 5 }, Customer: { Type: 'ref', Class: 'Customer' } }, Indexes: ['Priority'], Description: 'Support tickets', Access: { read: ['*'], create: ['sales'], update: ['sales'], delete: ['admins'] } },
         answer: { Name: 'Ticket', ClassID: 1234567, Declared: true, Members: [{ Name: 'Title', Type: 'string', Required: true, MaxLength: 200 }], Indices: [{ Name: 'Ticket_Priority', Members: ['Priority'] }], Runtime: true, Strict: false, Description: 'Support tickets' },
       },
       answer: "the class's entry as GET /v1/model/structure gives it, with Runtime, Strict, Description and Access",
       errors: ['403', '409'],
-      handler: (request, input) => declare(ctx, request, input),
+      handler: async (_request, { params: { className }, body: entry }) => {
+        if (entry.access !== undefined && ctx.access.hostNames(className)) throw new ApiError('403', `the access rule of ${className} is set by the host (its access option) and read-only here`);
+        await ctx.runtimeModel.declare(className, entry);
+        return okReply(classStructure(ctx, className));
+      },
     }),
     route({
       method: 'DELETE',
       path: '/v1/model/classes/:className',
       auth: 'objects',
+      admin: true,
       summary: 'Removes the run-time declaration of a class without objects (users.admins only)',
       params: ClassParams,
+      refine: ({ params: { className } }) => declarable(ctx, className),
       answer: 'nothing ({})',
       errors: ['403', '404', '409'],
-      handler: (request, { params }) => undeclare(ctx, request, params.className),
+      handler: async (_request, { params: { className } }) => {
+        await ctx.runtimeModel.remove(className);
+        return okReply({});
+      },
     }),
   ];
 }

@@ -11,5 +11,5 @@ export interface ModelContext extends ServiceContext {
   /** Classes declared at run time (PROTOCOL.md 6.12), applied to `schema` and the access rules. */
   readonly runtimeModel: RuntimeModel;
   /** The access rules as this request's session sees them (made once per request). */
-  guard(request: ApiRequest): Guard;
+  guard(request: ApiRequest, rightsControlKey?: string): Guard;
 }

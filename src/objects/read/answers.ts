@@ -6,15 +6,21 @@
 import * as v from 'valibot';
 import type { ReadContext } from './context.js';
 import { okTextReply, type JsonReply } from '../../http/envelope.js';
+import type { ObjectSetData, ServedData } from '../../openapi/schemas.js';
 import { andThen, type MaybePromise } from '../../maybe.js';
 import { ApiError, clip } from '../../http/errors.js';
-import { RequestMemo, type ApiRequest } from '../../http/request.js';
+import type { ApiRequest } from '../../http/request.js';
+import { parsedBy } from '../../http/validate.js';
 import type { StoredObject } from '../../storage/types.js';
 import type { Guard } from '../access.js';
 import { FULL, type JsonObject, type Serialization, type SerializationHook, type SerializedSet } from './serialize.js';
 import { MAX_PER_PAGE } from './selection.js';
 
-/** The `serialization` query parameter, as route tables list it (the OpenAPI document shows it). */
+/**
+ * The `serialization` query parameter, as route tables list it (the OpenAPI document shows it): the
+ * dispatcher parses it (`parseSerialization`, `400` naming the member), the route hands it to
+ * `objectAnswer`/`setAnswer`.
+ */
 export const SERIALIZATION_PARAM = {
   serialization: v.optional(
     v.pipe(
@@ -25,6 +31,7 @@ export const SERIALIZATION_PARAM = {
           '"class" ({"style": "preview" | "detailview", <ClassName>: {a serialization}}), "macro" ({"macro": name}); ' +
           'flags on any type: "getSize" (~Size), "securityRights" (~SecurityRights)',
       ),
+      parsedBy((text: string) => parseSerialization(text)),
     ),
   ),
 };
@@ -166,25 +173,8 @@ export function parseSerialization(value: unknown): Serialization {
   return toSerialization(result.output);
 }
 
-const parsedOf = new RequestMemo<Serialization>();
-
-/**
- * The request's `serialization` query parameter, read and checked once (a named macro must be
- * registered: else `404`). Write routes call it before they write, so a bad one writes nothing.
- */
-export function requestSerialization(ctx: ReadContext, request: ApiRequest): Serialization {
-  let serialization = parsedOf.get(request);
-  if (serialization === undefined) {
-    const text = request.searchParams.get('serialization');
-    serialization = text ? parseSerialization(text) : FULL;
-    checkMacros(ctx, serialization);
-    parsedOf.set(request, serialization);
-  }
-  return serialization;
-}
-
-/** `404` for a serialization macro the host did not register. */
-function checkMacros(ctx: ReadContext, serialization: Serialization): void {
+/** `404` for a serialization macro the host did not register (write routes check before they write, so a bad one writes nothing). */
+export function checkMacros(ctx: ReadContext, serialization: Serialization): void {
   if (serialization.type === 'macro' && !ctx.macros.serialization(serialization.macro)) {
     throw new ApiError('404', `no serialization macro ${clip(serialization.macro)}`);
   }
@@ -206,27 +196,28 @@ function macroOf(ctx: ReadContext, request: ApiRequest, serialization: Serializa
 
 /**
  * One object as the request asked for it (`GET /v1/object/{id}`, a write's answer). `serialization`:
- * one the route read itself (v2 items), else the request's query parameter.
+ * the route's input (its query parameter, a v2 item's member); none is `full`.
  */
-export function objectAnswer(ctx: ReadContext, request: ApiRequest, guard: Guard, object: StoredObject, serialization?: Serialization): MaybePromise<JsonReply> {
-  const shape = shapeOf(ctx, request, serialization);
-  return andThen(ctx.serializer.objectText(object, guard, shape, macroOf(ctx, request, shape)), okTextReply);
+export function objectAnswer(ctx: ReadContext, request: ApiRequest, guard: Guard, object: StoredObject, serialization?: Serialization): MaybePromise<JsonReply<ServedData>> {
+  const shape = shapeOf(ctx, serialization);
+  return andThen(ctx.serializer.objectText(object, guard, shape, macroOf(ctx, request, shape)), okTextReply<ServedData>);
 }
 
-/** The serialization a route read itself (its macros checked), else the request's parameter. */
-function shapeOf(ctx: ReadContext, request: ApiRequest, serialization: Serialization | undefined): Serialization {
-  if (serialization) checkMacros(ctx, serialization);
-  return serialization ?? requestSerialization(ctx, request);
+/** The serialization the route read (its macros checked), else `full`. */
+function shapeOf(ctx: ReadContext, serialization: Serialization | undefined): Serialization {
+  if (!serialization) return FULL;
+  checkMacros(ctx, serialization);
+  return serialization;
 }
 
 /** A set (`~Count`, `~UnfilteredCount`, `~Elements`) as the request asked for it, without the envelope (v2 answers a list of them). */
 export async function serializedSet(ctx: ReadContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, serialization?: Serialization): Promise<SerializedSet> {
-  const shape = shapeOf(ctx, request, serialization);
+  const shape = shapeOf(ctx, serialization);
   return ctx.serializer.set(objects, unfiltered, guard, shape, macroOf(ctx, request, shape));
 }
 
 /** A set as the request asked for it, in the envelope (its text written once, `Serializer.setText`). */
-export function setAnswer(ctx: ReadContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, serialization?: Serialization): MaybePromise<JsonReply> {
-  const shape = shapeOf(ctx, request, serialization);
-  return andThen(ctx.serializer.setText(objects, unfiltered, guard, shape, macroOf(ctx, request, shape)), okTextReply);
+export function setAnswer(ctx: ReadContext, request: ApiRequest, guard: Guard, objects: StoredObject[], unfiltered: number, serialization?: Serialization): MaybePromise<JsonReply<ObjectSetData>> {
+  const shape = shapeOf(ctx, serialization);
+  return andThen(ctx.serializer.setText(objects, unfiltered, guard, shape, macroOf(ctx, request, shape)), okTextReply<ObjectSetData>);
 }

@@ -9,5 +9,5 @@ export interface ReadContext extends MacrosContext {
   /** The access rules (PROTOCOL.md 6.4). */
   readonly access: Access;
   /** The access rules as this request's session sees them (made once per request). */
-  guard(request: ApiRequest): Guard;
+  guard(request: ApiRequest, rightsControlKey?: string): Guard;
 }

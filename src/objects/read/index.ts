@@ -3,7 +3,7 @@
  * serialized, and the answers that carry them. Code outside this folder imports this entry only.
  */
 export { DEFAULT_PER_PAGE, MAX_PER_PAGE, orderByOfText, parseSelection, selectAll, selectPage, type SelectedPage, type Selection, type SelectionParams } from './selection.js';
-export { objectAnswer, parseSerialization, requestSerialization, SERIALIZATION_PARAM, serializedSet, setAnswer } from './answers.js';
+export { objectAnswer, checkMacros, parseSerialization, SERIALIZATION_PARAM, serializedSet, setAnswer } from './answers.js';
 export { served } from './served.js';
 export {
   formatStoreTime,

@@ -9,10 +9,11 @@ import { ApiError } from '../../http/errors.js';
 import { route, type Route } from '../../http/router.js';
 import { integerParam, jsonObject } from '../../http/validate.js';
 import { parseActions, runActions } from './actions.js';
-import { MAX_PER_PAGE, parseSerialization, requestSerialization, selectAll, selectPage, SERIALIZATION_PARAM, setAnswer } from '../read/index.js';
-import { validName } from '../names.js';
+import { MAX_PER_PAGE, parseSerialization, selectAll, selectPage, SERIALIZATION_PARAM, setAnswer } from '../read/index.js';
+import { nameParam } from '../names.js';
 import { classSelection, requireClass } from '../known-classes.js';
 import { updateObjects, writerOf } from './write-path.js';
+import { WRITE_PARAMS } from './write-routes.js';
 import { bodyFields } from './writes.js';
 
 /** The most objects one bulk `PATCH` changes. */
@@ -21,12 +22,16 @@ export const MAX_BULK_OBJECTS = 1000;
 const QUERY = v.optional(v.pipe(v.string(), v.description('the selection: a JSON query object as for listings; empty: the whole class')));
 
 const BULK_ANSWER = parseSerialization({ type: 'empty' });
-const BulkQuerySchema = v.object({ query: QUERY, ...SERIALIZATION_PARAM });
+/** The class of the selection (a name that is no class is `404`). */
+const ClassParams = v.object({ className: nameParam('class name', 'the class of the selection') });
+const { rightsControlKey } = WRITE_PARAMS;
+const BulkQuerySchema = v.object({ query: QUERY, rightsControlKey, ...SERIALIZATION_PARAM });
 const ActionQuerySchema = v.object({
   query: QUERY,
   actions: v.pipe(v.string('actions is required: a JSON array of {"type", ...}'), v.description('a JSON array (at most 20) of {"type", ...}: add/remove {object, field, operation?} or a host action')),
   page: integerParam('page', 1_000_000_000, 'the page of the selection, from 0'),
   perPage: integerParam('perPage', MAX_PER_PAGE, 'objects per page, default 50'),
+  rightsControlKey,
   ...SERIALIZATION_PARAM,
 });
 
@@ -37,18 +42,18 @@ export function bulkRoutes(ctx: WriteContext): Route[] {
       path: '/v1/action/:className',
       auth: 'objects',
       summary: 'Runs actions on every object of a selection (a page of it); writes nothing else',
+      params: ClassParams,
       query: ActionQuerySchema,
       answer: 'the selection as a set (as GET /v1/objects/{className} answers it)',
       errors: ['404', '423'],
-      handler: async (request, { query: params }) => {
-        const className = validName(request.params.className!, 'class name');
+      handler: async (request, { params: { className }, query: params }) => {
         const actions = parseActions(params.actions, ctx.writeOptions.actions);
-        const w = writerOf(ctx, request);
+        const w = writerOf(ctx, request, params.rightsControlKey);
         const selection = classSelection(ctx, className, { query: params.query, page: params.page, perPage: params.perPage });
         const { objects, unfiltered } = await selectPage(ctx, request, w.guard, selection);
         await requireClass(ctx, className, unfiltered);
         for (const object of objects) await runActions(w, actions, 'success', object, 'the actions before it stand');
-        return setAnswer(ctx, request, w.guard, objects, unfiltered);
+        return setAnswer(ctx, request, w.guard, objects, unfiltered, params.serialization);
       },
     }),
     route({
@@ -56,13 +61,13 @@ export function bulkRoutes(ctx: WriteContext): Route[] {
       path: '/v1/objects/:className',
       auth: 'objects',
       summary: `Changes the given members on every object of a selection (at most ${MAX_BULK_OBJECTS}), all or nothing`,
+      params: ClassParams,
       query: BulkQuerySchema,
       body: v.pipe(jsonObject('object must be a JSON object'), v.description('the fields to change on every selected object, as for PATCH /v1/object/{id}')),
       answer: 'the changed objects as a set',
       errors: ['404', '423'],
-      handler: async (request, { query: { query }, body }) => {
-        const className = validName(request.params.className!, 'class name');
-        const w = writerOf(ctx, request);
+      handler: async (request, { params: { className }, query: { query, serialization, rightsControlKey }, body }) => {
+        const w = writerOf(ctx, request, rightsControlKey);
         const selection = classSelection(ctx, className, { query });
         const changes = await bodyFields(body, ctx.store, w.guard, ctx.internalClasses);
         const select = async () => {
@@ -74,7 +79,7 @@ export function bulkRoutes(ctx: WriteContext): Route[] {
           return objects;
         };
         // the changed objects are answered as `empty` unless the request asks otherwise (PROTOCOL.md 6.3)
-        const shape = request.searchParams.has('serialization') ? requestSerialization(ctx, request) : BULK_ANSWER;
+        const shape = serialization ?? BULK_ANSWER;
         const objects = await updateObjects(w, select, changes);
         return setAnswer(ctx, request, w.guard, objects, objects.length, shape);
       },

@@ -13,6 +13,7 @@ import { SECURITY_FIELD, securityEntries, type SecurityEntry } from '../access.j
 import { currentLock, DEFAULT_LOCK_MINUTES, lockMessage, MAX_LOCK_MINUTES, releaseLock, takeLock } from './locks.js';
 import { updateObject, type Writer, writerOf } from './write-path.js';
 import { named } from './write-routes.js';
+import { ObjectIdParams } from '../names.js';
 import { internalFields } from '../names.js';
 
 const LockBodySchema = v.optional(
@@ -48,8 +49,8 @@ const LOCK_ANSWER = '{isLocked: true only when another session holds the lock, m
 
 export function lockRoutes(ctx: WriteContext): Route[] {
   /** The object, `403` unless this session may update it. */
-  const updatable = async (w: Writer): Promise<StoredObject> => {
-    const object = await named(ctx, w.guard, w.request);
+  const updatable = async (w: Writer, id: string): Promise<StoredObject> => {
+    const object = await named(ctx, w.guard, id);
     if (!(await w.guard.may('update', object.className, object))) throw new ApiError('403', `this session may not update ${object.className} objects`);
     return object;
   };
@@ -60,10 +61,11 @@ export function lockRoutes(ctx: WriteContext): Route[] {
       auth: 'objects',
       summary: 'Whether another session holds a lock on this object',
       examples: { answer: { isLocked: false, messages: [] } },
+      params: ObjectIdParams('the object'),
       answer: LOCK_ANSWER,
-      handler: async (request) => {
+      handler: async (request, { params: { id } }) => {
         const w = writerOf(ctx, request);
-        const object = await named(ctx, w.guard, request);
+        const object = await named(ctx, w.guard, id);
         const held = await currentLock(ctx, object.id);
         return okReply({ isLocked: held !== undefined && held.lock.session !== request.session?.id, messages: held ? [lockMessage(held.lock)] : [] });
       },
@@ -74,13 +76,14 @@ export function lockRoutes(ctx: WriteContext): Route[] {
       auth: 'objects',
       summary: "Takes or renews this session's lock on the object (423 when another session holds it)",
       examples: { answer: { isLocked: false, messages: ['locked by alice since 20261126T014329+00:00'] } },
+      params: ObjectIdParams('the object'),
       body: LockBodySchema,
       answer: LOCK_ANSWER,
       errors: ['404', '423'],
-      handler: async (request, { body }) => {
+      handler: async (request, { params: { id }, body }) => {
         const { minutes = DEFAULT_LOCK_MINUTES } = body ?? {};
         const w = writerOf(ctx, request);
-        const object = await updatable(w);
+        const object = await updatable(w, id);
         const lock = await takeLock(ctx, request.session!, object.id, minutes);
         return okReply({ isLocked: false, messages: [lockMessage(lock)] });
       },
@@ -90,11 +93,12 @@ export function lockRoutes(ctx: WriteContext): Route[] {
       path: '/v1/lock/object/:id',
       auth: 'objects',
       summary: "Releases this session's lock on the object",
+      params: ObjectIdParams('the object'),
       answer: LOCK_ANSWER,
       errors: ['404', '423'],
-      handler: async (request) => {
+      handler: async (request, { params: { id } }) => {
         const w = writerOf(ctx, request);
-        const object = await updatable(w);
+        const object = await updatable(w, id);
         await releaseLock(ctx, request.session!, object.id);
         return okReply({ isLocked: false, messages: [] });
       },
@@ -104,9 +108,10 @@ export function lockRoutes(ctx: WriteContext): Route[] {
       path: '/v1/setObjectSecurity/:id',
       auth: 'objects',
       summary: 'Sets per-object security entries: the object is then usable only by the users and groups listed, for their rights',
+      params: ObjectIdParams('the object'),
       body: SecurityBodySchema,
       answer: 'nothing ({})',
-      handler: async (request, { body }) => {
+      handler: async (request, { params: { id }, body }) => {
         for (const [i, entry] of body.security.entries()) {
           if (!(await ctx.access.knownName(entry.userObjectName, ctx.principals.userClass))) {
             throw new ApiError('400', `security[${i}].userObjectName ${clip(entry.userObjectName)} names no user or group`);
@@ -122,7 +127,7 @@ export function lockRoutes(ctx: WriteContext): Route[] {
           const stored: SecurityEntry[] = [...entries].map(([name, rights]) => ({ name, rights }));
           return { ...kept, [SECURITY_FIELD]: stored as unknown as FieldValue };
         };
-        await updateObject(w, () => named(ctx, w.guard, request), {}, undefined, { right: 'security', internal });
+        await updateObject(w, () => named(ctx, w.guard, id), {}, undefined, { right: 'security', internal });
         return okReply({});
       },
     }),

@@ -2,27 +2,31 @@
  * The recycle bin's routes (PROTOCOL.md 6.3): the caller's recycled objects, restoring one, emptying
  * the bin. Deleting into it is `DELETE /v1/object/{id}?moveToRecycler=true` (the write path).
  */
+import * as v from 'valibot';
 import type { WriteContext } from './context.js';
 import { okReply, JsonReply } from '../../http/envelope.js';
-import type { Route } from '../../http/router.js';
-import { formatStoreTime, objectAnswer, setAnswer } from '../read/index.js';
+import { route, type Route } from '../../http/router.js';
+import { formatStoreTime, objectAnswer, SERIALIZATION_PARAM, setAnswer } from '../read/index.js';
 import { emptyBin, recycledOf, restore } from './recycle.js';
-import { validName } from '../names.js';
+import { ObjectIdParams } from '../names.js';
 import { afterWrite } from './write-path.js';
+
+const SerializationQuery = v.object(SERIALIZATION_PARAM);
 
 export function recycleRoutes(ctx: WriteContext): Route[] {
   return [
-    {
+    route({
       method: 'GET',
       path: '/v1/recycleBin',
       auth: 'objects',
       summary: "This user's recycled objects (at most 1000, oldest first), each with ~DeletedAt",
       examples: { answer: { '~Count': 1, '~UnfilteredCount': 1, '~Elements': [{ '~ClassName': 'Customer', '~ObjectID': '45YTYRPB', '~StoreTime': '20261123T163837+00:00', Name: 'Nora Berg', Number: 301, City: 'Kiel', Active: true, AccountManager: { '~ClassName': 'Employee', '~ObjectID': 'EMP00001', '~StoreTime': '20261123T163830+00:00', Name1: 'Alice', Name2: 'Schmidt', Name3: 'Head of sales', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00001', '~StoreTime': '20261123T163830+00:00' }, Mitarbeiteransprechpartner: { '~ClassName': 'ContactPerson', '~ObjectID': 'CON00001', '~StoreTime': '20261123T163830+00:00', Name: 'carol', Name1: 'Carol', Name2: 'Meyer', Name3: 'Front office', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00003', '~StoreTime': '20261125T225642+00:00' } } }, '~DeletedAt': '20261123T163901+00:00' }] } },
+      query: SerializationQuery,
       answer: 'a set of the recycled objects as they were, each with ~DeletedAt',
-      handler: async (request) => {
+      handler: async (request, { query: { serialization } }) => {
         const guard = ctx.guard(request);
         const { entries, total } = await recycledOf(ctx, request.session!.principalId);
-        const answer = await setAnswer(ctx, request, guard, entries.map((entry) => entry.object), total);
+        const answer = await setAnswer(ctx, request, guard, entries.map((entry) => entry.object), total, serialization);
         // ~DeletedAt beside each object's metadata
         const envelope = JSON.parse(answer.text) as { data: { '~Elements'?: Array<Record<string, unknown>> } };
         envelope.data['~Elements']?.forEach((element, i) => {
@@ -30,23 +34,25 @@ export function recycleRoutes(ctx: WriteContext): Route[] {
         });
         return new JsonReply(JSON.stringify(envelope), answer.status, answer.headers, answer.internalStatus);
       },
-    },
-    {
+    }),
+    route({
       method: 'POST',
       path: '/v1/recycleBin/:id/restore',
       auth: 'objects',
       summary: "Puts one of this user's recycled objects back as it was",
       examples: { answer: { '~ClassName': 'Customer', '~ObjectID': '45YTYRPB', '~StoreTime': '20261123T163837+00:00', Name: 'Nora Berg', Number: 301, City: 'Kiel', Active: true, AccountManager: { '~ClassName': 'Employee', '~ObjectID': 'EMP00001', '~StoreTime': '20261123T163830+00:00', Name1: 'Alice', Name2: 'Schmidt', Name3: 'Head of sales', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00001', '~StoreTime': '20261123T163830+00:00' }, Mitarbeiteransprechpartner: { '~ClassName': 'ContactPerson', '~ObjectID': 'CON00001', '~StoreTime': '20261123T163830+00:00', Name: 'carol', Name1: 'Carol', Name2: 'Meyer', Name3: 'Front office', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00003', '~StoreTime': '20261125T225642+00:00' } } } } },
+      params: ObjectIdParams('the recycled object'),
+      query: SerializationQuery,
       answer: 'the restored object, serialized as GET /v1/object/{id} answers it',
-      handler: async (request) => {
-        const restored = await restore(ctx, request.session!.principalId, validName(request.params.id!, 'object id'));
+      handler: async (request, { params: { id }, query: { serialization } }) => {
+        const restored = await restore(ctx, request.session!.principalId, id);
         const guard = ctx.guard(request);
         // back in every read: to subscribers (and the host's afterWrite) a restore is the object's creation
         await afterWrite({ ctx, request, guard }, { action: 'create', className: restored.className, object: restored });
-        return objectAnswer(ctx, request, guard, restored);
+        return objectAnswer(ctx, request, guard, restored, serialization);
       },
-    },
-    {
+    }),
+    route({
       method: 'PATCH',
       path: '/v1/personal/emptyRecycleBin',
       auth: 'objects',
@@ -56,6 +62,6 @@ export function recycleRoutes(ctx: WriteContext): Route[] {
         await emptyBin(ctx, request.session!.principalId);
         return okReply({});
       },
-    },
+    }),
   ];
 }

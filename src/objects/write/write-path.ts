@@ -25,8 +25,8 @@ export interface Writer {
 }
 
 /** The writer of a request: its session's guard, made once per request. */
-export function writerOf(ctx: WriteContext, request: ApiRequest): Writer {
-  return { ctx, request, guard: ctx.guard(request) };
+export function writerOf(ctx: WriteContext, request: ApiRequest, rightsControlKey?: string): Writer {
+  return { ctx, request, guard: ctx.guard(request, rightsControlKey) };
 }
 
 /**

@@ -6,21 +6,19 @@ import * as v from 'valibot';
 import type { WriteContext } from './context.js';
 import { okReply } from '../../http/envelope.js';
 import { ApiError, clip } from '../../http/errors.js';
-import type { ApiRequest } from '../../http/request.js';
 import { route, type Route } from '../../http/router.js';
 import type { StoredObject } from '../../storage/types.js';
 import type { Guard } from '../access.js';
-import { objectAnswer, requestSerialization, SERIALIZATION_PARAM, served } from '../read/index.js';
+import { checkMacros, objectAnswer, SERIALIZATION_PARAM, served } from '../read/index.js';
 import { jsonObject } from '../../http/validate.js';
 import { parseActions, runActions } from './actions.js';
-import { checkClassName, validName } from '../names.js';
+import { classNameParam, ObjectIdParams } from '../names.js';
 import { createObject, deleteObject, updateObject, type Writer, writerOf } from './write-path.js';
 import { bodyFields, parseStoreTime, type WriteAction } from './writes.js';
 import { Nothing, ServedObject } from '../../openapi/schemas.js';
 
 /** The object a route names: missing, internal or unreadable is `404` (its existence is not revealed). */
-export async function named(ctx: WriteContext, guard: Guard, request: ApiRequest): Promise<StoredObject> {
-  const id = validName(request.params.id!, 'object id');
+export async function named(ctx: WriteContext, guard: Guard, id: string): Promise<StoredObject> {
   const object = await served(ctx, guard, await ctx.store.get(id));
   if (!object) throw new ApiError('404', `no object ${clip(id)}`);
   return object;
@@ -46,6 +44,7 @@ export const WRITE_PARAMS = {
 /** The query parameters of a create or update (the answer's `serialization` is read before anything is written). */
 const WriteQuerySchema = v.object({ ...WRITE_PARAMS, ...SERIALIZATION_PARAM });
 const DeleteQuerySchema = v.object({
+  rightsControlKey: WRITE_PARAMS.rightsControlKey,
   moveToRecycler: v.optional(v.pipe(v.picklist(['true', 'false'], 'moveToRecycler must be true or false'), v.description("true: to the deleting user's recycle bin (the host's objects.deleteMode sets the default)"))),
 });
 
@@ -76,17 +75,16 @@ export function writeRoutes(ctx: WriteContext): Route[] {
       query: WriteQuerySchema,
       answer: STORED_ANSWER,
       answerSchema: ServedObject,
-      params: v.object({ id: v.pipe(v.string(), v.description('the class of the new object (for GET, PATCH and DELETE this segment is an object id)')) }),
+      params: v.object({ id: classNameParam('class name', 'the class of the new object (for GET, PATCH and DELETE this segment is an object id)') }),
       errors: ['403', '404'],
-      handler: async (request, { query: params, body }) => {
-        requestSerialization(ctx, request);
-        const className = checkClassName(request.params.id!, 'class name');
+      handler: async (request, { params: { id: className }, query: params, body }) => {
+        if (params.serialization) checkMacros(ctx, params.serialization);
         if (ctx.internalClasses.has(className)) throw new ApiError('404', `no class ${className}`);
         const actions = parseActions(params.actions, ctx.writeOptions.actions);
-        const w = writerOf(ctx, request);
+        const w = writerOf(ctx, request, params.rightsControlKey);
         if ((await w.guard.scope('create', className)) !== 'all') throw new ApiError('403', `this session may not create ${className} objects`);
         const fields = await fieldsOf(body, w.guard);
-        return objectAnswer(ctx, request, w.guard, await withActions(w, actions, () => createObject(w, className, fields)));
+        return objectAnswer(ctx, request, w.guard, await withActions(w, actions, () => createObject(w, className, fields)), params.serialization);
       },
     }),
     route({
@@ -96,18 +94,19 @@ export function writeRoutes(ctx: WriteContext): Route[] {
       summary: 'Changes the fields given; with ~StoreTime only if the object is still that version (else 409)',
       examples: { body: { Revenue: null, Note: 'called back' }, answer: { '~ClassName': 'Customer', '~ObjectID': 'CUS00001', '~StoreTime': '20261123T163837+00:00', Name: 'Ben Bauer', Number: 1, City: 'Hamburg', Active: true, Revenue: null, AccountManager: { '~ClassName': 'Employee', '~ObjectID': 'EMP00001', '~StoreTime': '20261123T163830+00:00', Name1: 'Alice', Name2: 'Schmidt', Name3: 'Head of sales', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00001', '~StoreTime': '20261123T163830+00:00' }, Mitarbeiteransprechpartner: { '~ClassName': 'ContactPerson', '~ObjectID': 'CON00001', '~StoreTime': '20261123T163830+00:00', Name: 'carol', Name1: 'Carol', Name2: 'Meyer', Name3: 'Front office', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00003', '~StoreTime': '20261125T225642+00:00' } } }, Note: 'called back' } },
       body: v.pipe(ObjectBodySchema, v.description('the fields to change (null stores null); ~StoreTime: the version read (as read, or ISO 8601)')),
+      params: ObjectIdParams('the object'),
       query: WriteQuerySchema,
       answer: STORED_ANSWER,
       answerSchema: ServedObject,
       errors: ['403', '404', '409', '423'],
-      handler: async (request, { query: params, body }) => {
-        requestSerialization(ctx, request);
+      handler: async (request, { params: { id }, query: params, body }) => {
+        if (params.serialization) checkMacros(ctx, params.serialization);
         const actions = parseActions(params.actions, ctx.writeOptions.actions);
-        const w = writerOf(ctx, request);
+        const w = writerOf(ctx, request, params.rightsControlKey);
         const expected = Object.hasOwn(body, '~StoreTime') ? parseStoreTime(body['~StoreTime']) : undefined;
         const changes = await fieldsOf(body, w.guard);
         const replace = params.storeMode === '10';
-        return objectAnswer(ctx, request, w.guard, await withActions(w, actions, () => updateObject(w, () => named(ctx, w.guard, request), changes, expected, { replace })));
+        return objectAnswer(ctx, request, w.guard, await withActions(w, actions, () => updateObject(w, () => named(ctx, w.guard, id), changes, expected, { replace })), params.serialization);
       },
     }),
     route({
@@ -115,14 +114,15 @@ export function writeRoutes(ctx: WriteContext): Route[] {
       path: '/v1/object/:id',
       auth: 'objects',
       summary: 'Deletes an object, or moves it to the recycle bin (a body is ignored)',
+      params: ObjectIdParams('the object'),
       query: DeleteQuerySchema,
       answer: 'nothing ({})',
       answerSchema: Nothing,
       errors: ['403', '404', '423'],
-      handler: async (request, { query: { moveToRecycler } }) => {
+      handler: async (request, { params: { id }, query: { moveToRecycler, rightsControlKey } }) => {
         const recycle = moveToRecycler === undefined ? ctx.writeOptions.deleteMode === 'recycle' : moveToRecycler === 'true';
-        const w = writerOf(ctx, request);
-        await deleteObject(w, await named(ctx, w.guard, request), { recycle });
+        const w = writerOf(ctx, request, rightsControlKey);
+        await deleteObject(w, await named(ctx, w.guard, id), { recycle });
         return okReply({});
       },
     }),

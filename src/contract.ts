@@ -1,0 +1,40 @@
+/**
+ * The route table's type, for the typed client (issue 52): each folder's routes with their literal
+ * method, path and schemas, and what a call of one sends and gets, from its declaration. Types only:
+ * the client imports this module with `import type`, so the browser bundle carries no server code.
+ */
+import type { GenericSchema, InferInput, InferOutput } from 'valibot';
+import type { accountRoutes } from './accounts/routes.js';
+import type { adminRoutes } from './admin/routes.js';
+import type { loginRoutes } from './auth/login.js';
+import type { Method } from './http/router.js';
+import type { classDeclarationRoutes } from './objects/model/index.js';
+import type { classesRoutes } from './objects/classes-routes.js';
+import type { objectReadRoutes } from './objects/routes.js';
+import type { savedQueryRoutes } from './saved-queries/routes.js';
+
+/** The built-in routes whose declarations keep their literal types (the others are `Route`, which no key below matches). */
+export type BuiltInRoutes =
+  | ReturnType<typeof loginRoutes>[number]
+  | ReturnType<typeof accountRoutes>[number]
+  | ReturnType<typeof objectReadRoutes>[number]
+  | ReturnType<typeof classesRoutes>[number]
+  | ReturnType<typeof classDeclarationRoutes>[number]
+  | ReturnType<typeof adminRoutes>[number]
+  | ReturnType<typeof savedQueryRoutes>[number];
+
+/** The path patterns of the table's routes of a method, e.g. `'/v1/object/:id'` for `GET`. */
+export type PathOf<M extends Method> = Extract<BuiltInRoutes, { method: M }>['path'];
+
+/** The declaration of `M P` (`never` when the table has no such route). */
+export type RouteOf<M extends Method, P extends string> = Extract<BuiltInRoutes, { method: M; path: P }>;
+
+type Input<S> = S extends GenericSchema ? InferInput<S> : undefined;
+type Output<S> = S extends GenericSchema ? InferOutput<S> : unknown;
+
+/** The JSON body of `M P` as sent (`InferInput` of its `body`; `undefined` when it takes none). */
+export type BodyOf<M extends Method, P extends string> = Input<NonNullable<RouteOf<M, P>['body']>>;
+/** The query of `M P` as sent (`InferInput` of its `query`: strings by name). */
+export type QueryOf<M extends Method, P extends string> = Input<NonNullable<RouteOf<M, P>['query']>>;
+/** What `data` of the success answer of `M P` holds (`InferOutput` of its `answerSchema`). */
+export type AnswerOf<M extends Method, P extends string> = Output<NonNullable<RouteOf<M, P>['answerSchema']>>;
