@@ -49,11 +49,8 @@ export class Core {
     const identified = identifiedAnswers(answer, metrics);
     const logged = logRequests(options.logger, options.now ?? Date.now, (request: Request, context: RequestContext | undefined, exchange: Exchange) => telemetry.request(request, exchange, () => identified(request, context, exchange)));
     this.answer = (request, context) => logged(request, context, newExchange());
-    // a request answered without waiting (the read path) costs one settled promise here, no turn of awaits
-    this.fetch = (request, context) => {
-      const response = this.answer(request, context);
-      return isPending(response) ? response : Promise.resolve(response);
-    };
+    // a request answered without waiting (the read path) costs one settled promise here (a pending one is passed as it is)
+    this.fetch = (request, context) => Promise.resolve(this.answer(request, context));
     const ctx = (this.ctx = serviceContext(options, telemetry, caches, metrics));
     this.#studio = options.studio ? new Studio(options.studio, { appKeys: options.appKeys, files: ctx.files }) : undefined;
     const secure = (this.#secure = new SecureTransport(ctx, caches.secureSessions));

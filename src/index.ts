@@ -2,7 +2,7 @@ import { Core } from './core.js';
 import { Mount } from './http/mount.js';
 import { ApiReference } from './reference/serve.js';
 import type { RequestContext } from './http/request.js';
-import { withAnswerNow } from './http/light-response.js';
+import { withAnswerNow } from './http/answer-now.js';
 import type { MaybePromise } from './maybe.js';
 import type { MacroRegistry } from './macros/registry.js';
 import type { ServiceOptions } from './options.js';
@@ -99,7 +99,8 @@ export type { ErrorContext } from './context.js';
 export { ApiError, STATUS_CODES, type StatusCode, type ApiErrorOptions } from './http/errors.js';
 export { StorageUnavailableError, StoreConflictError, StoreValueError, BlobTooLargeError } from './storage/errors.js';
 export { errorResponse, type Envelope } from './http/envelope.js';
-export { answerNow, bodilessRequest, headersView, lightAnswer, textResponse, type LightAnswer, type RawHeaders } from './http/light-response.js';
+export { answerNow } from './http/answer-now.js';
+export { bodilessRequest, headersView, lightAnswer, textResponse, type LightAnswer, type RawHeaders } from './http/light-response.js';
 export { defaultCrypto, nativeCrypto, portableCrypto, type NodeCryptoFunctions, type SymmetricCrypto } from './secure/symmetric.js';
 export type {
   ObjectStore,

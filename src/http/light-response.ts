@@ -2,12 +2,9 @@
 const TO_WEB: unique symbol = Symbol.for('odbrest.toWeb') as never;
 const ANSWER: unique symbol = Symbol.for('odbrest.lightAnswer') as never;
 const SET_HEADER: unique symbol = Symbol.for('odbrest.setHeader') as never;
-const ANSWER_NOW: unique symbol = Symbol.for('odbrest.answerNow') as never;
 type StandIn = { [TO_WEB](): object };
 
 import { ApiError } from './errors.js';
-import type { MaybePromise } from '../maybe.js';
-import type { RequestContext } from './request.js';
 
 /**
  * Stand-ins for web Request, Response and Headers objects that adapters on Node's `http` use to skip making
@@ -237,22 +234,4 @@ function headerValue(text: string): string {
   const last = text.length - 1;
   if (last >= 0 && (text[0] === ' ' || text[0] === '\t' || text[last] === ' ' || text[last] === '\t')) return text.replace(BLANK, '');
   return text;
-}
-
-/** A service's answer without the promise `fetch` wraps it in (see `answerNow`). */
-type AnswerNow = (request: Request, context?: RequestContext) => MaybePromise<Response>;
-
-/** Gives `service` the answer `answerNow` uses (`createService` does). */
-export function withAnswerNow<T extends object>(service: T, answer: AnswerNow): T {
-  return Object.defineProperty(service, ANSWER_NOW, { value: answer });
-}
-
-/**
- * The service's answer to a request, the `Response` itself where the route answers at once (the read
- * path with its data at hand) and a promise otherwise: `service.fetch` without the promise turn it
- * costs when the answer is at hand. For adapters that write answers themselves (Node's). Never throws.
- */
-export function answerNow(service: { fetch(request: Request, context?: RequestContext): Promise<Response> }, request: Request, context?: RequestContext): MaybePromise<Response> {
-  const now = (service as Partial<Record<typeof ANSWER_NOW, AnswerNow>>)[ANSWER_NOW];
-  return now ? now(request, context) : service.fetch(request, context);
 }
