@@ -216,7 +216,7 @@ function bodyPending(req: IncomingMessage): boolean {
 }
 
 /** How long, and how many more of the request's bytes, a connection closed under an unread body is read on (see `closeLingering`). */
-export const LINGER = { ms: 5000, bytes: 16 * 1024 * 1024 };
+const LINGER = { ms: 5000, bytes: 16 * 1024 * 1024 };
 
 /**
  * Closes the connection of a request answered before its body was read, without resetting it under the
@@ -227,7 +227,7 @@ export const LINGER = { ms: 5000, bytes: 16 * 1024 * 1024 };
  * `closeWriteAndWait`), and only then is the socket destroyed. Beyond the bound the client may see
  * the reset: bounded work for a client that keeps sending.
  */
-export function closeLingering(req: IncomingMessage, res: ServerResponse): void {
+function closeLingering(req: IncomingMessage, res: ServerResponse): void {
   res.setHeader('connection', 'close');
   const socket = req.socket as IncomingMessage['socket'] & { destroySoon?: () => void };
   // Node's server calls `destroySoon` once a `connection: close` answer is written: the end of the
