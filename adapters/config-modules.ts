@@ -62,12 +62,16 @@ export async function openObjectStore(store: FileConfig['store'], baseDir: strin
   return new PostgresObjectStore({ connectionString: store.url, schema: store.schema, table: store.table, indexedFields: store.indexedFields });
 }
 
-/** The blob store `files.blobs` names: a folder of files, PostgreSQL tables or an S3 bucket; `undefined` for the in-memory default. */
-export async function openBlobStore(blobs: NonNullable<FileConfig['files']>['blobs'], baseDir: string): Promise<BlobStore | undefined> {
+/**
+ * The blob store `files.blobs` names: a folder of files, PostgreSQL tables or an S3 bucket; `undefined`
+ * for the in-memory default. `shared`: several instances use the folder (no lock; the other stores
+ * are shared by nature).
+ */
+export async function openBlobStore(blobs: NonNullable<FileConfig['files']>['blobs'], baseDir: string, { shared = false } = {}): Promise<BlobStore | undefined> {
   if (!blobs || blobs.url === 'memory') return undefined;
   if (blobs.url.startsWith('file:')) {
     const { FolderBlobStore } = await import('../stores/file-store.js');
-    return FolderBlobStore.open({ path: fileStoreFolder(blobs.url, baseDir, 'files.blobs.url') });
+    return FolderBlobStore.open({ path: fileStoreFolder(blobs.url, baseDir, 'files.blobs.url'), shared });
   }
   if (blobs.url.startsWith('s3://')) {
     const { S3BlobStore } = await import('../stores/blob-s3.js'); // names aws4fetch when it is missing

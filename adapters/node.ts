@@ -30,6 +30,7 @@ export function serve(service: Service, options: { port?: number; hostname?: str
 export const readTextFile = (path: string): Promise<string> => readFile(path, 'utf8');
 
 export { loadConfig, openConfig, readSeedFile, type HostConfig, type FileConfig } from './node-config.js';
+export { openBlobStore } from './config-modules.js';
 export { nodeCrypto } from './node-crypto.js';
 export { swaggerUiFiles } from './swagger-ui.js';
 export { smtpMailer, type SmtpMailer } from './smtp-mailer.js';

@@ -1,7 +1,8 @@
 // `npm run soak`: two odbrest instances (examples/cluster/server.mjs) on a PostgreSQL and a Redis of
 // this script's own, under a mixed load of every login kind for SOAK_MINUTES, while PostgreSQL and
 // Redis are restarted, an instance is killed with SIGKILL, the listening connections are ended from
-// the server side and the blob folder's disk fills up. The load keeps a history of every
+// the server side and the blob folder's disk fills up (with --failover: the object storage the file
+// bytes are in goes away and comes back). The load keeps a history of every
 // acknowledged operation; afterwards it is checked (nothing lost, nothing stale, nothing duplicated,
 // no events missed, only 503 with Retry-After during an outage, every fault recovered within the
 // bound, memory and handles flat) and a table printed. Exit code 1 on any violation.
@@ -16,6 +17,7 @@ import { History } from './soak/history.mjs';
 import { CLASS, Requests, Subscriber, TwoFactor, TwoFactorWorker, Worker } from './soak/load.mjs';
 import { BlobDisk, freePort, Instance, PostgresServer, RedisServer, removeFolder, sleep } from './soak/servers.mjs';
 import { RedisClusterServers, ReplicatedPostgres } from './soak/failover.mjs';
+import { ObjectStorage } from './soak/object-storage.mjs';
 
 const env = process.env;
 const MINUTES = Number(env.SOAK_MINUTES ?? 5);
@@ -31,7 +33,8 @@ const VERBOSE = env.SOAK_VERBOSE === '1';
 /**
  * `--failover`: a primary and a synchronous replica behind an endpoint, and a Redis Cluster of three
  * masters with a replica each (scripts/soak/failover.mjs); the Redis restart becomes a master killed
- * and started again, and the primary's failover is one fault more.
+ * and started again, and the primary's failover is one fault more. The file bytes are in S3 storage
+ * (scripts/soak/object-storage.mjs), and the full blob disk becomes the object storage unavailable.
  */
 const FAILOVER = process.argv.includes('--failover');
 /** No request may wait longer than this for its answer. */
@@ -56,12 +59,13 @@ events: { retainMinutes: 1 }
  * connections read the WAL position after a write without that name, and are left alone).
  */
 const LISTENING = `backend_type = 'client backend' AND state = 'idle' AND (query ILIKE 'LISTEN %' OR query LIKE '%AS feed_position%')`;
-const ALL_FAULT_KINDS = FAILOVER ? ['postgres', 'pg-failover', 'redis-failover', 'kill', 'listen', 'disk'] : ['postgres', 'redis', 'kill', 'listen', 'disk'];
+const ALL_FAULT_KINDS = FAILOVER ? ['postgres', 'pg-failover', 'redis-failover', 'kill', 'listen', 's3'] : ['postgres', 'redis', 'kill', 'listen', 'disk'];
 /** `SOAK_FAULTS=kill,redis-failover`: only these kinds, in this order (to chase one fault's bug); default all. */
 const FAULT_KINDS = env.SOAK_FAULTS ? env.SOAK_FAULTS.split(',').map((kind) => kind.trim()) : ALL_FAULT_KINDS;
 const FAULT_NAMES = { postgres: 'PostgreSQL restarted', redis: 'Redis restarted', kill: 'instance SIGKILLed', listen: 'LISTEN connections ended', disk: 'blob disk full' };
 FAULT_NAMES['pg-failover'] = 'PostgreSQL failed over';
 FAULT_NAMES['redis-failover'] = 'Redis master failed over';
+FAULT_NAMES.s3 = 'object storage unavailable';
 /** The event channel of examples/cluster (its slot's master is the one killed). */
 const EVENT_CHANNEL = 'odbrest-demo:events';
 
@@ -90,7 +94,10 @@ faults.start = Date.now(); // the run's times count from here, not from before a
 const root = mkdtempSync(join(tmpdir(), 'odbrest-soak-'));
 const postgres = FAILOVER ? new ReplicatedPostgres(root, [await freePort(), await freePort()]) : new PostgresServer(root, await freePort());
 const redis = FAILOVER ? new RedisClusterServers(root) : new RedisServer(await freePort());
-const disk = new BlobDisk(root);
+// the file bytes: a small disk of their own, or (failover) S3 storage
+const disk = FAILOVER ? undefined : new BlobDisk(root);
+const storage = FAILOVER ? new ObjectStorage(root, await freePort()) : undefined;
+const blobsWhere = FAILOVER ? storage.why : `blob folder on ${disk.why}`;
 const instances = [];
 let exitCode = 1;
 const soak = {
@@ -113,21 +120,22 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 
 try {
-  say(`PostgreSQL on ${postgres.port}, Redis on ${redis.port}, blob folder on ${disk.why}`);
+  say(`PostgreSQL on ${postgres.port}, Redis on ${redis.port}, ${blobsWhere}`);
   postgres.init();
   await postgres.start();
   await redis.start();
+  await storage?.start();
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
   writeFileSync(join(root, 'server-key.pem'), privateKey, { mode: 0o600 });
   soak.serverKey = publicKey;
-  writeFileSync(join(root, 'api-config.yml'), CONFIG);
+  writeFileSync(join(root, 'api-config.yml'), CONFIG + (storage?.config ?? ''));
   const instanceEnv = {
     DATABASE_URL: postgres.url,
     ...(FAILOVER ? { REDIS_CLUSTER_NODES: redis.nodesEnv } : { REDIS_URL: redis.url }),
     ODBREST_JWT_SECRET: `soak-${Math.random().toString(36).slice(2)}-shared-by-both-instances`,
     ODBREST_SERVER_KEY_FILE: join(root, 'server-key.pem'),
     ODBREST_CONFIG: join(root, 'api-config.yml'),
-    ODBREST_BLOBS: `file:${disk.path}`,
+    ...(FAILOVER ? storage.env : { ODBREST_BLOBS: `file:${disk.path}` }),
     ODBREST_2FA_KEY: 'soak two-factor key, 32 characters or more',
   };
   const script = new URL('../examples/cluster/server.mjs', import.meta.url).pathname;
@@ -212,7 +220,8 @@ async function cleanUp() {
     await redis.stop().catch(() => undefined);
     await postgres.stop('fast').catch(() => undefined);
     if (FAILOVER) await postgres.stopAll().catch(() => undefined);
-    disk.remove();
+    await storage?.stop().catch(() => undefined);
+    disk?.remove();
     removeFolder(root);
   })();
   return soak.cleaning;
@@ -224,6 +233,7 @@ async function inject(kind, round) {
   faults.list.push(fault);
   if (VERBOSE) say(`${FAULT_NAMES[kind]}: injecting`);
   let listeners = 0;
+  let outage;
   if (kind === 'postgres') {
     await postgres.stop(round % 2 === 0 ? 'immediate' : 'fast');
     await sleep(1500);
@@ -259,11 +269,18 @@ async function inject(kind, round) {
     await sleep(2000);
     fault.t1 = Date.now();
     disk.free();
+  } else if (kind === 's3') {
+    outage = await storage.cut({ instance: instances[0], history: soak.history });
+    await sleep(1500);
+    fault.t1 = Date.now();
+    await storage.start();
   }
   const recovered = await recovery(kind, listeners, fault.t1 + RECOVERY_BOUND_MS * 2);
   fault.t2 = recovered ? Date.now() : undefined;
   fault.recoveryMs = recovered ? fault.t2 - fault.t1 : undefined;
-  say(`${FAULT_NAMES[kind]}: ${fault.notInjected ? `NOT INJECTED (${fault.notInjected}); ` : ''}${recovered ? `recovered ${(fault.recoveryMs / 1000).toFixed(1)} s after the repair` : 'NOT recovered'}${kind === 'listen' ? ` (${listeners} listening connections ended)` : ''}`);
+  // the outage's checks, once recovered: nothing half-written visible, nothing acknowledged lost
+  const checked = outage ? `; the cut upload answered ${outage.refused.status} (Retry-After ${outage.refused.retryAfter}), ${await storage.check(outage)} files acknowledged before read back` : '';
+  say(`${FAULT_NAMES[kind]}: ${fault.notInjected ? `NOT INJECTED (${fault.notInjected}); ` : ''}${recovered ? `recovered ${(fault.recoveryMs / 1000).toFixed(1)} s after the repair` : 'NOT recovered'}${kind === 'listen' ? ` (${listeners} listening connections ended)` : ''}${checked}`);
   // the topology made whole again for the next fault (inside this fault's window): a new synchronous
   // replica from the new primary, the killed Redis master back (as a replica)
   if (kind === 'pg-failover') await postgres.rebuildStandby();
@@ -291,7 +308,7 @@ async function recovery(kind, listeners, deadline) {
     );
     let ok = checks.every(Boolean);
     if (ok && kind === 'listen') ok = (await listening()).length >= listeners;
-    if (ok && kind === 'disk') {
+    if (ok && (kind === 'disk' || kind === 's3')) {
       ok = await probe
         .login({ user: 'alice', password: 'alice-secret', appNames: ['crm'] })
         .then(() => probe.uploadFile(new Uint8Array(64), { name: 'probe.bin' }))
@@ -368,7 +385,7 @@ function report({ subscribers, samples, expectedEvents, loadStart }) {
 
   const lines = [];
   const row = (cells, widths) => lines.push(cells.map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]) : String(cell).padStart(widths[i]))).join('  '));
-  lines.push('', `odbrest soak: ${MINUTES} min, instances A and B (examples/cluster), PostgreSQL 15 and Redis of its own, blob folder on ${disk.why}`);
+  lines.push('', `odbrest soak: ${MINUTES} min, instances A and B (examples/cluster), PostgreSQL 15 and Redis of its own, ${blobsWhere}`);
   if (FAILOVER) lines.push('failover topology: a PostgreSQL primary and a synchronous replica behind an endpoint, a Redis Cluster of 3 masters with a replica each');
   lines.push('', 'operations by kind');
   const opWidths = [22, 7, 7, 6, 6, 8, 6];
@@ -403,7 +420,7 @@ function report({ subscribers, samples, expectedEvents, loadStart }) {
     ['faults not recovered', unrecovered.length, `within ${RECOVERY_BOUND_MS / 1000} s`],
     ['faults not injected', notInjected.length, 'a fault that found nothing to break (no listening connection)'],
     ['hung', hung.length, `requests answered after more than ${HUNG_MS / 1000} s, or never`],
-    ['other violations', found.other.length, 'locks'],
+    ['other violations', found.other.length, FAILOVER ? 'locks, the upload the storage outage cut' : 'locks'],
   ];
   for (const [name, count, note] of checks) lines.push(`${name.padEnd(26)} ${String(count).padStart(5)}   ${note}`);
 

@@ -7,7 +7,11 @@
 //                                the rest are discovered): sessions and counters, and the event bus
 //                                (sharded pub/sub) instead of PostgreSQL LISTEN/NOTIFY
 //   ODBREST_BLOBS=file:<folder>  file bytes in a folder every instance mounts (default: in PostgreSQL)
+//   ODBREST_BLOBS=s3://<bucket>/<prefix>  file bytes in S3-compatible storage, opened as `odbrest serve`
+//                                opens `files.blobs` (the endpoint, region and path style from the
+//                                file's files.blobs; the key from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)
 //   ODBREST_CONFIG=<file>        access rules, two-factor policies and the other options of api-config.yml
+//                                (its files.blobs as above, when ODBREST_BLOBS is not set)
 // Start as many as you like with the same variables (and their own ports); see "Running several
 // instances" in docs/stores.md. `npm run soak` runs two of them under faults (docs/operations.md).
 // A session reads its own writes back on every instance (the store's default cache consistency,
@@ -17,8 +21,7 @@
 // Last-Event-ID resumption. A test runs two instances as printed against a replica and a
 // three-node cluster (test/cluster-example.test.ts).
 import { createService, importObjects } from 'odbrest';
-import { FolderBlobStore } from 'odbrest/file-store';
-import { loadConfig, readSeedFile, serve } from 'odbrest/node';
+import { loadConfig, openBlobStore, readSeedFile, serve } from 'odbrest/node';
 import { PostgresBlobStore, PostgresEventBus, PostgresObjectStore } from 'odbrest/postgres';
 import { RedisEventBus, RedisKeyValueStore } from 'odbrest/redis';
 
@@ -34,9 +37,9 @@ const nodes = process.env.REDIS_CLUSTER_NODES?.split(',').filter(Boolean).map((n
   return { host, port: Number(port) };
 });
 const kv = new RedisKeyValueStore({ url: process.env.REDIS_URL, nodes, prefix: 'odbrest-demo:' });
-// A file uploaded through one instance is downloaded through another: its bytes live where all reach.
-const folder = config.file.files?.blobs?.url.startsWith('file:') ? config.file.files.blobs.url.slice('file:'.length) : undefined;
-const blobs = folder ? await FolderBlobStore.open({ path: folder, shared: true }) : new PostgresBlobStore({ connectionString, table: 'odbrest_demo_blobs' });
+// A file uploaded through one instance is downloaded through another: its bytes live where all reach
+// (files.blobs as `odbrest serve` opens it, a folder without its one-process lock; else PostgreSQL).
+const blobs = (await openBlobStore(config.file.files?.blobs, config.baseDir, { shared: true })) ?? new PostgresBlobStore({ connectionString, table: 'odbrest_demo_blobs' });
 // A write on one instance reaches the event subscribers of every instance: through the Redis Cluster
 // (sharded pub/sub keeps the order) when there is one, else through PostgreSQL (LISTEN/NOTIFY).
 const bus = nodes ? new RedisEventBus({ nodes, channel: 'odbrest-demo:events' }) : new PostgresEventBus({ connectionString, channel: 'odbrest_demo_events' });
