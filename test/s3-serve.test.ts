@@ -2,18 +2,23 @@
  * Files on S3-compatible storage through the service: `odbrest serve` configured with the `files.blobs:
  * s3://...` block of docs/files.md against s3rver (a real S3 protocol server this file starts), uploads in the three steps
  * of PROTOCOL.md 6.6, a ranged download, an upload dropped half way (its multipart upload aborted),
- * and the storage unreachable (503 with Retry-After, nothing half-written) and back.
+ * and the storage unreachable (503 with Retry-After, nothing half-written) and back. Then the complete
+ * `api-config.yml` of docs/operations.md, served as printed against this S3 server, an SMTP server
+ * (smtp-server), PostgreSQL and Redis: a file up and down, and a password reset by mail.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { request } from 'node:http';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { S3_CREDENTIALS, S3Server } from '../scripts/s3-server.mjs';
 import { call, loginBody, USERS } from './helpers.js';
 import { patternBytes, sameBytes } from './support/blobs.js';
-import { readme, readmeBlocks } from './support/readme.js';
+import { codeBlocks, readme, readmeBlocks, readmeSection } from './support/readme.js';
 import { remoteService, spawnLines, type LineProcess } from './support/processes.js';
+import { DATABASE_URL, deleteKeys, dropSchema, REDIS_URL, RUN_ID, serverAvailable } from './support/servers.js';
+import { startSmtp, type TestSmtp } from './support/smtp.js';
 
 const cli = join(new URL('..', import.meta.url).pathname, 'dist/cli.js');
 const s3 = new S3Server();
@@ -113,4 +118,94 @@ test('with the storage unreachable an upload answers 503 with Retry-After and ke
   expect(sameBytes(new Uint8Array(await read.arrayBuffer()), patternBytes(1000, 4))).toBe(true);
   const earlier = await fetch(`${url}/v1/file/${kept.file['~ObjectID']}`, { headers }); // acknowledged before the outage
   expect(sameBytes(new Uint8Array(await earlier.arrayBuffer()), patternBytes(3000, 5))).toBe(true);
+});
+
+const databases = (await serverAvailable('PostgreSQL', 'the served api-config.yml of docs/operations.md')) && (await serverAvailable('Redis', 'the served api-config.yml of docs/operations.md'));
+
+describe.runIf(databases)('the complete api-config.yml of docs/operations.md, served by odbrest serve', () => {
+  const schema = `ops_config_${RUN_ID}`;
+  const prefix = `crm-${RUN_ID}:`;
+  let smtp: TestSmtp;
+  let full: LineProcess;
+  let base: string;
+
+  beforeAll(async () => {
+    smtp = await startSmtp();
+    const printed = codeBlocks(readmeSection('The standalone server: `odbrest serve`', readme('docs/operations.md')), 'yaml')[0]!;
+    // the servers of the block are this file's: each printed address replaced (and each must be there)
+    const servers: Array<[string, string]> = [
+      ['postgres://odbrest@db.internal:5432/crm', DATABASE_URL],
+      ['schema: public', `schema: ${schema}`],
+      ['redis://cache.internal:6379', REDIS_URL],
+      ['prefix: "crm:"', `prefix: "${prefix}"`],
+      ['http://minio:9000', s3.endpoint],
+      ['smtp://mailer:secret@mail.example.com:587', smtp.url],
+    ];
+    let yaml = printed;
+    for (const [shown, actual] of servers) {
+      expect(yaml, shown).toContain(shown);
+      yaml = yaml.replaceAll(shown, actual);
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'odbrest-ops-config-'));
+    writeFileSync(join(dir, 'api-config.yml'), yaml);
+    // the macros module the guide prints beside the file, and the demo data with a user who has an address
+    writeFileSync(join(dir, 'macros.mjs'), codeBlocks(readme('docs/operations.md'), 'js').find((code) => code.startsWith('// macros.mjs'))!);
+    const demo = JSON.parse(readFileSync(new URL('../examples/demo-data.json', import.meta.url), 'utf8'));
+    mkdirSync(join(dir, 'keys'));
+    const pem = { privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } } as const;
+    writeFileSync(join(dir, 'keys/server-key.pem'), generateKeyPairSync('rsa', { modulusLength: 2048, ...pem }).privateKey);
+    writeFileSync(join(dir, 'keys/AuthKey_KEY.p8'), generateKeyPairSync('ec', { namedCurve: 'prime256v1', ...pem }).privateKey);
+    // the entries of the block's providers (docs/external-login.md) are objects of the database
+    const apple = { clientId: 'com.example.web', serverAddress: 'https://api.example.com', teamId: 'TEAM', keyIdentifier: 'KEY', keyPath: join(dir, 'keys/AuthKey_KEY.p8') };
+    demo.objects.push(
+      { '~ClassName': 'User', '~ObjectID': 'USROPS01', Name: 'erin', Email: 'erin@example.com', _password: 'erin-first-secret', _licences: ['crm'], Groups: { $set: [] } },
+      { '~ClassName': 'OAuthProvider', name: 'Google', type: 'google', additionalData: JSON.stringify({ clientId: 'g-id', clientSecret: 'g-secret' }) },
+      { '~ClassName': 'OAuthProvider', name: 'Apple', type: 'apple', additionalData: JSON.stringify(apple) },
+    );
+    writeFileSync(join(dir, 'demo-data.json'), JSON.stringify(demo));
+    const env = { AWS_ACCESS_KEY_ID: S3_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3_CREDENTIALS.secretAccessKey, ODBREST_2FA_KEY: 'the two-factor key of this test, 32 characters or more' };
+    full = spawnLines(process.execPath, [cli, 'serve', '--port', '0'], env, { cwd: dir });
+    base = (await full.waitFor((line) => line.startsWith('odbrest listening on '), 60_000)).slice('odbrest listening on '.length);
+  }, 90_000);
+  afterAll(async () => {
+    await full?.stop();
+    await smtp?.close();
+    await dropSchema(schema);
+    await deleteKeys(prefix);
+  });
+
+  const post = async (path: string, json: unknown, headers: Record<string, string> = {}) => {
+    const answer = await fetch(base + path, { method: 'POST', headers: { appkey: 'web', 'content-type': 'application/json', ...headers }, body: JSON.stringify(json) });
+    return (await answer.json()) as any;
+  };
+  const login = async (user: string, password: string) => {
+    const answer = await post('/v1/login', loginBody(user, password));
+    expect(answer.status.internalStatus, JSON.stringify(answer)).toBe('0');
+    return { appkey: 'web', sessionId: answer.data.sessionId as string };
+  };
+
+  test('a file goes up into the S3 bucket and comes back down', async () => {
+    const session = await login('alice', USERS.alice);
+    const bytes = patternBytes(70_000, 9);
+    const started = await (await fetch(`${base}/v1/uploadFile`, { headers: session })).json();
+    expect(started.status.internalStatus, JSON.stringify(started)).toBe('0');
+    const { uploadId } = started.data;
+    const sent = await fetch(`${base}/v1/uploadFile/${uploadId}?name=notes.bin`, { method: 'POST', headers: { ...session, 'content-type': 'application/octet-stream' }, body: bytes as Uint8Array<ArrayBuffer> });
+    expect(sent.status, await sent.clone().text()).toBe(200);
+    const file = (await (await fetch(`${base}/v1/uploadFile/${uploadId}`, { method: 'PATCH', headers: session })).json()).data;
+    expect(file).toMatchObject({ Name: 'notes.bin', Size: bytes.length });
+    expect(await storedIds()).toContain(file['~ObjectID']); // in the bucket of the block, under its prefix
+    const read = await fetch(`${base}/v1/file/${file['~ObjectID']}`, { headers: session });
+    expect(sameBytes(new Uint8Array(await read.arrayBuffer()), bytes)).toBe(true);
+  });
+
+  test('a password reset is mailed through the SMTP server, and its token completes the reset', async () => {
+    const before = smtp.mails.length;
+    expect((await post('/v1/user/password/reset', { user: 'erin' })).status.internalStatus).toBe('0');
+    const mail = await smtp.mail(before + 1);
+    expect([mail.to, mail.from?.text]).toMatchObject([{ text: 'erin@example.com' }, 'noreply@example.com']);
+    const token = new URL(/https:\/\/app\.example\.com\/reset\?\S+/.exec(mail.text!)![0]).searchParams.get('token')!;
+    expect((await post('/v1/user/password/reset/confirm', { token, newPass: 'erin-second-secret' })).status.internalStatus).toBe('0');
+    await login('erin', 'erin-second-secret');
+  });
 });
