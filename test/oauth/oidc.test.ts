@@ -1,21 +1,30 @@
 /**
  * The `oidc` type (PROTOCOL.md 5.1) against a certified OpenID provider run by the test
  * (oidc-provider under Node 24, test/oauth/oidc-provider-process.mjs): the whole code flow over
- * HTTP with its login and consent pages filled in by fetch, key rotation, and the ID-token refusals.
+ * HTTP with its login and consent pages filled in by fetch, key rotation, and the ID-token refusals;
+ * then `odbrest serve` on the two blocks of docs/external-login.md (the entries as its data file, the
+ * yaml as its configuration) through a whole code flow that ends in a session.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { serve } from '../../adapters/node.js';
 import type { Service } from '../../src/index.js';
 import { nodeBinary } from '../../scripts/node24.mjs';
 import { USERS, demoData, demoService, loginBody } from '../helpers.js';
-import { documentedEntries, expectRejected, finish, identityLinks, loginData, postJson, ProviderProcess, type CallbackStep } from './provider.js';
+import { freePort, spawnLines, type LineProcess } from '../support/processes.js';
+import { readme, readmeBlocks, root } from '../support/readme.js';
+import { documentedEntries, expectRejected, finish, getJson, identityLinks, loginData, postJson, ProviderProcess, type CallbackStep } from './provider.js';
 
 let idp: ProviderProcess;
 let issuer: string;
 let base: string;
 let service: Service;
 let server: Awaited<ReturnType<typeof serve>>;
+/** Where `odbrest serve` listens (its port chosen first: the provider's clients name its callbacks). */
+let served: string;
 
 /** The two entries docs/external-login.md prints, their issuer replaced by the local provider's. */
 const documented = documentedEntries('Any OpenID Connect provider');
@@ -24,10 +33,11 @@ beforeAll(async () => {
   idp = await ProviderProcess.spawn(new URL('./oidc-provider-process.mjs', import.meta.url), nodeBinary(24));
   server = await serve({ fetch: (request, context) => service.fetch(request, context) } as Service, { port: 0, hostname: '127.0.0.1' });
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  served = `http://127.0.0.1:${await freePort()}`;
   ({ issuer } = await idp.call<{ issuer: string }>('start', {
     clients: [
-      { client_id: 'odbrest', client_secret: 's3cr3t', redirect_uris: [`${base}/v1/keycloak/callback`] },
-      { client_id: 'odbrest-public', token_endpoint_auth_method: 'none', redirect_uris: [`${base}/v1/authentik/callback`] },
+      { client_id: 'odbrest', client_secret: 's3cr3t', redirect_uris: [`${base}/v1/keycloak/callback`, `${served}/v1/keycloak/callback`] },
+      { client_id: 'odbrest-public', token_endpoint_auth_method: 'none', redirect_uris: [`${base}/v1/authentik/callback`, `${served}/v1/authentik/callback`] },
     ],
   }));
   service = await demoService({
@@ -47,9 +57,9 @@ afterAll(async () => {
 });
 
 /** A browser: follows redirects with cookies, signs in as `login` on the provider's page and consents, until the provider sends it back to odbrest. */
-async function browse(name: string, login: string, query = 'appkey=test-app'): Promise<CallbackStep> {
+async function browse(name: string, login: string, query = 'appkey=test-app', from = base): Promise<CallbackStep> {
   const cookies = new Map<string, string>();
-  let request: { url: string; init?: RequestInit } = { url: `${base}/v1/auth/${name}?${query}` };
+  let request: { url: string; init?: RequestInit } = { url: `${from}/v1/auth/${name}?${query}` };
   for (let hop = 0; hop < 12; hop++) {
     const headers = new Headers(request.init?.headers);
     if (request.url.startsWith(issuer) && cookies.size) headers.set('cookie', [...cookies].map(([k, v]) => `${k}=${v}`).join('; '));
@@ -62,7 +72,7 @@ async function browse(name: string, login: string, query = 'appkey=test-app'): P
     const location = response.headers.get('location');
     if (location) {
       const next = new URL(location, request.url).href;
-      if (next.startsWith(base)) return { method: 'GET', url: next };
+      if (next.startsWith(from)) return { method: 'GET', url: next };
       request = { url: next };
       continue;
     }
@@ -136,5 +146,34 @@ describe('oidc', () => {
     const step = await browse('keycloak', 'mallory');
     await idp.call('next', next);
     expectRejected(await finish(step), '322', 400, message);
+  });
+});
+
+describe('odbrest serve on the oidc blocks of docs/external-login.md', () => {
+  let odbrest: LineProcess;
+
+  beforeAll(async () => {
+    const file = 'docs/external-login.md';
+    const yaml = readmeBlocks(readme(file), file).find((block) => block.section === 'Any OpenID Connect provider' && block.language === 'yaml')!;
+    expect(yaml.code).toContain('publicUrl: https://api.example.com');
+    const dir = mkdtempSync(join(tmpdir(), 'odbrest-oidc-serve-'));
+    writeFileSync(join(dir, 'api-config.yml'), `${yaml.code.replace('https://api.example.com', served)}dataFile: ./data.json\n`);
+    const entries = documented.map((entry) => ({ ...entry, additionalData: { ...entry.additionalData, issuer } }));
+    writeFileSync(join(dir, 'data.json'), JSON.stringify({ objects: [...demoData().objects, ...entries] }));
+    odbrest = spawnLines(process.execPath, [join(root, 'dist/cli.js'), 'serve', '--port', new URL(served).port, '--host', '127.0.0.1'], {}, { cwd: dir });
+    await odbrest.waitFor((line) => line.startsWith('odbrest listening on '), 60_000);
+  }, 90_000);
+  afterAll(() => odbrest?.stop());
+
+  it('runs a whole code flow: the identity linked by a password login, then a session from the provider alone', async () => {
+    await account('lin', { given_name: 'Lin', email_verified: false });
+    const first = await finish(await browse('keycloak', 'lin', 'appkey=test-app', served));
+    expect(first.body.data).toEqual({ dfUuid: expect.any(String) });
+    const linked = await postJson(served, '/v1/extLogin', { ...loginBody('alice', USERS.alice, ['crm']), dfUuid: first.body.data.dfUuid });
+    expect(linked.body.status.internalStatus).toBe('0');
+    const later = await finish(await browse('keycloak', 'lin', 'appkey=test-app&appNames=crm', served));
+    expect(later.body).toEqual({ status: { internalStatus: '0', statusMessage: 'ok' }, data: await loginData(served, 'alice', ['crm']) });
+    const session = await getJson(served, '/v1/object/CUS00001', { sessionId: later.body.data.sessionId });
+    expect([session.status, session.body.data.Name]).toEqual([200, 'Ben Bauer']);
   });
 });

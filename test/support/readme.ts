@@ -14,7 +14,7 @@
  * beside whatever holds 8080 on the machine; `npm start` gets its port as `PORT`.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -184,7 +184,9 @@ export function freshCopy(): { dir: string; remove(): void } {
   cpSync(join(root, 'dist'), join(dir, 'dist'), { recursive: true, preserveTimestamps: true });
   // the studio's module, made by the same build (npm run build) and, like dist/, never committed
   cpSync(join(root, STUDIO_MODULE), join(dir, STUDIO_MODULE), { preserveTimestamps: true });
-  execFileSync('cp', ['-al', join(root, 'node_modules'), join(dir, 'node_modules')]);
+  // the folder itself where node_modules is a link to another checkout's (a git worktree's): `cp -al`
+  // of the link would copy the link, and the copy's npm state below would be the other checkout's
+  execFileSync('cp', ['-al', realpathSync(join(root, 'node_modules')), join(dir, 'node_modules')]);
   const npmState = join(dir, 'node_modules/.package-lock.json');
   if (existsSync(npmState)) {
     const text = readFileSync(npmState);
