@@ -2,8 +2,8 @@
 // is one process's own: the demo's data, files in an S3BlobStore on the S3 server at argv[2]
 // (bucket `odbrest`, prefix `files/`, path-style, 8 MiB parts), served by the Node adapter on a free
 // loopback port, printed as the first line (`{"port": n}`). Through IPC the parent asks:
-//   'baseline'  garbage collected, the RSS now becomes the baseline and the peak is reset
-//   'peak'      answers `{ baseline, peak }` in bytes: the highest RSS sampled (every 10 ms) since
+//   'baseline'  garbage collected, the RSS now becomes the baseline, the peak is reset and sampling starts
+//   'peak'      answers `{ baseline, peak }` in bytes: the highest RSS sampled (every 10 ms) since; sampling stops
 //   'stop'      closes the server and the service and exits
 import { createService } from '../dist/index.js';
 import { serve } from '../dist/node.js';
@@ -26,18 +26,24 @@ const service = createService({
 await service.ready;
 const server = await serve(service, { port: 0, hostname: '127.0.0.1' });
 
-let baseline = process.memoryUsage().rss;
+// sampled only between 'baseline' and 'peak' (the upload), with the cheap call: the ranged downloads
+// after are measured without the sampler's work on the event loop
+const rss = () => process.memoryUsage.rss();
+let baseline = rss();
 let peak = baseline;
-const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
+let sampler;
 process.on('message', async (message) => {
   if (message === 'baseline') {
     for (let i = 0; i < 4; i++) globalThis.gc?.();
     await new Promise((resolve) => setTimeout(resolve, 100));
     globalThis.gc?.();
-    baseline = peak = process.memoryUsage().rss;
+    baseline = peak = rss();
+    clearInterval(sampler);
+    sampler = setInterval(() => (peak = Math.max(peak, rss())), 10);
     process.send({ baseline });
   } else if (message === 'peak') {
-    process.send({ baseline, peak: Math.max(peak, process.memoryUsage().rss) });
+    clearInterval(sampler);
+    process.send({ baseline, peak: Math.max(peak, rss()) });
   } else if (message === 'stop') {
     clearInterval(sampler);
     await new Promise((resolve) => server.close(resolve));

@@ -97,6 +97,9 @@ export class S3BlobStore implements BlobStore {
   readonly #bucket: string;
   readonly #partBytes: number;
   readonly #timeoutMs: number;
+  readonly #retries: number;
+  /** Whether bytes sent are signed by their SHA-256: over plain http (over https the link guards them: `UNSIGNED-PAYLOAD`). */
+  readonly #signPayload: boolean;
   readonly #now: () => number;
 
   private constructor(client: AwsClient, options: S3BlobStoreOptions, region: string) {
@@ -108,6 +111,8 @@ export class S3BlobStore implements BlobStore {
     this.#base = options.forcePathStyle ? `${root}/${encodeURIComponent(this.#bucket)}` : `${endpoint.protocol}//${this.#bucket}.${endpoint.host}${endpoint.pathname.replace(/\/+$/, '')}`;
     this.#partBytes = options.partBytes ?? 8 * 1024 * 1024;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#retries = options.retries ?? 2;
+    this.#signPayload = endpoint.protocol === 'http:';
     this.#now = options.now ?? Date.now;
   }
 
@@ -151,7 +156,8 @@ export class S3BlobStore implements BlobStore {
     let sending: Promise<void> | undefined;
     try {
       let whole: Uint8Array | undefined = new Uint8Array(0); // a blob of one short piece goes in one PUT
-      for await (const piece of pieces(meter.read(source), this.#partBytes)) {
+      // two part buffers in turn (one being sent, one filling), however late the collector frees
+      for await (const piece of pieces(meter.read(source), this.#partBytes, 2)) {
         if (piece.length < this.#partBytes && upload === undefined) {
           whole = piece;
           break; // the last piece (shorter than a part)
@@ -375,6 +381,23 @@ export class S3BlobStore implements BlobStore {
     return new S3Refusal(status, xmlText(body, 'Code') ?? '', xmlText(body, 'Message') ?? '');
   }
 
+  /**
+   * A request carrying bytes (a part, a small blob): its headers signed (with the bytes' SHA-256
+   * over http, `UNSIGNED-PAYLOAD` over https, so aws4fetch hashes nothing), the bytes handed to fetch
+   * uncopied with their length; a 5xx or 429 is tried again as aws4fetch would.
+   */
+  async #sendBytes(url: string, call: Call, bytes: Uint8Array, signal: AbortSignal): Promise<Response> {
+    const sha256 = this.#signPayload ? createHash('sha256').update(bytes).digest('hex') : 'UNSIGNED-PAYLOAD';
+    const headers = { ...call.headers, 'content-length': String(bytes.length), 'x-amz-content-sha256': sha256 };
+    for (let attempt = 0; ; attempt++) {
+      const signed = await this.#client.sign(url, { method: call.method, headers });
+      const response = await fetch(url, { method: call.method, headers: signed.headers, body: bodyOf(bytes), signal, duplex: 'half' } as RequestInit);
+      if ((response.status < 500 && response.status !== 429) || attempt >= this.#retries) return response;
+      await response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 50 * 2 ** attempt));
+    }
+  }
+
   /** One signed request; unreachable storage and no answer in `timeoutMs` are `StorageUnavailableError`. */
   async #call(call: Call): Promise<Response> {
     const url = new URL(call.key === undefined ? `${this.#base}/` : `${this.#base}/${this.#keyPath(call.key)}`);
@@ -382,7 +405,8 @@ export class S3BlobStore implements BlobStore {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(new StorageUnavailableError(`the S3 storage did not answer within ${this.#timeoutMs} ms`)), this.#timeoutMs);
     try {
-      return await this.#client.fetch(url.href, { method: call.method, headers: call.headers, body: call.body as BodyInit | undefined, signal: timeout.signal });
+      if (call.body instanceof Uint8Array) return await this.#sendBytes(url.href, call, call.body, timeout.signal);
+      return await this.#client.fetch(url.href, { method: call.method, headers: call.headers, body: call.body, signal: timeout.signal });
     } catch (error) {
       if (error instanceof StorageUnavailableError) throw error;
       throw new StorageUnavailableError(`the S3 storage is unreachable (${(error as Error).message})`, { cause: error });
@@ -390,6 +414,26 @@ export class S3BlobStore implements BlobStore {
       clearTimeout(timer);
     }
   }
+}
+
+/**
+ * Whether fetch copies an ArrayBufferView body: Node's (undici's `Request` takes a copy of it, a part's
+ * worth of memory more per request and retry), not Bun's or Deno's.
+ */
+const FETCH_COPIES_BYTES = (() => {
+  const runtime = globalThis as { process?: { versions?: { node?: string } }; Bun?: unknown; Deno?: unknown };
+  return runtime.process?.versions?.node !== undefined && runtime.Bun === undefined && runtime.Deno === undefined;
+})();
+
+/** `bytes` as a body fetch sends without copying them: one chunk of a stream where it would copy (its length given beside). */
+function bodyOf(bytes: Uint8Array): BodyInit {
+  if (!FETCH_COPIES_BYTES) return bytes as Uint8Array<ArrayBuffer>;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(bytes);
+      controller.close();
+    },
+  });
 }
 
 /** The first `length` bytes of `stream`, the rest cancelled. */

@@ -6,7 +6,7 @@
  * `api-config.yml` of docs/operations.md, served as printed against this S3 server, an SMTP server
  * (smtp-server), PostgreSQL and Redis: a file up and down, and a password reset by mail.
  */
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { request } from 'node:http';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -152,9 +152,9 @@ describe.runIf(databases)('the complete api-config.yml of docs/operations.md, se
     writeFileSync(join(dir, 'macros.mjs'), codeBlocks(readme('docs/operations.md'), 'js').find((code) => code.startsWith('// macros.mjs'))!);
     const demo = JSON.parse(readFileSync(new URL('../examples/demo-data.json', import.meta.url), 'utf8'));
     mkdirSync(join(dir, 'keys'));
-    const pem = { privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } } as const;
-    writeFileSync(join(dir, 'keys/server-key.pem'), generateKeyPairSync('rsa', { modulusLength: 2048, ...pem }).privateKey);
-    writeFileSync(join(dir, 'keys/AuthKey_KEY.p8'), generateKeyPairSync('ec', { namedCurve: 'prime256v1', ...pem }).privateKey);
+    const pem = (key: KeyObject) => key.export({ type: 'pkcs8', format: 'pem' });
+    writeFileSync(join(dir, 'keys/server-key.pem'), pem(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey));
+    writeFileSync(join(dir, 'keys/AuthKey_KEY.p8'), pem(generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey));
     // the entries of the block's providers (docs/external-login.md) are objects of the database
     const apple = { clientId: 'com.example.web', serverAddress: 'https://api.example.com', teamId: 'TEAM', keyIdentifier: 'KEY', keyPath: join(dir, 'keys/AuthKey_KEY.p8') };
     demo.objects.push(

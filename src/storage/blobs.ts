@@ -155,10 +155,17 @@ export class BlobMeter {
 
 /**
  * The chunks of `chunks` cut and joined into pieces of exactly `pieceBytes` (the last one shorter,
- * and none for no bytes). Every piece is a fresh copy, so a source that reuses its buffers is safe.
+ * and none for no bytes). Every piece is a copy, so a source that reuses its buffers is safe.
+ * `buffers` (at least 2): the pieces take turns in that many buffers instead of a fresh one each, for
+ * a consumer done with a piece once it has asked for `buffers` more (a piece being sent while the
+ * next fills); memory stays at `buffers` pieces however late the garbage collector frees.
  */
-export async function* pieces(chunks: AsyncIterable<Uint8Array>, pieceBytes: number): AsyncGenerator<Uint8Array> {
-  let piece = new Uint8Array(pieceBytes);
+export async function* pieces(chunks: AsyncIterable<Uint8Array>, pieceBytes: number, buffers?: number): AsyncGenerator<Uint8Array> {
+  const pool: Uint8Array[] | undefined = buffers === undefined ? undefined : [];
+  const size = Math.max(2, buffers ?? 0);
+  let turn = 0;
+  const next = () => (pool ? (pool[turn++ % size] ??= new Uint8Array(pieceBytes)) : new Uint8Array(pieceBytes));
+  let piece = next();
   let filled = 0;
   for await (const chunk of chunks) {
     let offset = 0;
@@ -169,12 +176,12 @@ export async function* pieces(chunks: AsyncIterable<Uint8Array>, pieceBytes: num
       offset += take;
       if (filled === pieceBytes) {
         yield piece;
-        piece = new Uint8Array(pieceBytes);
+        piece = next();
         filled = 0;
       }
     }
   }
-  if (filled > 0) yield piece.slice(0, filled);
+  if (filled > 0) yield pool ? piece.subarray(0, filled) : piece.slice(0, filled);
 }
 
 /** `range` clipped to a blob of `size` bytes, as `[start, end)`; refuses negative or fractional numbers. */
