@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3_CREDENTIALS, S3Server } from '../../scripts/s3-server.mjs';
 import { S3_MIN_PART_BYTES, S3BlobStore } from '../../stores/blob-s3.js';
+import { pieces } from '../../src/index.js';
 import { patternBytes, readAll, sameBytes, streamOf } from '../support/blobs.js';
 import { blobStoreContract } from './suites.js';
 
@@ -47,6 +48,17 @@ describe('S3BlobStore', () => {
     await expect(store.put('big', failing)).rejects.toBe(gone);
     expect(await server.uploads()).toEqual([]);
     expect(sameBytes(await readAll((await store.get('big'))!.stream), bytes)).toBe(true);
+  });
+
+  it('cuts an upload into parts in two buffers taken in turn (pieces with buffers), however many parts', async () => {
+    const bytes = patternBytes(5 * 1000 + 7, 4);
+    const seen: Array<{ buffer: ArrayBufferLike; copy: Uint8Array }> = [];
+    for await (const piece of pieces(streamOf(bytes, [333]) as unknown as AsyncIterable<Uint8Array>, 1000, 2)) seen.push({ buffer: piece.buffer, copy: piece.slice() });
+    expect(seen.map(({ copy }) => copy.length)).toEqual([1000, 1000, 1000, 1000, 1000, 7]);
+    expect(sameBytes(new Uint8Array(Buffer.concat(seen.map(({ copy }) => copy))), bytes)).toBe(true);
+    expect(new Set(seen.map(({ buffer }) => buffer)).size).toBe(2);
+    expect(seen[2]!.buffer).toBe(seen[0]!.buffer);
+    expect(seen[3]!.buffer).toBe(seen[1]!.buffer);
   });
 
   it('sweep aborts the multipart uploads a crashed process left under the prefix', async () => {
