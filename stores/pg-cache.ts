@@ -6,6 +6,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import pg from 'pg';
+import type { StoredObject } from '../src/index.js';
 import { positionOf } from './session-scope.js';
 
 export interface PostgresCacheOptions {
@@ -47,6 +48,11 @@ export interface CachedRow {
   body: string;
 }
 
+/** A row as the cache keeps it: with the object the store made of it, once (frozen: see `ObjectStore.getNow`). */
+export interface KeptRow extends CachedRow {
+  object?: StoredObject;
+}
+
 export const DEFAULT_CACHE = { maxObjects: 10_000, maxBytes: 32 * 1024 * 1024 };
 /** Memory of a cached row besides its strings' characters (the row object, the LRU's slots): measured, see docs/stores.md. */
 const ROW_OVERHEAD_BYTES = 200;
@@ -84,7 +90,7 @@ interface Fill {
 }
 
 export class RowCache {
-  readonly #rows: LRUCache<string, CachedRow>;
+  readonly #rows: LRUCache<string, KeptRow>;
   readonly #fills = new Set<Fill>();
   readonly #onEvent: (event: PostgresCacheEvent) => void;
   readonly #feed: ChangeFeed;
@@ -99,7 +105,7 @@ export class RowCache {
       if (!Number.isSafeInteger(value) || value < 1) throw new Error(`PostgresObjectStore: cache.${name} must be a positive integer`);
     }
     // `maxSize` counts bytes; objects are bounded by a check on insert (lru-cache's `max` would allocate all its slots up front).
-    this.#rows = new LRUCache<string, CachedRow>({ maxSize: maxBytes, sizeCalculation: rowBytes });
+    this.#rows = new LRUCache<string, KeptRow>({ maxSize: maxBytes, sizeCalculation: rowBytes });
     this.#maxObjects = maxObjects;
     const consistency = options.consistency ?? 'session';
     if (!['session', 'strong', 'eventual', 'read-your-writes'].includes(consistency)) {
@@ -133,8 +139,8 @@ export class RowCache {
    * up to a position past `floor`: notifications committed before then have evicted what they changed.
    * `synced` is told when such a round trip came first.
    */
-  async read(ids: readonly string[], floor: string | undefined | null, synced?: () => void): Promise<Map<string, CachedRow>> {
-    const found = new Map<string, CachedRow>();
+  async read(ids: readonly string[], floor: string | undefined | null, synced?: () => void): Promise<Map<string, KeptRow>> {
+    const found = new Map<string, KeptRow>();
     if (!this.#feed.listening) {
       this.#outside(() => this.#feed.start());
       return found;
@@ -145,6 +151,26 @@ export class RowCache {
       if (!(await this.#feed.sync())) return found;
       synced?.();
     }
+    return this.#held(ids, found);
+  }
+
+  /**
+   * `read` without a promise: the cached rows of `ids` when every one of them is cached and no round
+   * trip must come first, else `undefined` (then `read`).
+   */
+  readNow(ids: readonly string[], floor: string | undefined | null): Map<string, KeptRow> | undefined {
+    if (!this.#feed.listening || this.#mustSync(floor)) return undefined;
+    const found = this.#held(ids, new Map());
+    return found.size === ids.length ? found : undefined; // (an id asked twice: `read`)
+  }
+
+  /** The row of `id` as cached (no recency kept), when it is exactly `row`'s version: the same store time and text. */
+  same(row: CachedRow): KeptRow | undefined {
+    const held = this.#feed.listening ? this.#rows.peek(row.id) : undefined;
+    return held && held.store_time === row.store_time && held.body === row.body && held.class_name === row.class_name ? held : undefined;
+  }
+
+  #held(ids: readonly string[], found: Map<string, KeptRow>): Map<string, KeptRow> {
     for (const id of ids) {
       const row = this.#rows.get(id);
       if (row) found.set(id, row);
@@ -161,17 +187,24 @@ export class RowCache {
   /**
    * Fetches rows with `fetch` and keeps those no change overtook: a change of an id noticed while the
    * fetch runs (or the connection lost) means PostgreSQL may have answered the row as it was before.
+   * `rowOf` gives the row to keep of each answer (none: the answer is the row); `kept` is told each
+   * row kept (the cache's own, to which the store may give its object).
    */
-  async fill<T extends CachedRow>(fetch: () => Promise<T[]>): Promise<T[]> {
+  async fill<T>(fetch: () => Promise<T[]>, rowOf: (answer: T) => CachedRow | undefined = (answer) => answer as CachedRow, kept?: (row: KeptRow, answer: T) => void): Promise<T[]> {
     if (!this.#feed.listening) return fetch();
     const fill: Fill = { stale: new Set(), dead: false };
     this.#fills.add(fill);
     try {
-      const rows = await fetch();
+      const answers = await fetch();
       if (!fill.dead && this.#feed.listening) {
-        for (const row of rows) if (!fill.stale.has(row.id)) this.#keep(row);
+        for (const answer of answers) {
+          const row = rowOf(answer);
+          if (!row || fill.stale.has(row.id)) continue;
+          const held = this.#keep(row);
+          if (held) kept?.(held, answer);
+        }
       }
-      return rows;
+      return answers;
     } finally {
       this.#fills.delete(fill);
     }
@@ -188,13 +221,18 @@ export class RowCache {
     await this.#feed.close();
   }
 
-  #keep(row: CachedRow): void {
+  /** Keeps `row` (a copy of its own columns) unless a newer version is held; answers what is held now for it, if it is `row`'s version. */
+  #keep(row: CachedRow): KeptRow | undefined {
     const held = this.#rows.peek(row.id);
     // A row fetched later may already be here: never replace a newer version with an older one.
-    if (held && Number(held.store_time) > Number(row.store_time)) return;
+    if (held && Number(held.store_time) > Number(row.store_time)) return undefined;
+    // the same version again keeps its object (and the texts the serializer keeps for it)
+    if (held && held.store_time === row.store_time && held.body === row.body && held.class_name === row.class_name) return this.#rows.get(row.id);
     const { id, class_name, store_time, body } = row; // only the row's own columns, not the caller's object
     if (!held && this.#rows.size >= this.#maxObjects) this.#rows.pop();
-    this.#rows.set(id, { id, class_name, store_time, body });
+    const kept: KeptRow = { id, class_name, store_time, body };
+    this.#rows.set(id, kept);
+    return kept;
   }
 
   #forgetAll(): void {

@@ -16,7 +16,7 @@ import {
   type Where,
 } from '../src/index.js';
 import { checkIdentifiers, hash, inTransaction, onConnection, openPool, type PostgresPoolOptions } from './pg-common.js';
-import { DEFAULT_CACHE, NOTIFY_ALL_ABOVE, RowCache, type PostgresCacheOptions } from './pg-cache.js';
+import { DEFAULT_CACHE, NOTIFY_ALL_ABOVE, RowCache, type KeptRow, type PostgresCacheOptions } from './pg-cache.js';
 import { Replicas, type PostgresReplicaOptions } from './pg-replicas.js';
 import { positionOf, POSITION_SQL, SessionScopes } from './session-scope.js';
 import { checkIndexedFields, countLockKey, createSql, EXISTING_SQL, refsFunction, upgradeSql, type Existing, type TableNames } from './postgres-schema.js';
@@ -206,6 +206,21 @@ export class PostgresObjectStore implements ObjectStore {
     });
   }
 
+  /**
+   * `get` without a promise where the cache holds the object and the session needs no round trip
+   * first: the cache's own object, frozen (made once per version, so the serializer keeps its text).
+   */
+  getNow(id: string): StoredObject | undefined | Promise<StoredObject | undefined> {
+    const row = this.#cacheNow([id])?.get(id);
+    return row ? frozenOf(row) : this.get(id);
+  }
+
+  /** `getMany` as `getNow` is `get`: at once when the cache holds every one of `ids`. */
+  getManyNow(ids: readonly string[]): StoredObject[] | Promise<StoredObject[]> {
+    const rows = ids.length > 0 ? this.#cacheNow(ids) : undefined;
+    return rows ? ids.map((id) => frozenOf(rows.get(id)!)) : this.getMany(ids);
+  }
+
   /** The cached rows of `ids`, as fresh as the session needs (`RowCache.read`). */
   async #cacheRead(ids: readonly string[]): Promise<Map<string, Row> | undefined> {
     if (!this.#cache) return undefined;
@@ -213,9 +228,20 @@ export class PostgresObjectStore implements ObjectStore {
     return this.#cache.read(ids, floor, floor ? () => this.#scopes.passed(floor) : undefined);
   }
 
+  /** `#cacheRead` without a promise: all of `ids` when cached and no round trip must come first (`RowCache.readNow`). */
+  #cacheNow(ids: readonly string[]): Map<string, KeptRow> | undefined {
+    return this.#cache?.readNow(ids, this.#scopes.floor());
+  }
+
   async find(query: FindQuery): Promise<FindResult> {
     const listing = this.#listingSql(query);
-    const rows = await this.#read<ListingRow>(listing.sql, listing.params);
+    const read = () => this.#read<ListingRow>(listing.sql, listing.params);
+    // a page the caller only reads (a listing's answer) shares the objects the cache keeps for reads by
+    // id, and their texts: rows of the primary fill it as `getMany`'s do; a replica's may be older than
+    // what the cache heard of, so they are only matched against it (`RowCache.same`)
+    const cache = query.frozen ? this.#cache : undefined;
+    const kept = new Map<ListingRow, KeptRow>();
+    const rows = cache && !this.#replicas ? await cache.fill(read, (row) => cachedRow(row, query.className), (held, row) => kept.set(row, held)) : await read();
     const head = rows[0]!;
     const total = Number(head.total);
     // Remembering the total saves later listings a count; failing to (a deadlock with another listing
@@ -232,7 +258,11 @@ export class PostgresObjectStore implements ObjectStore {
       this.#starts.learn(listing.startsKey, at, offset, page[0]!.seq!);
       if (query.limit !== undefined && page.length > query.limit) this.#starts.learn(listing.startsKey, at, offset + query.limit, page[query.limit]!.seq!);
     }
-    const objects = page.slice(0, query.limit ?? page.length).map((row) => toObject({ id: row.id!, class_name: query.className, store_time: row.store_time!, body: row.body! }));
+    const objects = page.slice(0, query.limit ?? page.length).map((row) => {
+      const own = cachedRow(row, query.className)!;
+      const held = cache && (kept.get(row) ?? cache.same(own));
+      return held ? frozenOf(held) : toObject(own);
+    });
     return alsoCounted === undefined ? { objects, total } : { objects, total, alsoCounted };
   }
 
@@ -757,6 +787,24 @@ class PageStarts {
 
 function toObject(row: Row): StoredObject {
   return { id: row.id, className: row.class_name, storeTime: Number(row.store_time), fields: JSON.parse(row.body) as StoredObject['fields'] };
+}
+
+/** The object of a cached row, made and frozen on its first read (`ObjectStore.getNow`): one per version, as long as the cache keeps it. */
+function frozenOf(row: KeptRow): StoredObject {
+  return (row.object ??= deepFreeze(toObject(row)));
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const item of Object.values(value)) deepFreeze(item);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** A listing's page row as the cache keeps rows (none for the head row of an empty page). */
+function cachedRow(row: ListingRow, className: string): Row | undefined {
+  return row.id === null ? undefined : { id: row.id, class_name: className, store_time: row.store_time!, body: row.body! };
 }
 
 /** A value PostgreSQL refuses (SQLSTATE class 22, e.g. a lone surrogate in `jsonb`) is the caller's: `StoreValueError`. */

@@ -347,6 +347,37 @@ describe.runIf(available)('PostgreSQL object cache across instances', () => {
     expect(answer['~StoreTime']).not.toBe(old['~StoreTime']);
   });
 
+  it('issue 53: a listing shares the objects the cache keeps: GETs of the page and of what it references then ask PostgreSQL nothing, and a write on another instance shows in both', { timeout: 60_000 }, async () => {
+    const table = `objects_${tables++}`;
+    const seeding = new PostgresObjectStore({ connectionString: DATABASE_URL, schema, table, cache: false });
+    await importObjects(seeding, demoData(), 1000);
+    await seeding.close();
+    const [a, b] = [instance(table), instance(table)];
+    opened.push(a, b);
+    // the class rules alone decide (no authorize): the listing's page is only serialized
+    const service = createService({ store: b.store, access: { rules: demoAccess.rules }, users: { passwordIterations: 1000 }, onError: () => undefined });
+    await service.ready;
+    const sessionId = await login(service, 'alice');
+    const get = (path: string) => call(service, 'GET', path, { headers: { sessionId } });
+    await Promise.all([a.listen(), b.listen()]);
+    const page = await get('/v1/objects/Customer?perPage=5');
+    expect(page.status).toBe(200);
+    const elements = page.body.data['~Elements'] as Array<Record<string, unknown>>;
+    expect(elements.length).toBe(5);
+    const before = b.statements.count;
+    for (const element of elements) expect((await get(`/v1/object/${element['~ObjectID'] as string}`)).body.data).toEqual(element);
+    expect(b.statements.count).toBe(before);
+    expect((await get('/v1/objects/Customer?perPage=5')).body).toEqual(page.body);
+    const id = elements[0]!['~ObjectID'] as string;
+    const stored = (await a.store.get(id))!;
+    const noticed = b.next(changed(id));
+    await a.store.put({ id, className: stored.className, fields: { ...stored.fields, City: 'Listed City' } });
+    await noticed;
+    const [listed] = (await get('/v1/objects/Customer?perPage=5')).body.data['~Elements'] as Array<Record<string, unknown>>;
+    expect(listed!.City).toBe('Listed City');
+    expect((await get(`/v1/object/${id}`)).body.data).toEqual(listed);
+  });
+
   /** 1,000 times: a PATCH answered by A, then at once a GET of the same object through B; answers how many GETs were stale. */
   async function writeThenRead(a: Instance, b: Instance, services: Awaited<ReturnType<typeof twoServices>>['services']) {
     const send = (i: number, method: string, json?: unknown) => call(services[i]!.service, method, '/v1/object/CUS00008', { headers: { sessionId: services[i]!.sessionId }, json });

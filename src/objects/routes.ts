@@ -28,7 +28,7 @@ type ListingQuery = v.InferOutput<typeof ListingQuerySchema>;
 async function listing(ctx: ObjectsContext, request: ApiRequest, className: string, query: ListingQuery): Promise<JsonReply<ObjectSetData>> {
   const guard = ctx.guard(request);
   const selection = classSelection(ctx, className, query);
-  const { objects, unfiltered } = await selectPage(ctx, request, guard, selection);
+  const { objects, unfiltered } = await selectPage(ctx, request, guard, selection, true);
   await requireClass(ctx, className, unfiltered);
   return setAnswer(ctx, request, guard, objects, unfiltered, query.serialization);
 }

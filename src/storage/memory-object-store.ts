@@ -85,9 +85,11 @@ export class MemoryObjectStore implements ObjectStore {
     const objects = this.#classes.get(query.className);
     if (!objects) return { objects: [], total: 0 };
     const { entries, total } = objects.select(query, this.#lookup);
-    if (query.alsoCount === undefined) return { objects: entries.map(copy), total };
+    // a page only read (`FindQuery.frozen`) is the objects as `getNow` answers them: no copies
+    const page = entries.map(query.frozen ? snapshotOf : copy);
+    if (query.alsoCount === undefined) return { objects: page, total };
     const alsoCounted = objects.select({ className: query.className, where: query.alsoCount, limit: 0 }, this.#lookup).total;
-    return { objects: entries.map(copy), total, alsoCounted };
+    return { objects: page, total, alsoCounted };
   }
 
   async count(className: string, where?: Where): Promise<number> {

@@ -152,6 +152,12 @@ export interface FindQuery {
    * absent, and the caller counts it with `count`.
    */
   alsoCount?: Where;
+  /**
+   * Optional: the caller only reads the page's objects (a listing's answer). A store may then answer
+   * the frozen objects it keeps for `getNow` instead of copies (the serializer keeps the text of a
+   * frozen object), and keep the page's objects for later reads; one that ignores it answers copies.
+   */
+  frozen?: boolean;
 }
 
 export interface FindResult {

@@ -65,9 +65,10 @@ export interface SelectedPage {
  * The page of `selection` this request's session may read: `404` for an internal class, `403` for a
  * class it may not read. Objects it may not read never show, not even in counts. A folder narrows the
  * filter to the ids the host's `folders` hook names; a macro filters the whole selection (at most
- * `MAX_MACRO_OBJECTS`) before it is paged.
+ * `MAX_MACRO_OBJECTS`) before it is paged. `readOnly`: the caller only serializes the page's objects
+ * (a listing), which may then be the store's frozen ones (`FindQuery.frozen`).
  */
-export async function selectPage(ctx: ReadContext, request: ApiRequest, guard: Guard, selection: Selection): Promise<SelectedPage> {
+export async function selectPage(ctx: ReadContext, request: ApiRequest, guard: Guard, selection: Selection, readOnly = false): Promise<SelectedPage> {
   const { className, macro, folder, ...plain } = selection;
   if (folder && !ctx.folders) throw new ApiError('400', `query member ${folder.folderPath === undefined ? 'folderType' : 'folderPath'}: this service has no folders hook`);
   const runMacro = macro && queryMacro(ctx, macro.name);
@@ -75,7 +76,7 @@ export async function selectPage(ctx: ReadContext, request: ApiRequest, guard: G
   const scope = await guard.scope('read', className);
   if (scope === 'none') throw new ApiError('403', `this session may not read ${className} objects`);
   const narrowed = folder ? { ...plain, className, where: { $and: [plain.where, { $oids: await folderIds(ctx, request, folder) }] } } : { ...plain, className };
-  if (!runMacro) return candidates(ctx, request, guard, scope, narrowed);
+  if (!runMacro) return candidates(ctx, request, guard, scope, narrowed, readOnly);
   const all = await candidates(ctx, request, guard, scope, { ...narrowed, page: 0, perPage: MAX_MACRO_OBJECTS });
   if (all.unfiltered > MAX_MACRO_OBJECTS) {
     throw new ApiError('400', `query member macro: the selection holds ${all.unfiltered} objects, a macro filters at most ${MAX_MACRO_OBJECTS} (narrow it with other members)`);
@@ -88,7 +89,7 @@ export async function selectPage(ctx: ReadContext, request: ApiRequest, guard: G
 type PlainSelection = Omit<Selection, 'macro' | 'folder'>;
 
 /** The page of a selection without macro and folder: the `xApi_FindObjects` hook's or the store's. */
-async function candidates(ctx: ReadContext, request: ApiRequest, guard: Guard, scope: Exclude<Scope, 'none'>, selection: PlainSelection): Promise<SelectedPage> {
+async function candidates(ctx: ReadContext, request: ApiRequest, guard: Guard, scope: Exclude<Scope, 'none'>, selection: PlainSelection, readOnly = false): Promise<SelectedPage> {
   const { className } = selection;
   const hook = ctx.macros.hook('xApi_FindObjects');
   if (hook) {
@@ -112,7 +113,9 @@ async function candidates(ctx: ReadContext, request: ApiRequest, guard: Guard, s
   if (scope === 'all' && !guard.authorizes(className)) {
     // whether objects of the class carry per-object security is asked with the page (one round trip
     // on a remote store), or after it where the store does not answer it; the page is used only when none does
-    const found = await ctx.store.find({ ...query, offset, limit: selection.perPage, alsoCount: SECURED });
+    const page: FindQuery = { ...query, offset, limit: selection.perPage, alsoCount: SECURED };
+    if (readOnly) page.frozen = true;
+    const found = await ctx.store.find(page);
     if (!(await guard.narrowedIn(className, found.alsoCounted))) return { objects: found.objects, unfiltered: found.total };
   }
   // only readable objects are filtered and counted: the others never show, not even in counts
