@@ -122,18 +122,27 @@ async function validate(ctx: LoginContext, request: ApiRequest, { body }: Input)
 }
 
 /** `/v1/2fa/*` (PROTOCOL.md 2.6): any session, also the one a `340` answer gives. */
-export function twoFactorRoutes(ctx: LoginContext): Route[] {
+export function twoFactorRoutes(ctx: LoginContext) {
   type Described = Pick<Route, 'summary' | 'body' | 'answer' | 'query' | 'answerSchema' | 'errors' | 'examples' | 'admin'>;
+  /** The declaration as the typed client reads it: its literal method and path, its query, body and answer schemas. */
+  type Typed<M, P, D> = Omit<Route, 'method' | 'path' | 'query' | 'body' | 'answerSchema'> & {
+    method: M;
+    path: P;
+    query: D extends { query: infer Q } ? Q : typeof AppQuerySchema;
+    body?: D extends { body: infer B } ? B : undefined;
+    answerSchema?: D extends { answerSchema: infer A } ? A : undefined;
+  };
   // every one takes ?app= (GET also ?username=); the code routes a body {token}
-  const route = (method: Route['method'], path: string, handler: (ctx: LoginContext, request: ApiRequest, input: Input) => Promise<JsonReply>, doc: Described): Route => ({
-    method,
-    path,
-    auth: 'session',
-    twoFactorSetup: true,
-    query: AppQuerySchema,
-    ...doc,
-    handler: (request, input: Input) => handler(ctx, request, input),
-  });
+  const route = <const M extends Route['method'], const P extends string, D extends Described>(method: M, path: P, handler: (ctx: LoginContext, request: ApiRequest, input: Input) => Promise<JsonReply>, doc: D) =>
+    ({
+      method,
+      path,
+      auth: 'session',
+      twoFactorSetup: true,
+      query: AppQuerySchema,
+      ...doc,
+      handler: (request: ApiRequest, input: Input) => handler(ctx, request, input),
+    }) as Typed<M, P, D>;
   return [
     route('GET', '/v1/2fa/secret', status, {
       query: StatusQuerySchema,
