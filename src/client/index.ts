@@ -2,9 +2,9 @@ import { clientPassValue } from '../auth/passwords.js';
 import { OdbRestError, OdbRestProtocolError } from './errors.js';
 import { subscribeEvents, type EventSubscription, type EventSubscriptionHandle, type SubscribeOptions } from './events.js';
 import { loginBody, sealedLogins, type HybridLoginOptions, type SecureLoginOptions } from './logins.js';
-import { envelopeHttpStatus, reachingFetch, savedCredential, transport, unwrap, type ClientOptions } from './transport.js';
+import { envelopeHttpStatus, reachingFetch, savedCredential, tablePath, transport, unwrap, type ClientOptions, type Parts } from './transport.js';
 import { reportingFetch } from './upload-body.js';
-import type { BodyOf, QueryOf } from '../contract.js';
+import type { BodyOf, PathOf, QueryOf } from '../contract.js';
 import type {
   AccountCalls,
   AdminCalls,
@@ -471,6 +471,16 @@ export type * from './types.js';
 const pageQuery = ({ page, perPage }: { page?: number; perPage?: number }) => ({ page: page === undefined ? undefined : String(page), perPage: perPage === undefined ? undefined : String(perPage) });
 const serializationQuery = ({ serialization }: SerializationOption) => (serialization === undefined ? undefined : serializationParam(serialization));
 const jsonQuery = (value: unknown) => (value === undefined ? undefined : JSON.stringify(value));
+
+/**
+ * A `/v1/multi` item (PROTOCOL.md 6.5) of `M P` of the route table: its path parameters filled in, its
+ * query and `data` typed by the route's declaration, so an item naming a route the table does not have
+ * does not compile.
+ */
+export function batchItem<M extends BatchItem['method'], P extends PathOf<M>>(method: M, pattern: P, { params, query, data }: Parts<M, P> & { data?: BodyOf<M, P> } = {}): BatchItem {
+  const path = tablePath(pattern, params, query);
+  return data === undefined ? { method, path } : { method, path, data };
+}
 
 /** The query of a write's parameters (PROTOCOL.md 6.3). */
 function writeQuery(options: WriteOptions): QueryOf<'POST', '/v1/object/:id'> {
