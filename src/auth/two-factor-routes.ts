@@ -5,7 +5,7 @@ import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route, RouteInput } from '../http/router.js';
 import type { StoredObject } from '../storage/types.js';
-import { TwoFactor } from './two-factor.js';
+import { EnrolmentSchema, TwoFactor } from './two-factor.js';
 import { Nothing } from '../openapi/schemas.js';
 
 const MAX_APP_NAME = 128;
@@ -156,12 +156,7 @@ export function twoFactorRoutes(ctx: LoginContext) {
       summary: 'A new, unconfirmed TOTP secret for the session user',
       examples: { answer: { secret: 'RG7L6HKTIR7E22BU4TRP2RVLK2PN2OIF', otpauthUri: 'otpauth://totp/odbrest%20demo:alice?issuer=odbrest%20demo&secret=RG7L6HKTIR7E22BU4TRP2RVLK2PN2OIF&algorithm=SHA1&digits=6&period=30', qrCode: 'data:image/svg+xml;base64,PHN2ZyB2aWV3Qm94PSIwIDAgNTcgNTciIHhtbG5zPSJodHRwOi8vd3d3LnczLm9yZy8yMDAwL3N2ZyI+...', backupCodes: ['endvz-amary', '8t3mj-vs1y1', 'y0gsw-db6wa', '40pzh-ts9c7', 'j2m0k-zzch5', 'j9vnf-7kxdh', 'qbwdh-9jkvh', '2bbjg-1c42k', 'fabw1-v31h2', 'eqhs9-y3j43'] } },
       answer: 'secret (base32), otpauthUri, qrCode (an SVG data URL) and backupCodes (10 strings), shown only here',
-      answerSchema: v.object({
-        secret: v.pipe(v.string(), v.description('base32')),
-        otpauthUri: v.pipe(v.string(), v.startsWith('otpauth://totp/')),
-        qrCode: v.pipe(v.string(), v.startsWith('data:image/svg+xml;base64,')),
-        backupCodes: v.pipe(v.array(v.string()), v.length(10)),
-      }),
+      answerSchema: EnrolmentSchema,
     }),
     route('PATCH', '/v1/2fa/secret', confirm, { summary: 'Confirms the new secret with a code from the authenticator app', body: TokenBodySchema, answer: 'nothing ({})', answerSchema: Nothing, errors: ['342'] }),
     route('DELETE', '/v1/2fa/secret', remove, { summary: 'Removes two-factor login (with a TOTP or backup code)', body: TokenBodySchema, answer: 'nothing ({})', answerSchema: Nothing, errors: ['342'] }),

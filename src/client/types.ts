@@ -1,6 +1,8 @@
 import type { StatusCode } from '../http/errors.js';
 import type { AnswerOf, BodyOf } from '../contract.js';
 import type { ClassStructure } from '../objects/model/index.js';
+import type { JsonOperator } from '../query/index.js';
+import type { FieldOperators, Scalar } from '../storage/types.js';
 
 export type { ClassStructure, ModelMember } from '../objects/model/index.js';
 /** `GET /v1/admin/metrics`: the answering instance's series and routes. */
@@ -105,19 +107,9 @@ export interface ObjectReference {
   '~ObjectID': string;
 }
 
-export type FilterScalar = string | number | boolean | null;
-/** The operators of one field's condition (PROTOCOL.md 6.2). */
-export interface FilterOperators {
-  $ne?: FilterScalar;
-  $gt?: number | string;
-  $gte?: number | string;
-  $lt?: number | string;
-  $lte?: number | string;
-  /** At most 100 values. */
-  $in?: FilterScalar[];
-  $prefix?: string;
-  $exists?: boolean;
-}
+export type FilterScalar = Scalar;
+/** The operators of one field's condition (PROTOCOL.md 6.2; `$in` takes at most 100 values): the store's that the query object takes. */
+export type FilterOperators = Pick<FieldOperators, JsonOperator>;
 /** Equality with a scalar, objects referencing one (`{'~ObjectID': id}`), or operators. */
 export type FilterCondition = FilterScalar | ObjectReference | FilterOperators;
 /** A listing filter: every member must hold. */
@@ -353,32 +345,14 @@ export interface AccountCalls {
   removePasskey(id: string): Promise<void>;
 }
 
-/** A field of a class declared at run time (PROTOCOL.md 6.12; the types and limits of 6.8). */
-export interface DeclaredField {
-  Type: 'string' | 'number' | 'integer' | 'boolean' | 'date' | 'json' | 'ref' | 'set' | 'file';
-  Required?: boolean;
-  /** `ref`, `set`: the class referenced. */
-  Class?: string;
-  MaxLength?: number;
-  Min?: number;
-  Max?: number;
-  Enum?: ReadonlyArray<string | number>;
-}
+/** A field of a class declared at run time (PROTOCOL.md 6.12; the types and limits of 6.8; `Class` the class a `ref` or `set` references). */
+export type DeclaredField = ClassDeclarationInput['Fields'][string];
 
 /** What `checkObjects` answers (PROTOCOL.md 6.12): how many were checked, and each refused one's index (0-based), code and message. */
 export type CreateCheck = AnswerOf<'POST', '/v1/model/classes/:className/check'>;
 
-/** The body of `PUT /v1/model/classes/{className}` (PROTOCOL.md 6.12). */
-export interface ClassDeclarationInput {
-  Fields: Record<string, DeclaredField>;
-  /** Fields the store indexes. */
-  Indexes?: string[];
-  /** Refuse undeclared fields. */
-  Strict?: boolean;
-  Description?: string;
-  /** The class's access rule (PROTOCOL.md 6.4): group names, `"*"` or `"self"` per action. */
-  Access?: Partial<Record<'read' | 'create' | 'update' | 'delete' | 'security', string[]>>;
-}
+/** The body of `PUT /v1/model/classes/{className}` (PROTOCOL.md 6.12): `Fields`, `Indexes`, `Strict`, `Description`, `Access` (group names, `"*"` or `"self"` per action). */
+export type ClassDeclarationInput = BodyOf<'PUT', '/v1/model/classes/:className'>;
 
 /** One of the instance's recent requests (`GET /v1/admin/requests`; `Route` null when no route matched, `Code` null for an answer that is no envelope). */
 export type RecentRequest = AnswerOf<'GET', '/v1/admin/requests'>['~Elements'][number];
