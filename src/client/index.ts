@@ -235,8 +235,8 @@ export function createClient(options: ClientOptions): OdbRestClient {
     validate: async (app, token) => void (await call('POST', '/v1/2fa/validate', { query: { app }, body: { token } })),
   };
 
-  /** A login answered by a plain session (`/v1/login`, `/v1/auth/df`, `/v1/extLogin`, `/v1/passkey/login`): the client holds it. */
-  async function sessionLogin(login: Promise<unknown>): Promise<SessionLogin> {
+  /** A login answered by a plain session (`/v1/login`, `/v1/auth/df`, `/v1/extLogin`, `/v1/passkey/login`, the external login's callback): the client holds it. */
+  async function sessionLogin(login: unknown): Promise<SessionLogin> {
     const data = (await login) as SessionLogin;
     t.credential = { kind: 'session', sessionId: data.sessionId };
     return data;
@@ -245,8 +245,8 @@ export function createClient(options: ClientOptions): OdbRestClient {
   const admin: AdminCalls = {
     declareClass: (className, declaration) => call('PUT', '/v1/model/classes/:className', { params: { className }, body: declaration }) as Promise<ClassStructure>,
     removeClassDeclaration: async (className) => void (await call('DELETE', '/v1/model/classes/:className', { params: { className } })),
-    metrics: (minutes) => call('GET', '/v1/admin/metrics', { query: { minutes: minutes === undefined ? undefined : String(minutes) } }),
-    requests: (page = {}) => call('GET', '/v1/admin/requests', { query: pageQuery(page) }),
+    metrics: (minutes) => call('GET', '/v1/admin/metrics', { query: { minutes: asText(minutes) } }),
+    requests: ({ page, perPage } = {}) => call('GET', '/v1/admin/requests', { query: { page: asText(page), perPage: asText(perPage) } }),
   };
   const savedQueries: SavedQueryCalls = {
     list: async () => (await call('GET', '/v1/savedQueries'))['~Elements'],
@@ -260,7 +260,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
     sessions: async (user) => (await call('GET', '/v1/sessions', { query: { user } }))['~Elements'],
     endSession: async (handle) => void (await call('DELETE', '/v1/sessions/:handle', { params: { handle } })),
     endOtherSessions: async (user) => (await call('DELETE', '/v1/sessions', { query: { user } })).ended,
-    users: (page = {}) => call('GET', '/v1/users', { query: pageQuery(page) }),
+    users: ({ page, perPage } = {}) => call('GET', '/v1/users', { query: { page: asText(page), perPage: asText(perPage) } }),
     createUser: ({ password, pass, ...user }) => call('POST', '/v1/user', { body: { ...user, pass: newPassOf({ password, pass }) } }),
     updateUser: (name, { password, pass, ...change }) =>
       call('PATCH', '/v1/user/:name', { params: { name }, body: password === undefined && pass === undefined ? change : { ...change, pass: newPassOf({ password, pass }) } }),
@@ -305,9 +305,8 @@ export function createClient(options: ClientOptions): OdbRestClient {
       t.credential = resumed;
     },
     get credential() {
-      if (t.credential?.kind === 'session') return { sessionId: t.credential.sessionId };
-      if (t.credential?.kind === 'token') return { token: t.credential.token };
-      return undefined;
+      const held = t.credential;
+      return held?.kind === 'session' ? { sessionId: held.sessionId } : held?.kind === 'token' ? { token: held.token } : undefined;
     },
     externalLoginUrl(provider, external = {}) {
       const query = new URLSearchParams({ appkey: options.appKey });
@@ -320,8 +319,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
       const data = unwrap<{ sessionId?: unknown; dfUuid?: unknown }>(status, typeof answer === 'string' ? new Headers() : answer.headers, text);
       if (typeof data?.sessionId === 'string') {
         t.lastLogin = undefined;
-        t.credential = { kind: 'session', sessionId: data.sessionId };
-        return { kind: 'session', login: data as SessionLogin };
+        return { kind: 'session', login: await sessionLogin(data) };
       }
       if (typeof data?.dfUuid === 'string') return { kind: 'unlinked', dfUuid: data.dfUuid };
       throw new OdbRestProtocolError('the external login answer holds neither a sessionId nor a dfUuid', status);
@@ -333,17 +331,15 @@ export function createClient(options: ClientOptions): OdbRestClient {
     twoFactor,
     releaseLicences: async (appNames) => void (await call('POST', '/v1/license/release', { body: { appNames } })),
     getObject: <T,>(objectId: string, get: SerializationOption = {}) =>
-      call('GET', '/v1/object/:id', { params: { id: objectId }, query: { serialization: get.serialization === undefined ? undefined : serializationParam(get.serialization) } }) as Promise<T>,
+      call('GET', '/v1/object/:id', { params: { id: objectId }, query: { serialization: serializationQuery(get) } }) as Promise<T>,
     listObjects<T,>(className: string, list: ListOptions = {}) {
-      const selected = queryObject(list);
-      const { page, perPage, serialization } = list;
       return call('GET', '/v1/objects/:className', {
         params: { className },
         query: {
-          page: page === undefined ? undefined : String(page),
-          perPage: perPage === undefined ? undefined : String(perPage),
-          serialization: serialization === undefined ? undefined : serializationParam(serialization),
-          query: selected === undefined ? undefined : JSON.stringify(selected),
+          page: asText(list.page),
+          perPage: asText(list.perPage),
+          serialization: serializationQuery(list),
+          query: jsonQuery(queryObject(list)),
           orderBy: list.orderBy,
           reverseOrder: list.reverseOrder === undefined ? undefined : list.reverseOrder ? 'true' : 'false',
         },
@@ -351,7 +347,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
     },
     classes: () => call('GET', '/v1/classes'),
     referencedBy: <T,>(objectId: string, page: ReferencedByOptions = {}) =>
-      call('GET', '/v1/object/:id/referencedBy', { params: { id: objectId }, query: { ...pageQuery(page), serialization: serializationQuery(page) } }) as Promise<SerializedSet<T>>,
+      call('GET', '/v1/object/:id/referencedBy', { params: { id: objectId }, query: { page: asText(page.page), perPage: asText(page.perPage), serialization: serializationQuery(page) } }) as Promise<SerializedSet<T>>,
     createObject: <T,>(className: string, fields: ObjectFields, write: WriteOptions = {}) =>
       call('POST', '/v1/object/:id', { params: { id: className }, query: writeQuery(write), body: fields }) as Promise<T>,
     checkObjects: (className, objects) => call('POST', '/v1/model/classes/:className/check', { params: { className }, body: { Objects: objects } }),
@@ -362,7 +358,7 @@ export function createClient(options: ClientOptions): OdbRestClient {
     updateObjects: <T,>(className: string, fields: ObjectFields, bulk: { query?: Filter } = {}) =>
       call('PATCH', '/v1/objects/:className', { params: { className }, query: { query: jsonQuery(bulk.query) }, body: fields }) as Promise<SerializedSet<T>>,
     runActions: <T,>(className: string, actions: WriteAction[], selection: { query?: Filter; page?: number; perPage?: number } = {}) =>
-      call('POST', '/v1/action/:className', { params: { className }, query: { actions: JSON.stringify(actions), query: jsonQuery(selection.query), ...pageQuery(selection) } }) as Promise<SerializedSet<T>>,
+      call('POST', '/v1/action/:className', { params: { className }, query: { actions: JSON.stringify(actions), query: jsonQuery(selection.query), page: asText(selection.page), perPage: asText(selection.perPage) } }) as Promise<SerializedSet<T>>,
     recycleBin: <T,>() => call('GET', '/v1/recycleBin') as Promise<SerializedSet<T & { '~DeletedAt': string }>>,
     restoreObject: <T,>(objectId: string) => call('POST', '/v1/recycleBin/:id/restore', { params: { id: objectId } }) as Promise<T>,
     emptyRecycleBin: async () => void (await call('PATCH', '/v1/personal/emptyRecycleBin')),
@@ -467,8 +463,8 @@ export type { ClientOptions } from './transport.js';
 export type { HybridLoginOptions, SecureLoginOptions } from './logins.js';
 export type * from './types.js';
 
-/** A page as query parameters (the listings, `referencedBy`, users, recent requests). */
-const pageQuery = ({ page, perPage }: { page?: number; perPage?: number }) => ({ page: page === undefined ? undefined : String(page), perPage: perPage === undefined ? undefined : String(perPage) });
+/** A number as a query value (`page`, `perPage`, `minutes`). */
+const asText = (value: number | undefined) => (value === undefined ? undefined : String(value));
 const serializationQuery = ({ serialization }: SerializationOption) => (serialization === undefined ? undefined : serializationParam(serialization));
 const jsonQuery = (value: unknown) => (value === undefined ? undefined : JSON.stringify(value));
 
