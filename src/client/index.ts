@@ -224,8 +224,8 @@ function newPassOf(input: PasswordInput | { password?: string; pass?: string }):
 
 export function createClient(options: ClientOptions): OdbRestClient {
   const t = transport(options);
-  const sealed = sealedLogins(t);
-  const { call } = t;
+  const { serverKey, secure, hybrid } = sealedLogins(t);
+  const { call, remember } = t;
 
   const twoFactor: TwoFactorCalls = {
     status: (app) => call('GET', '/v1/2fa/secret', { query: { app } }),
@@ -282,18 +282,18 @@ export function createClient(options: ClientOptions): OdbRestClient {
     accounts,
     admin,
     savedQueries,
-    login: t.remember((credentials: LoginCredentials) => sessionLogin(call('POST', '/v1/login', { body: loginBody(credentials) }, false))),
-    loginCustom: t.remember((credentials: LoginCredentials) => sessionLogin(call('POST', '/v1/auth/df', { body: loginBody(credentials) }, false))),
-    loginHybrid: t.remember((credentials: LoginCredentials, hybrid?: HybridLoginOptions) => sealed.hybrid(credentials, hybrid)),
-    loginToken: t.remember(async (credentials: LoginCredentials) => {
+    login: remember((credentials: LoginCredentials) => sessionLogin(call('POST', '/v1/login', { body: loginBody(credentials) }, false))),
+    loginCustom: remember((credentials: LoginCredentials) => sessionLogin(call('POST', '/v1/auth/df', { body: loginBody(credentials) }, false))),
+    loginHybrid: remember(hybrid),
+    loginToken: remember(async (credentials: LoginCredentials) => {
       const data = (await call('POST', '/v2/login', { body: loginBody(credentials) }, false)) as TokenLogin;
       t.credential = { kind: 'token', token: data.token };
       return data;
     }),
-    loginSecure: t.remember((credentials: LoginCredentials, secure?: SecureLoginOptions) => sealed.secure(credentials, secure)),
+    loginSecure: remember(secure),
     async secureLoginAvailable() {
       if (!globalThis.crypto?.subtle) return false;
-      return sealed.serverKey('/v2/login/secure/key', 'secure').then(
+      return serverKey('/v2/login/secure/key', 'secure').then(
         () => true,
         () => false,
       );
