@@ -8,12 +8,24 @@ import type { accountRoutes } from './accounts/routes.js';
 import type { adminRoutes } from './admin/routes.js';
 import type { loginRoutes } from './auth/login.js';
 import type { Method } from './http/router.js';
-import type { classDeclarationRoutes } from './objects/model/index.js';
+import type { classDeclarationRoutes, modelRoutes } from './objects/model/index.js';
 import type { classesRoutes } from './objects/classes-routes.js';
+import type { bulkRoutes, createCheckRoutes, lockRoutes, recycleRoutes, writeRoutes } from './objects/write/index.js';
 import type { objectReadRoutes } from './objects/routes.js';
 import type { savedQueryRoutes } from './saved-queries/routes.js';
+import type { twoFactorRoutes } from './auth/two-factor-routes.js';
+import type { licenceRoutes } from './auth/licence-routes.js';
+import type { passkeyRoutes } from './accounts/passkeys.js';
+import type { secureLoginRoutes } from './secure/routes.js';
+import type { macroRoutes } from './macros/routes.js';
+import type { batchRoutes } from './batch/routes.js';
+import type { fileRoutes } from './files/routes.js';
+import type { checkRoutes } from './checks/routes.js';
+import type { v2Routes } from './v2/routes.js';
+import type { eventRoutes } from './events/routes.js';
+import type { externalLoginRoutes } from './oauth/routes.js';
 
-/** The built-in routes whose declarations keep their literal types (the others are `Route`, which no key below matches). */
+/** The built-in routes the client calls, each with its literal method, path and schemas. */
 export type BuiltInRoutes =
   | ReturnType<typeof loginRoutes>[number]
   | ReturnType<typeof accountRoutes>[number]
@@ -21,7 +33,24 @@ export type BuiltInRoutes =
   | ReturnType<typeof classesRoutes>[number]
   | ReturnType<typeof classDeclarationRoutes>[number]
   | ReturnType<typeof adminRoutes>[number]
-  | ReturnType<typeof savedQueryRoutes>[number];
+  | ReturnType<typeof savedQueryRoutes>[number]
+  | ReturnType<typeof twoFactorRoutes>[number]
+  | ReturnType<typeof licenceRoutes>[number]
+  | ReturnType<typeof passkeyRoutes>[number]
+  | ReturnType<typeof secureLoginRoutes>[number]
+  | ReturnType<typeof writeRoutes>[number]
+  | ReturnType<typeof createCheckRoutes>[number]
+  | ReturnType<typeof bulkRoutes>[number]
+  | ReturnType<typeof recycleRoutes>[number]
+  | ReturnType<typeof lockRoutes>[number]
+  | ReturnType<typeof macroRoutes>[number]
+  | ReturnType<typeof batchRoutes>[number]
+  | ReturnType<typeof fileRoutes>[number]
+  | ReturnType<typeof checkRoutes>[number]
+  | ReturnType<typeof modelRoutes>[number]
+  | ReturnType<typeof v2Routes>[number]
+  | ReturnType<typeof eventRoutes>[number]
+  | ReturnType<typeof externalLoginRoutes>[number];
 
 /** The path patterns of the table's routes of a method, e.g. `'/v1/object/:id'` for `GET`. */
 export type PathOf<M extends Method> = Extract<BuiltInRoutes, { method: M }>['path'];
@@ -29,8 +58,9 @@ export type PathOf<M extends Method> = Extract<BuiltInRoutes, { method: M }>['pa
 /** The declaration of `M P` (`never` when the table has no such route). */
 export type RouteOf<M extends Method, P extends string> = Extract<BuiltInRoutes, { method: M; path: P }>;
 
-type Input<S> = S extends GenericSchema ? InferInput<S> : undefined;
-type Output<S> = S extends GenericSchema ? InferOutput<S> : unknown;
+// a route that declares no schema (`never` here) takes no body or query (`undefined`) and answers `unknown`
+type Input<S> = [S] extends [never] ? undefined : S extends GenericSchema ? InferInput<S> : undefined;
+type Output<S> = [S] extends [never] ? unknown : S extends GenericSchema ? InferOutput<S> : unknown;
 
 /** The JSON body of `M P` as sent (`InferInput` of its `body`; `undefined` when it takes none). */
 export type BodyOf<M extends Method, P extends string> = Input<NonNullable<RouteOf<M, P>['body']>>;

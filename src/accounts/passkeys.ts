@@ -7,7 +7,7 @@ import type { LoginContext } from '../auth/context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import { formatStoreTime } from '../objects/read/index.js';
 import { kvKeys } from '../storage/keys.js';
 import { loadOptional } from '../optional-package.js';
@@ -247,7 +247,7 @@ function describe(passkey: StoredPasskey) {
 }
 
 /** The passkey routes (PROTOCOL.md 2.8); `403` each while the service has no `passkeys` option. */
-export function passkeyRoutes(passkeys: Passkeys): Route[] {
+export function passkeyRoutes(passkeys: Passkeys) {
   return [
     route({
       method: 'POST',

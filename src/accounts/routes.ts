@@ -2,14 +2,14 @@ import * as v from 'valibot';
 import { verifyPassword } from '../auth/passwords.js';
 import type { Session } from '../auth/sessions.js';
 import type { AuthContext } from '../auth/context.js';
-import { okReply, type JsonReply } from '../http/envelope.js';
+import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import { route } from '../http/router.js';
 import { integerParam } from '../http/validate.js';
 import { DEFAULT_PER_PAGE, formatStoreTime, MAX_PER_PAGE } from '../objects/read/index.js';
 import { TWO_FACTOR_FIELD } from '../auth/two-factor.js';
-import { UserList } from '../openapi/schemas.js';
+import { integer, Nothing, setOf, UserList } from '../openapi/schemas.js';
 import { isSet, type StoredObject } from '../storage/types.js';
 import { kvKeys } from '../storage/keys.js';
 import type { AccountUserOptions, PasswordResetDelivery } from './options.js';
@@ -37,13 +37,13 @@ const ResetConfirmSchema = v.object({
   newPass: passwordMember('newPass'),
 });
 /** The body `schema` describes, and `400` naming the first member it does not define. */
-function onlyMembers<S extends v.ObjectSchema<v.ObjectEntries, undefined>>(schema: S): v.GenericSchema<unknown, v.InferOutput<S>> {
+function onlyMembers<S extends v.ObjectSchema<v.ObjectEntries, undefined>>(schema: S): v.GenericSchema<v.InferInput<S>, v.InferOutput<S>> {
   const allowed = Object.keys(schema.entries);
   const unknownMember = (body: object) => Object.keys(body).find((member) => !allowed.includes(member));
   return v.pipe(
     v.looseObject(schema.entries),
     v.check((body) => unknownMember(body) === undefined, (issue) => `unknown member ${JSON.stringify(clip(unknownMember(issue.input)!))}; allowed: ${allowed.join(', ')}`),
-  ) as unknown as v.GenericSchema<unknown, v.InferOutput<S>>;
+  ) as unknown as v.GenericSchema<v.InferInput<S>, v.InferOutput<S>>;
 }
 
 const NewUserSchema = v.object({
@@ -69,6 +69,25 @@ const UserParams = v.object({ name: v.pipe(v.string(), v.description('the user n
 const UserQuerySchema = v.object({
   user: v.optional(v.pipe(v.string(), v.maxLength(MAX_NAME, `user must be at most ${MAX_NAME} characters`), v.description('another user (administrators only)'))),
 });
+
+const storeTime = v.pipe(v.string(), v.description('~StoreTime form'));
+/** `GET /v1/sessions`: the live sessions, each by its handle (never a credential). */
+const SessionList = setOf(
+  v.strictObject({
+    '~ObjectID': v.pipe(v.string(), v.description('the session handle, never a credential')),
+    Kind: v.picklist(['session', 'token', 'secure']),
+    Created: storeTime,
+    LastUsed: storeTime,
+    Address: v.nullable(v.string()),
+    Device: v.pipe(v.unknown(), v.description('what the login sent as its device, or null')),
+    Apps: v.array(v.string()),
+    Current: v.pipe(v.boolean(), v.description('the session of this request')),
+  }),
+  'the sessions in ~Elements',
+  'the sessions in ~Elements',
+  { '~Count': 1, '~UnfilteredCount': 1, '~Elements': [{ '~ObjectID': 'j6K_u5Rj1BKPL_1vkOMrBA', Kind: 'session', Created: '20261126T014329+00:00', LastUsed: '20261126T014329+00:00', Address: '::ffff:127.0.0.1', Device: null, Apps: ['crm'], Current: true }] },
+);
+const UserRef = { '~ObjectID': v.string(), Name: v.string() };
 
 const UserListQuerySchema = v.object({
   page: integerParam('page', 1_000_000_000, 'the page, from 0'),
@@ -108,7 +127,7 @@ type Body<S extends v.GenericSchema> = { body: v.InferOutput<S> };
 type Query<S extends v.GenericSchema> = { query: v.InferOutput<S> };
 type Params<S extends v.GenericSchema> = { params: v.InferOutput<S> };
 
-async function changePassword(ctx: AuthContext, acc: Accounts, request: ApiRequest, { body }: Body<typeof PasswordChangeSchema>): Promise<JsonReply> {
+async function changePassword(ctx: AuthContext, acc: Accounts, request: ApiRequest, { body }: Body<typeof PasswordChangeSchema>) {
   const session = request.session!;
   const user = await ownUser(ctx, session);
   await acc.users.checkPolicy(body.newPass, String(user.fields.Name ?? session.user));
@@ -132,7 +151,7 @@ async function changePassword(ctx: AuthContext, acc: Accounts, request: ApiReque
   return okReply({}, 'password changed; every other session of this user has ended');
 }
 
-async function requestReset(ctx: AuthContext, acc: Accounts, request: ApiRequest, { body: { user: name } }: Body<typeof ResetRequestSchema>): Promise<JsonReply> {
+async function requestReset(ctx: AuthContext, acc: Accounts, request: ApiRequest, { body: { user: name } }: Body<typeof ResetRequestSchema>) {
   // counted for every name, known or not, before any work: the limits tell nothing about the user
   if (request.clientAddress !== undefined) await countReset(ctx, kvKeys.resetsOfAddress(request.clientAddress), RESETS_PER_ADDRESS);
   await countReset(ctx, kvKeys.resetsOfUser(name), RESETS_PER_USER);
@@ -161,7 +180,7 @@ function resetDelivery(ctx: AuthContext, acc: Accounts, user: StoredObject, requ
   return (delivery) => ctx.mail.deliver(resetMail(delivery, to, template, ctx.now()), requestId);
 }
 
-async function confirmReset(ctx: AuthContext, acc: Accounts, _request: ApiRequest, { body: { token, newPass } }: Body<typeof ResetConfirmSchema>): Promise<JsonReply> {
+async function confirmReset(ctx: AuthContext, acc: Accounts, _request: ApiRequest, { body: { token, newPass } }: Body<typeof ResetConfirmSchema>) {
   const pending = await acc.resets.peek(token);
   const user = pending && (await ctx.store.get(pending.principalId));
   if (!pending || !user) throw new ApiError('400', BAD_RESET_TOKEN);
@@ -179,7 +198,7 @@ async function sessionsOwner(acc: Accounts, request: ApiRequest, user: string | 
   return found.id;
 }
 
-async function listSessions(ctx: AuthContext, acc: Accounts, request: ApiRequest, { query }: Query<typeof UserQuerySchema>): Promise<JsonReply> {
+async function listSessions(ctx: AuthContext, acc: Accounts, request: ApiRequest, { query }: Query<typeof UserQuerySchema>) {
   const owner = await sessionsOwner(acc, request, query.user);
   const live = await acc.sessions.live(owner);
   const elements = await Promise.all(
@@ -197,27 +216,28 @@ async function listSessions(ctx: AuthContext, acc: Accounts, request: ApiRequest
   return okReply({ '~Count': elements.length, '~UnfilteredCount': elements.length, '~Elements': elements });
 }
 
-async function endSession(ctx: AuthContext, acc: Accounts, request: ApiRequest, { params: { handle } }: Params<typeof SessionParams>): Promise<JsonReply> {
+async function endSession(ctx: AuthContext, acc: Accounts, request: ApiRequest, { params: { handle } }: Params<typeof SessionParams>) {
   const session = (await acc.sessions.live(request.session!.principalId)).find((live) => sessionHandle(live.id) === handle);
   if (!session) throw new ApiError('404', 'no live session of yours has this handle');
   await acc.sessions.end(session);
   return okReply({}, 'session ended');
 }
 
-async function endSessions(ctx: AuthContext, acc: Accounts, request: ApiRequest, { query }: Query<typeof UserQuerySchema>): Promise<JsonReply> {
+async function endSessions(ctx: AuthContext, acc: Accounts, request: ApiRequest, { query }: Query<typeof UserQuerySchema>) {
   const owner = await sessionsOwner(acc, request, query.user);
   const ended = await acc.sessions.endAll(owner, owner === request.session!.principalId ? request.session!.id : undefined);
   return okReply({ ended }, `${ended} sessions ended`);
 }
 
-async function createUser(ctx: AuthContext, acc: Accounts, request: ApiRequest, { body: input }: Body<typeof NewUserBody>): Promise<JsonReply> {
+async function createUser(ctx: AuthContext, acc: Accounts, request: ApiRequest, { body: input }: Body<typeof NewUserBody>) {
   const user = await acc.users.create(input);
-  return okReply({ '~ObjectID': user.id, Name: user.fields.Name }, 'user created');
+  // a user's Name is the text it was created or found by (users.ts writes it)
+  return okReply({ '~ObjectID': user.id, Name: user.fields.Name as string }, 'user created');
 }
 
-async function updateUser(ctx: AuthContext, acc: Accounts, request: ApiRequest, { params: { name }, body: change }: Body<typeof UserChangeBody> & Params<typeof UserParams>): Promise<JsonReply> {
+async function updateUser(ctx: AuthContext, acc: Accounts, request: ApiRequest, { params: { name }, body: change }: Body<typeof UserChangeBody> & Params<typeof UserParams>) {
   const user = await acc.users.update(name, change, request.session!.id);
-  return okReply({ '~ObjectID': user.id, Name: user.fields.Name, Disabled: user.fields._disabled === true }, 'user changed');
+  return okReply({ '~ObjectID': user.id, Name: user.fields.Name as string, Disabled: user.fields._disabled === true }, 'user changed');
 }
 
 /** Whether a user holds a confirmed TOTP secret (PROTOCOL.md 2.6), read from its `_twoFactor` without opening it. */
@@ -260,6 +280,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts) {
       examples: { body: { pass: '3092480224001c66a3170bdd19af3b61', newPass: 'a-longer-new-secret' } },
       body: PasswordChangeSchema,
       answer: 'nothing ({})',
+      answerSchema: Nothing,
       handler: handler(changePassword),
     }),
     route({
@@ -270,6 +291,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts) {
       examples: { body: { user: 'erin' } },
       body: ResetRequestSchema,
       answer: 'nothing ({})',
+      answerSchema: Nothing,
       handler: handler(requestReset),
     }),
     route({
@@ -280,6 +302,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts) {
       examples: { body: { token: 'mJ2q7Xw0Rk9vT4sLpZ8cYa', newPass: 'erin-second-secret' } },
       body: ResetConfirmSchema,
       answer: 'nothing ({})',
+      answerSchema: Nothing,
       handler: handler(confirmReset),
     }),
     route({
@@ -291,6 +314,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts) {
       query: UserQuerySchema,
       admin: ({ query }) => query.user !== undefined,
       answer: 'a set of {~ObjectID (a handle, never a credential), Kind, Created, LastUsed, Address, Device, Apps, Current}',
+      answerSchema: SessionList,
       handler: handler(listSessions),
     }),
     route({
@@ -302,6 +326,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts) {
       query: UserQuerySchema,
       admin: ({ query }) => query.user !== undefined,
       answer: 'ended: how many sessions ended',
+      answerSchema: v.strictObject({ ended: v.pipe(integer, v.minValue(0)) }),
       handler: handler(endSessions),
     }),
     route({
@@ -311,6 +336,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts) {
       summary: "Ends one of the caller's sessions, named by its handle",
       params: SessionParams,
       answer: 'nothing ({})',
+      answerSchema: Nothing,
       handler: handler(endSession),
     }),
     route({
@@ -333,6 +359,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts) {
       examples: { body: { Name: 'erin', pass: 'erin-first-secret', Groups: ['sales'], Licences: ['crm'] }, answer: { '~ObjectID': 'K3Q9ZT2B', Name: 'erin' } },
       body: NewUserBody,
       answer: '~ObjectID and Name of the new user',
+      answerSchema: v.strictObject(UserRef),
       handler: handler(createUser),
     }),
     route({
@@ -345,6 +372,7 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts) {
       examples: { body: { Disabled: false }, answer: { '~ObjectID': 'USR00002', Name: 'bob', Disabled: false } },
       body: UserChangeBody,
       answer: '~ObjectID, Name and Disabled of the user',
+      answerSchema: v.strictObject({ ...UserRef, Disabled: v.boolean() }),
       handler: handler(updateUser),
     }),
   ];

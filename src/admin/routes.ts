@@ -10,6 +10,32 @@ import { route } from '../http/router.js';
 import { integerParam } from '../http/validate.js';
 import { formatStoreTime } from '../objects/read/index.js';
 import { randomToken } from '../storage/ids.js';
+import { integer, setOf } from '../openapi/schemas.js';
+
+const counts = v.array(v.pipe(integer, v.minValue(0)));
+const ms = v.nullable(v.number());
+/** `GET /v1/admin/metrics`: what `InstanceMetrics.answer` gives. */
+const MetricsAnswer = v.strictObject({
+  Instance: v.string(),
+  Interval: v.pipe(integer, v.description('seconds per point')),
+  Series: v.strictObject({ Requests: counts, Errors: counts, P50Ms: v.array(ms), P99Ms: v.array(ms), Sessions: counts }),
+  Routes: v.array(v.strictObject({ Route: v.string(), Method: v.string(), Count: integer, Errors: integer, P50Ms: ms, P99Ms: ms })),
+});
+const RecentRequests = setOf(
+  v.strictObject({
+    Time: v.pipe(v.string(), v.description('~StoreTime form')),
+    Method: v.string(),
+    Route: v.pipe(v.nullable(v.string()), v.description('the route template; null when no route matched')),
+    Status: integer,
+    Code: v.pipe(v.nullable(v.string()), v.description('internalStatus; null when the answer is no envelope')),
+    DurationMs: v.number(),
+    User: v.nullable(v.string()),
+    RequestId: v.string(),
+  }),
+  'the requests in ~Elements',
+  'the requests kept',
+  { '~Count': 1, '~UnfilteredCount': 1, '~Elements': [{ Time: '20261127T161502+00:00', Method: 'GET', Route: '/v1/object/:id', Status: 200, Code: '0', DurationMs: 0.61, User: 'alice', RequestId: 'k3J9xQ2aZ8.2s' }] },
+);
 
 
 const MetricsQuery = v.object({
@@ -58,6 +84,7 @@ export function adminRoutes(ctx: Pick<AuthContext, 'now'>, metrics = new Instanc
         },
       },
       answer: '{Instance, Interval (seconds per point), Series: {Requests, Errors, P50Ms, P99Ms, Sessions} (oldest first; the last point is the interval in progress; P50Ms/P99Ms null without requests), Routes: [{Route, Method, Count, Errors, P50Ms, P99Ms}]}',
+      answerSchema: MetricsAnswer,
       errors: ['403'],
       handler: (_request, { query }) => metricsAnswer(metrics, query),
     }),
@@ -76,6 +103,7 @@ export function adminRoutes(ctx: Pick<AuthContext, 'now'>, metrics = new Instanc
         },
       },
       answer: 'a set of {Time, Method, Route (the template; null when no route matched), Status, Code (internalStatus; null when the answer is no envelope), DurationMs, User (null without a session), RequestId}',
+      answerSchema: RecentRequests,
       errors: ['403'],
       handler: (_request, { query }) => requestsAnswer(metrics, query),
     }),

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { AuthContext } from './context.js';
 import { okReply } from '../http/envelope.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import { AppNamesSchema } from './login.js';
 import { Nothing } from '../openapi/schemas.js';
 
@@ -13,7 +13,7 @@ const ReleaseBodySchema = v.object({ appNames: AppNamesSchema });
  * held a while too long, never an application used without its seat. Names the session does not
  * hold are ignored.
  */
-export function licenceRoutes(ctx: AuthContext): Route[] {
+export function licenceRoutes(ctx: AuthContext) {
   return [
     route({
       method: 'POST',

@@ -5,7 +5,7 @@ import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route, RouteInput } from '../http/router.js';
 import type { StoredObject } from '../storage/types.js';
-import { TwoFactor } from './two-factor.js';
+import { EnrolmentSchema, TwoFactor } from './two-factor.js';
 import { Nothing } from '../openapi/schemas.js';
 
 const MAX_APP_NAME = 128;
@@ -122,18 +122,27 @@ async function validate(ctx: LoginContext, request: ApiRequest, { body }: Input)
 }
 
 /** `/v1/2fa/*` (PROTOCOL.md 2.6): any session, also the one a `340` answer gives. */
-export function twoFactorRoutes(ctx: LoginContext): Route[] {
+export function twoFactorRoutes(ctx: LoginContext) {
   type Described = Pick<Route, 'summary' | 'body' | 'answer' | 'query' | 'answerSchema' | 'errors' | 'examples' | 'admin'>;
+  /** The declaration as the typed client reads it: its literal method and path, its query, body and answer schemas. */
+  type Typed<M, P, D> = Omit<Route, 'method' | 'path' | 'query' | 'body' | 'answerSchema'> & {
+    method: M;
+    path: P;
+    query: D extends { query: infer Q } ? Q : typeof AppQuerySchema;
+    body?: D extends { body: infer B } ? B : undefined;
+    answerSchema?: D extends { answerSchema: infer A } ? A : undefined;
+  };
   // every one takes ?app= (GET also ?username=); the code routes a body {token}
-  const route = (method: Route['method'], path: string, handler: (ctx: LoginContext, request: ApiRequest, input: Input) => Promise<JsonReply>, doc: Described): Route => ({
-    method,
-    path,
-    auth: 'session',
-    twoFactorSetup: true,
-    query: AppQuerySchema,
-    ...doc,
-    handler: (request, input: Input) => handler(ctx, request, input),
-  });
+  const route = <const M extends Route['method'], const P extends string, D extends Described>(method: M, path: P, handler: (ctx: LoginContext, request: ApiRequest, input: Input) => Promise<JsonReply>, doc: D) =>
+    ({
+      method,
+      path,
+      auth: 'session',
+      twoFactorSetup: true,
+      query: AppQuerySchema,
+      ...doc,
+      handler: (request: ApiRequest, input: Input) => handler(ctx, request, input),
+    }) as Typed<M, P, D>;
   return [
     route('GET', '/v1/2fa/secret', status, {
       query: StatusQuerySchema,
@@ -147,12 +156,7 @@ export function twoFactorRoutes(ctx: LoginContext): Route[] {
       summary: 'A new, unconfirmed TOTP secret for the session user',
       examples: { answer: { secret: 'RG7L6HKTIR7E22BU4TRP2RVLK2PN2OIF', otpauthUri: 'otpauth://totp/odbrest%20demo:alice?issuer=odbrest%20demo&secret=RG7L6HKTIR7E22BU4TRP2RVLK2PN2OIF&algorithm=SHA1&digits=6&period=30', qrCode: 'data:image/svg+xml;base64,PHN2ZyB2aWV3Qm94PSIwIDAgNTcgNTciIHhtbG5zPSJodHRwOi8vd3d3LnczLm9yZy8yMDAwL3N2ZyI+...', backupCodes: ['endvz-amary', '8t3mj-vs1y1', 'y0gsw-db6wa', '40pzh-ts9c7', 'j2m0k-zzch5', 'j9vnf-7kxdh', 'qbwdh-9jkvh', '2bbjg-1c42k', 'fabw1-v31h2', 'eqhs9-y3j43'] } },
       answer: 'secret (base32), otpauthUri, qrCode (an SVG data URL) and backupCodes (10 strings), shown only here',
-      answerSchema: v.object({
-        secret: v.pipe(v.string(), v.description('base32')),
-        otpauthUri: v.pipe(v.string(), v.startsWith('otpauth://totp/')),
-        qrCode: v.pipe(v.string(), v.startsWith('data:image/svg+xml;base64,')),
-        backupCodes: v.pipe(v.array(v.string()), v.length(10)),
-      }),
+      answerSchema: EnrolmentSchema,
     }),
     route('PATCH', '/v1/2fa/secret', confirm, { summary: 'Confirms the new secret with a code from the authenticator app', body: TokenBodySchema, answer: 'nothing ({})', answerSchema: Nothing, errors: ['342'] }),
     route('DELETE', '/v1/2fa/secret', remove, { summary: 'Removes two-factor login (with a TOTP or backup code)', body: TokenBodySchema, answer: 'nothing ({})', answerSchema: Nothing, errors: ['342'] }),

@@ -47,16 +47,14 @@ interface Change<R> {
   next?: TwoFactorState | null;
 }
 
-/** What `POST /v1/2fa/secret` answers; shown only once. */
-export interface Enrolment {
-  /** The secret in base32 (RFC 4648, no padding), for typing into an authenticator. */
-  secret: string;
-  otpauthUri: string;
-  /** `data:image/svg+xml;base64,...`: a QR code of `otpauthUri`. */
-  qrCode: string;
-  /** 10 one-time codes, `xxxxx-xxxxx`. */
-  backupCodes: string[];
-}
+/** What `POST /v1/2fa/secret` answers (its `answerSchema`); shown only once. */
+export const EnrolmentSchema = v.object({
+  secret: v.pipe(v.string(), v.description('base32')),
+  otpauthUri: v.pipe(v.string(), v.startsWith('otpauth://totp/')),
+  qrCode: v.pipe(v.string(), v.startsWith('data:image/svg+xml;base64,')),
+  backupCodes: v.pipe(v.array(v.string()), v.length(10)),
+});
+export type Enrolment = v.InferOutput<typeof EnrolmentSchema>;
 
 /** What a login has to do about the second factor (PROTOCOL.md 2.6). */
 export type TwoFactorRequirement =

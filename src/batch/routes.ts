@@ -3,7 +3,7 @@ import type { ServiceContext } from '../context.js';
 import type { Dispatch } from '../pipeline.js';
 import { answerText, errorReply, okReply, toApiError, type Answer } from '../http/envelope.js';
 import { asJsonObject, searchAsSent, type ApiRequest } from '../http/request.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
 import { Envelope } from '../openapi/schemas.js';
 
@@ -78,7 +78,7 @@ async function itemResult(answer: Answer): Promise<{ httpStatus: number; result:
  * item does not stop the others. Through the secure transport the batch is one message: its items
  * share the session the transport accepted and never touch the replay window.
  */
-export function batchRoutes(ctx: ServiceContext, dispatch: Dispatch): Route[] {
+export function batchRoutes(ctx: ServiceContext, dispatch: Dispatch) {
   return [
     route({
       method: 'POST',

@@ -2,7 +2,7 @@ import type { ServiceContext } from '../context.js';
 import type { ClassSchemas } from '../objects/model/index.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
-import type { Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import { PACKAGE_VERSION } from '../version.js';
 import * as v from 'valibot';
 import { Nothing } from '../openapi/schemas.js';
@@ -40,14 +40,14 @@ async function checkStores(ctx: ServiceContext, timeoutMs: number): Promise<void
 }
 
 /** `/_CheckSession`, `/_CheckService` (beside `v1`) and `/v1/versioninfo`. */
-export function checkRoutes(ctx: ServiceContext & { readonly schema: ClassSchemas }, options: ServiceCheckOptions = {}): Route[] {
+export function checkRoutes(ctx: ServiceContext & { readonly schema: ClassSchemas }, options: ServiceCheckOptions = {}) {
   const { applicationName = 'odbrest', applicationVersion = PACKAGE_VERSION, timeoutMs = 2000 } = options;
   if (!(timeoutMs > 0)) throw new Error('serviceCheck.timeoutMs must be positive');
   const modules = [{ moduleName: applicationName, moduleVersion: applicationVersion }];
   const startedAt = new Date(ctx.now()).toISOString();
   return [
     // any credential; the session check itself (201/204) is the route's credential check
-    {
+    route({
       method: 'GET',
       path: '/_CheckSession',
       auth: 'session',
@@ -55,8 +55,8 @@ export function checkRoutes(ctx: ServiceContext & { readonly schema: ClassSchema
       answer: 'nothing ({})',
       answerSchema: Nothing,
       handler: async () => okReply({}),
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/_CheckService',
       auth: 'none',
@@ -73,8 +73,8 @@ export function checkRoutes(ctx: ServiceContext & { readonly schema: ClassSchema
         await checkStores(ctx, timeoutMs);
         return okReply({ applicationName, applicationVersion, webservice: { version: PACKAGE_VERSION, moduleVersion: { [ctx.databaseName]: modules } } });
       },
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/_CheckLive',
       auth: 'none',
@@ -83,8 +83,8 @@ export function checkRoutes(ctx: ServiceContext & { readonly schema: ClassSchema
       answer: 'nothing ({})',
       answerSchema: Nothing,
       handler: async () => okReply({}),
-    },
-    {
+    }),
+    route({
       method: 'GET',
       path: '/_CheckReady',
       auth: 'none',
@@ -100,10 +100,11 @@ export function checkRoutes(ctx: ServiceContext & { readonly schema: ClassSchema
         const problems = ctx.schema.brokenDeclarations().map(({ className, problem }) => `class ${className}: its stored declaration cannot be used, its writes are refused (${problem})`);
         return okReply(problems.length > 0 ? { Problems: problems } : {});
       },
-    },
+    }),
     // the v2 group's own path answers the same (PROTOCOL.md 6.9), never as a /v1/multi item
     ...(['/v1/versioninfo', '/v2/versionInfo'] as const).map(
-      (path): Route => ({
+      (path) =>
+        route({
         method: 'GET',
         path,
         auth: 'session',
@@ -113,7 +114,7 @@ export function checkRoutes(ctx: ServiceContext & { readonly schema: ClassSchema
         answer: 'webserviceVersion, structureChangeDate and listOfModules',
         answerSchema: v.object({ webserviceVersion: v.string(), structureChangeDate: v.pipe(v.string(), v.isoTimestamp()), listOfModules: v.array(ModuleSchema) }),
         handler: async () => okReply({ webserviceVersion: PACKAGE_VERSION, structureChangeDate: startedAt, listOfModules: modules }),
-      }),
+        }),
     ),
   ];
 }

@@ -1,12 +1,14 @@
 import type { StatusCode } from '../http/errors.js';
-import type { AnswerOf } from '../contract.js';
-import type { MetricsAnswer as InstanceMetrics, RecentRequest as KeptRequest } from '../admin/metrics.js';
+import type { AnswerOf, BodyOf } from '../contract.js';
 import type { ClassStructure } from '../objects/model/index.js';
-import type { SavedQuery } from '../saved-queries/saved-queries.js';
+import type { JsonOperator } from '../query/index.js';
+import type { FieldOperators, Scalar } from '../storage/types.js';
 
 export type { ClassStructure, ModelMember } from '../objects/model/index.js';
-export type { MetricsAnswer as InstanceMetrics } from '../admin/metrics.js';
-export type { SavedQuery } from '../saved-queries/saved-queries.js';
+/** `GET /v1/admin/metrics`: the answering instance's series and routes. */
+export type InstanceMetrics = AnswerOf<'GET', '/v1/admin/metrics'>;
+/** A saved query (PROTOCOL.md 6.12). */
+export type SavedQuery = AnswerOf<'PUT', '/v1/savedQueries/:name'>;
 
 /** Every `internalStatus` the service answers: the codes of PROTOCOL.md 1.4. */
 export type KnownInternalStatus = StatusCode;
@@ -83,22 +85,10 @@ export interface ExternalLoginOptions {
 }
 
 /** `GET /v1/2fa/secret`: whether the user holds a secret, and `2faStatus` (0 not available, 1 off, 2 optional and on, 3 forced). */
-export interface TwoFactorStatus {
-  isActivated: boolean;
-  isConfirmed: boolean;
-  '2faStatus': 0 | 1 | 2 | 3;
-}
+export type TwoFactorStatus = AnswerOf<'GET', '/v1/2fa/secret'>;
 
-/** `POST /v1/2fa/secret`: a new secret to confirm; shown only once. */
-export interface TwoFactorEnrolment {
-  /** base32, for typing into an authenticator app. */
-  secret: string;
-  otpauthUri: string;
-  /** `data:image/svg+xml;base64,...`: a QR code of `otpauthUri` (an `<img src>`). */
-  qrCode: string;
-  /** 10 one-time codes for when the authenticator is lost. */
-  backupCodes: string[];
-}
+/** `POST /v1/2fa/secret`: a new secret (base32), its `otpauthUri`, a QR code of it (an SVG data URL) and 10 backup codes; shown only once. */
+export type TwoFactorEnrolment = AnswerOf<'POST', '/v1/2fa/secret'>;
 
 /** Two-factor login of the logged-in user, per application policy (PROTOCOL.md 2.6). */
 export interface TwoFactorCalls {
@@ -117,19 +107,9 @@ export interface ObjectReference {
   '~ObjectID': string;
 }
 
-export type FilterScalar = string | number | boolean | null;
-/** The operators of one field's condition (PROTOCOL.md 6.2). */
-export interface FilterOperators {
-  $ne?: FilterScalar;
-  $gt?: number | string;
-  $gte?: number | string;
-  $lt?: number | string;
-  $lte?: number | string;
-  /** At most 100 values. */
-  $in?: FilterScalar[];
-  $prefix?: string;
-  $exists?: boolean;
-}
+export type FilterScalar = Scalar;
+/** The operators of one field's condition (PROTOCOL.md 6.2; `$in` takes at most 100 values): the store's that the query object takes. */
+export type FilterOperators = Pick<FieldOperators, JsonOperator>;
 /** Equality with a scalar, objects referencing one (`{'~ObjectID': id}`), or operators. */
 export type FilterCondition = FilterScalar | ObjectReference | FilterOperators;
 /** A listing filter: every member must hold. */
@@ -241,18 +221,11 @@ export interface UpdateOptions extends WriteOptions {
   storeTime?: string;
 }
 
-/** What the lock routes answer: `isLocked` only when another session holds the lock. */
-export interface LockStatus {
-  isLocked: boolean;
-  /** e.g. `locked by alice since 20260115T090000+00:00`. */
-  messages: string[];
-}
+/** What the lock routes answer: `isLocked` only when another session holds the lock; `messages` e.g. `locked by alice since 20260115T090000+00:00`. */
+export type LockStatus = AnswerOf<'GET', '/v1/lock/object/:id'>;
 
 /** A per-object security entry: a user or group name and rights bits (1 read, 2 write, 4 create, 8 delete, 16 security). */
-export interface SecurityEntry {
-  userObjectName: string;
-  rights: number;
-}
+export type SecurityEntry = BodyOf<'POST', '/v1/setObjectSecurity/:id'>['security'][number];
 
 /** Which login the client's requests currently use (the service's own session kinds). */
 export type { SessionKind } from '../auth/sessions.js';
@@ -271,11 +244,7 @@ export interface BatchResult<T = unknown> {
 }
 
 /** `_CheckService`: the application and the database modules it serves. */
-export interface ServiceInfo {
-  applicationName: string;
-  applicationVersion: string;
-  webservice: { version: string; moduleVersion: Record<string, Array<{ moduleName: string; moduleVersion: string }>> };
-}
+export type ServiceInfo = AnswerOf<'GET', '/_CheckService'>;
 
 /** The `fetch` the client sends its requests with (`ClientOptions.fetch`). */
 export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
@@ -322,31 +291,10 @@ export interface DownloadOptions {
 export type PasswordInput = { password: string } | { pass: string };
 
 /** One live session in `accounts.sessions()` (PROTOCOL.md 2.8); `~ObjectID` is a handle, never a credential. */
-export interface SessionEntry {
-  '~ObjectID': string;
-  Kind: 'session' | 'token' | 'secure';
-  /** `~StoreTime` form. */
-  Created: string;
-  LastUsed: string;
-  Address: string | null;
-  Device: unknown;
-  Apps: string[];
-  Current: boolean;
-}
+export type SessionEntry = AnswerOf<'GET', '/v1/sessions'>['~Elements'][number];
 
-/** A user as `GET /v1/users` lists it for administrators (no `_` field). */
-export interface UserEntry {
-  '~ObjectID': string;
-  Name: string;
-  Description: string | null;
-  Disabled: boolean;
-  /** Group names, sorted. */
-  Groups: string[];
-  /** Whether the user holds a confirmed TOTP secret. */
-  TwoFactor: boolean;
-  /** How many passkeys the user holds. */
-  Passkeys: number;
-}
+/** A user as `GET /v1/users` lists it for administrators (no `_` field): its `Groups` by name, `TwoFactor` (a confirmed TOTP secret), how many `Passkeys`. */
+export type UserEntry = AnswerOf<'GET', '/v1/users'>['~Elements'][number];
 
 /** One of the user's passkeys. */
 export interface PasskeyEntry {
@@ -357,26 +305,13 @@ export interface PasskeyEntry {
   Transports: string[];
 }
 
+type NewUser = BodyOf<'POST', '/v1/user'>;
 /** A licence as an administrator gives it: an application, or one with a seat count. */
-export type LicenceEntry = string | { app: string; parallel: number };
-
-export interface NewUserInput {
-  Name: string;
-  /** The password (checked by the service's policy) or `pass` in the MD5 form. */
-  password?: string;
-  pass?: string;
-  Groups?: string[];
-  Description?: string;
-  Licences?: LicenceEntry[];
-}
-
-export interface UserChangeInput {
-  Disabled?: boolean;
-  Groups?: string[];
-  password?: string;
-  pass?: string;
-  Licences?: LicenceEntry[];
-}
+export type LicenceEntry = NonNullable<NewUser['Licences']>[number];
+/** A password as the user calls take it: `password` (checked by the service's policy) or `pass` in the MD5 form. */
+type NewPassword = { password?: string; pass?: string };
+export type NewUserInput = Omit<NewUser, 'pass'> & NewPassword;
+export type UserChangeInput = Omit<BodyOf<'PATCH', '/v1/user/:name'>, 'pass'> & NewPassword;
 
 /** Password, sessions, user administration and passkeys (PROTOCOL.md 2.8). */
 export interface AccountCalls {
@@ -395,9 +330,9 @@ export interface AccountCalls {
   /** Administrators: a page of the users, ordered by name (`GET /v1/users`; `page` from 0, `perPage` default 50). */
   users(options?: { page?: number; perPage?: number }): Promise<SerializedSet<UserEntry>>;
   /** Administrators: creates a user. */
-  createUser(user: NewUserInput): Promise<{ '~ObjectID': string; Name: string }>;
+  createUser(user: NewUserInput): Promise<AnswerOf<'POST', '/v1/user'>>;
   /** Administrators: changes a user (a new password or `Disabled` ends its sessions). */
-  updateUser(name: string, change: UserChangeInput): Promise<{ '~ObjectID': string; Name: string; Disabled: boolean }>;
+  updateUser(name: string, change: UserChangeInput): Promise<AnswerOf<'PATCH', '/v1/user/:name'>>;
   /** WebAuthn creation options for `startRegistration` of `@simplewebauthn/browser`. */
   passkeyRegistrationOptions(): Promise<Record<string, unknown>>;
   /** Stores the passkey `startRegistration` answered. */
@@ -410,42 +345,17 @@ export interface AccountCalls {
   removePasskey(id: string): Promise<void>;
 }
 
-/** A field of a class declared at run time (PROTOCOL.md 6.12; the types and limits of 6.8). */
-export interface DeclaredField {
-  Type: 'string' | 'number' | 'integer' | 'boolean' | 'date' | 'json' | 'ref' | 'set' | 'file';
-  Required?: boolean;
-  /** `ref`, `set`: the class referenced. */
-  Class?: string;
-  MaxLength?: number;
-  Min?: number;
-  Max?: number;
-  Enum?: ReadonlyArray<string | number>;
-}
+/** A field of a class declared at run time (PROTOCOL.md 6.12; the types and limits of 6.8; `Class` the class a `ref` or `set` references). */
+export type DeclaredField = ClassDeclarationInput['Fields'][string];
 
 /** What `checkObjects` answers (PROTOCOL.md 6.12): how many were checked, and each refused one's index (0-based), code and message. */
-export interface CreateCheck {
-  Checked: number;
-  Refused: Array<{ Index: number; Code: string; Message: string }>;
-}
+export type CreateCheck = AnswerOf<'POST', '/v1/model/classes/:className/check'>;
 
-/** The body of `PUT /v1/model/classes/{className}` (PROTOCOL.md 6.12). */
-export interface ClassDeclarationInput {
-  Fields: Record<string, DeclaredField>;
-  /** Fields the store indexes. */
-  Indexes?: string[];
-  /** Refuse undeclared fields. */
-  Strict?: boolean;
-  Description?: string;
-  /** The class's access rule (PROTOCOL.md 6.4): group names, `"*"` or `"self"` per action. */
-  Access?: Partial<Record<'read' | 'create' | 'update' | 'delete' | 'security', string[]>>;
-}
+/** The body of `PUT /v1/model/classes/{className}` (PROTOCOL.md 6.12): `Fields`, `Indexes`, `Strict`, `Description`, `Access` (group names, `"*"` or `"self"` per action). */
+export type ClassDeclarationInput = BodyOf<'PUT', '/v1/model/classes/:className'>;
 
-/**
- * One of the instance's recent requests (`GET /v1/admin/requests`): as the instance keeps it
- * (`Route` null when no route matched, `Code` null for an answer that is no envelope), its `Time` in
- * the `~StoreTime` form.
- */
-export type RecentRequest = Omit<KeptRequest, 'Time'> & { Time: string };
+/** One of the instance's recent requests (`GET /v1/admin/requests`; `Route` null when no route matched, `Code` null for an answer that is no envelope). */
+export type RecentRequest = AnswerOf<'GET', '/v1/admin/requests'>['~Elements'][number];
 
 /** The administration of the model and the instance (PROTOCOL.md 6.12): members of `users.admins` only. */
 export interface AdminCalls {
@@ -467,59 +377,22 @@ export interface SavedQueryCalls {
   remove(name: string): Promise<void>;
 }
 
-/** `type` and `context` of a v2 item: passed to the host's hooks as sent. */
-type Passed = string | number | null;
-
-/** What narrows a v2 selection (`byQuery`, `byParentObject`); the query object's members are sent as `query`'s object form. */
-export interface V2Selecting extends QueryMembers {
-  /** Query text (PROTOCOL.md 6.2), e.g. `Name=Test`, or field conditions. */
-  query?: string | Filter;
-  /** One field and a direction: `Name ASC`, `Number DESC`. */
-  order?: string;
-  page?: number;
-  perPage?: number;
-  /** Words every object must contain in its string fields. */
-  seFulltext?: string;
-  seFulltextStem?: boolean;
-  seTextContent?: string;
-  seTextContentStem?: boolean;
-  serialization?: Serialization;
-  type?: Passed;
-  context?: Passed;
-}
-export interface V2QueryItem extends V2Selecting {
-  className: string;
-}
-export interface V2IdItem {
-  className?: string;
-  classId?: number;
-  /** At most 1000. */
-  ids: Array<string | number>;
-  serialization?: Serialization;
-  type?: Passed;
-  context?: Passed;
-}
-export interface V2ParentItem extends V2Selecting {
-  parentOID: string;
-  /** The parent's reference or set field. */
-  member: string;
-  /** `~ObjectID` only. */
-  idList?: boolean;
-}
-export interface V2ModelItem {
-  className: string;
-  skipDerivedClasses?: boolean;
-  skipMembers?: boolean;
-  skipBaseMembers?: boolean;
-  skipIndices?: boolean;
-  skipValueMapping?: boolean;
-}
-export interface V2ViewItem {
-  viewName: string;
-  className?: string;
-  type?: Passed;
-  context?: Passed;
-}
+/** An item of a v2 route's body, as the route declares it. */
+type V2Body<P extends '/v2/objectdata/byQuery' | '/v2/objectdata/byid' | '/v2/objectdata/byParentObject' | '/v2/model/structure' | '/v2/view/load'> = BodyOf<'POST', P> extends readonly (infer Item)[] ? Item : never;
+/**
+ * What narrows a v2 selection (`byQuery`, `byParentObject`), as the route declares it (`order` e.g.
+ * `Name ASC`, `seFulltext` words every object must contain, `type` and `context` passed to the host's
+ * hooks); `query` also as field conditions, the query object's members beside it (sent as `query`'s
+ * object form), `serialization` as an object.
+ */
+export type V2Selecting = Omit<V2Body<'/v2/objectdata/byQuery'>, 'className' | 'query' | 'serialization'> & QueryMembers & { query?: string | Filter; serialization?: Serialization };
+export type V2QueryItem = V2Selecting & Pick<V2Body<'/v2/objectdata/byQuery'>, 'className'>;
+/** `ids` at most 1000, of `className` or `classId`. */
+export type V2IdItem = Omit<V2Body<'/v2/objectdata/byid'>, 'serialization'> & { serialization?: Serialization };
+/** `member` the parent's reference or set field; `idList`: `~ObjectID` only. */
+export type V2ParentItem = V2Selecting & Omit<V2Body<'/v2/objectdata/byParentObject'>, keyof V2Body<'/v2/objectdata/byQuery'>>;
+export type V2ModelItem = V2Body<'/v2/model/structure'>;
+export type V2ViewItem = V2Body<'/v2/view/load'>;
 
 /** The v2 group of the product's current client (PROTOCOL.md 6.9): each list call answers in item order. */
 export interface V2Calls {
@@ -528,7 +401,7 @@ export interface V2Calls {
   byParentObject<T extends SerializedObject = SerializedObject>(items: V2ParentItem[]): Promise<SerializedSet<T>[]>;
   /** Per item, the class and (for `Object`) the classes derived from it. */
   modelStructure(items: V2ModelItem[]): Promise<ClassStructure[][]>;
-  versionInfo(): Promise<Record<string, unknown>>;
+  versionInfo(): Promise<AnswerOf<'GET', '/v2/versionInfo'>>;
   appConfig<T = Record<string, unknown>>(): Promise<T>;
   appTheme<T = Record<string, unknown>>(): Promise<T>;
   viewLoad<T = unknown>(items: V2ViewItem[]): Promise<T[]>;

@@ -9,7 +9,7 @@ import type { ObjectsContext } from '../objects/context.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import { randomToken } from '../storage/ids.js';
 import { kvKeys } from '../storage/keys.js';
 import { SubscribeParam } from './subscriptions.js';
@@ -30,7 +30,7 @@ const EventsQuery = v.strictObject(
   (issue) => `unknown query parameter ${clip(String(issue.path?.[0]?.key))} (use subscribe, ticket, lastEventId)`,
 );
 
-export function eventRoutes(ctx: ObjectsContext & AuthContext, secure: SecureSessions): Route[] {
+export function eventRoutes(ctx: ObjectsContext & AuthContext, secure: SecureSessions) {
   const stream = route({
     method: 'GET',
     path: '/v1/events',
@@ -54,7 +54,7 @@ export function eventRoutes(ctx: ObjectsContext & AuthContext, secure: SecureSes
   });
   return [
     stream,
-    {
+    route({
       method: 'POST',
       path: '/v1/events/ticket',
       auth: 'objects',
@@ -67,7 +67,7 @@ export function eventRoutes(ctx: ObjectsContext & AuthContext, secure: SecureSes
         await ctx.kv.set(kvKeys.eventTicket(ticket), request.session!.id, TICKET_TTL_MS);
         return okReply({ ticket });
       },
-    },
+    }),
   ];
 }
 

@@ -1,5 +1,5 @@
 import type { ObjectsContext } from '../objects/context.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import { download, FileParams } from './downloads.js';
 import { FinishQuerySchema, ReceiveQuerySchema, Uploads } from './uploads.js';
 import * as v from 'valibot';
@@ -16,7 +16,7 @@ const FILE_HEADERS = {
 const UploadParams = v.object({ id: v.pipe(v.string(), v.description('the uploadId GET /v1/uploadFile answered')) });
 
 /** Uploads and downloads of files (PROTOCOL.md 6.6). Bytes never travel inside `/v1/multi`. */
-export function fileRoutes(ctx: ObjectsContext): Route[] {
+export function fileRoutes(ctx: ObjectsContext) {
   const uploads = new Uploads(ctx);
   return [
     route({

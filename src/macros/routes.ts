@@ -3,9 +3,9 @@ import type { ObjectsContext } from '../objects/context.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import { jsonObject } from '../http/validate.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 
-export function macroRoutes(ctx: ObjectsContext): Route[] {
+export function macroRoutes(ctx: ObjectsContext) {
   return [
     route({
       method: 'POST',

@@ -5,7 +5,7 @@ import { isFormContentType } from '../http/body.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import type { ExternalLogin } from './flow.js';
 import { LoginAnswer } from '../openapi/schemas.js';
 
@@ -73,7 +73,7 @@ function callbackParams(request: ApiRequest): URLSearchParams {
   return new URLSearchParams(request.bodyText);
 }
 
-export function externalLoginRoutes(ctx: LoginContext, flow: ExternalLogin): Route[] {
+export function externalLoginRoutes(ctx: LoginContext, flow: ExternalLogin) {
   const callback = (request: ApiRequest, { params }: { params: { name: string } }) => flow.callback(request, flow.provider(params.name), callbackParams(request));
   return [
     route({

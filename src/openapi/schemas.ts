@@ -8,10 +8,10 @@ import * as v from 'valibot';
 import { Acls } from '../auth/acls.js';
 import { ALICE_LOGIN, CLASSES, CUSTOMER, CUSTOMERS, DAVE_TOKEN, REFERENCE, USERS } from './examples.js';
 
-const integer = v.pipe(v.number(), v.integer());
+export const integer = v.pipe(v.number(), v.integer());
 
 /** A set (PROTOCOL.md 6.1) of `element`s with its two counts, described, and an example. */
-function setOf<T extends v.GenericSchema>(element: T, count: string, unfiltered: string, example: unknown) {
+export function setOf<T extends v.GenericSchema>(element: T, count: string, unfiltered: string, example: unknown) {
   return v.pipe(
     v.object({ '~Count': v.pipe(integer, v.description(count)), '~UnfilteredCount': v.pipe(integer, v.description(unfiltered)), '~Elements': v.array(element) }),
     v.examples([example as never]),

@@ -4,5 +4,5 @@
  * writes, actions and event subscriptions all compile through here. Code outside this folder imports
  * this entry only.
  */
-export { checkFieldName, compileListingQuery, plainEquality, type CompiledQuery, type FolderSelection, type QueryParams, type SelectionMacro } from './query-object.js';
+export { checkFieldName, compileListingQuery, plainEquality, type CompiledQuery, type FolderSelection, type JsonOperator, type QueryParams, type SelectionMacro } from './query-object.js';
 export { MAX_PATH_REFERENCES, queryTextWhere } from './parse.js';

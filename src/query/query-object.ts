@@ -14,8 +14,9 @@ const QUERY_SHAPE = 'query must be a JSON object of field values, e.g. {"Name":"
 type OperandCheck = (operand: unknown) => boolean;
 const range: OperandCheck = (operand) => (typeof operand === 'number' && Number.isFinite(operand)) || typeof operand === 'string';
 
+/** The operators a listing's query object takes (PROTOCOL.md 6.2): those of the store's `FieldOperators` a client may send. */
+export type JsonOperator = '$ne' | '$gt' | '$gte' | '$lt' | '$lte' | '$in' | '$prefix' | '$exists';
 /** Each operator and the operands it takes, as the message names them. */
-type JsonOperator = '$ne' | '$gt' | '$gte' | '$lt' | '$lte' | '$in' | '$prefix' | '$exists';
 const OPERATORS: Record<JsonOperator, [check: OperandCheck, expected: string]> = {
   $ne: [isScalar, 'a string, number, boolean or null'],
   $gt: [range, 'a number or a string'],

@@ -3,7 +3,8 @@
  * each user its own. A query text is checked as a listing's (6.2): `400` naming the position.
  */
 import * as v from 'valibot';
-import { SavedQueries, type SavedQuery } from './saved-queries.js';
+import { SavedQueries, SavedQuerySchema, type SavedQuery } from './saved-queries.js';
+import { Nothing, setOf } from '../openapi/schemas.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import { route } from '../http/router.js';
@@ -64,6 +65,7 @@ export function savedQueryRoutes(ctx: Pick<ServiceContext, 'store'>) {
       summary: "This user's saved queries, in the order saved",
       examples: { answer: { '~Count': 1, '~UnfilteredCount': 1, '~Elements': [example] } },
       answer: 'a set of {Name, Class, Query, OrderBy?, Columns?}',
+      answerSchema: setOf(SavedQuerySchema, 'the saved queries in ~Elements', 'the saved queries in ~Elements', { '~Count': 1, '~UnfilteredCount': 1, '~Elements': [example] }),
       handler: async (request) => {
         const queries = await saved.list(request.session!.principalId);
         return okReply({ '~Count': queries.length, '~UnfilteredCount': queries.length, '~Elements': queries });
@@ -78,6 +80,7 @@ export function savedQueryRoutes(ctx: Pick<ServiceContext, 'store'>) {
       body: SavedQueryBody,
       examples: { body: example, answer: example },
       answer: 'the saved query',
+      answerSchema: SavedQuerySchema,
       handler: async (request, { params, body }) => {
         const query = savedQuery(params.name, body);
         await saved.save(request.session!.principalId, query);
@@ -91,6 +94,7 @@ export function savedQueryRoutes(ctx: Pick<ServiceContext, 'store'>) {
       summary: "Deletes one of this user's saved queries",
       params: SavedQueryParams('the saved query'),
       answer: 'nothing ({})',
+      answerSchema: Nothing,
       errors: ['404'],
       handler: async (request, { params }) => {
         await saved.remove(request.session!.principalId, params.name);

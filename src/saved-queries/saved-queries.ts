@@ -10,6 +10,7 @@
  * Before issue 50 a user's queries were one object `SAVEDQ_<user>` holding the whole list: the first
  * access of that user (a read or a write) moves them into slots, in order, and deletes the old object.
  */
+import * as v from 'valibot';
 import { ApiError, clip } from '../http/errors.js';
 import { StoreConflictError } from '../storage/errors.js';
 import type { ObjectStore, StoredObject } from '../storage/types.js';
@@ -18,14 +19,9 @@ import type { ObjectStore, StoredObject } from '../storage/types.js';
 export const SAVED_QUERIES_CLASS = 'SavedQueryList';
 export const MAX_SAVED_QUERIES = 200;
 
-/** A saved query as the routes answer it. */
-export interface SavedQuery {
-  Name: string;
-  Class: string;
-  Query: string;
-  OrderBy?: string;
-  Columns?: string[];
-}
+/** A saved query as the routes answer it (their `answerSchema`). */
+export const SavedQuerySchema = v.strictObject({ Name: v.string(), Class: v.string(), Query: v.string(), OrderBy: v.optional(v.string()), Columns: v.optional(v.array(v.string())) });
+export type SavedQuery = v.InferOutput<typeof SavedQuerySchema>;
 
 /** The object of the list a user's queries were kept in before issue 50. */
 const legacyId = (principalId: string) => `SAVEDQ_${principalId}`;

@@ -10,7 +10,7 @@ import { envelope, okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import { parseJsonText } from '../http/json.js';
 import { asJsonObject, type ApiRequest } from '../http/request.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import type { StoredObject } from '../storage/types.js';
 import { newSecureState, type SecureSessionState } from './replay.js';
 import { startWindow } from './window-updates.js';
@@ -146,7 +146,7 @@ async function sealAnswer(
 }
 
 /** The secure login, and `/v2/login` in both its forms: hybrid (PROTOCOL.md 3.4) and the JWT login (2.2). */
-export function secureLoginRoutes(ctx: LoginContext): Route[] {
+export function secureLoginRoutes(ctx: LoginContext) {
   return [
     route({
       method: 'POST',

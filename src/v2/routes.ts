@@ -9,7 +9,7 @@ import { download, FileParams } from '../files/downloads.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
-import { route, type Route } from '../http/router.js';
+import { route } from '../http/router.js';
 import type { MacroContext } from '../macros/registry.js';
 import { served } from '../objects/read/index.js';
 import type { StoredObject } from '../storage/types.js';
@@ -64,7 +64,7 @@ async function hostJson(ctx: ObjectsContext, request: ApiRequest, given: HostJso
   return okReply(typeof given === 'function' ? ((await given(ctx.macroContext(request))) ?? {}) : (given ?? {}));
 }
 
-function listRoute<S extends v.GenericSchema>(path: string, summary: string, item: S, answer: (request: ApiRequest, item: v.InferOutput<S>, where: string) => Promise<string>): Route {
+function listRoute<const P extends string, S extends v.GenericSchema>(path: P, summary: string, item: S, answer: (request: ApiRequest, item: v.InferOutput<S>, where: string) => Promise<string>) {
   return route({
     method: 'POST',
     path,
@@ -82,7 +82,7 @@ function listRoute<S extends v.GenericSchema>(path: string, summary: string, ite
   });
 }
 
-export function v2Routes(ctx: ObjectsContext, options: V2Options = {}): Route[] {
+export function v2Routes(ctx: ObjectsContext, options: V2Options = {}) {
   const { views, fileVariants } = options;
   const guard = (request: ApiRequest) => ctx.guard(request);
   return [
@@ -91,8 +91,8 @@ export function v2Routes(ctx: ObjectsContext, options: V2Options = {}): Route[] 
     listRoute('/v2/objectdata/byParentObject', "The objects in a parent's reference or set field, per item", ByParentItem, (request, item, where) =>
       byParentObject(ctx, request, guard(request), item, where),
     ),
-    { method: 'GET', path: '/v2/appConfig', auth: 'objects', batch: false, summary: "The host's application configuration ({} by default)", answer: 'host-given JSON', handler: (request) => hostJson(ctx, request, options.appConfig) },
-    { method: 'GET', path: '/v2/appTheme', auth: 'objects', batch: false, summary: "The host's application theme ({} by default)", answer: 'host-given JSON', handler: (request) => hostJson(ctx, request, options.appTheme) },
+    route({ method: 'GET', path: '/v2/appConfig', auth: 'objects', batch: false, summary: "The host's application configuration ({} by default)", answer: 'host-given JSON', handler: (request) => hostJson(ctx, request, options.appConfig) }),
+    route({ method: 'GET', path: '/v2/appTheme', auth: 'objects', batch: false, summary: "The host's application theme ({} by default)", answer: 'host-given JSON', handler: (request) => hostJson(ctx, request, options.appTheme) }),
     route({
       method: 'POST',
       path: '/v2/view/load',

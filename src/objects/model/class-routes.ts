@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import type { ModelContext } from './context.js';
 import type { ClassDeclaration, FieldDeclaration } from './declarations.js';
 import type { RuntimeClass } from './runtime.js';
-import { FIELD_TYPES } from './schema.js';
+import { FIELD_TYPES } from './declarations.js';
 import { classStructure } from './structure.js';
 import type { AuthContext } from '../../auth/context.js';
 import { okReply } from '../../http/envelope.js';
@@ -36,6 +36,11 @@ const FieldBody = v.strictObject({
   ),
 });
 type Field = v.InferOutput<typeof FieldBody>;
+/** The route's spelling of a field's declaration is the `schema` option's (declarations.ts), capitalized: a member added to one and not the other does not compile. */
+type Capitalized<T> = { -readonly [K in keyof T as Capitalize<K & string>]: NonNullable<T[K]> extends readonly (infer E)[] ? E[] : T[K] };
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Holds<T extends true> = T;
+export type FieldBodyIsTheDeclaration = Holds<Same<Field, Capitalized<Exclude<FieldDeclaration, string>>>>;
 
 /**
  * `Fields`: each member checked as `FieldBody`, read with `Object.entries` into a record without
@@ -59,7 +64,8 @@ const FieldsBody = v.pipe(
     return fields;
   }),
   v.description(`at most ${MAX_FIELDS} fields`),
-);
+  // sent as a record of FieldBody (the typed client's DeclaredField); the pipe reads it member by member
+) as unknown as v.GenericSchema<Record<string, v.InferInput<typeof FieldBody>>, Record<string, Field>>;
 export const ClassDeclarationBody = v.strictObject({
   Fields: FieldsBody,
   Indexes: v.optional(v.pipe(v.array(v.string(), 'Indexes must be a list of declared field names'), v.maxLength(32, 'Indexes names at most 32 fields'))),

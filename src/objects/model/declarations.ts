@@ -5,7 +5,8 @@
  */
 
 /** The types a declared field may have. */
-export type FieldType = 'string' | 'number' | 'integer' | 'boolean' | 'date' | 'json' | 'ref' | 'set' | 'file';
+export const FIELD_TYPES = ['string', 'number', 'integer', 'boolean', 'date', 'json', 'ref', 'set', 'file'] as const;
+export type FieldType = (typeof FIELD_TYPES)[number];
 
 /** A field's declaration: its type alone, or the type with its constraints. */
 export type FieldDeclaration =

@@ -10,7 +10,9 @@ import type { ClassRules, Fields, ObjectStore } from '../../storage/types.js';
 import type { ClassDeclaration, FieldDeclaration, FieldType, SchemaDeclarations } from './declarations.js';
 import { CLASS_NAME, withoutInternal } from '../names.js';
 
-export const FIELD_TYPES: readonly FieldType[] = ['string', 'number', 'integer', 'boolean', 'date', 'json', 'ref', 'set', 'file'];
+import { FIELD_TYPES } from './declarations.js';
+
+export { FIELD_TYPES };
 /** `~StoreTime`'s form, or ISO 8601 (a date, or a date and time with an optional zone). */
 const DATE = /^(\d{8}T\d{6}[+-]\d{2}:\d{2}|\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?)$/;
 /** Explicit `classId`s stay below this; ids derived from a name lie above it, so the two never meet. */

@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import type { ModelContext } from './context.js';
 import { okReply } from '../../http/envelope.js';
 import { ApiError } from '../../http/errors.js';
-import { route, type Route } from '../../http/router.js';
+import { route } from '../../http/router.js';
 import { flag, itemsBody, text } from '../../v2/items.js';
 import type { Guard } from '../access.js';
 import { checkClassName } from '../names.js';
@@ -114,7 +114,7 @@ const V2ItemSchema = v.strictObject({
 });
 const MAX_CLASSES = 100;
 
-export function modelRoutes(ctx: ModelContext): Route[] {
+export function modelRoutes(ctx: ModelContext) {
   return [
     route({
       method: 'GET',

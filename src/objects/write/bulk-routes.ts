@@ -6,7 +6,7 @@
 import * as v from 'valibot';
 import type { WriteContext } from './context.js';
 import { ApiError } from '../../http/errors.js';
-import { route, type Route } from '../../http/router.js';
+import { route } from '../../http/router.js';
 import { integerParam, jsonObject } from '../../http/validate.js';
 import { parseActions, runActions } from './actions.js';
 import { MAX_PER_PAGE, parseSerialization, selectAll, selectPage, SERIALIZATION_PARAM, setAnswer } from '../read/index.js';
@@ -35,7 +35,7 @@ const ActionQuerySchema = v.object({
   ...SERIALIZATION_PARAM,
 });
 
-export function bulkRoutes(ctx: WriteContext): Route[] {
+export function bulkRoutes(ctx: WriteContext) {
   return [
     route({
       method: 'POST',

@@ -8,7 +8,7 @@ import type { WriteContext } from './context.js';
 import { okReply } from '../../http/envelope.js';
 import { ApiError, clip } from '../../http/errors.js';
 import type { ApiRequest } from '../../http/request.js';
-import { route, type Route } from '../../http/router.js';
+import { route } from '../../http/router.js';
 import { isClass } from '../known-classes.js';
 import { CLASS_NAME } from '../names.js';
 import { checkCreate, writerOf } from './write-path.js';
@@ -33,11 +33,12 @@ const CheckParams = v.object({
   ),
 });
 
-interface Refusal {
-  Index: number;
-  Code: string;
-  Message: string;
-}
+/** What the check answers: how many were checked, and each refused one's index (0-based), code and message. */
+const CreateCheckAnswer = v.strictObject({
+  Checked: v.pipe(v.number(), v.integer()),
+  Refused: v.array(v.strictObject({ Index: v.pipe(v.number(), v.integer(), v.description('0-based, in Objects')), Code: v.string(), Message: v.string() })),
+});
+type Refusal = v.InferOutput<typeof CreateCheckAnswer>['Refused'][number];
 
 /** Each object through the create's own checks; a refusal is its code and message, anything else (a store that does not answer) the answer's. */
 async function check(ctx: WriteContext, request: ApiRequest, className: string, objects: unknown[]) {
@@ -58,7 +59,7 @@ async function check(ctx: WriteContext, request: ApiRequest, className: string, 
   return okReply({ Checked: objects.length, Refused: refused });
 }
 
-export function createCheckRoutes(ctx: WriteContext): Route[] {
+export function createCheckRoutes(ctx: WriteContext) {
   return [
     route({
       method: 'POST',
@@ -67,6 +68,7 @@ export function createCheckRoutes(ctx: WriteContext): Route[] {
       summary: 'Checks up to 1,000 objects as POST /v1/object/{className} would (declaration, create rule, references), writing nothing',
       params: CheckParams,
       body: CheckBody,
+      answerSchema: CreateCheckAnswer,
       examples: {
         body: { Objects: [{ Name: 'Nora Berg', City: 'Kiel' }, { Name: 'Ben', AccountManager: { '~ObjectID': 'NOSUCHID' } }] },
         answer: { Checked: 2, Refused: [{ Index: 1, Code: '400', Message: 'field AccountManager references NOSUCHID, which does not exist or may not be read' }] },

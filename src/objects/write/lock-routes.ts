@@ -7,13 +7,14 @@ import * as v from 'valibot';
 import type { WriteContext } from './context.js';
 import { okReply } from '../../http/envelope.js';
 import { ApiError, clip } from '../../http/errors.js';
-import { route, type Route } from '../../http/router.js';
+import { route } from '../../http/router.js';
 import type { Fields, FieldValue, StoredObject } from '../../storage/types.js';
 import { SECURITY_FIELD, securityEntries, type SecurityEntry } from '../access.js';
 import { currentLock, DEFAULT_LOCK_MINUTES, lockMessage, MAX_LOCK_MINUTES, releaseLock, takeLock } from './locks.js';
 import { updateObject, type Writer, writerOf } from './write-path.js';
 import { named } from './write-routes.js';
 import { ObjectIdParams } from '../names.js';
+import { Nothing } from '../../openapi/schemas.js';
 import { internalFields } from '../names.js';
 
 const LockBodySchema = v.optional(
@@ -45,9 +46,10 @@ const SecurityBodySchema = v.object({
   replace: v.optional(v.pipe(v.boolean(), v.description('true: these entries replace all; otherwise merged per name ([] with replace removes them)'))),
 });
 
+const LockStatus = v.strictObject({ isLocked: v.pipe(v.boolean(), v.description('true only when another session holds the lock')), messages: v.array(v.string()) });
 const LOCK_ANSWER = '{isLocked: true only when another session holds the lock, messages: ["locked by <user> since <time>"]}';
 
-export function lockRoutes(ctx: WriteContext): Route[] {
+export function lockRoutes(ctx: WriteContext) {
   /** The object, `403` unless this session may update it. */
   const updatable = async (w: Writer, id: string): Promise<StoredObject> => {
     const object = await named(ctx, w.guard, id);
@@ -63,6 +65,7 @@ export function lockRoutes(ctx: WriteContext): Route[] {
       examples: { answer: { isLocked: false, messages: [] } },
       params: ObjectIdParams('the object'),
       answer: LOCK_ANSWER,
+      answerSchema: LockStatus,
       handler: async (request, { params: { id } }) => {
         const w = writerOf(ctx, request);
         const object = await named(ctx, w.guard, id);
@@ -79,6 +82,7 @@ export function lockRoutes(ctx: WriteContext): Route[] {
       params: ObjectIdParams('the object'),
       body: LockBodySchema,
       answer: LOCK_ANSWER,
+      answerSchema: LockStatus,
       errors: ['404', '423'],
       handler: async (request, { params: { id }, body }) => {
         const { minutes = DEFAULT_LOCK_MINUTES } = body ?? {};
@@ -95,6 +99,7 @@ export function lockRoutes(ctx: WriteContext): Route[] {
       summary: "Releases this session's lock on the object",
       params: ObjectIdParams('the object'),
       answer: LOCK_ANSWER,
+      answerSchema: LockStatus,
       errors: ['404', '423'],
       handler: async (request, { params: { id } }) => {
         const w = writerOf(ctx, request);
@@ -111,6 +116,7 @@ export function lockRoutes(ctx: WriteContext): Route[] {
       params: ObjectIdParams('the object'),
       body: SecurityBodySchema,
       answer: 'nothing ({})',
+      answerSchema: Nothing,
       handler: async (request, { params: { id }, body }) => {
         for (const [i, entry] of body.security.entries()) {
           if (!(await ctx.access.knownName(entry.userObjectName, ctx.principals.userClass))) {

@@ -5,7 +5,7 @@
 import * as v from 'valibot';
 import type { WriteContext } from './context.js';
 import { okReply, JsonReply } from '../../http/envelope.js';
-import { route, type Route } from '../../http/router.js';
+import { route } from '../../http/router.js';
 import { formatStoreTime, objectAnswer, SERIALIZATION_PARAM, setAnswer } from '../read/index.js';
 import { emptyBin, recycledOf, restore } from './recycle.js';
 import { ObjectIdParams } from '../names.js';
@@ -13,7 +13,7 @@ import { afterWrite } from './write-path.js';
 
 const SerializationQuery = v.object(SERIALIZATION_PARAM);
 
-export function recycleRoutes(ctx: WriteContext): Route[] {
+export function recycleRoutes(ctx: WriteContext) {
   return [
     route({
       method: 'GET',

@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import type { WriteContext } from './context.js';
 import { okReply } from '../../http/envelope.js';
 import { ApiError, clip } from '../../http/errors.js';
-import { route, type Route } from '../../http/router.js';
+import { route } from '../../http/router.js';
 import type { StoredObject } from '../../storage/types.js';
 import type { Guard } from '../access.js';
 import { checkMacros, objectAnswer, SERIALIZATION_PARAM, served } from '../read/index.js';
@@ -61,7 +61,7 @@ async function withActions(w: Writer, actions: readonly WriteAction[], write: ()
   return object;
 }
 
-export function writeRoutes(ctx: WriteContext): Route[] {
+export function writeRoutes(ctx: WriteContext) {
   const fieldsOf = (body: Record<string, unknown>, guard: Guard) => bodyFields(body, ctx.store, guard, ctx.internalClasses);
   return [
     route({

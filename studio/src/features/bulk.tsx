@@ -1,6 +1,6 @@
 import { useSignal } from '@preact/signals';
 import { useEffect } from 'preact/hooks';
-import { OdbRestError, type BatchItem, type Filter, type OdbRestClient, type SerializedObject } from 'odbrest/client';
+import { batchItem, OdbRestError, type BatchItem, type Filter, type LockStatus, type OdbRestClient, type SerializedObject } from 'odbrest/client';
 import { Alert } from '../components/Alert.js';
 import { Refusals } from '../components/Refusals.js';
 import { RefLink } from '../components/Value.js';
@@ -133,7 +133,7 @@ export function Bulk({ client, className, selection, count, fields, onClear }: {
         label: t('undo'),
         run: () =>
           undo(
-            allowed.map((object) => ({ method: 'PATCH', path: `/v1/object/${encodeURIComponent(object['~ObjectID'])}`, data: { [name]: writable(object[name]), '~StoreTime': after.get(object['~ObjectID']) } })),
+            allowed.map((object) => batchItem('PATCH', '/v1/object/:id', { params: { id: object['~ObjectID'] }, data: { [name]: writable(object[name]), '~StoreTime': after.get(object['~ObjectID']) } })),
             allowed,
           ),
       },
@@ -145,14 +145,14 @@ export function Bulk({ client, className, selection, count, fields, onClear }: {
   const remove = async ({ allowed }: Plan) => {
     const results = await batched(
       client,
-      allowed.map((object) => ({ method: 'DELETE', path: `/v1/object/${encodeURIComponent(object['~ObjectID'])}?moveToRecycler=true` })),
+      allowed.map((object) => batchItem('DELETE', '/v1/object/:id', { params: { id: object['~ObjectID'] }, query: { moveToRecycler: 'true' } })),
     );
     touch();
     const gone = allowed.filter((_, index) => !refusedItem(results[index]!));
     refused.value = [...refused.value, ...allowed.flatMap((object, index) => (refusedItem(results[index]!) ? [{ object, why: results[index]!.result.status.statusMessage }] : []))];
     notice.value = {
       text: t('bulkDeleted', { count: gone.length }),
-      action: { label: t('undo'), run: () => undo(gone.map((object) => ({ method: 'POST', path: `/v1/recycleBin/${encodeURIComponent(object['~ObjectID'])}/restore` })), gone) },
+      action: { label: t('undo'), run: () => undo(gone.map((object) => batchItem('POST', '/v1/recycleBin/:id/restore', { params: { id: object['~ObjectID'] } })), gone) },
     };
     onClear();
   };
@@ -238,9 +238,9 @@ export function Bulk({ client, className, selection, count, fields, onClear }: {
 
 /** The objects of `objects` another session holds a lock on, with who and since when (`/v1/multi` of lock reads). */
 async function lockedOf(client: OdbRestClient, objects: SerializedObject[]): Promise<Refusal[]> {
-  const results = await batched(client, objects.map((object) => ({ method: 'GET', path: `/v1/lock/object/${encodeURIComponent(object['~ObjectID'])}` })));
+  const results = await batched(client, objects.map((object) => batchItem('GET', '/v1/lock/object/:id', { params: { id: object['~ObjectID'] } })));
   return objects.flatMap((object, index) => {
-    const status = results[index]!.result.data as { isLocked?: boolean; messages?: string[] };
+    const status = results[index]!.result.data as Partial<LockStatus>;
     return status.isLocked ? [{ object, why: status.messages?.join('; ') || t('locked') }] : [];
   });
 }

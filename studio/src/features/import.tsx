@@ -1,5 +1,5 @@
 import { useSignal } from '@preact/signals';
-import type { ModelMember, OdbRestClient } from 'odbrest/client';
+import { batchItem, type ModelMember, type OdbRestClient } from 'odbrest/client';
 import { Alert } from '../components/Alert.js';
 import { Refusals } from '../components/Refusals.js';
 import { failureText } from '../data.js';
@@ -83,10 +83,9 @@ export function Import({ client, className, onDone }: { client: OdbRestClient; c
     busy.value = true;
     progress.value = { done: 0, total: run.rows.length };
     try {
-      const path = `/v1/object/${encodeURIComponent(className)}`;
       const results = await batched(
         client,
-        run.rows.map((row) => ({ method: 'POST', path, data: row.fields })),
+        run.rows.map((row) => batchItem('POST', '/v1/object/:id', { params: { id: className }, data: row.fields })),
         (done) => (progress.value = { done, total: run.rows.length }),
       );
       touch();

@@ -108,6 +108,8 @@ const groupsOf = (text: string) => text.split(',').map((group) => group.trim()).
 
 /** One user's row: the state, and the administrator's changes (disable, groups, a new password, its sessions). */
 function UserRow({ client, user, reload }: { client: OdbRestClient; user: UserEntry; reload: () => void }) {
+  // a user object the host wrote without a Name lists as null (GET /v1/users); it cannot be named in a change
+  const name = user.Name ?? '';
   const outcome = useSignal<Outcome>(undefined);
   const open = useSignal(false);
   const change = (run: () => Promise<unknown>, done: string) => void attempt(outcome, run, done).then((ok) => ok && reload());
@@ -115,32 +117,32 @@ function UserRow({ client, user, reload }: { client: OdbRestClient; user: UserEn
     event.preventDefault();
     const data = new FormData(event.currentTarget as HTMLFormElement);
     const pass = String(data.get('pass') ?? '');
-    change(() => client.accounts.updateUser(user.Name, { Groups: groupsOf(String(data.get('groups') ?? '')), ...(pass ? { password: pass } : {}) }), t('userChanged', { user: user.Name }));
+    change(() => client.accounts.updateUser(name, { Groups: groupsOf(String(data.get('groups') ?? '')), ...(pass ? { password: pass } : {}) }), t('userChanged', { user: name }));
   };
   return (
     <>
-      <tr data-user={user.Name}>
-        <th scope="row">{user.Name}</th>
+      <tr data-user={name}>
+        <th scope="row">{name}</th>
         <td>{user.Groups.join(', ')}</td>
         <td>{t(user.Disabled ? 'yes' : 'no')}</td>
         <td>{t(user.TwoFactor ? 'yes' : 'no')}</td>
         <td>{user.Passkeys}</td>
         <td>
-          <button type="button" onClick={() => change(() => client.accounts.updateUser(user.Name, { Disabled: !user.Disabled }), t('userChanged', { user: user.Name }))}>
-            {t(user.Disabled ? 'enableUser' : 'disableUser', { user: user.Name })}
+          <button type="button" onClick={() => change(() => client.accounts.updateUser(name, { Disabled: !user.Disabled }), t('userChanged', { user: name }))}>
+            {t(user.Disabled ? 'enableUser' : 'disableUser', { user: name })}
           </button>{' '}
           <button type="button" aria-expanded={open.value} onClick={() => (open.value = !open.value)}>
-            {t('manageUser', { user: user.Name })}
+            {t('manageUser', { user: name })}
           </button>
         </td>
       </tr>
       {(open.value || outcome.value) && (
-        <tr class="user-detail" data-user-detail={user.Name}>
+        <tr class="user-detail" data-user-detail={name}>
           <td colSpan={6}>
             <Said outcome={outcome.value} />
             {open.value && (
               <>
-                <form class="account-form" onSubmit={submit} aria-label={t('manageUser', { user: user.Name })}>
+                <form class="account-form" onSubmit={submit} aria-label={t('manageUser', { user: name })}>
                   <label>
                     {t('groups')}
                     <input name="groups" defaultValue={user.Groups.join(', ')} />
@@ -151,8 +153,8 @@ function UserRow({ client, user, reload }: { client: OdbRestClient; user: UserEn
                   </label>
                   <button type="submit">{t('save')}</button>
                 </form>
-                <h3>{t('sessionsOf', { user: user.Name })}</h3>
-                <Sessions client={client} user={user.Name} />
+                <h3>{t('sessionsOf', { user: name })}</h3>
+                <Sessions client={client} user={name} />
               </>
             )}
           </td>
