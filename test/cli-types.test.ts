@@ -1,4 +1,7 @@
-/** `odbrest types`: TypeScript types of the declared classes, which compile and type a client's calls. */
+/**
+ * `odbrest types`: TypeScript types of the declared classes, which compile and type a client's calls
+ * against the client's declarations as the package ships them (dist/client.d.ts).
+ */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,7 +43,7 @@ export const fields: ClassFields['Customer'] = { Name: 3 };
     writeFileSync(join(dir, 'good.ts'), good);
     writeFileSync(join(dir, 'bad.ts'), bad);
     const tsconfig = (files: string[]) => ({
-      compilerOptions: { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', skipLibCheck: true, paths: { 'odbrest/client': [join(root, 'src/client/index.ts')] } },
+      compilerOptions: { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', skipLibCheck: true, paths: { 'odbrest/client': [join(root, 'dist/client.d.ts')] } },
       files,
     });
     const tsc = (name: string, files: string[]) => {

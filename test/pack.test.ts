@@ -8,6 +8,8 @@
  * app mixing both copies works; `odbrest serve` names a missing optional package; the package serves
  * and is reached by its client on Node's server and in a Next.js route handler. The same on Bun's and
  * Deno's servers; and a strict TypeScript app type-checks against it (moduleResolution node16 and bundler).
+ * The declaration files themselves (odbrest's and those of the packages they name: valibot's alone
+ * is about 20 s of checking) are checked once, under node16 (`skipLibCheck: false` there only).
  */
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
