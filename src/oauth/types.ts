@@ -1,4 +1,3 @@
-import type { IDToken, TokenEndpointResponse } from 'oauth4webapi';
 
 /** The provider types of PROTOCOL.md 5.1. */
 export const PROVIDER_TYPES = ['google', 'facebook', 'microsoft', 'apple', 'github', 'oidc'] as const;
@@ -57,11 +56,37 @@ export interface Discovered {
   tokenAuth: TokenAuth;
 }
 
+/**
+ * The token endpoint's answer (RFC 6749 5.1), as oauth4webapi checked it. Written here rather than
+ * taken from oauth4webapi, an ES module only: CommonJS declarations that name its types do not compile
+ * under `moduleResolution: node16` (TS1479).
+ */
+export interface TokenAnswer {
+  readonly access_token: string;
+  readonly token_type: string;
+  readonly id_token?: string;
+  readonly refresh_token?: string;
+  readonly scope?: string;
+  readonly expires_in?: number;
+  readonly [member: string]: unknown;
+}
+
+/** The claims of a validated ID token (OpenID Connect Core 2), as oauth4webapi checked them. */
+export interface IdTokenClaims {
+  readonly iss: string;
+  readonly sub: string;
+  readonly aud: string | readonly string[];
+  readonly iat: number;
+  readonly exp: number;
+  readonly nonce?: string;
+  readonly [claim: string]: unknown;
+}
+
 /** What `identity` gets once the code has been exchanged (and, for OpenID providers, the ID token checked). */
 export interface TokenResult {
-  tokens: TokenEndpointResponse;
+  tokens: TokenAnswer;
   /** The validated ID-token claims (OpenID providers). */
-  claims: IDToken | undefined;
+  claims: IdTokenClaims | undefined;
   /** The callback parameters (Apple's first-login `user` field is one). */
   callback: URLSearchParams;
   credentials: Credentials;
