@@ -1,5 +1,5 @@
-import type { Service } from '../src/index.js';
-import { fetchChecked } from './request-checks.js';
+import type { MaybePromise, Service } from '../src/index.js';
+import { answerChecked } from './request-checks.js';
 
 /** The part of Bun's `Server` this adapter uses. */
 export interface BunServer {
@@ -8,8 +8,10 @@ export interface BunServer {
 
 /**
  * A `fetch` handler for `Bun.serve` (or one of its `routes`): passes the connection's address from
- * `server.requestIP`. A malformed `Host` is answered `400` (see `checkWebRequest`). Web APIs only, so this module loads in any runtime.
+ * `server.requestIP`. A malformed `Host` is answered `400` (see `checkWebRequest`). The `Response`
+ * itself where the service answers at once (the read path), which Bun writes without a promise turn;
+ * a promise of it otherwise. Web APIs only, so this module loads in any runtime.
  */
-export function createBunHandler(service: Service): (request: Request, server: BunServer) => Promise<Response> {
-  return (request, server) => fetchChecked(service, request, { clientAddress: server.requestIP(request)?.address });
+export function createBunHandler(service: Service): (request: Request, server: BunServer) => MaybePromise<Response> {
+  return (request, server) => answerChecked(service, request, { clientAddress: server.requestIP(request)?.address });
 }

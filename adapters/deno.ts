@@ -1,5 +1,5 @@
-import type { Service } from '../src/index.js';
-import { fetchChecked } from './request-checks.js';
+import type { MaybePromise, Service } from '../src/index.js';
+import { answerChecked } from './request-checks.js';
 
 export { refuseMalformedHost } from './request-checks.js';
 
@@ -12,8 +12,9 @@ export interface DenoServeInfo {
  * A handler for `Deno.serve`: passes the connection's address from `info.remoteAddr` (none for Unix
  * sockets). Deno builds the URL by appending the request-target to the `Host` header, so a `Host`
  * that is not `host[:port]` is answered `400` before it can move the path (see `checkWebRequest`).
- * Web APIs only, so this module loads in any runtime.
+ * The `Response` itself where the service answers at once, a promise of it otherwise. Web APIs only,
+ * so this module loads in any runtime.
  */
-export function createDenoHandler(service: Service): (request: Request, info: DenoServeInfo) => Promise<Response> {
-  return (request, info) => fetchChecked(service, request, { clientAddress: info.remoteAddr.hostname });
+export function createDenoHandler(service: Service): (request: Request, info: DenoServeInfo) => MaybePromise<Response> {
+  return (request, info) => answerChecked(service, request, { clientAddress: info.remoteAddr.hostname });
 }

@@ -199,10 +199,13 @@ function writeAnswer(service: Service, req: IncomingMessage, res: ServerResponse
   // Answered before its body arrived (a 404, 405 or 401 reads none, a 413 stops reading): the rest
   // of the body sits in the stream the web Request took over, so the connection could not carry the
   // next request; close it, lingering.
-  if (bodyPending(req)) closeLingering(req, res);
+  const lingering = bodyPending(req);
+  if (lingering) closeLingering(req, res);
   // a draining instance lets each connection go with its answer, so shutting down waits for no idle keep-alive
-  if (service.draining) res.setHeader('connection', 'close');
-  return writeLight(res, response) ? undefined : writeWebResponse(res, response);
+  const close = lingering || service.draining;
+  if (writeLight(res, response, close)) return undefined;
+  if (close) res.setHeader('connection', 'close');
+  return writeWebResponse(res, response);
 }
 
 /**
@@ -225,10 +228,9 @@ const LINGER = { ms: 5000, bytes: 16 * 1024 * 1024 };
  * `connection: close` and the end of the stream; then the rest of the body is read and dropped until
  * it ends, for at most `LINGER.ms` and `LINGER.bytes` (as nginx's `lingering_close`, Go's
  * `closeWriteAndWait`), and only then is the socket destroyed. Beyond the bound the client may see
- * the reset: bounded work for a client that keeps sending.
+ * the reset: bounded work for a client that keeps sending. The caller writes `connection: close`.
  */
 function closeLingering(req: IncomingMessage, res: ServerResponse): void {
-  res.setHeader('connection', 'close');
   const socket = req.socket as IncomingMessage['socket'] & { destroySoon?: () => void };
   // Node's server calls `destroySoon` once a `connection: close` answer is written: the end of the
   // stream, then `destroy` as soon as it is sent. Here the destroy waits for the body's end.
@@ -260,13 +262,23 @@ function closeLingering(req: IncomingMessage, res: ServerResponse): void {
   };
 }
 
-/** Writes a light answer (see `lightAnswer`) as its text, in one write with its length; false for any other response. */
-function writeLight(res: ServerResponse, response: Response): boolean {
+/**
+ * Writes a light answer (see `lightAnswer`) as its text: its status and headers in one `writeHead`
+ * (with the length, so Node adds none of its own after its `Date`), then one `end`; false for any
+ * other response. `close`: with `connection: close`, first, as `setHeader` placed it before.
+ */
+function writeLight(res: ServerResponse, response: Response, close = false): boolean {
   const light = lightAnswer(response);
   if (!light) return false;
-  res.statusCode = light.status;
-  eachHeader(light.headers, (name, value) => res.setHeader(name, value));
-  res.end(light.text);
+  const text = light.text;
+  // a flat list of names and values: Node writes it as given, without a header record of its own
+  const headers: string[] = close ? ['connection', 'close'] : [];
+  const own = light.headers;
+  if (own instanceof Headers) own.forEach((value, name) => headers.push(name, value));
+  else for (const name in own) headers.push(name, own[name]!);
+  if (light.status !== 204 && light.status !== 304) headers.push('content-length', String(typeof text === 'string' ? Buffer.byteLength(text) : text.byteLength));
+  res.writeHead(light.status, headers);
+  res.end(text);
   return true;
 }
 

@@ -1,4 +1,4 @@
-import { ApiError, errorResponse, type RequestContext, type Service } from '../src/index.js';
+import { answerNow, ApiError, errorResponse, type MaybePromise, type RequestContext, type Service } from '../src/index.js';
 
 /**
  * What every adapter checks before the service sees a request. Runtimes and frameworks build the
@@ -97,11 +97,20 @@ export function refuseMalformedHost(request: Request): Response | undefined {
 
 /** `service.fetch` for a runtime's web Request, a malformed one answered with its envelope. */
 export function fetchChecked(service: Service, request: Request, context: RequestContext): Promise<Response> {
+  return Promise.resolve(answerChecked(service, request, context));
+}
+
+/**
+ * `fetchChecked`'s answer without the promise where the service answers at once (see `answerNow`),
+ * for runtimes whose server takes a `Response` as well as a promise of one (Bun, Deno): Bun writes
+ * a `Response` handed back in the handler's own turn without waiting on a promise.
+ */
+export function answerChecked(service: Service, request: Request, context: RequestContext): MaybePromise<Response> {
   let checked: Request;
   try {
     checked = checkWebRequest(request);
   } catch (error) {
     return answerRefusal(service, error, request.method, request.headers.get('x-request-id'), context);
   }
-  return service.fetch(checked, context);
+  return answerNow(service, checked, context);
 }

@@ -134,7 +134,9 @@ export function withHeader(response: Response, name: string, value: string): Res
  * (`RequestContext.lightResponses`), a web one otherwise.
  */
 export function textResponse(text: string | Uint8Array<ArrayBuffer>, status: number, headers: Record<string, string>, light = false): Response {
-  return light ? (new LightResponse(text, status, headers) as unknown as Response) : new Response(text, { status, headers });
+  if (light) return new LightResponse(text, status, headers) as unknown as Response;
+  // 200 left to the default: the init Bun's and Deno's servers write fastest, a body and a plain header record
+  return status === 200 ? new Response(text, { headers }) : new Response(text, { status, headers });
 }
 
 /**

@@ -127,7 +127,7 @@ export class Access {
   }
 
   /** Whether the host's `authorize` is asked about objects of `className`. */
-  #authorizes(className: string): boolean {
+  authorizes(className: string): boolean {
     return this.#authorize !== undefined && (this.#authorizeClasses === undefined || this.#authorizeClasses.has(className));
   }
 
@@ -162,121 +162,40 @@ export class Access {
    * The guard of a request (one per request, so the session's groups are read once); a write's
    * `rightsControlKey` parameter (its route's input) goes to the host's `authorize`.
    */
-  forRequest(request: ApiRequest, context: (request: ApiRequest) => MacroContext, rightsControlKey?: string): Guard {
-    let guard = this.#guards.get(request);
-    if (!guard) {
-      this.#guards.set(request, (guard = this.guard(request.session, () => context(request), rightsControlKey)));
-    }
-    return guard;
+  forRequest(request: ApiRequest, context: (request: ApiRequest | undefined) => MacroContext, rightsControlKey?: string): Guard {
+    return this.#guards.get(request) ?? this.#guards.set(request, new RequestGuard(this, request.session, context, request, rightsControlKey));
   }
 
   /** The rules as one request's session sees them. */
   guard(session: Session | undefined, context: () => MacroContext, rightsControlKey?: string): Guard {
-    let groups: Promise<ReadonlySet<string>> | undefined;
-    const groupsOf = () => (groups ??= this.#groups(session));
-    const ownOnly = (action: AccessAction, allowed: readonly string[]): Scope => (allowed.includes('self') && (action === 'read' || action === 'update') ? 'self' : 'none');
-    /** The scope when the class rule decides it without the session's groups, else `undefined`. */
-    const ruleScope = (action: AccessAction, className: string): Scope | undefined => {
-      if (!session) return 'none';
-      const allowed = this.allowed(action, className);
-      if (allowed.includes('*')) return 'all';
-      return allowed.some((name) => name !== 'self') ? undefined : ownOnly(action, allowed);
-    };
-    const scope = async (action: AccessAction, className: string): Promise<Scope> => {
-      const known = ruleScope(action, className);
-      if (known !== undefined) return known;
-      // the session's groups are read (from the store) only when the rule names a group
-      const allowed = this.allowed(action, className);
-      const mine = await groupsOf();
-      return allowed.some((name) => mine.has(name)) ? 'all' : ownOnly(action, allowed);
-    };
-    // per-object security (PROTOCOL.md 6.7): an object with entries is usable only by the names listed, for their bits
-    const objectRights = async (object: StoredObject): Promise<number | undefined> => {
-      const entries = securityEntries(object);
-      if (entries.length === 0) return undefined;
-      if (!session) return 0;
-      const mine = entries.some((entry) => entry.name !== session.user) ? await groupsOf() : new Set<string>();
-      let bits = 0;
-      for (const entry of entries) if (entry.name === session.user || mine.has(entry.name)) bits |= entry.rights;
-      return bits;
-    };
-    /** Whether the scope and the object's own rights let `action` through (`authorize` is asked after). */
-    const within = (action: AccessAction, reach: Scope, rights: number | undefined, object: StoredObject | undefined): boolean => {
-      // bit 5 on the object, or the class rule `security`
-      if (action === 'security') return reach !== 'none' || (rights !== undefined && (rights & RIGHT_BITS.security) !== 0);
-      if (reach === 'none' || (reach === 'self' && object?.id !== session?.principalId)) return false;
-      return rights === undefined || (rights & RIGHT_BITS[action]) !== 0;
-    };
-    // the macro context `authorize` is asked with, made once per request
-    let macroContext: MacroContext | undefined;
-    /** `authorize`'s answer (none: allowed), without a promise when it answers at once. */
-    const authorized = (action: AccessAction, className: string, object?: StoredObject, fields?: Fields): MaybePromise<boolean> => {
-      if (!this.#authorizes(className)) return true;
-      return andThen(this.#authorize!((macroContext ??= context()), { action, className, object, fields, rightsControlKey }), (answer) => answer === true);
-    };
-    const asked = async (action: AccessAction, className: string, object?: StoredObject, fields?: Fields) => {
-      const reach = await scope(action, className);
-      const rights = object ? await objectRights(object) : undefined;
-      if (!within(action, reach, rights, object)) return false;
-      return authorized(action, className, object, fields);
-    };
-    // Most reads are decided by the class rule alone (no group named, no per-object entries, no
-    // `authorize`): answered without the awaits the general case needs, with the same checks.
-    const decided = (action: AccessAction, className: string, object?: StoredObject, fields?: Fields): MaybePromise<boolean> => {
-      const reach = ruleScope(action, className);
-      if (reach === undefined || (object && securityEntries(object).length > 0)) return asked(action, className, object, fields);
-      return within(action, reach, undefined, object) && authorized(action, className, object, fields);
-    };
-    const may = async (action: AccessAction, className: string, object?: StoredObject, fields?: Fields): Promise<boolean> => decided(action, className, object, fields);
-    const secured = new Map<string, Promise<boolean>>();
-    const hasSecured = (className: string, counted: number | undefined) => {
-      let answer = secured.get(className);
-      if (!answer) secured.set(className, (answer = counted === undefined ? this.store.count(className, SECURED).then((n) => n > 0) : Promise.resolve(counted > 0)));
-      return answer;
-    };
-    // where the class rules alone decide (no `authorize`), an object without per-object security is answered at once
-    const hidden: ClassReader = () => false;
-    const open: ClassReader = (object) => (securityEntries(object).length === 0 ? true : undefined);
-    const classReaders = new Map<string, MaybePromise<ClassReader | undefined>>();
-    const classReader = (className: string): MaybePromise<ClassReader | undefined> => {
-      if (this.#authorizes(className)) return undefined;
-      let reader = classReaders.get(className);
-      if (reader === undefined && !classReaders.has(className)) {
-        const reach = ruleScope('read', className);
-        const ofScope = (reach: Scope) => (reach === 'none' ? hidden : reach === 'self' ? undefined : open);
-        reader = reach !== undefined ? ofScope(reach) : scope('read', className).then(ofScope);
-        classReaders.set(className, reader);
-      }
-      return reader;
-    };
-    return {
-      scope,
-      may,
-      readable: (object) => decided('read', object.className, object),
-      classReader,
-      principalId: session?.principalId,
-      authorizes: (className) => this.#authorizes(className),
-      narrowedIn: async (className, counted) => this.#authorizes(className) || (await hasSecured(className, counted)),
-      pathReach: async (internalClasses) => {
-        if (this.#authorize) return undefined;
-        // the classes with a rule of their own, and the internal ones; every other class has the "*" rule
-        const named = [...new Set([...Object.keys(this.#rules).filter((name) => name !== '*'), ...internalClasses])];
-        const scopes = await Promise.all(named.map(async (name) => (internalClasses.has(name) ? 'none' : await scope('read', name))));
-        const withScope = (wanted: Scope) => named.filter((_, i) => scopes[i] === wanted);
-        const anyOther = await scope('read', '*');
-        const classes: Where = anyOther === 'all' ? { $not: { $classes: [...withScope('self'), ...withScope('none')] } } : { $classes: withScope('all') };
-        const own = session?.principalId === undefined || withScope('self').length === 0 ? [] : [{ $classes: withScope('self'), $oids: [session.principalId] }];
-        return { $and: [own.length === 0 ? classes : { $or: [classes, ...own] }, { [SECURITY_FIELD]: { $exists: false } }] };
-      },
-    };
+    return new RequestGuard(this, session, context, undefined, rightsControlKey);
+  }
+
+  /** `authorize`'s answer about an object of a class it narrows (see `authorizes`). */
+  askAuthorize(context: MacroContext, question: AccessQuestion): boolean | Promise<boolean> {
+    return this.#authorize!(context, question);
+  }
+
+  /** Whether the host's `authorize` is set at all (`Guard.pathReach` has no filter then). */
+  get hasAuthorize(): boolean {
+    return this.#authorize !== undefined;
+  }
+
+  /** The classes the host's rules name (not `"*"`), without those declared at run time. */
+  hostClasses(): string[] {
+    return Object.keys(this.#rules).filter((name) => name !== '*');
+  }
+
+  /** How many objects of `className` carry per-object security entries. */
+  securedCount(className: string): Promise<number> {
+    return this.store.count(className, SECURED);
   }
 
   /** Whether the session's database user is a member of the group named `name`. */
   async inGroup(session: Session, name: string): Promise<boolean> {
-    return (await this.#groups(session)).has(name);
+    return (await this.groupsOf(session)).has(name);
   }
 
-  /** The `Name`s of a database user's `Groups`; custom-login principals have none. */
   /** Whether `name` is a database user's or a group's `Name` (what per-object security entries may name). */
   async knownName(name: string, userClass: string): Promise<boolean> {
     for (const className of [userClass, this.groupClass]) {
@@ -285,12 +204,157 @@ export class Access {
     return false;
   }
 
-  async #groups(session: Session | undefined): Promise<ReadonlySet<string>> {
+  /** The `Name`s of the groups of a session's database user (none for other principals). */
+  async groupsOf(session: Session | undefined): Promise<ReadonlySet<string>> {
     if (!session || session.principal !== 'db') return new Set();
     const user = await this.store.get(session.principalId);
     const members = user?.fields.Groups;
     if (!isSet(members) || members.$set.length === 0) return new Set();
     const groups = await this.store.getMany(members.$set);
     return new Set(groups.map((group) => group.fields.Name).filter((name): name is string => typeof name === 'string'));
+  }
+}
+
+/** A class's objects are all hidden from the session (`Guard.classReader`). */
+const hidden: ClassReader = () => false;
+/** A class the session reads all of: an object without per-object security is answered at once. */
+const open: ClassReader = (object) => (securityEntries(object).length === 0 ? true : undefined);
+const ofScope = (reach: Scope): ClassReader | undefined => (reach === 'none' ? hidden : reach === 'self' ? undefined : open);
+const ownOnly = (action: AccessAction, allowed: readonly string[]): Scope => (allowed.includes('self') && (action === 'read' || action === 'update') ? 'self' : 'none');
+
+/**
+ * One request's guard: its own state in fields and its methods on the shared prototype (as Fastify's
+ * `Request` and `Reply`), so a request pays for one object, not a closure per question. What it
+ * works out (the session's groups, `authorize`'s macro context, per-class answers) is made on first use.
+ */
+class RequestGuard implements Guard {
+  readonly principalId: string | undefined;
+  readonly #access: Access;
+  readonly #session: Session | undefined;
+  readonly #context: (request: ApiRequest | undefined) => MacroContext;
+  readonly #request: ApiRequest | undefined;
+  readonly #rightsControlKey: string | undefined;
+  #groups: Promise<ReadonlySet<string>> | undefined;
+  // the macro context `authorize` is asked with, made once per request
+  #macroContext: MacroContext | undefined;
+  #secured: Map<string, Promise<boolean>> | undefined;
+  #classReaders: Map<string, MaybePromise<ClassReader | undefined>> | undefined;
+
+  constructor(access: Access, session: Session | undefined, context: (request: ApiRequest | undefined) => MacroContext, request: ApiRequest | undefined, rightsControlKey: string | undefined) {
+    this.#access = access;
+    this.#session = session;
+    this.#context = context;
+    this.#request = request;
+    this.#rightsControlKey = rightsControlKey;
+    this.principalId = session?.principalId;
+  }
+
+  #groupsOf(): Promise<ReadonlySet<string>> {
+    return (this.#groups ??= this.#access.groupsOf(this.#session));
+  }
+
+  /** The scope when the class rule decides it without the session's groups, else `undefined`. */
+  #ruleScope(action: AccessAction, className: string): Scope | undefined {
+    if (!this.#session) return 'none';
+    const allowed = this.#access.allowed(action, className);
+    if (allowed.includes('*')) return 'all';
+    return allowed.some((name) => name !== 'self') ? undefined : ownOnly(action, allowed);
+  }
+
+  async scope(action: AccessAction, className: string): Promise<Scope> {
+    const known = this.#ruleScope(action, className);
+    if (known !== undefined) return known;
+    // the session's groups are read (from the store) only when the rule names a group
+    const allowed = this.#access.allowed(action, className);
+    const mine = await this.#groupsOf();
+    return allowed.some((name) => mine.has(name)) ? 'all' : ownOnly(action, allowed);
+  }
+
+  // per-object security (PROTOCOL.md 6.7): an object with entries is usable only by the names listed, for their bits
+  async #objectRights(object: StoredObject): Promise<number | undefined> {
+    const entries = securityEntries(object);
+    if (entries.length === 0) return undefined;
+    const session = this.#session;
+    if (!session) return 0;
+    const mine = entries.some((entry) => entry.name !== session.user) ? await this.#groupsOf() : new Set<string>();
+    let bits = 0;
+    for (const entry of entries) if (entry.name === session.user || mine.has(entry.name)) bits |= entry.rights;
+    return bits;
+  }
+
+  /** Whether the scope and the object's own rights let `action` through (`authorize` is asked after). */
+  #within(action: AccessAction, reach: Scope, rights: number | undefined, object: StoredObject | undefined): boolean {
+    // bit 5 on the object, or the class rule `security`
+    if (action === 'security') return reach !== 'none' || (rights !== undefined && (rights & RIGHT_BITS.security) !== 0);
+    if (reach === 'none' || (reach === 'self' && object?.id !== this.#session?.principalId)) return false;
+    return rights === undefined || (rights & RIGHT_BITS[action]) !== 0;
+  }
+
+  /** `authorize`'s answer (none: allowed), without a promise when it answers at once. */
+  #authorized(action: AccessAction, className: string, object?: StoredObject, fields?: Fields): MaybePromise<boolean> {
+    if (!this.#access.authorizes(className)) return true;
+    const context = (this.#macroContext ??= this.#context(this.#request));
+    return andThen(this.#access.askAuthorize(context, { action, className, object, fields, rightsControlKey: this.#rightsControlKey }), (answer) => answer === true);
+  }
+
+  async #asked(action: AccessAction, className: string, object?: StoredObject, fields?: Fields): Promise<boolean> {
+    const reach = await this.scope(action, className);
+    const rights = object ? await this.#objectRights(object) : undefined;
+    if (!this.#within(action, reach, rights, object)) return false;
+    return this.#authorized(action, className, object, fields);
+  }
+
+  // Most reads are decided by the class rule alone (no group named, no per-object entries, no
+  // `authorize`): answered without the awaits the general case needs, with the same checks.
+  #decided(action: AccessAction, className: string, object?: StoredObject, fields?: Fields): MaybePromise<boolean> {
+    const reach = this.#ruleScope(action, className);
+    if (reach === undefined || (object && securityEntries(object).length > 0)) return this.#asked(action, className, object, fields);
+    return this.#within(action, reach, undefined, object) && this.#authorized(action, className, object, fields);
+  }
+
+  async may(action: AccessAction, className: string, object?: StoredObject, fields?: Fields): Promise<boolean> {
+    return this.#decided(action, className, object, fields);
+  }
+
+  readable(object: StoredObject): MaybePromise<boolean> {
+    return this.#decided('read', object.className, object);
+  }
+
+  // where the class rules alone decide (no `authorize`), an object without per-object security is answered at once
+  classReader(className: string): MaybePromise<ClassReader | undefined> {
+    if (this.#access.authorizes(className)) return undefined;
+    const readers = (this.#classReaders ??= new Map());
+    let reader = readers.get(className);
+    if (reader === undefined && !readers.has(className)) {
+      const reach = this.#ruleScope('read', className);
+      reader = reach !== undefined ? ofScope(reach) : this.scope('read', className).then(ofScope);
+      readers.set(className, reader);
+    }
+    return reader;
+  }
+
+  authorizes(className: string): boolean {
+    return this.#access.authorizes(className);
+  }
+
+  async narrowedIn(className: string, counted?: number): Promise<boolean> {
+    if (this.#access.authorizes(className)) return true;
+    const secured = (this.#secured ??= new Map());
+    let answer = secured.get(className);
+    if (!answer) secured.set(className, (answer = counted === undefined ? this.#access.securedCount(className).then((n) => n > 0) : Promise.resolve(counted > 0)));
+    return answer;
+  }
+
+  async pathReach(internalClasses: ReadonlySet<string>): Promise<Where | undefined> {
+    if (this.#access.hasAuthorize) return undefined;
+    // the classes with a rule of their own, and the internal ones; every other class has the "*" rule
+    const named = [...new Set([...this.#access.hostClasses(), ...internalClasses])];
+    const scopes = await Promise.all(named.map(async (name) => (internalClasses.has(name) ? 'none' : await this.scope('read', name))));
+    const withScope = (wanted: Scope) => named.filter((_, i) => scopes[i] === wanted);
+    const anyOther = await this.scope('read', '*');
+    const classes: Where = anyOther === 'all' ? { $not: { $classes: [...withScope('self'), ...withScope('none')] } } : { $classes: withScope('all') };
+    const principalId = this.#session?.principalId;
+    const own = principalId === undefined || withScope('self').length === 0 ? [] : [{ $classes: withScope('self'), $oids: [principalId] }];
+    return { $and: [own.length === 0 ? classes : { $or: [classes, ...own] }, { [SECURITY_FIELD]: { $exists: false } }] };
   }
 }

@@ -4,7 +4,7 @@
  * uses it as one (a host's wrapper, a framework).
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { afterEach, expect, test } from 'vitest';
 import { createNodeHandler, writeWebResponse } from '../../adapters/node.js';
 import { lightAnswer, type Service } from '../../src/index.js';
@@ -46,6 +46,33 @@ test('a JSON answer over the Node adapter has its length and the same bytes as s
   const head = await fetch(`${base}/v1/object/CUS00001`, { method: 'HEAD', headers });
   expect(head.status).toBe((await service.fetch(new Request('http://localhost/v1/object/CUS00001', { method: 'HEAD', headers }))).status);
   expect(await head.text()).toBe('');
+});
+
+/** The head of the first answer on a raw connection to `base` (one request, kept alive), as its lines. */
+async function answerHead(base: string, request: string): Promise<string[]> {
+  const { hostname, port } = new URL(base);
+  const socket = connect(Number(port), hostname);
+  let received = '';
+  try {
+    socket.write(request);
+    for await (const chunk of socket) {
+      received += (chunk as Buffer).toString('latin1');
+      if (received.includes('\r\n\r\n')) break;
+    }
+  } finally {
+    socket.destroy();
+  }
+  return received.slice(0, received.indexOf('\r\n\r\n')).split('\r\n');
+}
+
+test('a JSON answer is written with writeHead and one end: its headers and length first, then what Node adds', async () => {
+  const service = await demoService();
+  const sessionId = await login(service);
+  const base = await listen(createNodeHandler(service));
+  const head = await answerHead(base, `GET /v1/object/CUS00001 HTTP/1.1\r\nhost: localhost\r\nappkey: ${APP_KEY}\r\nsessionid: ${sessionId}\r\n\r\n`);
+  expect(head[0]).toBe('HTTP/1.1 200 OK');
+  // the service's headers as given, the length after them; Node's own (Date, keep-alive) follow
+  expect(head.slice(1).map((line) => line.slice(0, line.indexOf(':')))).toEqual(['content-type', 'x-request-id', 'content-length', 'Date', 'Connection', 'Keep-Alive']);
 });
 
 test('an encrypted answer over the Node adapter is written as its sealed bytes, with its length (an independent node:crypto client opens it)', async () => {
