@@ -181,11 +181,6 @@ export class Access {
     return this.#authorize !== undefined;
   }
 
-  /** The classes the host's rules name (not `"*"`), without those declared at run time. */
-  hostClasses(): string[] {
-    return Object.keys(this.#rules).filter((name) => name !== '*');
-  }
-
   /** How many objects of `className` carry per-object security entries. */
   securedCount(className: string): Promise<number> {
     return this.store.count(className, SECURED);
@@ -347,8 +342,9 @@ class RequestGuard implements Guard {
 
   async pathReach(internalClasses: ReadonlySet<string>): Promise<Where | undefined> {
     if (this.#access.hasAuthorize) return undefined;
-    // the classes with a rule of their own, and the internal ones; every other class has the "*" rule
-    const named = [...new Set([...this.#access.hostClasses(), ...internalClasses])];
+    // the classes with a rule of their own (the host's and those declared at run time with one), and
+    // the internal ones; every other class has the "*" rule
+    const named = [...new Set([...this.#access.namedClasses(), ...internalClasses])];
     const scopes = await Promise.all(named.map(async (name) => (internalClasses.has(name) ? 'none' : await this.scope('read', name))));
     const withScope = (wanted: Scope) => named.filter((_, i) => scopes[i] === wanted);
     const anyOther = await this.scope('read', '*');

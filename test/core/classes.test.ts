@@ -163,6 +163,24 @@ describe('GET /v1/object/{id}/referencedBy', () => {
     expect([bob.total, bob.ids]).toEqual([150, ['CUS00004', 'CUS00006']]);
   });
 
+  test('a class declared at run time is held to its own read rule where the rules decide in the store (no authorize)', async () => {
+    const { service, as } = await demo({ users: { admins: 'admins' }, access: { authorize: undefined, authorizeClasses: undefined } });
+    const alice = await as('alice');
+    const Access = { read: ['admins'], create: ['admins'], update: ['admins'], delete: ['admins'] };
+    const declared = await call(service, 'PUT', '/v1/model/classes/Audit', { headers: alice, json: { Fields: { Subject: { Type: 'ref', Class: 'Employee' } }, Access } });
+    expect(declared.status, declared.text).toBe(200);
+    const created = await call(service, 'POST', '/v1/object/Audit', { headers: alice, json: { Subject: { '~ObjectID': 'EMP00002' } } });
+    expect(created.status, created.text).toBe(200);
+    const audit = created.body.data['~ObjectID'] as string;
+    // alice (admins) reads it among the objects referencing EMP00002; bob (support) neither reads nor counts it
+    expect((await referencedBy(service, alice, 'EMP00002', '?perPage=1000')).ids).toContain(audit);
+    const bob = await as('bob');
+    expectError(await call(service, 'GET', `/v1/object/${audit}`, { headers: bob }), '404', 404);
+    const seen = await referencedBy(service, bob, 'EMP00002', '?page=1&perPage=1000&serialization={"type":"oid"}');
+    expect(seen.ids).not.toContain(audit);
+    expect(seen.total).toBe(151);
+  });
+
   test('through a token login and as /v1/multi items', async () => {
     const { service } = await demo();
     const headers = { authorization: `Bearer ${await loginToken(service, 'alice')}` };
