@@ -4,32 +4,33 @@
  * the client imports this module with `import type`, so the browser bundle carries no server code.
  */
 import type { GenericSchema, InferInput, InferOutput } from 'valibot';
-import type { accountRoutes } from './accounts/routes.js';
+import type { ACCOUNTS } from './accounts/contract.js';
 import type { adminRoutes } from './admin/routes.js';
-import type { loginRoutes } from './auth/login.js';
-import type { Method } from './http/router.js';
+import type { LOGIN } from './auth/login-contract.js';
+import type { Method, SpecsOf } from './http/route-spec.js';
 import type { classDeclarationRoutes, modelRoutes } from './objects/model/index.js';
 import type { classesRoutes } from './objects/classes-routes.js';
-import type { bulkRoutes, createCheckRoutes, lockRoutes, recycleRoutes, writeRoutes } from './objects/write/index.js';
-import type { objectReadRoutes } from './objects/routes.js';
+import type { bulkRoutes, createCheckRoutes, lockRoutes, recycleRoutes } from './objects/write/index.js';
+import type { WRITE } from './objects/write/write-contract.js';
+import type { READ } from './objects/read-contract.js';
 import type { savedQueryRoutes } from './saved-queries/routes.js';
 import type { twoFactorRoutes } from './auth/two-factor-routes.js';
 import type { licenceRoutes } from './auth/licence-routes.js';
 import type { passkeyRoutes } from './accounts/passkeys.js';
-import type { secureLoginRoutes } from './secure/routes.js';
+import type { SECURE } from './secure/contract.js';
 import type { macroRoutes } from './macros/routes.js';
 import type { batchRoutes } from './batch/routes.js';
 import type { fileRoutes } from './files/routes.js';
 import type { checkRoutes } from './checks/routes.js';
 import type { v2Routes } from './v2/routes.js';
 import type { eventRoutes } from './events/routes.js';
-import type { externalLoginRoutes } from './oauth/routes.js';
+import type { OAUTH } from './oauth/contract.js';
 
 /** The built-in routes the client calls, each with its literal method, path and schemas. */
 export type BuiltInRoutes =
-  | ReturnType<typeof loginRoutes>[number]
-  | ReturnType<typeof accountRoutes>[number]
-  | ReturnType<typeof objectReadRoutes>[number]
+  | SpecsOf<typeof LOGIN>
+  | SpecsOf<typeof ACCOUNTS>
+  | SpecsOf<typeof READ>
   | ReturnType<typeof classesRoutes>[number]
   | ReturnType<typeof classDeclarationRoutes>[number]
   | ReturnType<typeof adminRoutes>[number]
@@ -37,8 +38,8 @@ export type BuiltInRoutes =
   | ReturnType<typeof twoFactorRoutes>[number]
   | ReturnType<typeof licenceRoutes>[number]
   | ReturnType<typeof passkeyRoutes>[number]
-  | ReturnType<typeof secureLoginRoutes>[number]
-  | ReturnType<typeof writeRoutes>[number]
+  | SpecsOf<typeof SECURE>
+  | SpecsOf<typeof WRITE>
   | ReturnType<typeof createCheckRoutes>[number]
   | ReturnType<typeof bulkRoutes>[number]
   | ReturnType<typeof recycleRoutes>[number]
@@ -50,7 +51,7 @@ export type BuiltInRoutes =
   | ReturnType<typeof modelRoutes>[number]
   | ReturnType<typeof v2Routes>[number]
   | ReturnType<typeof eventRoutes>[number]
-  | ReturnType<typeof externalLoginRoutes>[number];
+  | SpecsOf<typeof OAUTH>;
 
 /** The path patterns of the table's routes of a method, e.g. `'/v1/object/:id'` for `GET`. */
 export type PathOf<M extends Method> = Extract<BuiltInRoutes, { method: M }>['path'];

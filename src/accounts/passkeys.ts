@@ -1,7 +1,8 @@
 import { base64urlnopad } from '@scure/base';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON, WebAuthnCredential } from '@simplewebauthn/server';
 import * as v from 'valibot';
-import { AppNamesSchema, checkLicences, sessionClient, startSession } from '../auth/login.js';
+import { AppNamesSchema } from '../auth/login-contract.js';
+import { checkLicences, sessionClient, startSession } from '../auth/login.js';
 import type { Session } from '../auth/sessions.js';
 import type { LoginContext } from '../auth/context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import type { AuthContext } from './context.js';
 import { okReply } from '../http/envelope.js';
 import { route } from '../http/router.js';
-import { AppNamesSchema } from './login.js';
+import { AppNamesSchema } from './login-contract.js';
 import { Nothing } from '../openapi/schemas.js';
 
 const ReleaseBodySchema = v.object({ appNames: AppNamesSchema });

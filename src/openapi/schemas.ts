@@ -22,7 +22,7 @@ export function setOf<T extends v.GenericSchema>(element: T, count: string, unfi
 export const ObjectReference = v.pipe(
   v.looseObject({ '~ClassName': v.string(), '~ObjectID': v.string(), '~StoreTime': v.optional(v.string()) }),
   v.description('a referenced object: serialized, or only its ~ members when the session may not read it'),
-  v.examples([REFERENCE]),
+  v.examples([REFERENCE as never]),
 );
 
 /** An object as the service serializes it (PROTOCOL.md 6.1); the document describes each declared class's fields. */
@@ -30,7 +30,7 @@ export const ServedObject = v.pipe(
   // `serialization` (6.1) decides which members an answer holds: `oid` only ~ObjectID, `empty` the ~ members, a field list some fields
   v.looseObject({ '~ClassName': v.optional(v.string()), '~ObjectID': v.string(), '~StoreTime': v.optional(v.string()) }),
   v.description('a serialized object: ~ClassName, ~ObjectID, ~StoreTime and its fields (serialization oid: ~ObjectID only; empty: the ~ members; custom: the listed fields)'),
-  v.examples([CUSTOMER]),
+  v.examples([CUSTOMER as never]),
 );
 
 /** A set (PROTOCOL.md 6.1): a listing's page. */
@@ -58,13 +58,13 @@ const SESSION_MEMBERS = { user: ServedObject, databaseName: v.string(), expiresA
 /** `data` of a login (PROTOCOL.md 2.2). */
 export const LoginAnswer = v.pipe(
   v.object({ sessionId: v.pipe(v.string(), v.description('the sessionId header of the requests that follow')), ...SESSION_MEMBERS }),
-  v.examples([ALICE_LOGIN]),
+  v.examples([ALICE_LOGIN as never]),
 );
 
 /** `data` of the token login (`/v2/login` without `publicKey`). */
 export const TokenLoginAnswer = v.pipe(
   v.object({ token: v.pipe(v.string(), v.description('a JWT for the Authorization header')), ...SESSION_MEMBERS }),
-  v.examples([DAVE_TOKEN]),
+  v.examples([DAVE_TOKEN as never]),
 );
 
 /** Every JSON answer (PROTOCOL.md 1.3); `internalStatus` and `statusMessage` are always strings. */

@@ -13,7 +13,7 @@ import { MAX_PER_PAGE, parseSerialization, selectAll, selectPage, SERIALIZATION_
 import { nameParam } from '../names.js';
 import { classSelection, requireClass } from '../known-classes.js';
 import { updateObjects, writerOf } from './write-path.js';
-import { WRITE_PARAMS } from './write-routes.js';
+import { WRITE_PARAMS } from './write-contract.js';
 import { bodyFields } from './writes.js';
 
 /** The most objects one bulk `PATCH` changes. */
