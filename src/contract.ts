@@ -9,10 +9,8 @@ import type { adminRoutes } from './admin/routes.js';
 import type { LOGIN } from './auth/login-contract.js';
 import type { Method, SpecsOf } from './http/route-spec.js';
 import type { classDeclarationRoutes, modelRoutes } from './objects/model/index.js';
-import type { classesRoutes } from './objects/classes-routes.js';
-import type { bulkRoutes, createCheckRoutes, lockRoutes, recycleRoutes } from './objects/write/index.js';
-import type { WRITE } from './objects/write/write-contract.js';
-import type { READ } from './objects/read-contract.js';
+import type { BULK, CREATE_CHECK, LOCK, RECYCLE, WRITE } from './objects/write/write-contract.js';
+import type { CLASSES, READ } from './objects/read-contract.js';
 import type { savedQueryRoutes } from './saved-queries/routes.js';
 import type { twoFactorRoutes } from './auth/two-factor-routes.js';
 import type { licenceRoutes } from './auth/licence-routes.js';
@@ -31,7 +29,7 @@ export type BuiltInRoutes =
   | SpecsOf<typeof LOGIN>
   | SpecsOf<typeof ACCOUNTS>
   | SpecsOf<typeof READ>
-  | ReturnType<typeof classesRoutes>[number]
+  | SpecsOf<typeof CLASSES>
   | ReturnType<typeof classDeclarationRoutes>[number]
   | ReturnType<typeof adminRoutes>[number]
   | ReturnType<typeof savedQueryRoutes>[number]
@@ -40,10 +38,10 @@ export type BuiltInRoutes =
   | ReturnType<typeof passkeyRoutes>[number]
   | SpecsOf<typeof SECURE>
   | SpecsOf<typeof WRITE>
-  | ReturnType<typeof createCheckRoutes>[number]
-  | ReturnType<typeof bulkRoutes>[number]
-  | ReturnType<typeof recycleRoutes>[number]
-  | ReturnType<typeof lockRoutes>[number]
+  | SpecsOf<typeof CREATE_CHECK>
+  | SpecsOf<typeof BULK>
+  | SpecsOf<typeof RECYCLE>
+  | SpecsOf<typeof LOCK>
   | ReturnType<typeof macroRoutes>[number]
   | ReturnType<typeof batchRoutes>[number]
   | ReturnType<typeof fileRoutes>[number]

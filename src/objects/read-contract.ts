@@ -8,7 +8,7 @@ import { integerParam } from '../http/validate.js';
 import { SERIALIZATION_PARAM } from './read/answers.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from './read/selection.js';
 import { ClassNameParams, ObjectIdParams } from './names.js';
-import { ObjectSet, ServedObject } from '../openapi/schemas.js';
+import { ClassSummaries, ObjectSet, ServedObject } from '../openapi/schemas.js';
 
 /** The query parameters of a listing (PROTOCOL.md 6.2). */
 export const ListingQuerySchema = v.object({
@@ -23,4 +23,15 @@ export const ListingQuerySchema = v.object({
 export const READ = {
   getObjectById: spec({ method: 'GET', path: '/v1/object/:id', params: ObjectIdParams('an object id, or a class name with no object of that id (lists the class)'), query: ListingQuerySchema, answerSchema: v.union([ServedObject, ObjectSet]) }),
   getObjectsByClassName: spec({ method: 'GET', path: '/v1/objects/:className', params: ClassNameParams, query: ListingQuerySchema, answerSchema: ObjectSet }),
+};
+
+export const ReferencedByQuerySchema = v.object({
+  page: integerParam('page', 1_000_000_000, 'the page, from 0'),
+  perPage: integerParam('perPage', MAX_PER_PAGE, `objects per page, default ${DEFAULT_PER_PAGE}`),
+  ...SERIALIZATION_PARAM,
+});
+
+export const CLASSES = {
+  getClasses: spec({ method: 'GET', path: '/v1/classes', answerSchema: ClassSummaries }),
+  getObjectByIdReferencedBy: spec({ method: 'GET', path: '/v1/object/:id/referencedBy', params: ObjectIdParams('the id of the referenced object'), query: ReferencedByQuerySchema, answerSchema: ObjectSet }),
 };
