@@ -5,23 +5,22 @@
  */
 import type { GenericSchema, InferInput, InferOutput } from 'valibot';
 import type { ACCOUNTS } from './accounts/contract.js';
-import type { adminRoutes } from './admin/routes.js';
-import type { LOGIN } from './auth/login-contract.js';
+import type { ADMIN } from './admin/contract.js';
+import type { LICENCE, LOGIN } from './auth/login-contract.js';
 import type { Method, SpecsOf } from './http/route-spec.js';
 import type { classDeclarationRoutes, modelRoutes } from './objects/model/index.js';
 import type { BULK, CREATE_CHECK, LOCK, RECYCLE, WRITE } from './objects/write/write-contract.js';
 import type { CLASSES, READ } from './objects/read-contract.js';
-import type { savedQueryRoutes } from './saved-queries/routes.js';
+import type { SAVED_QUERIES } from './saved-queries/contract.js';
 import type { twoFactorRoutes } from './auth/two-factor-routes.js';
-import type { licenceRoutes } from './auth/licence-routes.js';
 import type { passkeyRoutes } from './accounts/passkeys.js';
 import type { SECURE } from './secure/contract.js';
-import type { macroRoutes } from './macros/routes.js';
+import type { MACROS } from './macros/contract.js';
 import type { batchRoutes } from './batch/routes.js';
-import type { fileRoutes } from './files/routes.js';
-import type { checkRoutes } from './checks/routes.js';
+import type { FILES } from './files/contract.js';
+import type { CHECKS } from './checks/contract.js';
 import type { v2Routes } from './v2/routes.js';
-import type { eventRoutes } from './events/routes.js';
+import type { EVENTS } from './events/contract.js';
 import type { OAUTH } from './oauth/contract.js';
 
 /** The built-in routes the client calls, each with its literal method, path and schemas. */
@@ -31,10 +30,10 @@ export type BuiltInRoutes =
   | SpecsOf<typeof READ>
   | SpecsOf<typeof CLASSES>
   | ReturnType<typeof classDeclarationRoutes>[number]
-  | ReturnType<typeof adminRoutes>[number]
-  | ReturnType<typeof savedQueryRoutes>[number]
+  | SpecsOf<typeof ADMIN>
+  | SpecsOf<typeof SAVED_QUERIES>
   | ReturnType<typeof twoFactorRoutes>[number]
-  | ReturnType<typeof licenceRoutes>[number]
+  | SpecsOf<typeof LICENCE>
   | ReturnType<typeof passkeyRoutes>[number]
   | SpecsOf<typeof SECURE>
   | SpecsOf<typeof WRITE>
@@ -42,13 +41,13 @@ export type BuiltInRoutes =
   | SpecsOf<typeof BULK>
   | SpecsOf<typeof RECYCLE>
   | SpecsOf<typeof LOCK>
-  | ReturnType<typeof macroRoutes>[number]
+  | SpecsOf<typeof MACROS>
   | ReturnType<typeof batchRoutes>[number]
-  | ReturnType<typeof fileRoutes>[number]
-  | ReturnType<typeof checkRoutes>[number]
+  | SpecsOf<typeof FILES>
+  | SpecsOf<typeof CHECKS>
   | ReturnType<typeof modelRoutes>[number]
   | ReturnType<typeof v2Routes>[number]
-  | ReturnType<typeof eventRoutes>[number]
+  | SpecsOf<typeof EVENTS>
   | SpecsOf<typeof OAUTH>;
 
 /** The path patterns of the table's routes of a method, e.g. `'/v1/object/:id'` for `GET`. */

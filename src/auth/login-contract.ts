@@ -31,3 +31,9 @@ export const LOGIN = {
   postAuthDf: spec({ method: 'POST', path: '/v1/auth/df', body: LoginBodySchema, answerSchema: LoginAnswer }),
   postLogout: spec({ method: 'POST', path: '/v1/logout', answerSchema: Nothing }),
 };
+
+export const ReleaseBodySchema = v.object({ appNames: AppNamesSchema });
+
+export const LICENCE = {
+  postLicenseRelease: spec({ method: 'POST', path: '/v1/license/release', body: ReleaseBodySchema, answerSchema: Nothing }),
+};
