@@ -12,7 +12,7 @@ import type { classDeclarationRoutes, modelRoutes } from './objects/model/index.
 import type { BULK, CREATE_CHECK, LOCK, RECYCLE, WRITE } from './objects/write/write-contract.js';
 import type { CLASSES, READ } from './objects/read-contract.js';
 import type { SAVED_QUERIES } from './saved-queries/contract.js';
-import type { twoFactorRoutes } from './auth/two-factor-routes.js';
+import type { TWO_FACTOR } from './auth/two-factor-contract.js';
 import type { passkeyRoutes } from './accounts/passkeys.js';
 import type { SECURE } from './secure/contract.js';
 import type { MACROS } from './macros/contract.js';
@@ -32,7 +32,7 @@ export type BuiltInRoutes =
   | ReturnType<typeof classDeclarationRoutes>[number]
   | SpecsOf<typeof ADMIN>
   | SpecsOf<typeof SAVED_QUERIES>
-  | ReturnType<typeof twoFactorRoutes>[number]
+  | SpecsOf<typeof TWO_FACTOR>
   | SpecsOf<typeof LICENCE>
   | ReturnType<typeof passkeyRoutes>[number]
   | SpecsOf<typeof SECURE>
