@@ -4,16 +4,15 @@
  * the client imports this module with `import type`, so the browser bundle carries no server code.
  */
 import type { GenericSchema, InferInput, InferOutput } from 'valibot';
-import type { ACCOUNTS } from './accounts/contract.js';
+import type { ACCOUNTS, PASSKEYS } from './accounts/contract.js';
 import type { ADMIN } from './admin/contract.js';
 import type { LICENCE, LOGIN } from './auth/login-contract.js';
 import type { Method, SpecsOf } from './http/route-spec.js';
-import type { classDeclarationRoutes, modelRoutes } from './objects/model/index.js';
+import type { MODEL_CLASSES, MODEL_STRUCTURE } from './objects/model/contract.js';
 import type { BULK, CREATE_CHECK, LOCK, RECYCLE, WRITE } from './objects/write/write-contract.js';
 import type { CLASSES, READ } from './objects/read-contract.js';
 import type { SAVED_QUERIES } from './saved-queries/contract.js';
 import type { TWO_FACTOR } from './auth/two-factor-contract.js';
-import type { passkeyRoutes } from './accounts/passkeys.js';
 import type { SECURE } from './secure/contract.js';
 import type { MACROS } from './macros/contract.js';
 import type { batchRoutes } from './batch/routes.js';
@@ -29,12 +28,12 @@ export type BuiltInRoutes =
   | SpecsOf<typeof ACCOUNTS>
   | SpecsOf<typeof READ>
   | SpecsOf<typeof CLASSES>
-  | ReturnType<typeof classDeclarationRoutes>[number]
+  | SpecsOf<typeof MODEL_CLASSES>
   | SpecsOf<typeof ADMIN>
   | SpecsOf<typeof SAVED_QUERIES>
   | SpecsOf<typeof TWO_FACTOR>
   | SpecsOf<typeof LICENCE>
-  | ReturnType<typeof passkeyRoutes>[number]
+  | SpecsOf<typeof PASSKEYS>
   | SpecsOf<typeof SECURE>
   | SpecsOf<typeof WRITE>
   | SpecsOf<typeof CREATE_CHECK>
@@ -45,7 +44,7 @@ export type BuiltInRoutes =
   | ReturnType<typeof batchRoutes>[number]
   | SpecsOf<typeof FILES>
   | SpecsOf<typeof CHECKS>
-  | ReturnType<typeof modelRoutes>[number]
+  | SpecsOf<typeof MODEL_STRUCTURE>
   | ReturnType<typeof v2Routes>[number]
   | SpecsOf<typeof EVENTS>
   | SpecsOf<typeof OAUTH>;

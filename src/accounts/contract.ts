@@ -9,6 +9,7 @@ import { integerParam } from '../http/validate.js';
 import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from '../objects/read/selection.js';
 import { integer, Nothing, setOf, UserList } from '../openapi/schemas.js';
 import { LicencesSchema, MAX_PASSWORD, passwordMember } from './users.js';
+import { AppNamesSchema } from '../auth/login-contract.js';
 
 export const BAD_RESET_TOKEN = 'the reset token is unknown, used or expired: ask for a new one';
 const MAX_NAME = 256;
@@ -91,4 +92,25 @@ export const ACCOUNTS = {
   getUsers: spec({ method: 'GET', path: '/v1/users', query: UserListQuerySchema, answerSchema: UserList }),
   postUser: spec({ method: 'POST', path: '/v1/user', body: NewUserBody, answerSchema: v.strictObject(UserRef) }),
   patchUserByName: spec({ method: 'PATCH', path: '/v1/user/:name', params: UserParams, body: UserChangeBody, answerSchema: v.strictObject({ ...UserRef, Disabled: v.boolean() }) }),
+};
+
+/** The WebAuthn response as `@simplewebauthn/browser` gives it: checked for shape here, verified by `@simplewebauthn/server`. */
+export const ResponseSchema = v.looseObject(
+  { id: v.string('response.id must be a string'), rawId: v.string('response.rawId must be a string'), type: v.string(), response: v.looseObject({}, 'response.response must be an object') },
+  'response must be the WebAuthn response object (startRegistration or startAuthentication of @simplewebauthn/browser)',
+);
+export const RegisterSchema = v.object({
+  response: ResponseSchema,
+  name: v.optional(v.pipe(v.string('name must be a string'), v.maxLength(100, 'name must be at most 100 characters'))),
+});
+export const LoginOptionsSchema = v.optional(v.object({ user: v.optional(v.pipe(v.string('user must be a string'), v.maxLength(256, 'user must be at most 256 characters'))) }));
+export const LoginSchema = v.object({ response: ResponseSchema, appNames: AppNamesSchema, device: v.optional(v.unknown()) });
+
+export const PASSKEYS = {
+  postPasskeyRegisterOptions: spec({ method: 'POST', path: '/v1/passkey/register/options' }),
+  postPasskeyRegister: spec({ method: 'POST', path: '/v1/passkey/register', body: RegisterSchema }),
+  postPasskeyLoginOptions: spec({ method: 'POST', path: '/v1/passkey/login/options', body: LoginOptionsSchema }),
+  postPasskeyLogin: spec({ method: 'POST', path: '/v1/passkey/login', body: LoginSchema }),
+  getPasskeys: spec({ method: 'GET', path: '/v1/passkeys' }),
+  deletePasskeysById: spec({ method: 'DELETE', path: '/v1/passkeys/:id', params: v.object({ id: v.pipe(v.string(), v.description('the passkey (~ObjectID of GET /v1/passkeys)')) }) }),
 };
