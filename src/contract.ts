@@ -15,10 +15,10 @@ import type { SAVED_QUERIES } from './saved-queries/contract.js';
 import type { TWO_FACTOR } from './auth/two-factor-contract.js';
 import type { SECURE } from './secure/contract.js';
 import type { MACROS } from './macros/contract.js';
-import type { batchRoutes } from './batch/routes.js';
+import type { BATCH } from './batch/contract.js';
 import type { FILES } from './files/contract.js';
 import type { CHECKS } from './checks/contract.js';
-import type { v2Routes } from './v2/routes.js';
+import type { V2 } from './v2/contract.js';
 import type { EVENTS } from './events/contract.js';
 import type { OAUTH } from './oauth/contract.js';
 
@@ -41,11 +41,11 @@ export type BuiltInRoutes =
   | SpecsOf<typeof RECYCLE>
   | SpecsOf<typeof LOCK>
   | SpecsOf<typeof MACROS>
-  | ReturnType<typeof batchRoutes>[number]
+  | SpecsOf<typeof BATCH>
   | SpecsOf<typeof FILES>
   | SpecsOf<typeof CHECKS>
   | SpecsOf<typeof MODEL_STRUCTURE>
-  | ReturnType<typeof v2Routes>[number]
+  | SpecsOf<typeof V2>
   | SpecsOf<typeof EVENTS>
   | SpecsOf<typeof OAUTH>;
 
