@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import { clip } from '../http/errors.js';
 import { spec } from '../http/route-spec.js';
 import { integerParam } from '../http/validate.js';
-import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from '../objects/read/selection.js';
+import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from '../objects/read/index.js';
 import { integer, Nothing, setOf, UserList } from '../openapi/schemas.js';
 import { LicencesSchema, MAX_PASSWORD, passwordMember } from './users.js';
 import { AppNamesSchema } from '../auth/login-contract.js';

@@ -4,7 +4,7 @@
  */
 import * as v from 'valibot';
 import { spec } from '../http/route-spec.js';
-import { LoginAnswer, Nothing } from '../openapi/schemas.js';
+import { LoginAnswer, Nothing, type Same } from '../openapi/schemas.js';
 
 export const MAX_CREDENTIAL = 1024;
 export const credential = (name: string) =>
@@ -17,7 +17,7 @@ export const AppNamesSchema = v.union(
 );
 
 /** The login body of PROTOCOL.md 2.1; unknown members are ignored. `2faToken` `""` (or null, as a C# client may send it) means none. */
-export const LoginBodySchema = v.object({
+const loginBodySchema = v.object({
   user: credential('user'),
   pass: credential('pass'),
   appNames: AppNamesSchema,
@@ -25,6 +25,9 @@ export const LoginBodySchema = v.object({
   /** The real client's device description; only `device.deviceId` is read (for `acls`), any shape is accepted. */
   device: v.optional(v.unknown()),
 });
+/** `LoginBodySchema`'s type, named so that declarations refer to it rather than repeat it. */
+export interface LoginBodySchema extends Same<typeof loginBodySchema> {}
+export const LoginBodySchema: LoginBodySchema = loginBodySchema;
 
 export const LOGIN = {
   postLogin: spec({ method: 'POST', path: '/v1/login', body: LoginBodySchema, answerSchema: LoginAnswer }),

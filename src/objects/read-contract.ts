@@ -5,8 +5,7 @@
 import * as v from 'valibot';
 import { spec } from '../http/route-spec.js';
 import { integerParam } from '../http/validate.js';
-import { SERIALIZATION_PARAM } from './read/answers.js';
-import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from './read/selection.js';
+import { DEFAULT_PER_PAGE, MAX_PER_PAGE, SERIALIZATION_PARAM } from './read/index.js';
 import { ClassNameParams, ObjectIdParams } from './names.js';
 import { ClassSummaries, ObjectSet, ServedObject } from '../openapi/schemas.js';
 
