@@ -5,7 +5,6 @@
 import * as v from 'valibot';
 import { spec } from '../http/route-spec.js';
 import { Nothing } from '../openapi/schemas.js';
-import { EnrolmentSchema } from './two-factor.js';
 
 const MAX_APP_NAME = 128;
 
@@ -23,6 +22,14 @@ export const AppQuerySchema = v.object({
 export const StatusQuerySchema = v.object({
   ...AppQuerySchema.entries,
   username: v.optional(v.pipe(v.string(), v.maxLength(1024, 'username must be at most 1024 characters'), v.description('another user (needs the users.admins group)'))),
+});
+
+/** A new TOTP secret (`POST /v1/2fa/secret`), shown only once. */
+export const EnrolmentSchema = v.object({
+  secret: v.pipe(v.string(), v.description('base32')),
+  otpauthUri: v.pipe(v.string(), v.startsWith('otpauth://totp/')),
+  qrCode: v.pipe(v.string(), v.startsWith('data:image/svg+xml;base64,')),
+  backupCodes: v.pipe(v.array(v.string()), v.length(10)),
 });
 
 export const TWO_FACTOR = {

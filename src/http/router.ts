@@ -117,8 +117,9 @@ export interface RouteDeclaration<
 export type Route = RouteDeclaration<any, any, any, any>;
 
 /**
- * Declares a route, typing its handler's input from its schemas and its answer from `answerSchema`;
- * the declaration keeps its literal types (method, path, schemas), which the typed client reads.
+ * Declares a route, typing its handler's input from its schemas and its answer from `answerSchema`.
+ * The built-in routes spread their contract (route-spec.ts: method, path, schemas) into it, and the
+ * typed client reads the contracts, never these declarations (src/contract.ts).
  */
 export function route<
   const M extends Method,

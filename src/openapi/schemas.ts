@@ -5,7 +5,6 @@
  * real answers against the document, so these cannot drift from what the routes send.
  */
 import * as v from 'valibot';
-import { Acls } from '../auth/acls.js';
 import { ALICE_LOGIN, CLASSES, CUSTOMER, CUSTOMERS, DAVE_TOKEN, REFERENCE, USERS } from './examples.js';
 
 /** A type as it is, for an interface to extend: an interface's name is what declaration files print. */
@@ -60,6 +59,33 @@ export const ClassSummaries = setOf(
 
 /** `data` of an answer that has nothing to say. */
 export const Nothing = v.pipe(v.strictObject({}), v.description('nothing: {}'), v.examples([{}]));
+
+/**
+ * A login answer's `acls` (PROTOCOL.md 2.2): one element per application the session holds, each with
+ * exactly the types the Dart client casts to. The one description of the shape: the OpenAPI document
+ * and auth/acls.ts's `AclEntry` come from it.
+ */
+export const Acls = v.pipe(
+  v.object({
+    '~Count': integer,
+    '~Elements': v.array(
+      v.object({
+        Oid: v.pipe(v.string(), v.description("the licence's id (the principal and the application)")),
+        Status: v.pipe(integer, v.description('0 = active')),
+        UserName: v.string(),
+        DeviceID: v.pipe(v.nullable(v.string()), v.description("the login's device.deviceId")),
+        LicenseKey: v.pipe(v.string(), v.description("the application's name, never a secret")),
+        LicenseLevel: v.nullable(v.string()),
+        ParallelConnections: v.pipe(integer, v.description("0 = unlimited, else the licence's seat count (2.7)")),
+        TFAActivated: v.boolean(),
+        TFAConfirmed: v.boolean(),
+        Application: v.string(),
+        AddOns: v.object({ '~Count': integer, '~Elements': v.array(v.string()) }),
+      }),
+    ),
+  }),
+  v.description('one licence entry per application the session holds (PROTOCOL.md 2.2)'),
+);
 
 /** What every login answers beside its credential (PROTOCOL.md 2.2). */
 const SESSION_MEMBERS = { user: ServedObject, databaseName: v.string(), expiresAt: v.pipe(v.string(), v.isoTimestamp()), acls: Acls };
