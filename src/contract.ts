@@ -4,53 +4,50 @@
  * the client imports this module with `import type`, so the browser bundle carries no server code.
  */
 import type { GenericSchema, InferInput, InferOutput } from 'valibot';
-import type { accountRoutes } from './accounts/routes.js';
-import type { adminRoutes } from './admin/routes.js';
-import type { loginRoutes } from './auth/login.js';
-import type { Method } from './http/router.js';
-import type { classDeclarationRoutes, modelRoutes } from './objects/model/index.js';
-import type { classesRoutes } from './objects/classes-routes.js';
-import type { bulkRoutes, createCheckRoutes, lockRoutes, recycleRoutes, writeRoutes } from './objects/write/index.js';
-import type { objectReadRoutes } from './objects/routes.js';
-import type { savedQueryRoutes } from './saved-queries/routes.js';
-import type { twoFactorRoutes } from './auth/two-factor-routes.js';
-import type { licenceRoutes } from './auth/licence-routes.js';
-import type { passkeyRoutes } from './accounts/passkeys.js';
-import type { secureLoginRoutes } from './secure/routes.js';
-import type { macroRoutes } from './macros/routes.js';
-import type { batchRoutes } from './batch/routes.js';
-import type { fileRoutes } from './files/routes.js';
-import type { checkRoutes } from './checks/routes.js';
-import type { v2Routes } from './v2/routes.js';
-import type { eventRoutes } from './events/routes.js';
-import type { externalLoginRoutes } from './oauth/routes.js';
+import type { ACCOUNTS, PASSKEYS } from './accounts/contract.js';
+import type { ADMIN } from './admin/contract.js';
+import type { LICENCE, LOGIN } from './auth/login-contract.js';
+import type { Method, SpecsOf } from './http/route-spec.js';
+import type { MODEL_CLASSES, MODEL_STRUCTURE } from './objects/model/contract.js';
+import type { BULK, CREATE_CHECK, LOCK, RECYCLE, WRITE } from './objects/write/write-contract.js';
+import type { CLASSES, READ } from './objects/read-contract.js';
+import type { SAVED_QUERIES } from './saved-queries/contract.js';
+import type { TWO_FACTOR } from './auth/two-factor-contract.js';
+import type { SECURE } from './secure/contract.js';
+import type { MACROS } from './macros/contract.js';
+import type { BATCH } from './batch/contract.js';
+import type { FILES } from './files/contract.js';
+import type { CHECKS } from './checks/contract.js';
+import type { V2 } from './v2/contract.js';
+import type { EVENTS } from './events/contract.js';
+import type { OAUTH } from './oauth/contract.js';
 
 /** The built-in routes the client calls, each with its literal method, path and schemas. */
 export type BuiltInRoutes =
-  | ReturnType<typeof loginRoutes>[number]
-  | ReturnType<typeof accountRoutes>[number]
-  | ReturnType<typeof objectReadRoutes>[number]
-  | ReturnType<typeof classesRoutes>[number]
-  | ReturnType<typeof classDeclarationRoutes>[number]
-  | ReturnType<typeof adminRoutes>[number]
-  | ReturnType<typeof savedQueryRoutes>[number]
-  | ReturnType<typeof twoFactorRoutes>[number]
-  | ReturnType<typeof licenceRoutes>[number]
-  | ReturnType<typeof passkeyRoutes>[number]
-  | ReturnType<typeof secureLoginRoutes>[number]
-  | ReturnType<typeof writeRoutes>[number]
-  | ReturnType<typeof createCheckRoutes>[number]
-  | ReturnType<typeof bulkRoutes>[number]
-  | ReturnType<typeof recycleRoutes>[number]
-  | ReturnType<typeof lockRoutes>[number]
-  | ReturnType<typeof macroRoutes>[number]
-  | ReturnType<typeof batchRoutes>[number]
-  | ReturnType<typeof fileRoutes>[number]
-  | ReturnType<typeof checkRoutes>[number]
-  | ReturnType<typeof modelRoutes>[number]
-  | ReturnType<typeof v2Routes>[number]
-  | ReturnType<typeof eventRoutes>[number]
-  | ReturnType<typeof externalLoginRoutes>[number];
+  | SpecsOf<typeof LOGIN>
+  | SpecsOf<typeof ACCOUNTS>
+  | SpecsOf<typeof READ>
+  | SpecsOf<typeof CLASSES>
+  | SpecsOf<typeof MODEL_CLASSES>
+  | SpecsOf<typeof ADMIN>
+  | SpecsOf<typeof SAVED_QUERIES>
+  | SpecsOf<typeof TWO_FACTOR>
+  | SpecsOf<typeof LICENCE>
+  | SpecsOf<typeof PASSKEYS>
+  | SpecsOf<typeof SECURE>
+  | SpecsOf<typeof WRITE>
+  | SpecsOf<typeof CREATE_CHECK>
+  | SpecsOf<typeof BULK>
+  | SpecsOf<typeof RECYCLE>
+  | SpecsOf<typeof LOCK>
+  | SpecsOf<typeof MACROS>
+  | SpecsOf<typeof BATCH>
+  | SpecsOf<typeof FILES>
+  | SpecsOf<typeof CHECKS>
+  | SpecsOf<typeof MODEL_STRUCTURE>
+  | SpecsOf<typeof V2>
+  | SpecsOf<typeof EVENTS>
+  | SpecsOf<typeof OAUTH>;
 
 /** The path patterns of the table's routes of a method, e.g. `'/v1/object/:id'` for `GET`. */
 export type PathOf<M extends Method> = Extract<BuiltInRoutes, { method: M }>['path'];

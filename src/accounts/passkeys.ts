@@ -1,7 +1,7 @@
 import { base64urlnopad } from '@scure/base';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON, WebAuthnCredential } from '@simplewebauthn/server';
 import * as v from 'valibot';
-import { AppNamesSchema, checkLicences, sessionClient, startSession } from '../auth/login.js';
+import { checkLicences, sessionClient, startSession } from '../auth/login.js';
 import type { Session } from '../auth/sessions.js';
 import type { LoginContext } from '../auth/context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
@@ -14,6 +14,7 @@ import { loadOptional } from '../optional-package.js';
 import type { FieldValue, StoredObject } from '../storage/types.js';
 import type { PasskeyOptions } from './options.js';
 import type { UserAccounts } from './users.js';
+import { PASSKEYS, RegisterSchema, LoginOptionsSchema, LoginSchema } from './contract.js';
 
 /** How long a challenge is held (PROTOCOL.md 2.8). */
 const CHALLENGE_MS = 5 * 60_000;
@@ -36,17 +37,6 @@ interface StoredPasskey {
 /** What a challenge was issued for: a registration by one session, or a login (of one user, if named). */
 type Challenge = { kind: 'register'; session: string } | { kind: 'login'; user?: string };
 
-/** The WebAuthn response as `@simplewebauthn/browser` gives it: checked for shape here, verified by `@simplewebauthn/server`. */
-const ResponseSchema = v.looseObject(
-  { id: v.string('response.id must be a string'), rawId: v.string('response.rawId must be a string'), type: v.string(), response: v.looseObject({}, 'response.response must be an object') },
-  'response must be the WebAuthn response object (startRegistration or startAuthentication of @simplewebauthn/browser)',
-);
-const RegisterSchema = v.object({
-  response: ResponseSchema,
-  name: v.optional(v.pipe(v.string('name must be a string'), v.maxLength(100, 'name must be at most 100 characters'))),
-});
-const LoginOptionsSchema = v.optional(v.object({ user: v.optional(v.pipe(v.string('user must be a string'), v.maxLength(256, 'user must be at most 256 characters'))) }));
-const LoginSchema = v.object({ response: ResponseSchema, appNames: AppNamesSchema, device: v.optional(v.unknown()) });
 
 export function storedPasskeys(user: StoredObject): StoredPasskey[] {
   const value = user.fields._passkeys;
@@ -250,43 +240,35 @@ function describe(passkey: StoredPasskey) {
 export function passkeyRoutes(passkeys: Passkeys) {
   return [
     route({
-      method: 'POST',
-      path: '/v1/passkey/register/options',
+      ...PASSKEYS.postPasskeyRegisterOptions,
       auth: 'session',
       summary: 'WebAuthn creation options for a new passkey of the session user (the challenge is held 5 minutes, once)',
       answer: 'PublicKeyCredentialCreationOptionsJSON (for startRegistration of @simplewebauthn/browser)',
       handler: (request) => passkeys.registerOptions(request),
     }),
     route({
-      method: 'POST',
-      path: '/v1/passkey/register',
+      ...PASSKEYS.postPasskeyRegister,
       auth: 'session',
       summary: "Stores the new passkey in the session user's _passkeys",
-      body: RegisterSchema,
       answer: '~ObjectID (the credential id), Name, Created, LastUsed, Transports',
       handler: (request, { body }) => passkeys.register(request, body),
     }),
     route({
-      method: 'POST',
-      path: '/v1/passkey/login/options',
+      ...PASSKEYS.postPasskeyLoginOptions,
       auth: 'none',
       summary: 'WebAuthn request options for a passkey login (the challenge is held 5 minutes, once)',
-      body: LoginOptionsSchema,
       answer: 'PublicKeyCredentialRequestOptionsJSON (for startAuthentication of @simplewebauthn/browser)',
       handler: (request, { body }) => passkeys.loginOptions(request, body),
     }),
     route({
-      method: 'POST',
-      path: '/v1/passkey/login',
+      ...PASSKEYS.postPasskeyLogin,
       auth: 'none',
       summary: 'Logs in with a passkey: a plain session, as /v1/login answers (two factors)',
-      body: LoginSchema,
       answer: 'sessionId, user, databaseName and expiresAt, as /v1/login',
       handler: (request, { body }) => passkeys.login(request, body),
     }),
     route({
-      method: 'GET',
-      path: '/v1/passkeys',
+      ...PASSKEYS.getPasskeys,
       auth: 'session',
       summary: "The session user's passkeys",
       examples: { answer: { '~Count': 0, '~UnfilteredCount': 0, '~Elements': [] } },
@@ -294,11 +276,9 @@ export function passkeyRoutes(passkeys: Passkeys) {
       handler: (request) => passkeys.list(request),
     }),
     route({
-      method: 'DELETE',
-      path: '/v1/passkeys/:id',
+      ...PASSKEYS.deletePasskeysById,
       auth: 'session',
       summary: 'Removes one of the session user\'s passkeys',
-      params: v.object({ id: v.pipe(v.string(), v.description('the passkey (~ObjectID of GET /v1/passkeys)')) }),
       answer: 'nothing ({})',
       handler: (request, { params: { id } }) => passkeys.remove(request, id),
     }),

@@ -6,10 +6,8 @@ import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import { route } from '../http/router.js';
-import { integerParam } from '../http/validate.js';
-import { DEFAULT_PER_PAGE, formatStoreTime, MAX_PER_PAGE } from '../objects/read/index.js';
+import { DEFAULT_PER_PAGE, formatStoreTime } from '../objects/read/index.js';
 import { TWO_FACTOR_FIELD } from '../auth/two-factor.js';
-import { integer, Nothing, setOf, UserList } from '../openapi/schemas.js';
 import { isSet, type StoredObject } from '../storage/types.js';
 import { kvKeys } from '../storage/keys.js';
 import type { AccountUserOptions, PasswordResetDelivery } from './options.js';
@@ -17,82 +15,13 @@ import { resetAddress, resetMail } from './reset-mail.js';
 import { storedPasskeys } from './passkeys.js';
 import { PasswordResets } from './password-reset.js';
 import { sessionHandle, UserSessions } from './user-sessions.js';
-import { LicencesSchema, MAX_PASSWORD, passValue, passwordMember, UserAccounts } from './users.js';
+import { passValue, UserAccounts } from './users.js';
+import { ACCOUNTS, BAD_RESET_TOKEN, PasswordChangeSchema, ResetRequestSchema, ResetConfirmSchema, NewUserBody, UserChangeBody, SessionParams, UserParams, UserQuerySchema, UserListQuerySchema } from './contract.js';
 
 /** Reset requests per user name and per address within the hour (PROTOCOL.md 2.8). */
 const RESETS_PER_USER = 3;
 const RESETS_PER_ADDRESS = 20;
 const RESET_WINDOW_MS = 3_600_000;
-const BAD_RESET_TOKEN = 'the reset token is unknown, used or expired: ask for a new one';
-const MAX_NAME = 256;
-
-const name = (member: string) =>
-  v.pipe(v.string(`${member} must be a string`), v.minLength(1, `${member} must not be empty`), v.maxLength(MAX_NAME, `${member} must be at most ${MAX_NAME} characters`));
-const groupNames = v.array(name('each of Groups'), 'Groups must be an array of group names');
-
-const PasswordChangeSchema = v.object({ pass: passwordMember('pass'), newPass: passwordMember('newPass') });
-const ResetRequestSchema = v.object({ user: name('user') });
-const ResetConfirmSchema = v.object({
-  token: v.pipe(v.string('token must be a string'), v.maxLength(MAX_PASSWORD, BAD_RESET_TOKEN)),
-  newPass: passwordMember('newPass'),
-});
-/** The body `schema` describes, and `400` naming the first member it does not define. */
-function onlyMembers<S extends v.ObjectSchema<v.ObjectEntries, undefined>>(schema: S): v.GenericSchema<v.InferInput<S>, v.InferOutput<S>> {
-  const allowed = Object.keys(schema.entries);
-  const unknownMember = (body: object) => Object.keys(body).find((member) => !allowed.includes(member));
-  return v.pipe(
-    v.looseObject(schema.entries),
-    v.check((body) => unknownMember(body) === undefined, (issue) => `unknown member ${JSON.stringify(clip(unknownMember(issue.input)!))}; allowed: ${allowed.join(', ')}`),
-  ) as unknown as v.GenericSchema<v.InferInput<S>, v.InferOutput<S>>;
-}
-
-const NewUserSchema = v.object({
-  Name: name('Name'),
-  pass: passwordMember('pass'),
-  Groups: v.optional(groupNames),
-  Description: v.optional(v.pipe(v.string('Description must be a string'), v.maxLength(4096, 'Description must be at most 4096 characters'))),
-  Licences: v.optional(LicencesSchema),
-});
-const UserChangeSchema = v.object({
-  Disabled: v.optional(v.boolean('Disabled must be true or false')),
-  Groups: v.optional(groupNames),
-  pass: v.optional(passwordMember('pass')),
-  Licences: v.optional(LicencesSchema),
-});
-const NewUserBody = onlyMembers(NewUserSchema);
-const UserChangeBody = onlyMembers(UserChangeSchema);
-/** A session of the caller, by the handle `GET /v1/sessions` lists (never its credential). */
-const SessionParams = v.object({ handle: v.pipe(v.string(), v.description('the session handle (~ObjectID of GET /v1/sessions)')) });
-/** A user by name. */
-const UserParams = v.object({ name: v.pipe(v.string(), v.description('the user name')) });
-
-const UserQuerySchema = v.object({
-  user: v.optional(v.pipe(v.string(), v.maxLength(MAX_NAME, `user must be at most ${MAX_NAME} characters`), v.description('another user (administrators only)'))),
-});
-
-const storeTime = v.pipe(v.string(), v.description('~StoreTime form'));
-/** `GET /v1/sessions`: the live sessions, each by its handle (never a credential). */
-const SessionList = setOf(
-  v.strictObject({
-    '~ObjectID': v.pipe(v.string(), v.description('the session handle, never a credential')),
-    Kind: v.picklist(['session', 'token', 'secure']),
-    Created: storeTime,
-    LastUsed: storeTime,
-    Address: v.nullable(v.string()),
-    Device: v.pipe(v.unknown(), v.description('what the login sent as its device, or null')),
-    Apps: v.array(v.string()),
-    Current: v.pipe(v.boolean(), v.description('the session of this request')),
-  }),
-  'the sessions in ~Elements',
-  'the sessions in ~Elements',
-  { '~Count': 1, '~UnfilteredCount': 1, '~Elements': [{ '~ObjectID': 'j6K_u5Rj1BKPL_1vkOMrBA', Kind: 'session', Created: '20261126T014329+00:00', LastUsed: '20261126T014329+00:00', Address: '::ffff:127.0.0.1', Device: null, Apps: ['crm'], Current: true }] },
-);
-const UserRef = { '~ObjectID': v.string(), Name: v.string() };
-
-const UserListQuerySchema = v.object({
-  page: integerParam('page', 1_000_000_000, 'the page, from 0'),
-  perPage: integerParam('perPage', MAX_PER_PAGE, `users per page, default ${DEFAULT_PER_PAGE}`),
-});
 
 
 /** What the account routes stand on, made once per service. */
@@ -273,106 +202,78 @@ export function accountRoutes(ctx: AuthContext, acc: Accounts) {
       fn(ctx, acc, request, input);
   return [
     route({
-      method: 'POST',
-      path: '/v1/user/password',
+      ...ACCOUNTS.postUserPassword,
       auth: 'session',
       summary: "Changes the session user's password; every other session of the user ends",
       examples: { body: { pass: '3092480224001c66a3170bdd19af3b61', newPass: 'a-longer-new-secret' } },
-      body: PasswordChangeSchema,
       answer: 'nothing ({})',
-      answerSchema: Nothing,
       handler: handler(changePassword),
     }),
     route({
-      method: 'POST',
-      path: '/v1/user/password/reset',
+      ...ACCOUNTS.postUserPasswordReset,
       auth: 'none',
       summary: 'Asks for a password reset token, delivered by the host (the answer is the same for unknown users)',
       examples: { body: { user: 'erin' } },
-      body: ResetRequestSchema,
       answer: 'nothing ({})',
-      answerSchema: Nothing,
       handler: handler(requestReset),
     }),
     route({
-      method: 'POST',
-      path: '/v1/user/password/reset/confirm',
+      ...ACCOUNTS.postUserPasswordResetConfirm,
       auth: 'none',
       summary: 'Sets a new password with a reset token; every session of the user ends',
       examples: { body: { token: 'mJ2q7Xw0Rk9vT4sLpZ8cYa', newPass: 'erin-second-secret' } },
-      body: ResetConfirmSchema,
       answer: 'nothing ({})',
-      answerSchema: Nothing,
       handler: handler(confirmReset),
     }),
     route({
-      method: 'GET',
-      path: '/v1/sessions',
+      ...ACCOUNTS.getSessions,
       auth: 'session',
       summary: "The caller's live sessions, newest first (administrators: ?user=NAME)",
       examples: { answer: { '~Count': 1, '~UnfilteredCount': 1, '~Elements': [{ '~ObjectID': 'j6K_u5Rj1BKPL_1vkOMrBA', Kind: 'session', Created: '20261126T014329+00:00', LastUsed: '20261126T014329+00:00', Address: '::ffff:127.0.0.1', Device: null, Apps: ['crm'], Current: true }] } },
-      query: UserQuerySchema,
       admin: ({ query }) => query.user !== undefined,
       answer: 'a set of {~ObjectID (a handle, never a credential), Kind, Created, LastUsed, Address, Device, Apps, Current}',
-      answerSchema: SessionList,
       handler: handler(listSessions),
     }),
     route({
-      method: 'DELETE',
-      path: '/v1/sessions',
+      ...ACCOUNTS.deleteSessions,
       auth: 'session',
       summary: "Ends all of the caller's sessions but the current one (administrators: ?user=NAME ends all of that user's)",
       examples: { answer: { ended: 1 } },
-      query: UserQuerySchema,
       admin: ({ query }) => query.user !== undefined,
       answer: 'ended: how many sessions ended',
-      answerSchema: v.strictObject({ ended: v.pipe(integer, v.minValue(0)) }),
       handler: handler(endSessions),
     }),
     route({
-      method: 'DELETE',
-      path: '/v1/sessions/:handle',
+      ...ACCOUNTS.deleteSessionsByHandle,
       auth: 'session',
       summary: "Ends one of the caller's sessions, named by its handle",
-      params: SessionParams,
       answer: 'nothing ({})',
-      answerSchema: Nothing,
       handler: handler(endSession),
     }),
     route({
-      method: 'GET',
-      path: '/v1/users',
+      ...ACCOUNTS.getUsers,
       auth: 'session',
       admin: true,
       summary: 'A page of the users, ordered by name (administrators): no password, secret or other _ field',
-      query: UserListQuerySchema,
-      answerSchema: UserList,
       answer: 'a set of {~ObjectID, Name, Description, Disabled, Groups (names), TwoFactor (a confirmed TOTP secret), Passkeys (how many)}',
       handler: handler(listUsers),
     }),
     route({
-      method: 'POST',
-      path: '/v1/user',
+      ...ACCOUNTS.postUser,
       auth: 'session',
       admin: true,
       summary: 'Creates a user (administrators)',
       examples: { body: { Name: 'erin', pass: 'erin-first-secret', Groups: ['sales'], Licences: ['crm'] }, answer: { '~ObjectID': 'K3Q9ZT2B', Name: 'erin' } },
-      body: NewUserBody,
       answer: '~ObjectID and Name of the new user',
-      answerSchema: v.strictObject(UserRef),
       handler: handler(createUser),
     }),
     route({
-      method: 'PATCH',
-      path: '/v1/user/:name',
+      ...ACCOUNTS.patchUserByName,
       auth: 'session',
       admin: true,
       summary: 'Changes a user (administrators): Disabled, Groups, pass, Licences',
-      params: UserParams,
       examples: { body: { Disabled: false }, answer: { '~ObjectID': 'USR00002', Name: 'bob', Disabled: false } },
-      body: UserChangeBody,
       answer: '~ObjectID, Name and Disabled of the user',
-      answerSchema: v.strictObject({ ...UserRef, Disabled: v.boolean() }),
       handler: handler(updateUser),
     }),
   ];

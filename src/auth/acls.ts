@@ -2,35 +2,8 @@ import * as v from 'valibot';
 import type { FieldValue, StoredObject } from '../storage/types.js';
 import { readLicences } from './seats.js';
 import { TwoFactor } from './two-factor.js';
+import { Acls } from '../openapi/schemas.js';
 
-const integer = v.pipe(v.number(), v.integer());
-
-/**
- * A login answer's `acls` (PROTOCOL.md 2.2): one element per application the session holds, each with
- * exactly the types the Dart client casts to. The one description of the shape: the OpenAPI document
- * (openapi/schemas.ts) and the type below come from it.
- */
-export const Acls = v.pipe(
-  v.object({
-    '~Count': integer,
-    '~Elements': v.array(
-      v.object({
-        Oid: v.pipe(v.string(), v.description("the licence's id (the principal and the application)")),
-        Status: v.pipe(integer, v.description('0 = active')),
-        UserName: v.string(),
-        DeviceID: v.pipe(v.nullable(v.string()), v.description("the login's device.deviceId")),
-        LicenseKey: v.pipe(v.string(), v.description("the application's name, never a secret")),
-        LicenseLevel: v.nullable(v.string()),
-        ParallelConnections: v.pipe(integer, v.description("0 = unlimited, else the licence's seat count (2.7)")),
-        TFAActivated: v.boolean(),
-        TFAConfirmed: v.boolean(),
-        Application: v.string(),
-        AddOns: v.object({ '~Count': integer, '~Elements': v.array(v.string()) }),
-      }),
-    ),
-  }),
-  v.description('one licence entry per application the session holds (PROTOCOL.md 2.2)'),
-);
 
 /** One element of a login answer's `acls`. */
 export type AclEntry = v.InferOutput<typeof Acls>['~Elements'][number];

@@ -1,11 +1,8 @@
-import * as v from 'valibot';
 import type { AuthContext } from './context.js';
 import { okReply } from '../http/envelope.js';
 import { route } from '../http/router.js';
-import { AppNamesSchema } from './login.js';
-import { Nothing } from '../openapi/schemas.js';
+import { LICENCE } from './login-contract.js';
 
-const ReleaseBodySchema = v.object({ appNames: AppNamesSchema });
 
 /**
  * `POST /v1/license/release` (PROTOCOL.md 2.7): the session gives back its seats of `appNames` and no
@@ -16,14 +13,11 @@ const ReleaseBodySchema = v.object({ appNames: AppNamesSchema });
 export function licenceRoutes(ctx: AuthContext) {
   return [
     route({
-      method: 'POST',
-      path: '/v1/license/release',
+      ...LICENCE.postLicenseRelease,
       auth: 'session',
       summary: 'Gives back the seats of these applications; the session no longer holds them',
       examples: { body: { appNames: ['shop'] } },
-      body: ReleaseBodySchema,
       answer: 'nothing ({})',
-      answerSchema: Nothing,
       handler: async (request, { body: { appNames } }) => {
         const session = request.session!;
         const released = new Set(appNames);

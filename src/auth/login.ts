@@ -11,27 +11,9 @@ import type { Admission } from './login-limit.js';
 import type { PrincipalKind, Principals } from './principals.js';
 import { readLicences } from './seats.js';
 import type { Session, SessionClient, SessionKind } from './sessions.js';
-import { LoginAnswer, Nothing, type LoginData, type ServedData, type TokenLoginData } from '../openapi/schemas.js';
+import type { LoginData, ServedData, TokenLoginData } from '../openapi/schemas.js';
+import { LOGIN, LoginBodySchema } from './login-contract.js';
 
-const MAX_CREDENTIAL = 1024;
-const credential = (name: string) =>
-  v.pipe(v.string(`${name} must be a string`), v.maxLength(MAX_CREDENTIAL, `${name} must be at most ${MAX_CREDENTIAL} characters`));
-
-/** `appNames` of a login or `/v1/license/release`: a string means a one-element array. */
-export const AppNamesSchema = v.union(
-  [v.pipe(v.string(), v.transform((name) => [name])), v.array(v.string())],
-  'appNames must be an array of strings or a string',
-);
-
-/** The login body of PROTOCOL.md 2.1; unknown members are ignored. `2faToken` `""` (or null, as a C# client may send it) means none. */
-export const LoginBodySchema = v.object({
-  user: credential('user'),
-  pass: credential('pass'),
-  appNames: AppNamesSchema,
-  '2faToken': v.nullish(credential('2faToken')),
-  /** The real client's device description; only `device.deviceId` is read (for `acls`), any shape is accepted. */
-  device: v.optional(v.unknown()),
-});
 export type LoginBody = v.InferOutput<typeof LoginBodySchema>;
 
 /** A login JSON that arrived inside another (the decrypted credentials of the secure and hybrid logins). */
@@ -266,36 +248,28 @@ export const LOGIN_ANSWER = 'sessionId, user (the serialized user object), datab
 export function loginRoutes(ctx: LoginContext) {
   return [
     route({
-      method: 'POST',
-      path: '/v1/login',
+      ...LOGIN.postLogin,
       auth: 'none',
       summary: 'Logs a database user in: a plain session, used with the sessionId header',
       examples: { body: { user: 'alice', pass: '3092480224001c66a3170bdd19af3b61', appNames: ['crm'] } },
-      body: LoginBodySchema,
       answer: LOGIN_ANSWER,
-      answerSchema: LoginAnswer,
       errors: ['101', '302', '303', '306', '340', '341', '342'],
       handler: (request, { body }) => plainLogin(ctx, request, body, 'db'),
     }),
     route({
-      method: 'POST',
-      path: '/v1/auth/df',
+      ...LOGIN.postAuthDf,
       auth: 'none',
       summary: 'Logs in a principal that is not a database user (custom login): a plain session',
       examples: { body: { user: 'carol', pass: 'c0613281add3b771af7636bdd5995b9f', appNames: 'crm' }, answer: { sessionId: 'Qm9uZ0p1c3RBbkV4YW1wbGU', user: { '~ClassName': 'ContactPerson', '~ObjectID': 'CON00001', '~StoreTime': '20261121T055408+00:00', Name: 'carol', Name1: 'Carol', Name2: 'Meyer', Name3: 'Front office', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00003', '~StoreTime': '20261121T055408+00:00' } }, databaseName: 'demo', expiresAt: '2026-11-21T17:54:08.000Z', acls: { '~Count': 1, '~Elements': [{ Oid: 'CON00001:crm', Status: 0, UserName: 'carol', DeviceID: null, LicenseKey: 'crm', LicenseLevel: null, ParallelConnections: 0, TFAActivated: false, TFAConfirmed: false, Application: 'crm', AddOns: { '~Count': 0, '~Elements': [] } }] } } },
-      body: LoginBodySchema,
       answer: LOGIN_ANSWER,
-      answerSchema: LoginAnswer,
       errors: ['101', '302', '303', '306', '340', '341', '342'],
       handler: (request, { body }) => plainLogin(ctx, request, body, 'df'),
     }),
     route({
-      method: 'POST',
-      path: '/v1/logout',
+      ...LOGIN.postLogout,
       auth: 'session',
       summary: 'Ends the session the credential names (any of the three kinds)',
       answer: 'nothing ({})',
-      answerSchema: Nothing,
       batch: false,
       twoFactorSetup: true,
       handler: async (request) => {

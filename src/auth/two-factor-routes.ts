@@ -1,32 +1,16 @@
-import * as v from 'valibot';
 import type { LoginContext } from './context.js';
 import { okReply, type JsonReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import type { Route, RouteInput } from '../http/router.js';
+import type { RouteSpec } from '../http/route-spec.js';
+import { TWO_FACTOR } from './two-factor-contract.js';
 import type { StoredObject } from '../storage/types.js';
-import { EnrolmentSchema, TwoFactor } from './two-factor.js';
-import { Nothing } from '../openapi/schemas.js';
+import { TwoFactor } from './two-factor.js';
 
-const MAX_APP_NAME = 128;
-
-const TokenBodySchema = v.object({
-  token: v.pipe(v.string('token must be a string (a TOTP code or a backup code)'), v.maxLength(1024, 'token must be at most 1024 characters')),
-});
 
 const WRONG_CODE = 'the two-factor code is wrong, expired or already used';
 
-const APP_REQUIRED = 'the query parameter app (the application whose two-factor policy applies) is required';
-
-/** `?app=`: the application whose policy applies (PROTOCOL.md 2.6). */
-const AppQuerySchema = v.object({
-  app: v.pipe(v.string(APP_REQUIRED), v.maxLength(MAX_APP_NAME, `app must be at most ${MAX_APP_NAME} characters`), v.description('the application whose two-factor policy applies')),
-});
-
-const StatusQuerySchema = v.object({
-  ...AppQuerySchema.entries,
-  username: v.optional(v.pipe(v.string(), v.maxLength(1024, 'username must be at most 1024 characters'), v.description('another user (needs the users.admins group)'))),
-});
 
 /** The session's principal as stored now. */
 async function principalOf(ctx: LoginContext, request: ApiRequest): Promise<StoredObject> {
@@ -123,43 +107,29 @@ async function validate(ctx: LoginContext, request: ApiRequest, { body }: Input)
 
 /** `/v1/2fa/*` (PROTOCOL.md 2.6): any session, also the one a `340` answer gives. */
 export function twoFactorRoutes(ctx: LoginContext) {
-  type Described = Pick<Route, 'summary' | 'body' | 'answer' | 'query' | 'answerSchema' | 'errors' | 'examples' | 'admin'>;
-  /** The declaration as the typed client reads it: its literal method and path, its query, body and answer schemas. */
-  type Typed<M, P, D> = Omit<Route, 'method' | 'path' | 'query' | 'body' | 'answerSchema'> & {
-    method: M;
-    path: P;
-    query: D extends { query: infer Q } ? Q : typeof AppQuerySchema;
-    body?: D extends { body: infer B } ? B : undefined;
-    answerSchema?: D extends { answerSchema: infer A } ? A : undefined;
-  };
-  // every one takes ?app= (GET also ?username=); the code routes a body {token}
-  const route = <const M extends Route['method'], const P extends string, D extends Described>(method: M, path: P, handler: (ctx: LoginContext, request: ApiRequest, input: Input) => Promise<JsonReply>, doc: D) =>
-    ({
-      method,
-      path,
-      auth: 'session',
-      twoFactorSetup: true,
-      query: AppQuerySchema,
-      ...doc,
-      handler: (request: ApiRequest, input: Input) => handler(ctx, request, input),
-    }) as Typed<M, P, D>;
+  type Described = Pick<Route, 'summary' | 'answer' | 'errors' | 'examples' | 'admin'>;
+  // every one takes ?app= (GET also ?username=); the code routes a body {token} (two-factor-contract.ts)
+  const route = (declared: RouteSpec, handler: (ctx: LoginContext, request: ApiRequest, input: Input) => Promise<JsonReply>, doc: Described): Route => ({
+    ...declared,
+    auth: 'session',
+    twoFactorSetup: true,
+    ...doc,
+    handler: (request: ApiRequest, input: Input) => handler(ctx, request, input),
+  });
   return [
-    route('GET', '/v1/2fa/secret', status, {
-      query: StatusQuerySchema,
+    route(TWO_FACTOR.getSecret, status, {
       admin: ({ query }: Input, request: ApiRequest) => namesAnother(query.username, request),
       summary: "The session user's (or, for users.admins, another user's) two-factor state for an application",
       examples: { answer: { isActivated: true, isConfirmed: true, '2faStatus': 2 } },
       answer: 'isActivated, isConfirmed and 2faStatus (0 not available, 1 deactivated, 2 optional, 3 forced)',
-      answerSchema: v.object({ isActivated: v.boolean(), isConfirmed: v.boolean(), '2faStatus': v.picklist([0, 1, 2, 3]) }),
     }),
-    route('POST', '/v1/2fa/secret', enrol, {
+    route(TWO_FACTOR.postSecret, enrol, {
       summary: 'A new, unconfirmed TOTP secret for the session user',
       examples: { answer: { secret: 'RG7L6HKTIR7E22BU4TRP2RVLK2PN2OIF', otpauthUri: 'otpauth://totp/odbrest%20demo:alice?issuer=odbrest%20demo&secret=RG7L6HKTIR7E22BU4TRP2RVLK2PN2OIF&algorithm=SHA1&digits=6&period=30', qrCode: 'data:image/svg+xml;base64,PHN2ZyB2aWV3Qm94PSIwIDAgNTcgNTciIHhtbG5zPSJodHRwOi8vd3d3LnczLm9yZy8yMDAwL3N2ZyI+...', backupCodes: ['endvz-amary', '8t3mj-vs1y1', 'y0gsw-db6wa', '40pzh-ts9c7', 'j2m0k-zzch5', 'j9vnf-7kxdh', 'qbwdh-9jkvh', '2bbjg-1c42k', 'fabw1-v31h2', 'eqhs9-y3j43'] } },
       answer: 'secret (base32), otpauthUri, qrCode (an SVG data URL) and backupCodes (10 strings), shown only here',
-      answerSchema: EnrolmentSchema,
     }),
-    route('PATCH', '/v1/2fa/secret', confirm, { summary: 'Confirms the new secret with a code from the authenticator app', body: TokenBodySchema, answer: 'nothing ({})', answerSchema: Nothing, errors: ['342'] }),
-    route('DELETE', '/v1/2fa/secret', remove, { summary: 'Removes two-factor login (with a TOTP or backup code)', body: TokenBodySchema, answer: 'nothing ({})', answerSchema: Nothing, errors: ['342'] }),
-    route('POST', '/v1/2fa/validate', validate, { summary: 'Checks a two-factor code of the session user', body: TokenBodySchema, answer: 'nothing ({})', answerSchema: Nothing, errors: ['342'] }),
+    route(TWO_FACTOR.patchSecret, confirm, { summary: 'Confirms the new secret with a code from the authenticator app', answer: 'nothing ({})', errors: ['342'] }),
+    route(TWO_FACTOR.deleteSecret, remove, { summary: 'Removes two-factor login (with a TOTP or backup code)', answer: 'nothing ({})', errors: ['342'] }),
+    route(TWO_FACTOR.postValidate, validate, { summary: 'Checks a two-factor code of the session user', answer: 'nothing ({})', errors: ['342'] }),
   ];
 }

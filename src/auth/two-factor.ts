@@ -6,6 +6,7 @@ import { ApiError } from '../http/errors.js';
 import { StoreConflictError } from '../storage/errors.js';
 import type { Fields, ObjectStore, StoredObject } from '../storage/types.js';
 import { SecretSealer, type SealingKey } from './sealing.js';
+import type { EnrolmentSchema } from './two-factor-contract.js';
 
 /** A host's policy for one application (PROTOCOL.md 2.6); an application without one has no two-factor login. */
 export type TwoFactorPolicy = 'optional' | 'forced';
@@ -48,12 +49,6 @@ interface Change<R> {
 }
 
 /** What `POST /v1/2fa/secret` answers (its `answerSchema`); shown only once. */
-export const EnrolmentSchema = v.object({
-  secret: v.pipe(v.string(), v.description('base32')),
-  otpauthUri: v.pipe(v.string(), v.startsWith('otpauth://totp/')),
-  qrCode: v.pipe(v.string(), v.startsWith('data:image/svg+xml;base64,')),
-  backupCodes: v.pipe(v.array(v.string()), v.length(10)),
-});
 export type Enrolment = v.InferOutput<typeof EnrolmentSchema>;
 
 /** What a login has to do about the second factor (PROTOCOL.md 2.6). */

@@ -5,10 +5,8 @@ import { answerText, errorReply, okReply, toApiError, type Answer } from '../htt
 import { asJsonObject, searchAsSent, type ApiRequest } from '../http/request.js';
 import { route } from '../http/router.js';
 import { parseInput } from '../http/validate.js';
-import { Envelope } from '../openapi/schemas.js';
+import { BATCH } from './contract.js';
 
-/** Most items in one `/v1/multi` batch (PROTOCOL.md 6.5). */
-export const MAX_BATCH_ITEMS = 100;
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const MAX_PATH = 4096;
 
@@ -26,12 +24,6 @@ const ItemSchema = v.object({
   data: v.optional(v.unknown()),
 });
 
-/** The body: a list of at most 100 items; each item is checked on its own with `ItemSchema` (a bad item fails alone). */
-const BatchBodySchema = v.pipe(
-  v.array(v.unknown(), 'the body must be a JSON array of {method, path, data?} items'),
-  v.maxLength(MAX_BATCH_ITEMS, (issue) => `a batch has at most ${MAX_BATCH_ITEMS} items, not ${(issue.input as unknown[]).length}`),
-  v.description('the items: {method, path (relative to the service root, query included), data? (its JSON body)}'),
-);
 
 /**
  * One item as a request of its own: the outer request's headers (appkey, credential), client address
@@ -81,21 +73,12 @@ async function itemResult(answer: Answer): Promise<{ httpStatus: number; result:
 export function batchRoutes(ctx: ServiceContext, dispatch: Dispatch) {
   return [
     route({
-      method: 'POST',
-      path: '/v1/multi',
+      ...BATCH.postMulti,
       auth: 'session',
       batch: false,
       summary: 'Runs requests in order with this credential; a failing item does not stop the others',
       examples: { body: [{ method: 'GET', path: '/v1/objects/Customer?perPage=0' }, { method: 'GET', path: '/v1/object/NOPE0000' }, { method: 'POST', path: '/v1/execute/countCustomers', data: { city: 'Hamburg' } }, { method: 'POST', path: '/v1/logout' }], answer: [{ httpStatus: 200, result: { status: { internalStatus: '0', statusMessage: 'ok' }, data: { '~Count': 0, '~UnfilteredCount': 300, '~Elements': [] } } }, { httpStatus: 404, result: { status: { internalStatus: '404', statusMessage: 'no object or class NOPE0000' }, data: {} } }, { httpStatus: 200, result: { status: { internalStatus: '0', statusMessage: 'ok' }, data: { city: 'Hamburg', count: 50 } } }, { httpStatus: 400, result: { status: { internalStatus: '400', statusMessage: 'POST /v1/logout is not allowed in /v1/multi (logins, logout and batches are not)' }, data: {} } }] },
-      body: BatchBodySchema,
       answer: 'one {httpStatus, result} per item, in order: the HTTP status (an integer) and the whole envelope',
-      answerSchema: v.array(
-        v.object({
-          httpStatus: v.pipe(v.number(), v.integer(), v.description("the item's HTTP status")),
-          // a macro's own Response (POST /v1/execute) is answered as it came: its JSON, or its text
-          result: v.union([Envelope, v.pipe(v.unknown(), v.description("a macro's own answer: its JSON, or its text"))]),
-        }),
-      ),
       handler: async (request, { body: items }) => {
         const results = [];
         for (const [index, item] of items.entries()) {

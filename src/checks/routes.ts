@@ -4,10 +4,8 @@ import { okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import { route } from '../http/router.js';
 import { PACKAGE_VERSION } from '../version.js';
-import * as v from 'valibot';
-import { Nothing } from '../openapi/schemas.js';
+import { CHECKS } from './contract.js';
 
-const ModuleSchema = v.object({ moduleName: v.string(), moduleVersion: v.string() });
 
 /** What `_CheckService` and `/v1/versioninfo` report, and how long the health check waits (PROTOCOL.md 2.5). */
 export interface ServiceCheckOptions {
@@ -48,50 +46,38 @@ export function checkRoutes(ctx: ServiceContext & { readonly schema: ClassSchema
   return [
     // any credential; the session check itself (201/204) is the route's credential check
     route({
-      method: 'GET',
-      path: '/_CheckSession',
+      ...CHECKS.getCheckSession,
       auth: 'session',
       summary: 'Whether the session lives (renews its idle timeout)',
       answer: 'nothing ({})',
-      answerSchema: Nothing,
       handler: async () => okReply({}),
     }),
     route({
-      method: 'GET',
-      path: '/_CheckService',
+      ...CHECKS.getCheckService,
       auth: 'none',
       appKey: false,
       summary: 'Health check: 0 when the object store and the key-value store answer, else 503 (no appkey needed)',
       examples: { answer: { applicationName: 'odbrest', applicationVersion: '0.1.0', webservice: { version: '0.1.0', moduleVersion: { demo: [{ moduleName: 'odbrest', moduleVersion: '0.1.0' }] } } } },
       answer: 'applicationName, applicationVersion and webservice: {version, moduleVersion}',
-      answerSchema: v.object({
-        applicationName: v.string(),
-        applicationVersion: v.string(),
-        webservice: v.object({ version: v.string(), moduleVersion: v.pipe(v.record(v.string(), v.array(ModuleSchema)), v.description('the modules by database name')) }),
-      }),
       handler: async () => {
         await checkStores(ctx, timeoutMs);
         return okReply({ applicationName, applicationVersion, webservice: { version: PACKAGE_VERSION, moduleVersion: { [ctx.databaseName]: modules } } });
       },
     }),
     route({
-      method: 'GET',
-      path: '/_CheckLive',
+      ...CHECKS.getCheckLive,
       auth: 'none',
       appKey: false,
       summary: 'Liveness: 0 while the process answers requests, whatever its stores do (no appkey needed)',
       answer: 'nothing ({})',
-      answerSchema: Nothing,
       handler: async () => okReply({}),
     }),
     route({
-      method: 'GET',
-      path: '/_CheckReady',
+      ...CHECKS.getCheckReady,
       auth: 'none',
       appKey: false,
       summary: 'Readiness: 0 while the stores answer and the instance is not draining, else 503 with Retry-After (no appkey needed); Problems lists stored class declarations that cannot be used',
       answer: 'nothing ({}), or {Problems: [sentences]} when a stored class declaration cannot be used (its class refuses writes; the instance stays ready)',
-      answerSchema: v.object({ Problems: v.optional(v.array(v.string())) }),
       errors: ['503'],
       handler: async () => {
         if (ctx.lifecycle.draining) throw new ApiError('503', 'this instance is draining (shutting down); send requests to another', { headers: { 'retry-after': '1' } });
@@ -102,17 +88,15 @@ export function checkRoutes(ctx: ServiceContext & { readonly schema: ClassSchema
       },
     }),
     // the v2 group's own path answers the same (PROTOCOL.md 6.9), never as a /v1/multi item
-    ...(['/v1/versioninfo', '/v2/versionInfo'] as const).map(
-      (path) =>
+    ...[CHECKS.getVersioninfo, CHECKS.getVersionInfo].map(
+      (declared) =>
         route({
-        method: 'GET',
-        path,
+        ...declared,
         auth: 'session',
-        batch: path.startsWith('/v1/'),
+        batch: declared.path.startsWith('/v1/'),
         summary: 'The service version and modules',
         examples: { answer: { webserviceVersion: '0.1.0', structureChangeDate: '2026-11-26T01:43:20.792Z', listOfModules: [{ moduleName: 'odbrest', moduleVersion: '0.1.0' }] } },
         answer: 'webserviceVersion, structureChangeDate and listOfModules',
-        answerSchema: v.object({ webserviceVersion: v.string(), structureChangeDate: v.pipe(v.string(), v.isoTimestamp()), listOfModules: v.array(ModuleSchema) }),
         handler: async () => okReply({ webserviceVersion: PACKAGE_VERSION, structureChangeDate: startedAt, listOfModules: modules }),
         }),
     ),

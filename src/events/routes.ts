@@ -2,43 +2,27 @@
  * `GET /v1/events` and `POST /v1/events/ticket` (PROTOCOL.md 8). The stream's credential is a header,
  * as on every route, or a one-time ticket for browsers' `EventSource`, which cannot send headers.
  */
-import * as v from 'valibot';
 import { authorize, type SecureSessions } from '../auth/credentials.js';
 import type { AuthContext } from '../auth/context.js';
 import type { ObjectsContext } from '../objects/context.js';
 import { okReply } from '../http/envelope.js';
-import { ApiError, clip } from '../http/errors.js';
+import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import { route } from '../http/router.js';
 import { randomToken } from '../storage/ids.js';
 import { kvKeys } from '../storage/keys.js';
-import { SubscribeParam } from './subscriptions.js';
+import { EVENTS } from './contract.js';
 import type { Subscription } from './types.js';
 
 const TICKET_TTL_MS = 60_000;
-const TICKET = /^[A-Za-z0-9_-]{22,64}$/;
-
-/** Strict: an unknown parameter is `400` (a misspelt one would otherwise go unnoticed on a stream that stays open). */
-const EventsQuery = v.strictObject(
-  {
-    subscribe: SubscribeParam,
-    ticket: v.optional(v.pipe(v.string(), v.regex(TICKET, 'ticket must be a ticket from POST /v1/events/ticket'), v.description('a one-time ticket (browsers\' EventSource), in place of the headers'))),
-    lastEventId: v.optional(
-      v.pipe(v.string(), v.maxLength(64, 'lastEventId is longer than 64 characters'), v.description('the Last-Event-ID header, for clients that cannot send it (a new EventSource)')),
-    ),
-  },
-  (issue) => `unknown query parameter ${clip(String(issue.path?.[0]?.key))} (use subscribe, ticket, lastEventId)`,
-);
 
 export function eventRoutes(ctx: ObjectsContext & AuthContext, secure: SecureSessions) {
   const stream = route({
-    method: 'GET',
-    path: '/v1/events',
+    ...EVENTS.getEvents,
     auth: 'none', // a header credential, or a ticket: checked by the handler
     appKey: false,
     batch: false,
     summary: 'Change events as Server-Sent Events (create, update, delete, enter, leave; reset; end)',
-    query: EventsQuery,
     rawAnswer: { status: 200, contentType: 'text/event-stream', description: 'Server-Sent Events; each data a JSON {className, ~ObjectID, object} (encrypted on secure sessions)' },
     handler: async (request, { query: params }) => {
       if (params.ticket === undefined) ctx.checkAppKey(request.headers);
@@ -55,8 +39,7 @@ export function eventRoutes(ctx: ObjectsContext & AuthContext, secure: SecureSes
   return [
     stream,
     route({
-      method: 'POST',
-      path: '/v1/events/ticket',
+      ...EVENTS.postEventsTicket,
       auth: 'objects',
       batch: false,
       summary: "A one-time ticket (60 s) for GET /v1/events without headers (browsers' EventSource)",

@@ -1,11 +1,9 @@
 import type { ObjectsContext } from '../objects/context.js';
 import { route } from '../http/router.js';
-import { download, FileParams } from './downloads.js';
-import { FinishQuerySchema, ReceiveQuerySchema, Uploads } from './uploads.js';
-import * as v from 'valibot';
-import { ServedObject } from '../openapi/schemas.js';
+import { download } from './downloads.js';
+import { Uploads } from './uploads.js';
+import { FILES } from './contract.js';
 
-const Size = v.object({ size: v.pipe(v.number(), v.integer(), v.description('the bytes received')) });
 const FILE_HEADERS = {
   'Content-Length': 'the bytes of this answer',
   'Content-Disposition': "attachment, with the file's Name",
@@ -13,66 +11,51 @@ const FILE_HEADERS = {
   'Accept-Ranges': 'bytes',
 } as const;
 
-const UploadParams = v.object({ id: v.pipe(v.string(), v.description('the uploadId GET /v1/uploadFile answered')) });
 
 /** Uploads and downloads of files (PROTOCOL.md 6.6). Bytes never travel inside `/v1/multi`. */
 export function fileRoutes(ctx: ObjectsContext) {
   const uploads = new Uploads(ctx);
   return [
     route({
-      method: 'GET',
-      path: '/v1/uploadFile',
+      ...FILES.getUploadFile,
       auth: 'objects',
       summary: 'Starts an upload (valid for an hour)',
       examples: { answer: { uploadId: 'Vq3Yx9TbKf2LmR8sWp4NcA' } },
       answer: 'uploadId',
-      answerSchema: v.object({ uploadId: v.pipe(v.string(), v.description('the upload, for the three other /v1/uploadFile/{id} routes')) }),
       handler: (request) => uploads.start(request),
     }),
     route({
-      method: 'POST',
-      path: '/v1/uploadFile/:id',
+      ...FILES.postUploadFileById,
       auth: 'objects',
       rawBody: true,
       batch: false,
       summary: "Sends the file's bytes: multipart/form-data with one file part, or the raw bytes with their own Content-Type",
       examples: { answer: { size: 14 } },
       bodyTypes: ['multipart/form-data', 'application/octet-stream'],
-      params: UploadParams,
-      query: ReceiveQuerySchema,
       answer: 'size: the bytes received',
-      answerSchema: Size,
       errors: ['404', '413', '415'],
       handler: (request, { params: { id }, query }) => uploads.receive(request, id, query),
     }),
     route({
-      method: 'GET',
-      path: '/v1/uploadFile/:id',
+      ...FILES.getUploadFileById,
       auth: 'objects',
       summary: 'How many bytes an upload received',
       examples: { answer: { size: 14 } },
-      params: UploadParams,
       answer: 'size',
-      answerSchema: Size,
       errors: ['404'],
       handler: (request, { params: { id } }) => uploads.size(request, id),
     }),
     route({
-      method: 'PATCH',
-      path: '/v1/uploadFile/:id',
+      ...FILES.patchUploadFileById,
       auth: 'objects',
       summary: 'Finishes an upload: creates the file object (or gives replaceOID the new bytes)',
       examples: { answer: { '~ClassName': 'Document', '~ObjectID': 'DGFYFG5W', '~StoreTime': '20261123T180559+00:00', Name: 'hello.txt', Size: 14, ContentType: 'text/plain', Sha256: 'd8cb59046f046cbffcacb77f8622f4e338df3e700abf93c088d9c8b3897efad7' } },
-      params: UploadParams,
-      query: FinishQuerySchema,
       answer: 'the file object (Name, Size, ContentType, Sha256), serialized',
-      answerSchema: ServedObject,
       errors: ['403', '404'],
       handler: (request, { params: { id }, query }) => uploads.finish(request, id, query),
     }),
     route({
-      method: 'GET',
-      path: '/v1/file/:id',
+      ...FILES.getFileById,
       auth: 'objects',
       batch: false,
       summary: "A file's bytes (Range answered with 206)",
@@ -82,7 +65,6 @@ export function fileRoutes(ctx: ObjectsContext) {
         { status: 304, description: 'If-None-Match named the ETag: the client has these bytes', headers: { ETag: FILE_HEADERS.ETag } },
         { status: 416, error: '400', description: 'the Range lies outside the file: the error envelope, internalStatus "400"', headers: { 'Content-Range': 'bytes */<size>' } },
       ],
-      params: FileParams,
       errors: ['403', '404'],
       handler: (request, { params: { id } }) => download(ctx, request, id),
     }),

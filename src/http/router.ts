@@ -1,9 +1,12 @@
 import { IttyRouter } from 'itty-router';
-import type { ErrorMessage, GenericSchema, InferOutput, ObjectEntries, ObjectIssue, ObjectSchema, StrictObjectIssue, StrictObjectSchema } from 'valibot';
+import type { GenericSchema, InferOutput } from 'valibot';
 import type { Answer, JsonReply } from './envelope.js';
 import { ApiError, clip, type StatusCode } from './errors.js';
 import type { ApiRequest } from './request.js';
 import type { MaybePromise } from '../maybe.js';
+import type { Method, ParamsSchema, QuerySchema, RouteSpec } from './route-spec.js';
+
+export type { Method, ParamsSchema, QuerySchema } from './route-spec.js';
 
 /**
  * Who may call a route: `none` (anyone with an app key), `session` (any logged-in session, also the
@@ -25,18 +28,7 @@ export interface RawAnswer {
   /** A JSON answer's example for the OpenAPI document (its schema must accept it). */
   example?: unknown;
 }
-/**
- * The query parameters a route reads: each entry a string schema, an empty value counting as absent.
- * A strict object refuses parameters it does not name (`400`, its message).
- */
-export type QuerySchema = ObjectSchema<ObjectEntries, ErrorMessage<ObjectIssue> | undefined> | StrictObjectSchema<ObjectEntries, ErrorMessage<StrictObjectIssue> | undefined>;
-/** The path parameters of a route: each entry a string schema (its `v.description` says what it is). */
-export type ParamsSchema = ObjectSchema<ObjectEntries, undefined>;
-
 type Output<S, Otherwise> = S extends GenericSchema ? InferOutput<S> : Otherwise;
-
-/** A route's method. */
-export type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
 
 /**
  * What a route's handler answers: with an `answerSchema`, a JSON reply whose data is of the schema's
@@ -64,35 +56,17 @@ export interface RouteDeclaration<
   A extends GenericSchema | undefined = GenericSchema | undefined,
   M extends Method = Method,
   Path extends string = string,
-> {
-  method: M;
-  /** itty-router pattern relative to the service root, e.g. `/v1/object/:id`. */
-  path: Path;
+> extends RouteSpec<P, Q, B, A, M, Path> {
   auth: RouteAuth;
   /**
    * One line on what the route does. This and `params`, `body`, `bodyTypes`, `query`, `answer` and
    * `rawAnswer` are what the OpenAPI document (`GET /openapi.json`) says of the route.
    */
   summary: string;
-  /** The path parameters, each a string schema checked before the handler (default: taken as they come). */
-  params?: P;
-  /** The query parameters, each a string schema: each name's first value, an empty value counting as absent. */
-  query?: Q;
-  /**
-   * The JSON body (`v.optional(...)` when it may be absent): read (`415` unless JSON), parsed and
-   * checked before the handler. Without it the body is not read (a route that takes none ignores one).
-   */
-  body?: B;
   /** Media types of a body that is not JSON (uploads, form callbacks). */
   bodyTypes?: readonly string[];
   /** What `data` of the success envelope holds, in words. */
   answer?: string;
-  /**
-   * What `data` of the success envelope holds, as a valibot schema: the OpenAPI document's schema of
-   * the answer (converted with `@valibot/to-json-schema`; the shared ones of openapi/schemas.ts become
-   * `$ref`s). The test suite validates the demo's real answers against it.
-   */
-  answerSchema?: A;
   /**
    * The `internalStatus` codes the route answers besides those every route of its kind may (the app
    * key's, the credential's, a body's: openapi/document.ts `errorCodes`), for the OpenAPI document.
@@ -143,8 +117,9 @@ export interface RouteDeclaration<
 export type Route = RouteDeclaration<any, any, any, any>;
 
 /**
- * Declares a route, typing its handler's input from its schemas and its answer from `answerSchema`;
- * the declaration keeps its literal types (method, path, schemas), which the typed client reads.
+ * Declares a route, typing its handler's input from its schemas and its answer from `answerSchema`.
+ * The built-in routes spread their contract (route-spec.ts: method, path, schemas) into it, and the
+ * typed client reads the contracts, never these declarations (src/contract.ts).
  */
 export function route<
   const M extends Method,

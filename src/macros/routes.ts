@@ -1,24 +1,19 @@
-import * as v from 'valibot';
 import type { ObjectsContext } from '../objects/context.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
-import { jsonObject } from '../http/validate.js';
 import { route } from '../http/router.js';
+import { MACROS } from './contract.js';
 
 export function macroRoutes(ctx: ObjectsContext) {
   return [
     route({
-      method: 'POST',
-      path: '/v1/execute/:macroName',
+      ...MACROS.postExecuteByMacroName,
       auth: 'session',
       summary: 'Runs a macro the host registered (the xApi_* hooks are not callable)',
       examples: { body: { city: 'Berlin' }, answer: { city: 'Berlin', count: 50 } },
       // no body means no parameters; a body must be an object (`null` included in the refusal)
-      body: v.optional(v.pipe(jsonObject('macro parameters must be a JSON object'), v.description('the macro parameters'))),
       answer: 'what the macro returns (objects serialized)',
-      answerSchema: v.pipe(v.unknown(), v.description('what the macro returns (objects serialized)')),
       // a macro's store writes meet the write path's conflicts and locks
-      params: v.object({ macroName: v.pipe(v.string(), v.description('the macro, as the host registered it')) }),
       errors: ['404', '409', '423'],
       handler: async (request, { params: { macroName: name }, body }) => {
         const macro = ctx.macros.callable(name);

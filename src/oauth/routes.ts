@@ -1,5 +1,5 @@
-import * as v from 'valibot';
-import { LOGIN_ANSWER, LoginBodySchema, authenticate, startSession } from '../auth/login.js';
+import { LOGIN_ANSWER, authenticate, startSession } from '../auth/login.js';
+import { OAUTH } from './contract.js';
 import type { LoginContext } from '../auth/context.js';
 import { isFormContentType } from '../http/body.js';
 import { okReply } from '../http/envelope.js';
@@ -7,32 +7,9 @@ import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import { route } from '../http/router.js';
 import type { ExternalLogin } from './flow.js';
-import { LoginAnswer } from '../openapi/schemas.js';
-
-/** `/v1/extLogin`: the login body of PROTOCOL.md 2.1 plus the dfUuid. */
-const ExtLoginSchema = v.object({
-  ...LoginBodySchema.entries,
-  dfUuid: v.pipe(v.string('dfUuid must be a string'), v.maxLength(64, 'dfUuid must be at most 64 characters')),
-});
 
 const MAX_APP_NAMES = 64;
 
-/** The query of `GET /v1/auth/{name}` as documented (`appNames` may repeat, so it is read with `getAll` below). */
-const StartQuerySchema = v.object({
-  appkey: v.optional(v.pipe(v.string(), v.description('the app key, for a browser that cannot send the appkey header'))),
-  appNames: v.optional(v.pipe(v.string(), v.description('the applications of the session: repeated, or separated by commas; none means a macro-only session'))),
-});
-
-/** What a provider's redirect carries (the provider decides the rest); checked by the flow: `322` when wrong. */
-const CallbackParamsSchema = v.object({
-  // optional to the dispatcher: a callback without it is the flow's `322` (PROTOCOL.md 5.2), not a `400`
-  state: v.optional(v.pipe(v.string(), v.description('the one-time state of the login (required: a callback without it is 322)'))),
-  code: v.optional(v.pipe(v.string(), v.description('the authorization code'))),
-});
-/** The provider a login goes through, as the host configured it (an unknown one is `321`). */
-const ProviderParams = v.object({ name: v.pipe(v.string(), v.description('the provider, as the host configured it')) });
-
-const CallbackAnswer = v.union([LoginAnswer, v.object({ dfUuid: v.pipe(v.string(), v.description('for /v1/extLogin: the identity has no database user yet')) })]);
 const CALLBACK_ANSWER = 'as /v1/login when the identity is linked to a database user; else dfUuid, to be assigned one with /v1/extLogin';
 
 /**
@@ -77,13 +54,10 @@ export function externalLoginRoutes(ctx: LoginContext, flow: ExternalLogin) {
   const callback = (request: ApiRequest, { params }: { params: { name: string } }) => flow.callback(request, flow.provider(params.name), callbackParams(request));
   return [
     route({
-      method: 'GET',
-      path: '/v1/auth/:name',
+      ...OAUTH.getAuthByName,
       auth: 'none',
       appKey: false, // checked below: header or query
       summary: "Starts an external login: redirects to the provider's authorization page",
-      params: ProviderParams,
-      query: StartQuerySchema,
       rawAnswer: { status: 302, description: "a redirect to the provider's authorization URL (state, PKCE and nonce kept server-side)", headers: { Location: "the provider's authorization URL" } },
       errors: ['100', '321', '303'],
       handler: async (request, { params, query }) => {
@@ -93,39 +67,29 @@ export function externalLoginRoutes(ctx: LoginContext, flow: ExternalLogin) {
     }),
     // The provider's redirect carries no app key; the one-time state authenticates it.
     route({
-      method: 'GET',
-      path: '/v1/:name/callback',
+      ...OAUTH.getByNameCallback,
       auth: 'none',
       appKey: false,
       summary: "The provider's redirect back (its one-time state authenticates it)",
-      params: ProviderParams,
-      query: CallbackParamsSchema,
       answer: CALLBACK_ANSWER,
-      answerSchema: CallbackAnswer,
       errors: ['101', '306', '321', '322', '323', '340', '403'],
       handler: callback,
     }),
     route({
-      method: 'POST',
-      path: '/v1/:name/callback',
+      ...OAUTH.postByNameCallback,
       auth: 'none',
       appKey: false,
       summary: "The provider's form POST back (Apple's form_post)",
-      params: ProviderParams,
       bodyTypes: ['application/x-www-form-urlencoded'],
       answer: CALLBACK_ANSWER,
-      answerSchema: CallbackAnswer,
       errors: ['101', '306', '321', '322', '323', '340', '403'],
       handler: callback,
     }),
     route({
-      method: 'POST',
-      path: '/v1/extLogin',
+      ...OAUTH.postExtLogin,
       auth: 'none',
       summary: 'Assigns a database user to an external identity (its dfUuid) and logs that user in',
-      body: ExtLoginSchema,
       answer: LOGIN_ANSWER,
-      answerSchema: LoginAnswer,
       errors: ['101', '302', '303', '306', '320', '340', '341', '342'],
       handler: async (request, { body }) => {
         await flow.checkDfUuid(body.dfUuid);

@@ -10,15 +10,15 @@ import { okReply } from '../http/envelope.js';
 import { ApiError } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import { route } from '../http/router.js';
-import { integerParam } from '../http/validate.js';
-import { DEFAULT_PER_PAGE, MAX_PER_PAGE, selectPage, SERIALIZATION_PARAM, served, setAnswer } from './read/index.js';
+import { DEFAULT_PER_PAGE, selectPage, served, setAnswer } from './read/index.js';
 import type { Guard } from './access.js';
-import { CLASS_NAME, ObjectIdParams } from './names.js';
+import { CLASS_NAME } from './names.js';
 import { SECURITY_FIELD } from './access.js';
 import { classCountsOf, referencingOf } from '../storage/optional.js';
 import type { ClassCount, StoredObject } from '../storage/types.js';
-import { ClassSummaries, ObjectSet } from '../openapi/schemas.js';
+import { ClassSummaries } from '../openapi/schemas.js';
 import { REFERENCED_BY } from '../openapi/examples.js';
+import { CLASSES } from './read-contract.js';
 
 /**
  * A class whose objects must be asked one by one (the host's `authorize`, per-object security) is
@@ -33,11 +33,6 @@ const SCAN_PAGE = 1000;
 /** One entry of `GET /v1/classes`, as its answer schema declares it. */
 export type ClassSummary = v.InferOutput<typeof ClassSummaries>['~Elements'][number];
 
-const ReferencedByQuerySchema = v.object({
-  page: integerParam('page', 1_000_000_000, 'the page, from 0'),
-  perPage: integerParam('perPage', MAX_PER_PAGE, `objects per page, default ${DEFAULT_PER_PAGE}`),
-  ...SERIALIZATION_PARAM,
-});
 
 /** The classes a session could read: declared, named in the rules, or holding objects (internal ones never): `isClass` of known-classes.ts, for all at once. */
 function classNames(ctx: ObjectsContext, counts: readonly ClassCount[]): string[] {
@@ -104,27 +99,21 @@ async function referencedBy(ctx: ObjectsContext, guard: Guard, id: string, offse
 export function classesRoutes(ctx: ObjectsContext) {
   return [
     route({
-      method: 'GET',
-      path: '/v1/classes',
+      ...CLASSES.getClasses,
       auth: 'objects',
       summary: 'The classes the session may read (declared, named in the access rules, or holding objects), each with how many of its objects the session may read',
       answer: 'a set (~Count, ~UnfilteredCount, ~Elements) of {Name, Declared, Count, CountEstimated?}, by name',
-      answerSchema: ClassSummaries,
       handler: async (request) => {
         const classes = await classSummaries(ctx, request);
         return okReply({ '~Count': classes.length, '~UnfilteredCount': classes.length, '~Elements': classes });
       },
     }),
     route({
-      method: 'GET',
-      path: '/v1/object/:id/referencedBy',
+      ...CLASSES.getObjectByIdReferencedBy,
       auth: 'objects',
       summary: 'The objects that hold a reference or a set element to an object, across classes, as the session may read them',
-      query: ReferencedByQuerySchema,
       answer: 'a set: ~Count, ~UnfilteredCount and ~Elements (the referencing objects, by class name, then creation order)',
-      answerSchema: ObjectSet,
       examples: { answer: REFERENCED_BY },
-      params: ObjectIdParams('the id of the referenced object'),
       errors: ['404'],
       handler: async (request, { params: { id }, query: { page = 0, perPage = DEFAULT_PER_PAGE, serialization } }) => {
         const guard = ctx.guard(request);

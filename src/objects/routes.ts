@@ -5,23 +5,12 @@ import { ApiError } from '../http/errors.js';
 import { andThen, type MaybePromise } from '../maybe.js';
 import type { ApiRequest } from '../http/request.js';
 import { route, type Route } from '../http/router.js';
-import { integerParam } from '../http/validate.js';
-import { DEFAULT_PER_PAGE, MAX_PER_PAGE, objectAnswer, selectPage, SERIALIZATION_PARAM, served, setAnswer } from './read/index.js';
-import { ClassNameParams, ObjectIdParams } from './names.js';
+import { objectAnswer, selectPage, served, setAnswer } from './read/index.js';
+import { READ, type ListingQuerySchema } from './read-contract.js';
 import { classSelection, isClass, requireClass } from './known-classes.js';
 import { bulkRoutes, createCheckRoutes, lockRoutes, recycleRoutes, writeRoutes } from './write/index.js';
 import { classesRoutes } from './classes-routes.js';
-import { ObjectSet, ServedObject, type ObjectSetData, type ServedData } from '../openapi/schemas.js';
-
-/** The query parameters of a listing (PROTOCOL.md 6.2). */
-const ListingQuerySchema = v.object({
-  page: integerParam('page', 1_000_000_000, 'the page, from 0'),
-  perPage: integerParam('perPage', MAX_PER_PAGE, `objects per page, default ${DEFAULT_PER_PAGE}`),
-  query: v.optional(v.pipe(v.string(), v.description('a filter: a JSON object whose members all must hold: field conditions ($ne, $gt, $gte, $lt, $lte, $in, $prefix, $exists) and the query object members queryString, oids, sortIndex, macro, macroLevel, folderPath, folderType'))),
-  orderBy: v.optional(v.pipe(v.string(), v.description('a field name, - in front for descending'))),
-  reverseOrder: v.optional(v.picklist(['true', 'false'], 'reverseOrder must be true or false')),
-  ...SERIALIZATION_PARAM,
-});
+import type { ObjectSetData, ServedData } from '../openapi/schemas.js';
 
 type ListingQuery = v.InferOutput<typeof ListingQuerySchema>;
 
@@ -43,14 +32,10 @@ async function classOrMissing(ctx: ObjectsContext, request: ApiRequest, segment:
 export function objectReadRoutes(ctx: ObjectsContext) {
   return [
     route({
-      method: 'GET',
-      path: '/v1/object/:id',
+      ...READ.getObjectById,
       auth: 'objects',
       summary: 'An object by id; a class name with no object of that id lists the class',
-      query: ListingQuerySchema,
       answer: 'the serialized object (~ClassName, ~ObjectID, ~StoreTime and its fields), or a listing as for /v1/objects/{className}',
-      answerSchema: v.union([ServedObject, ObjectSet]),
-      params: ObjectIdParams('an object id, or a class name with no object of that id (lists the class)'),
       errors: ['403', '404'],
       // without a promise where the store has the object at hand (`getNow`) and the class rules decide
       handler: (request, { params: { id }, query }) => {
@@ -63,14 +48,10 @@ export function objectReadRoutes(ctx: ObjectsContext) {
       },
     }),
     route({
-      method: 'GET',
-      path: '/v1/objects/:className',
+      ...READ.getObjectsByClassName,
       auth: 'objects',
       summary: 'The objects of a class, filtered, ordered and paged',
-      params: ClassNameParams,
-      query: ListingQuerySchema,
       answer: 'a set: ~Count, ~UnfilteredCount and ~Elements (the serialized objects); a class without objects is the empty set, a name that is no class 404',
-      answerSchema: ObjectSet,
       errors: ['403', '404'],
       handler: (request, { params, query }) => listing(ctx, request, params.className, query),
     }),

@@ -45,13 +45,6 @@ export function hybridRefusal(): ApiError {
 /** What makes a `/v2/login` body a hybrid login: string `aesKey` and `data`. */
 const HybridMarkSchema = v.object({ aesKey: v.string(), data: v.string() });
 
-/** The hybrid login body as documented; a malformed `publicKey` is `310`, not `400`, so it is checked when imported. */
-export const HybridLoginBodySchema = v.object({
-  aesKey: v.pipe(v.string(), v.description('base64 of RSA-OAEP-SHA-256 under the server key of the 32-byte AES key K')),
-  data: v.pipe(v.string(), v.description('base64 of a 16-byte IV and AES-256-CBC under K of the login JSON')),
-  publicKey: v.optional(v.pipe(v.string(), v.description("the client's RSA public key: asks for an encrypted answer"))),
-  publickey: v.optional(v.string()),
-});
 
 /** Whether a `/v2/login` body is a hybrid login (string `aesKey` and `data`) rather than the JWT login. */
 export function isHybridLoginBody(body: unknown): body is HybridLoginBody {

@@ -1,8 +1,9 @@
 import { base64 } from '@scure/base';
 import * as v from 'valibot';
-import { beginLogin, LoginBodySchema, loginData, newSession, openSession, parseLoginBody, sessionClient, tokenLogin, type LoginBody } from '../auth/login.js';
+import { beginLogin, loginData, newSession, openSession, parseLoginBody, sessionClient, tokenLogin, type LoginBody } from '../auth/login.js';
 import { deviceIdOf } from '../auth/acls.js';
-import { HybridLoginBodySchema, isHybridLoginBody } from './hybrid.js';
+import { isHybridLoginBody } from './hybrid.js';
+import { SECURE, type SecureLoginSchema } from './contract.js';
 import { hybridLogin, loginKeyReply } from './hybrid-login.js';
 import type { Session, SessionClient } from '../auth/sessions.js';
 import type { LoginContext } from '../auth/context.js';
@@ -20,9 +21,7 @@ import { BlockDecryptError, blockDecrypt, blockEncrypt } from './rsa.js';
 import { LOGIN_SIGNATURE_HEADER, signLoginAnswer } from './login-signature.js';
 import { sealToken } from './token.js';
 import { SERVER_KEY } from '../openapi/examples.js';
-import { LoginAnswer, TokenLoginAnswer } from '../openapi/schemas.js';
 
-const PublicKey = v.object({ key: v.pipe(v.string(), v.startsWith('-----BEGIN PUBLIC KEY-----'), v.description('the RSA public key as an SPKI PEM')) });
 
 /**
  * Secure login (PROTOCOL.md 3). Every failure is a plain JSON envelope: `310` for anything about the
@@ -33,11 +32,6 @@ const PublicKey = v.object({ key: v.pipe(v.string(), v.startsWith('-----BEGIN PU
 /** A login body is a few hundred bytes; the cap bounds the RSA work an anonymous request can cause. */
 const MAX_CREDENTIAL_BLOCKS = 32;
 
-const SecureLoginSchema = v.object({
-  credentials: v.string('credentials must be a string'),
-  publicKey: v.optional(v.string('publicKey must be a string')),
-  publickey: v.optional(v.string('publickey must be a string')),
-});
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const encoder = new TextEncoder();
@@ -149,47 +143,38 @@ async function sealAnswer(
 export function secureLoginRoutes(ctx: LoginContext) {
   return [
     route({
-      method: 'POST',
-      path: '/v2/login',
+      ...SECURE.postLogin,
       auth: 'none',
       summary: 'Token login (a JWT, used as Authorization: Bearer) or, with aesKey and data, the hybrid login (a plain session)',
       examples: { body: { user: 'dave', pass: 'd7cc2d0fb160b32ae3c69e4271b73574', appNames: [] } },
-      body: v.union([LoginBodySchema, HybridLoginBodySchema]),
       answer: 'token, user, databaseName and expiresAt; the hybrid login answers as /v1/login (with publicKey: text/plain, sealed to that key)',
-      answerSchema: v.union([TokenLoginAnswer, LoginAnswer]),
       rawAnswer: { status: 200, contentType: 'text/plain', description: 'the hybrid login with publicKey: the envelope sealed to that key' },
       errors: ['101', '302', '303', '306', '310', '340', '341', '342'],
       // the body parsed as a login when it is one, else as the hybrid form (string aesKey and data, PROTOCOL.md 3.4)
       handler: async (request, { body }) => (isHybridLoginBody(body) ? hybridLogin(ctx, body, request.clientAddress) : tokenLogin(ctx, body, request.clientAddress)),
     }),
     route({
-      method: 'GET',
-      path: '/v2/login/key',
+      ...SECURE.getLoginKey,
       auth: 'none',
       appKey: false, // a public key is public: the TypeScript sample fetches it with no headers (PROTOCOL.md 1.2)
       summary: 'The server public key of the hybrid login',
       examples: { answer: { key: SERVER_KEY } },
       answer: 'key: the RSA public key as an SPKI PEM',
-      answerSchema: PublicKey,
       handler: () => loginKeyReply(ctx),
     }),
     route({
-      method: 'GET',
-      path: '/v2/login/secure/key',
+      ...SECURE.getLoginSecureKey,
       auth: 'none',
       appKey: false,
       summary: 'The server public key of the secure login',
       examples: { answer: { key: SERVER_KEY } },
       answer: 'key: the RSA public key as an SPKI PEM (CR LF line breaks)',
-      answerSchema: PublicKey,
       handler: async () => okReply({ key: (await ctx.serverKey.get()).publicKeyPem }),
     }),
     route({
-      method: 'POST',
-      path: '/v2/login/secure',
+      ...SECURE.postLoginSecure,
       auth: 'none',
       summary: 'Secure login: credentials RSA-encrypted to the server key; opens the secure transport',
-      body: SecureLoginSchema,
       rawAnswer: {
         status: 200,
         contentType: 'text/plain',

@@ -5,16 +5,17 @@
  */
 import * as v from 'valibot';
 import type { ObjectsContext } from '../objects/context.js';
-import { download, FileParams } from '../files/downloads.js';
+import { download } from '../files/downloads.js';
 import { okReply } from '../http/envelope.js';
 import { ApiError, clip } from '../http/errors.js';
 import type { ApiRequest } from '../http/request.js';
 import { route } from '../http/router.js';
+import type { RouteSpec } from '../http/route-spec.js';
+import { V2 } from './contract.js';
 import type { MacroContext } from '../macros/registry.js';
 import { served } from '../objects/read/index.js';
 import type { StoredObject } from '../storage/types.js';
-import { itemsBody, passed, text } from './items.js';
-import { ByIdItem, byId, byParentObject, ByParentItem, byQuery, ByQueryItem, listReply } from './objectdata.js';
+import { byId, byParentObject, byQuery, listReply } from './objectdata.js';
 
 /** JSON the host gives, or a function of the request's context answering it. */
 export type HostJson = Record<string, unknown> | ((context: MacroContext) => unknown | Promise<unknown>);
@@ -56,25 +57,21 @@ export interface V2Options {
 }
 
 const VARIANT_PARAMS = ['page', 'usePdf', 'attachItem', 'zipItem', 'maxSize'] as const;
-const ViewLoadSchema = v.strictObject({ viewName: text, className: v.optional(text), type: v.optional(passed), context: v.optional(passed) });
-const variant = v.optional(v.pipe(v.string(), v.description('passed to the host fileVariants hook')));
-const FileQuerySchema = v.object({ page: variant, usePdf: variant, attachItem: variant, zipItem: variant, maxSize: variant });
 
 async function hostJson(ctx: ObjectsContext, request: ApiRequest, given: HostJson | undefined) {
   return okReply(typeof given === 'function' ? ((await given(ctx.macroContext(request))) ?? {}) : (given ?? {}));
 }
 
-function listRoute<const P extends string, S extends v.GenericSchema>(path: P, summary: string, item: S, answer: (request: ApiRequest, item: v.InferOutput<S>, where: string) => Promise<string>) {
+/** A route of `/v2/objectdata/*`: each item of its body (its contract's `itemsBody`) answered in turn. */
+function listRoute<I>(declared: RouteSpec<undefined, undefined, v.GenericSchema<unknown, I[]>, undefined, 'POST'>, summary: string, answer: (request: ApiRequest, item: I, where: string) => Promise<string>) {
   return route({
-    method: 'POST',
-    path,
+    ...declared,
     auth: 'objects',
     batch: false,
     summary,
-    body: itemsBody(item),
     answer: 'a list in item order, each a set (~Count, ~UnfilteredCount, ~Elements)',
     handler: async (request, { body }) => {
-      const items = body as v.InferOutput<S>[];
+      const items = body as I[];
       const parts: string[] = [];
       for (const [index, each] of items.entries()) parts.push(await answer(request, each, `item ${index}`));
       return listReply(parts);
@@ -86,20 +83,18 @@ export function v2Routes(ctx: ObjectsContext, options: V2Options = {}) {
   const { views, fileVariants } = options;
   const guard = (request: ApiRequest) => ctx.guard(request);
   return [
-    listRoute('/v2/objectdata/byQuery', 'Objects by query text, order, word search and page, per item', ByQueryItem, (request, item, where) => byQuery(ctx, request, guard(request), item, where)),
-    listRoute('/v2/objectdata/byid', 'Objects by id (className or classId), per item; missing and unreadable ids left out', ByIdItem, (request, item, where) => byId(ctx, request, guard(request), item, where)),
-    listRoute('/v2/objectdata/byParentObject', "The objects in a parent's reference or set field, per item", ByParentItem, (request, item, where) =>
+    listRoute(V2.postObjectdataByQuery, 'Objects by query text, order, word search and page, per item', (request, item, where) => byQuery(ctx, request, guard(request), item, where)),
+    listRoute(V2.postObjectdataById, 'Objects by id (className or classId), per item; missing and unreadable ids left out', (request, item, where) => byId(ctx, request, guard(request), item, where)),
+    listRoute(V2.postObjectdataByParentObject, "The objects in a parent's reference or set field, per item", (request, item, where) =>
       byParentObject(ctx, request, guard(request), item, where),
     ),
-    route({ method: 'GET', path: '/v2/appConfig', auth: 'objects', batch: false, summary: "The host's application configuration ({} by default)", answer: 'host-given JSON', handler: (request) => hostJson(ctx, request, options.appConfig) }),
-    route({ method: 'GET', path: '/v2/appTheme', auth: 'objects', batch: false, summary: "The host's application theme ({} by default)", answer: 'host-given JSON', handler: (request) => hostJson(ctx, request, options.appTheme) }),
+    route({ ...V2.getAppConfig, auth: 'objects', batch: false, summary: "The host's application configuration ({} by default)", answer: 'host-given JSON', handler: (request) => hostJson(ctx, request, options.appConfig) }),
+    route({ ...V2.getAppTheme, auth: 'objects', batch: false, summary: "The host's application theme ({} by default)", answer: 'host-given JSON', handler: (request) => hostJson(ctx, request, options.appTheme) }),
     route({
-      method: 'POST',
-      path: '/v2/view/load',
+      ...V2.postViewLoad,
       auth: 'objects',
       batch: false,
       summary: "Views, answered by the host's views hook (404 without one)",
-      body: itemsBody(ViewLoadSchema),
       answer: 'a list in item order, each what the hook answers',
       handler: async (request, { body: items }) => {
         const load = views?.load;
@@ -111,13 +106,10 @@ export function v2Routes(ctx: ObjectsContext, options: V2Options = {}) {
       },
     }),
     route({
-      method: 'POST',
-      path: '/v2/view/action',
+      ...V2.postViewAction,
       auth: 'objects',
       batch: false,
       summary: "A view's action, answered by the host's views hook (404 without one)",
-      // the hook gets the whole body, its other members too
-      body: v.looseObject({ action: v.record(v.string(), v.unknown(), 'must be a JSON object') }),
       answer: 'what the hook answers',
       handler: async (request, { body }) => {
         const action = views?.action;
@@ -126,13 +118,10 @@ export function v2Routes(ctx: ObjectsContext, options: V2Options = {}) {
       },
     }),
     route({
-      method: 'GET',
-      path: '/v2/file/:id',
+      ...V2.getFileById,
       auth: 'objects',
       batch: false,
       summary: "A file's bytes, as /v1/file; page, usePdf, attachItem, zipItem and maxSize go to the host's fileVariants hook",
-      params: FileParams,
-      query: FileQuerySchema,
       rawAnswer: { status: 200, contentType: 'application/octet-stream', description: "the file's bytes (206 for a Range), or the variant the host's hook answers" },
       handler: async (request, { params: { id }, query }) => {
         const asked = VARIANT_PARAMS.filter((name) => query[name] !== undefined);

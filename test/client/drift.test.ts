@@ -52,10 +52,10 @@ interface Change {
 
 const CASES: Record<string, Change | undefined> = {
   unchanged: undefined,
-  'a body member renamed (login user)': { file: 'src/auth/login.ts', from: "  user: credential('user'),", to: "  userName: credential('user')," },
-  'a query member renamed (the listing perPage)': { file: 'src/objects/routes.ts', from: "  perPage: integerParam('perPage',", to: "  pageSize: integerParam('perPage'," },
+  'a body member renamed (login user)': { file: 'src/auth/login-contract.ts', from: "  user: credential('user'),", to: "  userName: credential('user')," },
+  'a query member renamed (the listing perPage)': { file: 'src/objects/read-contract.ts', from: "  perPage: integerParam('perPage',", to: "  pageSize: integerParam('perPage'," },
   'an answer member renamed (login sessionId)': { file: 'src/openapi/schemas.ts', from: '  v.object({ sessionId: v.pipe(', to: '  v.object({ session: v.pipe(' },
-  'a method changed (GET /v1/object/:id to POST)': { file: 'src/objects/routes.ts', from: "      method: 'GET',\n      path: '/v1/object/:id',", to: "      method: 'POST',\n      path: '/v1/object/:id'," },
+  'a method changed (GET /v1/object/:id to POST)': { file: 'src/objects/read-contract.ts', from: "spec({ method: 'GET', path: '/v1/object/:id',", to: "spec({ method: 'POST', path: '/v1/object/:id'," },
 };
 
 /** The copy's tsc output (empty when it compiles). */

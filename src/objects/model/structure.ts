@@ -3,14 +3,13 @@
  * the declarations (`schema`), only for classes the session may read. `Object` is the class every
  * class derives from: its members are the three metadata members, its derived classes every declared one.
  */
-import * as v from 'valibot';
 import type { ModelContext } from './context.js';
 import { okReply } from '../../http/envelope.js';
 import { ApiError } from '../../http/errors.js';
 import { route } from '../../http/router.js';
-import { flag, itemsBody, text } from '../../v2/items.js';
 import type { Guard } from '../access.js';
 import { checkClassName } from '../names.js';
+import { MODEL_STRUCTURE } from './contract.js';
 
 export const ROOT_CLASS = 'Object';
 
@@ -100,29 +99,15 @@ async function visibleOnly(ctx: ModelContext, guard: Guard, names: readonly stri
   return names.filter((_, i) => answers[i]);
 }
 
-const ModelQuerySchema = v.object({
-  classes: v.optional(v.pipe(v.string(), v.description('class names, comma-separated (default: every declared class)'))),
-});
-
-const V2ItemSchema = v.strictObject({
-  className: text,
-  skipDerivedClasses: v.optional(flag),
-  skipMembers: v.optional(flag),
-  skipBaseMembers: v.optional(flag),
-  skipIndices: v.optional(flag),
-  skipValueMapping: v.optional(flag),
-});
 const MAX_CLASSES = 100;
 
 export function modelRoutes(ctx: ModelContext) {
   return [
     route({
-      method: 'GET',
-      path: '/v1/model/structure',
+      ...MODEL_STRUCTURE.getModelStructure,
       auth: 'objects',
       summary: 'The declared classes: members, indices and ClassIDs (only classes the session may read)',
       examples: { answer: { '~Count': 1, '~UnfilteredCount': 1, '~Elements': [{ Name: 'UserGroup', ClassID: 33534406, Declared: true, Members: [{ Name: 'Name', Type: 'string', Required: true }, { Name: 'Description', Type: 'string', Required: false }], Indices: [] }] } },
-      query: ModelQuerySchema,
       answer: 'a set (~Count, ~UnfilteredCount, ~Elements) of {Name, ClassID, Declared, Members, Indices}',
       handler: async (request, { query: { classes } }) => {
         const named = classes === undefined ? ctx.schema.classNames : [...new Set(classes.split(',').map((name) => name.trim()).filter(Boolean))];
@@ -133,12 +118,10 @@ export function modelRoutes(ctx: ModelContext) {
       },
     }),
     route({
-      method: 'POST',
-      path: '/v2/model/structure',
+      ...MODEL_STRUCTURE.postModelStructure,
       auth: 'objects',
       batch: false,
       summary: 'The model as the 0.2 client asks for it: per item, the class and (for Object) its derived classes',
-      body: itemsBody(V2ItemSchema),
       answer: 'a list in item order; each a list of {Name, ClassID, Declared, Members, Indices}: the class (none when the session may not read it), then the classes derived from it',
       handler: async (request, { body: items }) => {
         const guard = ctx.guard(request);

@@ -3,47 +3,28 @@
  * them, bulk `PATCH /v1/objects/{className}` changes members on all of them, all or nothing. The
  * selection is the listing's (`selection.ts`), the writes the one write path's.
  */
-import * as v from 'valibot';
 import type { WriteContext } from './context.js';
 import { ApiError } from '../../http/errors.js';
 import { route } from '../../http/router.js';
-import { integerParam, jsonObject } from '../../http/validate.js';
 import { parseActions, runActions } from './actions.js';
-import { MAX_PER_PAGE, parseSerialization, selectAll, selectPage, SERIALIZATION_PARAM, setAnswer } from '../read/index.js';
-import { nameParam } from '../names.js';
+import { parseSerialization, selectAll, selectPage, setAnswer } from '../read/index.js';
 import { classSelection, requireClass } from '../known-classes.js';
 import { updateObjects, writerOf } from './write-path.js';
-import { WRITE_PARAMS } from './write-routes.js';
 import { bodyFields } from './writes.js';
+import { BULK } from './write-contract.js';
 
 /** The most objects one bulk `PATCH` changes. */
 export const MAX_BULK_OBJECTS = 1000;
 
-const QUERY = v.optional(v.pipe(v.string(), v.description('the selection: a JSON query object as for listings; empty: the whole class')));
 
 const BULK_ANSWER = parseSerialization({ type: 'empty' });
-/** The class of the selection (a name that is no class is `404`). */
-const ClassParams = v.object({ className: nameParam('class name', 'the class of the selection') });
-const { rightsControlKey } = WRITE_PARAMS;
-const BulkQuerySchema = v.object({ query: QUERY, rightsControlKey, ...SERIALIZATION_PARAM });
-const ActionQuerySchema = v.object({
-  query: QUERY,
-  actions: v.pipe(v.string('actions is required: a JSON array of {"type", ...}'), v.description('a JSON array (at most 20) of {"type", ...}: add/remove {object, field, operation?} or a host action')),
-  page: integerParam('page', 1_000_000_000, 'the page of the selection, from 0'),
-  perPage: integerParam('perPage', MAX_PER_PAGE, 'objects per page, default 50'),
-  rightsControlKey,
-  ...SERIALIZATION_PARAM,
-});
 
 export function bulkRoutes(ctx: WriteContext) {
   return [
     route({
-      method: 'POST',
-      path: '/v1/action/:className',
+      ...BULK.postActionByClassName,
       auth: 'objects',
       summary: 'Runs actions on every object of a selection (a page of it); writes nothing else',
-      params: ClassParams,
-      query: ActionQuerySchema,
       answer: 'the selection as a set (as GET /v1/objects/{className} answers it)',
       errors: ['404', '423'],
       handler: async (request, { params: { className }, query: params }) => {
@@ -57,13 +38,9 @@ export function bulkRoutes(ctx: WriteContext) {
       },
     }),
     route({
-      method: 'PATCH',
-      path: '/v1/objects/:className',
+      ...BULK.patchObjectsByClassName,
       auth: 'objects',
       summary: `Changes the given members on every object of a selection (at most ${MAX_BULK_OBJECTS}), all or nothing`,
-      params: ClassParams,
-      query: BulkQuerySchema,
-      body: v.pipe(jsonObject('object must be a JSON object'), v.description('the fields to change on every selected object, as for PATCH /v1/object/{id}')),
       answer: 'the changed objects as a set',
       errors: ['404', '423'],
       handler: async (request, { params: { className }, query: { query, serialization, rightsControlKey }, body }) => {

@@ -10,34 +10,10 @@ import { ApiError, clip } from '../../http/errors.js';
 import type { ApiRequest } from '../../http/request.js';
 import { route } from '../../http/router.js';
 import { isClass } from '../known-classes.js';
-import { CLASS_NAME } from '../names.js';
 import { checkCreate, writerOf } from './write-path.js';
 import { bodyFields } from './writes.js';
+import { CREATE_CHECK, CreateCheckAnswer } from './write-contract.js';
 
-/** Objects one check takes (PROTOCOL.md 6.12). */
-export const MOST_CHECKED = 1000;
-
-const CheckBody = v.strictObject({
-  Objects: v.pipe(
-    v.array(v.unknown(), 'Objects must be a list of objects as a create would send them'),
-    v.maxLength(MOST_CHECKED, `Objects holds at most ${MOST_CHECKED} objects; check them in parts`),
-    v.description(`at most ${MOST_CHECKED} objects, each as the body of POST /v1/object/{className}`),
-  ),
-});
-
-const CheckParams = v.object({
-  className: v.pipe(
-    v.string(),
-    v.check((name) => CLASS_NAME.test(name), (issue) => `class name ${clip(String(issue.input))} must match [A-Za-z][A-Za-z0-9_]{0,63}`),
-    v.description('the class the objects would be created in'),
-  ),
-});
-
-/** What the check answers: how many were checked, and each refused one's index (0-based), code and message. */
-const CreateCheckAnswer = v.strictObject({
-  Checked: v.pipe(v.number(), v.integer()),
-  Refused: v.array(v.strictObject({ Index: v.pipe(v.number(), v.integer(), v.description('0-based, in Objects')), Code: v.string(), Message: v.string() })),
-});
 type Refusal = v.InferOutput<typeof CreateCheckAnswer>['Refused'][number];
 
 /** Each object through the create's own checks; a refusal is its code and message, anything else (a store that does not answer) the answer's. */
@@ -62,13 +38,9 @@ async function check(ctx: WriteContext, request: ApiRequest, className: string, 
 export function createCheckRoutes(ctx: WriteContext) {
   return [
     route({
-      method: 'POST',
-      path: '/v1/model/classes/:className/check',
+      ...CREATE_CHECK.postModelClassesByClassNameCheck,
       auth: 'objects',
       summary: 'Checks up to 1,000 objects as POST /v1/object/{className} would (declaration, create rule, references), writing nothing',
-      params: CheckParams,
-      body: CheckBody,
-      answerSchema: CreateCheckAnswer,
       examples: {
         body: { Objects: [{ Name: 'Nora Berg', City: 'Kiel' }, { Name: 'Ben', AccountManager: { '~ObjectID': 'NOSUCHID' } }] },
         answer: { Checked: 2, Refused: [{ Index: 1, Code: '400', Message: 'field AccountManager references NOSUCHID, which does not exist or may not be read' }] },

@@ -2,26 +2,22 @@
  * The recycle bin's routes (PROTOCOL.md 6.3): the caller's recycled objects, restoring one, emptying
  * the bin. Deleting into it is `DELETE /v1/object/{id}?moveToRecycler=true` (the write path).
  */
-import * as v from 'valibot';
 import type { WriteContext } from './context.js';
 import { okReply, JsonReply } from '../../http/envelope.js';
 import { route } from '../../http/router.js';
-import { formatStoreTime, objectAnswer, SERIALIZATION_PARAM, setAnswer } from '../read/index.js';
+import { formatStoreTime, objectAnswer, setAnswer } from '../read/index.js';
 import { emptyBin, recycledOf, restore } from './recycle.js';
-import { ObjectIdParams } from '../names.js';
 import { afterWrite } from './write-path.js';
+import { RECYCLE } from './write-contract.js';
 
-const SerializationQuery = v.object(SERIALIZATION_PARAM);
 
 export function recycleRoutes(ctx: WriteContext) {
   return [
     route({
-      method: 'GET',
-      path: '/v1/recycleBin',
+      ...RECYCLE.getRecycleBin,
       auth: 'objects',
       summary: "This user's recycled objects (at most 1000, oldest first), each with ~DeletedAt",
       examples: { answer: { '~Count': 1, '~UnfilteredCount': 1, '~Elements': [{ '~ClassName': 'Customer', '~ObjectID': '45YTYRPB', '~StoreTime': '20261123T163837+00:00', Name: 'Nora Berg', Number: 301, City: 'Kiel', Active: true, AccountManager: { '~ClassName': 'Employee', '~ObjectID': 'EMP00001', '~StoreTime': '20261123T163830+00:00', Name1: 'Alice', Name2: 'Schmidt', Name3: 'Head of sales', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00001', '~StoreTime': '20261123T163830+00:00' }, Mitarbeiteransprechpartner: { '~ClassName': 'ContactPerson', '~ObjectID': 'CON00001', '~StoreTime': '20261123T163830+00:00', Name: 'carol', Name1: 'Carol', Name2: 'Meyer', Name3: 'Front office', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00003', '~StoreTime': '20261125T225642+00:00' } } }, '~DeletedAt': '20261123T163901+00:00' }] } },
-      query: SerializationQuery,
       answer: 'a set of the recycled objects as they were, each with ~DeletedAt',
       handler: async (request, { query: { serialization } }) => {
         const guard = ctx.guard(request);
@@ -36,13 +32,10 @@ export function recycleRoutes(ctx: WriteContext) {
       },
     }),
     route({
-      method: 'POST',
-      path: '/v1/recycleBin/:id/restore',
+      ...RECYCLE.postRecycleBinByIdRestore,
       auth: 'objects',
       summary: "Puts one of this user's recycled objects back as it was",
       examples: { answer: { '~ClassName': 'Customer', '~ObjectID': '45YTYRPB', '~StoreTime': '20261123T163837+00:00', Name: 'Nora Berg', Number: 301, City: 'Kiel', Active: true, AccountManager: { '~ClassName': 'Employee', '~ObjectID': 'EMP00001', '~StoreTime': '20261123T163830+00:00', Name1: 'Alice', Name2: 'Schmidt', Name3: 'Head of sales', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00001', '~StoreTime': '20261123T163830+00:00' }, Mitarbeiteransprechpartner: { '~ClassName': 'ContactPerson', '~ObjectID': 'CON00001', '~StoreTime': '20261123T163830+00:00', Name: 'carol', Name1: 'Carol', Name2: 'Meyer', Name3: 'Front office', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00003', '~StoreTime': '20261125T225642+00:00' } } } } },
-      params: ObjectIdParams('the recycled object'),
-      query: SerializationQuery,
       answer: 'the restored object, serialized as GET /v1/object/{id} answers it',
       handler: async (request, { params: { id }, query: { serialization } }) => {
         const restored = await restore(ctx, request.session!.principalId, id);
@@ -53,8 +46,7 @@ export function recycleRoutes(ctx: WriteContext) {
       },
     }),
     route({
-      method: 'PATCH',
-      path: '/v1/personal/emptyRecycleBin',
+      ...RECYCLE.patchPersonalEmptyRecycleBin,
       auth: 'objects',
       summary: "Deletes this user's recycled objects for good (file bytes included)",
       answer: 'nothing ({})',

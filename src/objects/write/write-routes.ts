@@ -2,20 +2,17 @@
  * `POST /v1/object/{className}`, `PATCH` and `DELETE /v1/object/{objectId}` (PROTOCOL.md 6.3, 6.4):
  * the request read and the answer shaped here; the write itself is the one write path (`write-path.ts`).
  */
-import * as v from 'valibot';
 import type { WriteContext } from './context.js';
 import { okReply } from '../../http/envelope.js';
 import { ApiError, clip } from '../../http/errors.js';
 import { route } from '../../http/router.js';
 import type { StoredObject } from '../../storage/types.js';
 import type { Guard } from '../access.js';
-import { checkMacros, objectAnswer, SERIALIZATION_PARAM, served } from '../read/index.js';
-import { jsonObject } from '../../http/validate.js';
+import { checkMacros, objectAnswer, served } from '../read/index.js';
 import { parseActions, runActions } from './actions.js';
-import { classNameParam, ObjectIdParams } from '../names.js';
 import { createObject, deleteObject, updateObject, type Writer, writerOf } from './write-path.js';
 import { bodyFields, parseStoreTime, type WriteAction } from './writes.js';
-import { Nothing, ServedObject } from '../../openapi/schemas.js';
+import { WRITE } from './write-contract.js';
 
 /** The object a route names: missing, internal or unreadable is `404` (its existence is not revealed). */
 export async function named(ctx: WriteContext, guard: Guard, id: string): Promise<StoredObject> {
@@ -24,29 +21,8 @@ export async function named(ctx: WriteContext, guard: Guard, id: string): Promis
   return object;
 }
 
-/**
- * A create or update body: a JSON object of fields, handed on as it came (a valibot record would drop
- * `__proto__` members, which `bodyFields` refuses by name), `bodyFields` checks each member.
- */
-const ObjectBodySchema = v.pipe(
-  jsonObject('object must be a JSON object'),
-  v.description('the fields by name; a reference is {"~ObjectID": id}, a set of references {"~Elements": [...]}; ~ members are ignored, _ and $ members refused'),
-);
 const STORED_ANSWER = 'the stored object, serialized as GET /v1/object/{id} answers it';
 
-/** The parameters of every write (PROTOCOL.md 6.3); any other value of these is `400`. */
-export const WRITE_PARAMS = {
-  storeMode: v.optional(v.pipe(v.picklist(['0', '10'], 'storeMode must be 0 (merge the given members) or 10 (replace the whole object)'), v.description('0 (default): merge the given members; 10: the object becomes exactly the body (members not given are removed)'))),
-  rightsControlKey: v.optional(v.pipe(v.string(), v.maxLength(1024, 'rightsControlKey must have at most 1024 characters'), v.description('an opaque string handed to the host authorize function'))),
-  storeSecurityPolice: v.optional(v.pipe(v.picklist(['0', '10', '20', '30', '40', '50', '60'], 'storeSecurityPolice must be one of 0, 10, 20, 30, 40, 50, 60'), v.description('accepted and ignored'))),
-  actions: v.optional(v.pipe(v.string(), v.description('a JSON array (at most 20) of {"type", "when"?: Success|Error|Any, ...}: add/remove {object, field, operation?} or a host action'))),
-};
-/** The query parameters of a create or update (the answer's `serialization` is read before anything is written). */
-const WriteQuerySchema = v.object({ ...WRITE_PARAMS, ...SERIALIZATION_PARAM });
-const DeleteQuerySchema = v.object({
-  rightsControlKey: WRITE_PARAMS.rightsControlKey,
-  moveToRecycler: v.optional(v.pipe(v.picklist(['true', 'false'], 'moveToRecycler must be true or false'), v.description("true: to the deleting user's recycle bin (the host's objects.deleteMode sets the default)"))),
-});
 
 /** Runs a write with its actions: those due after a failure when it fails (its error stays the answer), the others after it. */
 async function withActions(w: Writer, actions: readonly WriteAction[], write: () => Promise<StoredObject>): Promise<StoredObject> {
@@ -65,17 +41,12 @@ export function writeRoutes(ctx: WriteContext) {
   const fieldsOf = (body: Record<string, unknown>, guard: Guard) => bodyFields(body, ctx.store, guard, ctx.internalClasses);
   return [
     route({
-      method: 'POST',
+      ...WRITE.postObjectById,
       // one template with GET, PATCH and DELETE /v1/object/:id (OpenAPI allows no second name for the segment)
-      path: '/v1/object/:id',
       auth: 'objects',
       summary: 'Creates an object of this class',
       examples: { body: { Name: 'Nora Berg', Number: 301, City: 'Kiel', Active: true, AccountManager: { '~ObjectID': 'EMP00001' } }, answer: { '~ClassName': 'Customer', '~ObjectID': '45YTYRPB', '~StoreTime': '20261123T163837+00:00', Name: 'Nora Berg', Number: 301, City: 'Kiel', Active: true, AccountManager: { '~ClassName': 'Employee', '~ObjectID': 'EMP00001', '~StoreTime': '20261123T163830+00:00', Name1: 'Alice', Name2: 'Schmidt', Name3: 'Head of sales', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00001', '~StoreTime': '20261123T163830+00:00' }, Mitarbeiteransprechpartner: { '~ClassName': 'ContactPerson', '~ObjectID': 'CON00001', '~StoreTime': '20261123T163830+00:00', Name: 'carol', Name1: 'Carol', Name2: 'Meyer', Name3: 'Front office', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00003', '~StoreTime': '20261125T225642+00:00' } } } } },
-      body: ObjectBodySchema,
-      query: WriteQuerySchema,
       answer: STORED_ANSWER,
-      answerSchema: ServedObject,
-      params: v.object({ id: classNameParam('class name', 'the class of the new object (for GET, PATCH and DELETE this segment is an object id)') }),
       errors: ['403', '404'],
       handler: async (request, { params: { id: className }, query: params, body }) => {
         if (params.serialization) checkMacros(ctx, params.serialization);
@@ -88,16 +59,11 @@ export function writeRoutes(ctx: WriteContext) {
       },
     }),
     route({
-      method: 'PATCH',
-      path: '/v1/object/:id',
+      ...WRITE.patchObjectById,
       auth: 'objects',
       summary: 'Changes the fields given; with ~StoreTime only if the object is still that version (else 409)',
       examples: { body: { Revenue: null, Note: 'called back' }, answer: { '~ClassName': 'Customer', '~ObjectID': 'CUS00001', '~StoreTime': '20261123T163837+00:00', Name: 'Ben Bauer', Number: 1, City: 'Hamburg', Active: true, Revenue: null, AccountManager: { '~ClassName': 'Employee', '~ObjectID': 'EMP00001', '~StoreTime': '20261123T163830+00:00', Name1: 'Alice', Name2: 'Schmidt', Name3: 'Head of sales', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00001', '~StoreTime': '20261123T163830+00:00' }, Mitarbeiteransprechpartner: { '~ClassName': 'ContactPerson', '~ObjectID': 'CON00001', '~StoreTime': '20261123T163830+00:00', Name: 'carol', Name1: 'Carol', Name2: 'Meyer', Name3: 'Front office', Bild: { '~ClassName': 'Bild', '~ObjectID': 'IMG00003', '~StoreTime': '20261125T225642+00:00' } } }, Note: 'called back' } },
-      body: v.pipe(ObjectBodySchema, v.description('the fields to change (null stores null); ~StoreTime: the version read (as read, or ISO 8601)')),
-      params: ObjectIdParams('the object'),
-      query: WriteQuerySchema,
       answer: STORED_ANSWER,
-      answerSchema: ServedObject,
       errors: ['403', '404', '409', '423'],
       handler: async (request, { params: { id }, query: params, body }) => {
         if (params.serialization) checkMacros(ctx, params.serialization);
@@ -110,14 +76,10 @@ export function writeRoutes(ctx: WriteContext) {
       },
     }),
     route({
-      method: 'DELETE',
-      path: '/v1/object/:id',
+      ...WRITE.deleteObjectById,
       auth: 'objects',
       summary: 'Deletes an object, or moves it to the recycle bin (a body is ignored)',
-      params: ObjectIdParams('the object'),
-      query: DeleteQuerySchema,
       answer: 'nothing ({})',
-      answerSchema: Nothing,
       errors: ['403', '404', '423'],
       handler: async (request, { params: { id }, query: { moveToRecycler, rightsControlKey } }) => {
         const recycle = moveToRecycler === undefined ? ctx.writeOptions.deleteMode === 'recycle' : moveToRecycler === 'true';
